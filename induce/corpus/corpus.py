@@ -1,0 +1,175 @@
+"""The integer-encoded corpus every model consumes (CSR layout).
+
+A corpus of ``I`` sentences and ``N`` tokens is
+
+* ``tokens``  -- ``int32[N]`` word ids, sentences concatenated;
+* ``offsets`` -- ``int64[I+1]``, sentence ``i`` is ``tokens[offsets[i]:offsets[i+1]]``;
+* ``vocab``   -- :class:`Vocabulary` of word forms;
+* ``tags``    -- gold tag columns by name, each ``int32[N]`` aligned with ``tokens``,
+                 with their vocabularies in ``tag_vocabs``;
+* ``heads``   -- optional ``int32[N]`` gold heads (1-based within the sentence, 0 = root);
+* ``sentences`` -- optional list of the original :class:`Sentence` records (gold trees,
+                 relations and every input column, for writers and tree metrics).
+
+Encoding is a separate step from reading, and consumes the reader's iterator
+in chunks, so readers can stream large files.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Iterator, Sequence
+
+import numpy as np
+
+from .sentence import Sentence
+from .vocab import Vocabulary
+
+_CHUNK = 1 << 16
+
+
+class _Growable:
+    """Append-only int array that grows geometrically (amortised O(1) appends)."""
+
+    def __init__(self, dtype):
+        self.data = np.empty(_CHUNK, dtype=dtype)
+        self.size = 0
+
+    def extend(self, values: np.ndarray) -> None:
+        need = self.size + len(values)
+        if need > len(self.data):
+            new = np.empty(max(need, 2 * len(self.data)), dtype=self.data.dtype)
+            new[: self.size] = self.data[: self.size]
+            self.data = new
+        self.data[self.size : need] = values
+        self.size = need
+
+    def array(self) -> np.ndarray:
+        return self.data[: self.size].copy()
+
+
+@dataclass
+class Corpus:
+    tokens: np.ndarray
+    offsets: np.ndarray
+    vocab: Vocabulary
+    tags: dict[str, np.ndarray] = field(default_factory=dict)
+    tag_vocabs: dict[str, Vocabulary] = field(default_factory=dict)
+    heads: np.ndarray | None = None
+    sentences: list[Sentence] | None = None
+    name: str = ""
+
+    # ------------------------------------------------------------------ build
+    @classmethod
+    def from_sentences(
+        cls,
+        sentences: Iterable[Sentence],
+        vocab: Vocabulary | None = None,
+        grow_vocab: bool = True,
+        tag_vocabs: dict[str, Vocabulary] | None = None,
+        keep_sentences: bool = True,
+        name: str = "",
+    ) -> "Corpus":
+        """Encode sentences into flat arrays.
+
+        With a given ``vocab`` and ``grow_vocab=False`` unseen words map to the
+        vocabulary's unknown item (a ``KeyError`` if it has none).  Tag columns
+        present in every sentence are encoded; tag vocabularies grow.
+        """
+        vocab = vocab if vocab is not None else Vocabulary()
+        tag_vocabs = dict(tag_vocabs or {})
+        tokens = _Growable(np.int32)
+        heads = _Growable(np.int32)
+        tag_arrays: dict[str, _Growable] = {}
+        offsets = [0]
+        kept: list[Sentence] = []
+        has_heads = True
+        columns: set[str] | None = None
+        for sent in sentences:
+            tokens.extend(vocab.encode(sent.words, grow=grow_vocab))
+            offsets.append(offsets[-1] + len(sent.words))
+            names = set(sent.tags)
+            if columns is None:
+                columns = names
+                for col in columns:
+                    tag_arrays[col] = _Growable(np.int32)
+                    tag_vocabs.setdefault(col, Vocabulary())
+            else:
+                for col in columns - names:
+                    tag_arrays.pop(col, None)
+                columns &= names
+            for col in columns:
+                tag_arrays[col].extend(tag_vocabs[col].encode(sent.tags[col], grow=True))
+            if sent.heads is None:
+                has_heads = False
+            elif has_heads:
+                heads.extend(np.asarray(sent.heads, dtype=np.int32))
+            if keep_sentences:
+                kept.append(sent)
+        columns = columns or set()
+        return cls(
+            tokens=tokens.array(),
+            offsets=np.asarray(offsets, dtype=np.int64),
+            vocab=vocab,
+            tags={c: tag_arrays[c].array() for c in sorted(columns)},
+            tag_vocabs={c: tag_vocabs[c] for c in sorted(columns)},
+            heads=heads.array() if (has_heads and len(offsets) > 1) else None,
+            sentences=kept if keep_sentences else None,
+            name=name,
+        )
+
+    # --------------------------------------------------------------- queries
+    @property
+    def n_sentences(self) -> int:
+        return len(self.offsets) - 1
+
+    @property
+    def n_tokens(self) -> int:
+        return int(self.offsets[-1])
+
+    @property
+    def lengths(self) -> np.ndarray:
+        return np.diff(self.offsets)
+
+    def __len__(self) -> int:
+        return self.n_sentences
+
+    def sentence_ids(self, i: int) -> np.ndarray:
+        return self.tokens[self.offsets[i] : self.offsets[i + 1]]
+
+    def words(self, i: int) -> list[str]:
+        return self.vocab.decode(self.sentence_ids(i))
+
+    def tag_strings(self, column: str, i: int) -> list[str]:
+        return self.tag_vocabs[column].decode(self.tags[column][self.offsets[i] : self.offsets[i + 1]])
+
+    def iter_slices(self) -> Iterator[slice]:
+        for i in range(self.n_sentences):
+            yield slice(int(self.offsets[i]), int(self.offsets[i + 1]))
+
+    # ------------------------------------------------------------- subsetting
+    def subset(self, indices: Sequence[int] | np.ndarray) -> "Corpus":
+        """The sentences ``indices`` (in that order), sharing vocabularies."""
+        idx = np.asarray(indices, dtype=np.int64)
+        lengths = self.lengths[idx]
+        offsets = np.zeros(len(idx) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        gather = (
+            np.concatenate([np.arange(self.offsets[i], self.offsets[i + 1]) for i in idx])
+            if len(idx)
+            else np.zeros(0, dtype=np.int64)
+        )
+        return Corpus(
+            tokens=self.tokens[gather],
+            offsets=offsets,
+            vocab=self.vocab,
+            tags={c: a[gather] for c, a in self.tags.items()},
+            tag_vocabs=self.tag_vocabs,
+            heads=None if self.heads is None else self.heads[gather],
+            sentences=None if self.sentences is None else [self.sentences[i] for i in idx],
+            name=self.name,
+        )
+
+    def head(self, n: int) -> "Corpus":
+        """The first ``n`` sentences."""
+        return self.subset(np.arange(min(n, self.n_sentences)))
