@@ -1,6 +1,7 @@
 """The ``induce`` command line.
 
-Each subcommand lives in its own module exposing ``register(subparsers)``; the
+Each subcommand lives in its own ``*_cmd`` module exposing
+``register(subparsers)`` (discovered automatically); the
 handler it installs returns a process exit code.  User errors
 (:class:`induce.errors.InduceError`) are printed as one line on stderr and the
 process exits with status 2.
@@ -13,7 +14,13 @@ import sys
 
 from ..errors import InduceError
 
-_COMMAND_MODULES = ("corpus_cmd", "eval_cmd", "tag_cmd")
+
+
+def _command_modules() -> list[str]:
+    """Every ``*_cmd`` module of this package, in name order."""
+    import pkgutil
+
+    return sorted(m.name for m in pkgutil.iter_modules(__path__) if m.name.endswith("_cmd"))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -29,7 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"induce {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    for name in _COMMAND_MODULES:
+    for name in _command_modules():
         import_module(f"{__name__}.{name}").register(sub)
     return parser
 
