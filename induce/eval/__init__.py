@@ -1,0 +1,34 @@
+"""Evaluation metrics: tagging (M-1, cross-validated M-1, 1-1, VI, V-measure),
+dependency attachment, evalb brackets, alignment AER, and perplexity."""
+
+from .alignment import alignment_scores
+from .brackets import bracket_scores, sentence_bracket_scores
+from .dependencies import attachment_scores, punctuation_mask
+from .lm import perplexity
+from .tagging import (
+    accuracy,
+    cross_validated_many_to_one,
+    many_to_one,
+    one_to_one,
+    one_to_one_greedy,
+    tagging_report,
+    v_measure,
+    variation_of_information,
+)
+
+__all__ = [
+    "accuracy",
+    "alignment_scores",
+    "attachment_scores",
+    "bracket_scores",
+    "cross_validated_many_to_one",
+    "many_to_one",
+    "one_to_one",
+    "one_to_one_greedy",
+    "perplexity",
+    "punctuation_mask",
+    "sentence_bracket_scores",
+    "tagging_report",
+    "v_measure",
+    "variation_of_information",
+]
