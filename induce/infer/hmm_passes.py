@@ -1,0 +1,491 @@
+"""Compiled corpus passes for HMM inference: one call = one sweep over the corpus.
+
+All passes share :func:`induce.kernels.hmm.forward_backward` (or, for the
+per-token algorithms, no dynamic program at all) and differ only in how the
+parameters are formed from counts and when the counts change (see
+``induce.infer.estimators``):
+
+* :func:`batch_pass`  -- E-step under fixed parameters (EM, VI); sentences in
+  parallel (``prange``) with per-thread count buffers;
+* :func:`cvi2_pass`   -- CVI algorithm 2 (thesis 3.44-3.50): for each sentence
+  subtract its stored expected counts, run forward-backward under the surrogate
+  parameters, store and add back the new counts;
+* :func:`cvi1_pass`   -- CVI algorithm 1 (thesis 3.33 with 3.37-3.39): fully
+  factorised ``q(z_t)``, O(K^2) per token;
+* :func:`cgs_pass`    -- collapsed Gibbs sampling (thesis 3.25) with a
+  temperature.
+
+Count layout: transitions ``(K+1, K)`` with row 0 the start state, emissions
+``(W, K)`` by word.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+from numba import njit, prange
+
+from ..kernels.hmm import forward_backward, gather_emissions
+
+_TINY = 1e-300
+
+
+@njit(cache=True)
+def _max_length(offsets, lo, hi):
+    m = 1
+    for i in range(lo, hi):
+        m = max(m, offsets[i + 1] - offsets[i])
+    return m
+
+
+@njit(cache=True, parallel=True)
+def batch_pass(A, emit, allowed, tokens, offsets, trans_out, emit_out, gamma_out):
+    """Expected counts of the whole corpus under fixed ``A`` and ``emit``.
+
+    ``trans_out`` (K+1, K) and ``emit_out`` (W, K) are overwritten with the
+    expected transition and emission counts; when ``gamma_out`` has N rows the
+    token marginals are written there.  Returns ``sum_i log p(x^i)`` under the
+    (possibly sub-normalised) parameters.
+    """
+    K = A.shape[1]
+    W = emit_out.shape[0]
+    I = offsets.shape[0] - 1
+    n_chunks = max(1, min(numba.get_num_threads(), I))
+    trans_loc = np.zeros((n_chunks, K + 1, K))
+    emit_loc = np.zeros((n_chunks, W, K))
+    ll_loc = np.zeros(n_chunks)
+    store = gamma_out.shape[0] == tokens.shape[0]
+    for c in prange(n_chunks):
+        lo = c * I // n_chunks
+        hi = (c + 1) * I // n_chunks
+        T_max = _max_length(offsets, lo, hi)
+        fwd = np.empty((T_max, K))
+        bwd = np.empty((T_max, K))
+        E = np.empty((T_max, K))
+        scale = np.empty(T_max)
+        xi = np.empty((K, K))
+        ll = 0.0
+        for i in range(lo, hi):
+            s = offsets[i]
+            T = offsets[i + 1] - s
+            if T == 0:
+                continue
+            x = tokens[s : s + T]
+            gather_emissions(emit, x, allowed, E)
+            ll += forward_backward(A, E, T, fwd, bwd, scale, xi)
+            for k in range(K):
+                trans_loc[c, 0, k] += fwd[0, k] * bwd[0, k]
+            for j in range(K):
+                for k in range(K):
+                    trans_loc[c, j + 1, k] += A[j + 1, k] * xi[j, k]
+            for t in range(T):
+                w = x[t]
+                for k in range(K):
+                    g = fwd[t, k] * bwd[t, k]
+                    emit_loc[c, w, k] += g
+                    if store:
+                        gamma_out[s + t, k] = g
+        ll_loc[c] = ll
+    trans_out[:] = 0.0
+    emit_out[:] = 0.0
+    for c in range(n_chunks):
+        trans_out += trans_loc[c]
+        emit_out += emit_loc[c]
+    return ll_loc.sum()
+
+
+@njit(cache=True)
+def init_chain_posteriors(tokens, offsets, K, seed, sent_trans, gamma):
+    """Random initial local posteriors ``q(z_t | z_{t-1}) ~ U[0, 1]`` (thesis footnote 5).
+
+    Each sentence's ``q(z^i)`` is a Markov chain with row-normalised uniform
+    random conditionals; its marginals go to ``gamma`` (N, K) and its expected
+    transition counts to ``sent_trans[i]`` ((K+1, K); row 0 = start).
+    """
+    np.random.seed(seed)
+    I = offsets.shape[0] - 1
+    prev = np.empty(K)
+    cur = np.empty(K)
+    P = np.empty(K)
+    for i in range(I):
+        s = offsets[i]
+        T = offsets[i + 1] - s
+        sent_trans[i] = 0.0
+        if T == 0:
+            continue
+        tot = 0.0
+        for k in range(K):
+            P[k] = np.random.random()
+            tot += P[k]
+        for k in range(K):
+            prev[k] = P[k] / tot
+            sent_trans[i, 0, k] = prev[k]
+            gamma[s, k] = prev[k]
+        for t in range(1, T):
+            for k in range(K):
+                cur[k] = 0.0
+            for j in range(K):
+                tot = 0.0
+                for k in range(K):
+                    P[k] = np.random.random()
+                    tot += P[k]
+                for k in range(K):
+                    v = prev[j] * P[k] / tot
+                    sent_trans[i, j + 1, k] += v
+                    cur[k] += v
+            for k in range(K):
+                prev[k] = cur[k]
+                gamma[s + t, k] = cur[k]
+
+
+@njit(cache=True)
+def totals_from_local(tokens, offsets, sent_trans, gamma, W, trans_out, emit_out):
+    """Global counts as the exact sum of the stored per-sentence statistics."""
+    K = gamma.shape[1]
+    trans_out[:] = 0.0
+    emit_out[:] = 0.0
+    for i in range(offsets.shape[0] - 1):
+        for j in range(K + 1):
+            for k in range(K):
+                trans_out[j, k] += sent_trans[i, j, k]
+    for p in range(tokens.shape[0]):
+        w = tokens[p]
+        for k in range(K):
+            emit_out[w, k] += gamma[p, k]
+
+
+@njit(cache=True)
+def cvi2_pass(C_trans, C_emit, sent_trans, gamma, tokens, offsets, order, alpha, beta, allowed):
+    """One sweep of CVI algorithm 2 (thesis 3.44-3.50), sentences in ``order``.
+
+    ``C_trans`` (K+1, K) and ``C_emit`` (W, K) must equal the sums of the stored
+    local statistics ``sent_trans`` (I, K+1, K) and ``gamma`` (N, K); all four
+    are updated in place.  For each sentence ``i``: subtract its counts, form the
+    surrogate parameters ``(C^{\\i} + a) / (C.^{\\i} + K a)`` (3.49) and
+    ``(C^{\\i}_{k,w} + b) / (C^{\\i}_{.,k} + W b)`` (3.50), run forward-backward,
+    store and add back the new expected counts (rounded to the storage dtype so
+    that subtraction later is exact).  Returns ``sum_i log p(x^i | theta-^{\\i})``,
+    the collapsed predictive log-likelihood of approximation 3.47.
+    """
+    K = C_trans.shape[1]
+    W = C_emit.shape[0]
+    row_tot = np.zeros(K + 1)
+    for j in range(K + 1):
+        for k in range(K):
+            row_tot[j] += C_trans[j, k]
+    col_tot = np.zeros(K)
+    for w in range(W):
+        for k in range(K):
+            col_tot[k] += C_emit[w, k]
+    T_max = _max_length(offsets, 0, offsets.shape[0] - 1)
+    fwd = np.empty((T_max, K))
+    bwd = np.empty((T_max, K))
+    E = np.empty((T_max, K))
+    scale = np.empty(T_max)
+    xi = np.empty((K, K))
+    A = np.empty((K + 1, K))
+    inv_den = np.empty(K)
+    constrained = allowed.shape[0] > 0
+    ll = 0.0
+    for n in range(order.shape[0]):
+        i = order[n]
+        s = offsets[i]
+        T = offsets[i + 1] - s
+        if T == 0:
+            continue
+        # subtract sentence i
+        for j in range(K + 1):
+            for k in range(K):
+                v = sent_trans[i, j, k]
+                C_trans[j, k] -= v
+                row_tot[j] -= v
+        for t in range(T):
+            w = tokens[s + t]
+            for k in range(K):
+                v = gamma[s + t, k]
+                C_emit[w, k] -= v
+                col_tot[k] -= v
+        # surrogate parameters (thesis eq. 3.49-3.50)
+        for j in range(K + 1):
+            den = 1.0 / (max(row_tot[j], 0.0) + K * alpha)
+            for k in range(K):
+                A[j, k] = (max(C_trans[j, k], 0.0) + alpha) * den
+        for k in range(K):
+            inv_den[k] = 1.0 / (max(col_tot[k], 0.0) + W * beta)
+        for t in range(T):
+            w = tokens[s + t]
+            for k in range(K):
+                E[t, k] = (max(C_emit[w, k], 0.0) + beta) * inv_den[k]
+            if constrained:
+                for k in range(K):
+                    if allowed[w, k] == 0:
+                        E[t, k] = 0.0
+        ll += forward_backward(A, E, T, fwd, bwd, scale, xi)
+        # store and add back
+        for k in range(K):
+            sent_trans[i, 0, k] = fwd[0, k] * bwd[0, k]
+        for j in range(K):
+            for k in range(K):
+                sent_trans[i, j + 1, k] = A[j + 1, k] * xi[j, k]
+        for j in range(K + 1):
+            for k in range(K):
+                v = np.float64(sent_trans[i, j, k])
+                C_trans[j, k] += v
+                row_tot[j] += v
+        for t in range(T):
+            w = tokens[s + t]
+            for k in range(K):
+                gamma[s + t, k] = fwd[t, k] * bwd[t, k]
+                v = np.float64(gamma[s + t, k])
+                C_emit[w, k] += v
+                col_tot[k] += v
+    return ll
+
+
+@njit(cache=True)
+def _outer_add(G, row, qa, qb, sign):
+    """``G[row + j, k] += sign * qa[j] * qb[k]`` and return nothing (pair statistics)."""
+    K = qa.shape[0]
+    for j in range(K):
+        a = sign * qa[j]
+        for k in range(K):
+            G[row + j, k] += a * qb[k]
+
+
+@njit(cache=True)
+def factorised_counts(tokens, offsets, q, W, G, C_emit):
+    """Expected counts under a fully factorised ``q(z_t)``: pairs contribute outer products."""
+    K = q.shape[1]
+    G[:] = 0.0
+    C_emit[:] = 0.0
+    for i in range(offsets.shape[0] - 1):
+        s = offsets[i]
+        e = offsets[i + 1]
+        if e == s:
+            continue
+        for k in range(K):
+            G[0, k] += q[s, k]
+        for p in range(s + 1, e):
+            _outer_add(G, 1, q[p - 1], q[p], 1.0)
+    for p in range(tokens.shape[0]):
+        for k in range(K):
+            C_emit[tokens[p], k] += q[p, k]
+
+
+@njit(cache=True)
+def cvi1_pass(G, C_emit, q, tokens, offsets, order, alpha, beta, allowed):
+    """One sweep of CVI algorithm 1 (thesis eq. 3.33 with 3.37-3.39), token by token.
+
+    ``q`` (N, K) holds the factorised marginals; ``G`` (K+1, K) and ``C_emit``
+    (W, K) must equal :func:`factorised_counts` of ``q`` and are kept in sync.
+    For token ``t`` the pairs ``(t-1, t)``, ``(t, t+1)`` and its emission are
+    removed, ``q(z_t)`` is set to
+
+        (E[C^{\\t}_{z_{t-1},k}] + a)                                  (3.37)
+      x (E[C^{\\t}_{k,z_{t+1}}] + a + q_{t-1}(k) q_{t+1}(k))
+        / (E[C^{\\t}_{k,.}] + K a + q_{t-1}(k))                       (3.39)
+      x (E[C^{\\t}_{k,x_t}] + b) / (E[C^{\\t}_{.,k}] + W b)           (3.34)
+
+    and the new statistics are added back.  Returns the mean absolute change of q.
+    """
+    K = G.shape[1]
+    W = C_emit.shape[0]
+    R = np.zeros(K + 1)
+    for j in range(K + 1):
+        for k in range(K):
+            R[j] += G[j, k]
+    col_tot = np.zeros(K)
+    for w in range(W):
+        for k in range(K):
+            col_tot[k] += C_emit[w, k]
+    new = np.empty(K)
+    f1 = np.empty(K)
+    change = 0.0
+    constrained = allowed.shape[0] > 0
+    for n in range(order.shape[0]):
+        i = order[n]
+        s = offsets[i]
+        T = offsets[i + 1] - s
+        for t in range(T):
+            p = s + t
+            w = tokens[p]
+            qt = q[p]
+            # remove pair (t-1, t), pair (t, t+1) and the emission of t
+            if t == 0:
+                for k in range(K):
+                    G[0, k] -= qt[k]
+                R[0] -= 1.0
+            else:
+                _outer_add(G, 1, q[p - 1], qt, -1.0)
+                for j in range(K):
+                    R[1 + j] -= q[p - 1, j]
+            if t < T - 1:
+                _outer_add(G, 1, qt, q[p + 1], -1.0)
+                for j in range(K):
+                    R[1 + j] -= qt[j]
+            for k in range(K):
+                C_emit[w, k] -= qt[k]
+                col_tot[k] -= qt[k]
+            # factor 1 (eq. 3.37): expected count of z_{t-1} -> k
+            if t == 0:
+                for k in range(K):
+                    f1[k] = max(G[0, k], 0.0) + alpha
+            else:
+                qp = q[p - 1]
+                for k in range(K):
+                    f1[k] = 0.0
+                for j in range(K):
+                    a = qp[j]
+                    for k in range(K):
+                        f1[k] += a * G[1 + j, k]
+                if t >= 2:
+                    qpp = q[p - 2]
+                    dot = 0.0
+                    for j in range(K):
+                        dot += qp[j] * qpp[j]
+                    for k in range(K):
+                        f1[k] += qp[k] * (qpp[k] - dot)
+                for k in range(K):
+                    f1[k] = max(f1[k], 0.0) + alpha
+            # factor 2 (eq. 3.39) and factor 3 (eq. 3.34)
+            tot = 0.0
+            for k in range(K):
+                v = f1[k] * (max(C_emit[w, k], 0.0) + beta) / (max(col_tot[k], 0.0) + W * beta)
+                if t < T - 1:
+                    qn = q[p + 1]
+                    num = 0.0
+                    for l in range(K):
+                        num += G[1 + k, l] * qn[l]
+                    if t < T - 2:
+                        qnn = q[p + 2]
+                        dot = 0.0
+                        for l in range(K):
+                            dot += qn[l] * qnn[l]
+                        num += qn[k] * (qnn[k] - dot)
+                    num = max(num, 0.0) + alpha
+                    den = max(R[1 + k], 0.0) + K * alpha
+                    if t > 0:
+                        num += q[p - 1, k] * qn[k]
+                        den += q[p - 1, k]
+                    v *= num / den
+                if constrained and allowed[w, k] == 0:
+                    v = 0.0
+                new[k] = v
+                tot += v
+            if tot < _TINY:
+                tot = _TINY
+            for k in range(K):
+                v = new[k] / tot
+                change += abs(v - qt[k])
+                qt[k] = v
+            # add back
+            if t == 0:
+                for k in range(K):
+                    G[0, k] += qt[k]
+                R[0] += 1.0
+            else:
+                _outer_add(G, 1, q[p - 1], qt, 1.0)
+                for j in range(K):
+                    R[1 + j] += q[p - 1, j]
+            if t < T - 1:
+                _outer_add(G, 1, qt, q[p + 1], 1.0)
+                for j in range(K):
+                    R[1 + j] += qt[j]
+            for k in range(K):
+                C_emit[w, k] += qt[k]
+                col_tot[k] += qt[k]
+    return change / max(1, tokens.shape[0])
+
+
+@njit(cache=True)
+def hard_counts(tokens, offsets, z, W, K, Ct, Ce):
+    """Transition (K+1, K) and emission (W, K) counts of a state assignment ``z``."""
+    Ct[:] = 0
+    Ce[:] = 0
+    for i in range(offsets.shape[0] - 1):
+        s = offsets[i]
+        e = offsets[i + 1]
+        for p in range(s, e):
+            prev = 0 if p == s else 1 + z[p - 1]
+            Ct[prev, z[p]] += 1
+            Ce[tokens[p], z[p]] += 1
+
+
+@njit(cache=True)
+def cgs_pass(Ct, Ce, z, tokens, offsets, alpha, beta, temperature, seed, allowed, votes):
+    """One sweep of collapsed Gibbs sampling (thesis eq. 3.25) at a temperature.
+
+    ``Ct`` (K+1, K), ``Ce`` (W, K) are integer counts of the assignment ``z``
+    and are kept in sync.  Each ``z_t`` is drawn from the conditional raised to
+    ``1/temperature``.  When ``votes`` has N rows the new sample is tallied into
+    it (for max-marginal decoding over kept samples).  Returns the number of
+    changed states.
+    """
+    np.random.seed(seed)
+    K = Ct.shape[1]
+    W = Ce.shape[0]
+    R = np.zeros(K + 1, dtype=np.int64)
+    for j in range(K + 1):
+        for k in range(K):
+            R[j] += Ct[j, k]
+    Nk = np.zeros(K, dtype=np.int64)
+    for w in range(W):
+        for k in range(K):
+            Nk[k] += Ce[w, k]
+    prob = np.empty(K)
+    inv_temp = 1.0 / temperature
+    constrained = allowed.shape[0] > 0
+    tally = votes.shape[0] == tokens.shape[0]
+    changed = 0
+    for i in range(offsets.shape[0] - 1):
+        s = offsets[i]
+        e = offsets[i + 1]
+        for p in range(s, e):
+            w = tokens[p]
+            old = z[p]
+            prev = 0 if p == s else 1 + z[p - 1]
+            has_next = p + 1 < e
+            nxt = z[p + 1] if has_next else -1
+            Ct[prev, old] -= 1
+            R[prev] -= 1
+            if has_next:
+                Ct[1 + old, nxt] -= 1
+                R[1 + old] -= 1
+            Ce[w, old] -= 1
+            Nk[old] -= 1
+            tot = 0.0
+            for k in range(K):
+                v = (Ct[prev, k] + alpha) * (Ce[w, k] + beta) / (Nk[k] + W * beta)
+                if has_next:
+                    same_prev = 1.0 if prev == 1 + k else 0.0
+                    same_all = 1.0 if (prev == 1 + k and nxt == k) else 0.0
+                    v *= (Ct[1 + k, nxt] + alpha + same_all) / (R[1 + k] + K * alpha + same_prev)
+                if constrained and allowed[w, k] == 0:
+                    v = 0.0
+                if inv_temp != 1.0 and v > 0.0:
+                    v = v**inv_temp
+                prob[k] = v
+                tot += v
+            u = np.random.random() * tot
+            new = K - 1
+            acc = 0.0
+            for k in range(K):
+                acc += prob[k]
+                if u < acc:
+                    new = k
+                    break
+            if tot <= 0.0:
+                new = old
+            z[p] = new
+            if new != old:
+                changed += 1
+            Ct[prev, new] += 1
+            R[prev] += 1
+            if has_next:
+                Ct[1 + new, nxt] += 1
+                R[1 + new] += 1
+            Ce[w, new] += 1
+            Nk[new] += 1
+            if tally:
+                votes[p, new] += 1
+    return changed

@@ -1,0 +1,1 @@
+"""numba dynamic programs: one per model structure."""

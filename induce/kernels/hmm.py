@@ -1,0 +1,141 @@
+"""Dynamic programs for first-order HMMs with a start state (thesis section 3.1).
+
+Conventions shared by every kernel in this module:
+
+* ``K`` hidden states, ``W`` word types;
+* transitions ``A`` have shape ``(K+1, K)``: row 0 is the start state, row
+  ``j+1`` is state ``j`` (thesis: ``C_{j,k}`` with row 0 the start state);
+* emission tables are stored *by word*, shape ``(W, K)``, so that the column of
+  all states for token ``x_t`` is one contiguous row;
+* a sentence's emission potentials are gathered into ``E[t, k]`` (``T x K``)
+  before the dynamic program runs, so one forward-backward serves every
+  estimator (EM's ``theta*``, VI's ``theta~``, CVI's surrogate ``theta-``) and
+  every constraint (tag dictionaries zero entries of ``E``);
+* forward messages are normalised at every step (scaled forward-backward);
+  ``scale[t]`` is the step normaliser and ``sum(log(scale))`` the sentence
+  log-likelihood, so long sentences never underflow.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+_TINY = 1e-300
+
+
+@njit(cache=True, fastmath=True)
+def forward_backward(A, E, T, fwd, bwd, scale, xi):
+    """Scaled forward-backward over the first ``T`` rows of ``E``.
+
+    On return ``fwd[t] * bwd[t]`` is the state marginal ``q(z_t)`` (it sums to
+    one), ``xi[j, k]`` holds ``sum_t fwd[t-1, j] * E[t, k] * bwd[t, k] / scale[t]``
+    so that the expected transition counts of this sentence are
+    ``A[j+1, k] * xi[j, k]`` (start row: ``q(z_0)``), and the return value is
+    ``log p(x)`` under the potentials (``sum_t log scale[t]``).
+    """
+    K = A.shape[1]
+    # forward
+    total = 0.0
+    s = 0.0
+    for k in range(K):
+        v = A[0, k] * E[0, k]
+        fwd[0, k] = v
+        s += v
+    if s < _TINY:
+        s = _TINY
+    scale[0] = s
+    inv = 1.0 / s
+    for k in range(K):
+        fwd[0, k] *= inv
+    total += np.log(s)
+    for t in range(1, T):
+        for k in range(K):
+            fwd[t, k] = 0.0
+        for j in range(K):
+            a = fwd[t - 1, j]
+            for k in range(K):
+                fwd[t, k] += a * A[j + 1, k]
+        s = 0.0
+        for k in range(K):
+            v = fwd[t, k] * E[t, k]
+            fwd[t, k] = v
+            s += v
+        if s < _TINY:
+            s = _TINY
+        scale[t] = s
+        inv = 1.0 / s
+        for k in range(K):
+            fwd[t, k] *= inv
+        total += np.log(s)
+    # backward, accumulating the pairwise statistics on the way
+    for j in range(K):
+        for k in range(K):
+            xi[j, k] = 0.0
+        bwd[T - 1, j] = 1.0
+    eb = np.empty(K)
+    for t in range(T - 1, 0, -1):
+        inv = 1.0 / scale[t]
+        for k in range(K):
+            eb[k] = E[t, k] * bwd[t, k] * inv
+        for j in range(K):
+            f = fwd[t - 1, j]
+            acc = 0.0
+            for k in range(K):
+                acc += A[j + 1, k] * eb[k]
+                xi[j, k] += f * eb[k]
+            bwd[t - 1, j] = acc
+    return total
+
+
+@njit(cache=True)
+def viterbi(A, E, T, out):
+    """Most probable state path under ``A`` and potentials ``E`` (max-product, in logs)."""
+    K = A.shape[1]
+    logA = np.log(np.maximum(A, _TINY))
+    delta = np.empty((T, K))
+    back = np.zeros((T, K), dtype=np.int32)
+    for k in range(K):
+        delta[0, k] = logA[0, k] + np.log(max(E[0, k], _TINY))
+    for t in range(1, T):
+        for k in range(K):
+            best = -np.inf
+            arg = 0
+            for j in range(K):
+                v = delta[t - 1, j] + logA[j + 1, k]
+                if v > best:
+                    best = v
+                    arg = j
+            delta[t, k] = best + np.log(max(E[t, k], _TINY))
+            back[t, k] = arg
+    best = -np.inf
+    arg = 0
+    for k in range(K):
+        if delta[T - 1, k] > best:
+            best = delta[T - 1, k]
+            arg = k
+    out[T - 1] = arg
+    for t in range(T - 1, 0, -1):
+        arg = back[t, arg]
+        out[t - 1] = arg
+    return best
+
+
+@njit(cache=True)
+def gather_emissions(emit, x, allowed, E):
+    """``E[t, k] = emit[x_t, k]``, zeroed where a tag dictionary forbids ``k`` for ``x_t``.
+
+    ``allowed`` is a ``(W, K)`` uint8 mask, or shape ``(0, 0)`` for no dictionary;
+    word ids at or beyond the mask's rows are unconstrained.
+    """
+    T = x.shape[0]
+    K = emit.shape[1]
+    constrained = allowed.shape[0] > 0
+    for t in range(T):
+        w = x[t]
+        for k in range(K):
+            E[t, k] = emit[w, k]
+        if constrained and w < allowed.shape[0]:
+            for k in range(K):
+                if allowed[x[t], k] == 0:
+                    E[t, k] = 0.0

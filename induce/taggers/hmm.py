@@ -1,0 +1,463 @@
+"""Bayesian HMM part-of-speech tagger with EM, VI, CVI (algorithms 1, 2) and collapsed Gibbs.
+
+Model (thesis section 3.1): ``K`` hidden states, transition rows (row 0 = the
+start state) ``theta_j ~ Dir(alpha)``, emissions ``phi_k ~ Dir(beta)`` over the
+vocabulary.  Inference algorithms (``infer=``):
+
+``em``    Baum-Welch, maximum likelihood (``map_estimate=True``: MAP under the priors);
+``vi``    mean-field VB with the inverted expected natural parameters (eq. 3.21-3.22);
+``cvi1``  CVI algorithm 1, fully factorised ``q(z_t)`` (eq. 3.33, 3.37-3.39);
+``cvi2``  CVI algorithm 2, one ``q(z^i)`` per sentence (eq. 3.44-3.50);
+``cgs``   collapsed Gibbs sampling (eq. 3.25) with simulated annealing.
+
+All deterministic algorithms start from the same random local posteriors given
+``random_state`` (thesis footnote 5).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+from numba import njit, prange
+from scipy.special import digamma, gammaln
+
+from ..atomic import atomic_write
+from ..corpus.corpus import Corpus
+from ..corpus.vocab import Vocabulary
+from ..errors import ConfigError, ModelFormatError
+from ..infer import hmm_passes as passes
+from ..infer.estimators import cvi_params, em_params, map_params, vi_params
+from ..kernels.hmm import forward_backward, gather_emissions, viterbi
+from .tag_dict import TagDictionary
+
+ALGORITHMS = ("em", "vi", "cvi1", "cvi2", "cgs")
+DECODERS = ("posterior", "viterbi")
+FORMAT_VERSION = 1
+_NO_MASK = np.zeros((0, 0), dtype=np.uint8)
+
+
+def dirichlet_kl(posterior: np.ndarray, prior: float) -> float:
+    """``sum_rows KL(Dir(posterior_row) || Dir(prior))`` for a symmetric prior."""
+    k = posterior.shape[-1]
+    tot = posterior.sum(axis=-1)
+    return float(
+        np.sum(gammaln(tot) - gammaln(posterior).sum(axis=-1) - gammaln(k * prior) + k * gammaln(prior))
+        + np.sum((posterior - prior) * (digamma(posterior) - digamma(tot)[..., None]))
+    )
+
+
+@dataclass
+class _Data:
+    tokens: np.ndarray
+    offsets: np.ndarray
+    W: int
+
+
+class HMMTagger:
+    """Unsupervised (or tag-dictionary constrained) HMM tagger, scikit-learn style.
+
+    Parameters
+    ----------
+    n_states : number of hidden states ``K`` (ignored with a tag dictionary,
+        whose tags are the states).
+    infer : one of ``em``, ``vi``, ``cvi1``, ``cvi2``, ``cgs``.
+    n_iter : passes over the corpus.
+    alpha, beta : symmetric Dirichlet priors on transitions and emissions.
+    decode : ``posterior`` (max-marginal, default as in thesis 3.8.1) or ``viterbi``.
+    map_estimate : with ``infer="em"``, MAP instead of maximum likelihood.
+    temperature : ``(start, end)`` of the geometric annealing schedule of ``cgs``
+        (Goldwater & Griffiths 2007: 2.0 down to 0.08).
+    cgs_keep : with ``cgs``, decode by the per-token mode over the last
+        ``cgs_keep`` samples (0: the last sample).
+    order : ``sequential`` (corpus order) or ``shuffle`` (a seeded random order
+        each pass) for the incremental algorithms.
+    random_state : seed of every random choice.
+    progress : show a tqdm progress bar.
+    eval_column : gold tag column to score against every ``eval_every`` iterations.
+    callback : called with each iteration's trace record.
+
+    Fitted attributes: ``transitions_`` (K+1, K), ``emissions_`` (W+1, K) by word
+    (last row: unseen words), ``vocab_``, ``labels_`` (training-corpus states),
+    ``trace_`` (per-iteration records), ``n_iter_``.
+    """
+
+    def __init__(
+        self,
+        n_states: int = 45,
+        infer: str = "cvi2",
+        n_iter: int = 50,
+        alpha: float = 0.1,
+        beta: float = 0.1,
+        decode: str = "posterior",
+        map_estimate: bool = False,
+        temperature: tuple[float, float] = (2.0, 0.08),
+        cgs_keep: int = 0,
+        order: str = "sequential",
+        random_state: int = 0,
+        progress: bool = False,
+        eval_column: str | None = None,
+        eval_every: int = 1,
+        callback: Callable[[dict], None] | None = None,
+    ):
+        self.n_states = n_states
+        self.infer = infer
+        self.n_iter = n_iter
+        self.alpha = alpha
+        self.beta = beta
+        self.decode = decode
+        self.map_estimate = map_estimate
+        self.temperature = temperature
+        self.cgs_keep = cgs_keep
+        self.order = order
+        self.random_state = random_state
+        self.progress = progress
+        self.eval_column = eval_column
+        self.eval_every = eval_every
+        self.callback = callback
+
+    # ------------------------------------------------------------------ checks
+    def _validate(self, corpus: Corpus) -> None:
+        if self.infer not in ALGORITHMS:
+            raise ConfigError(f"unknown inference algorithm {self.infer!r}; expected one of {', '.join(ALGORITHMS)}")
+        if self.decode not in DECODERS:
+            raise ConfigError(f"unknown decoder {self.decode!r}; expected one of {', '.join(DECODERS)}")
+        if self.order not in ("sequential", "shuffle"):
+            raise ConfigError(f"order must be 'sequential' or 'shuffle', got {self.order!r}")
+        if int(self.n_states) < 1:
+            raise ConfigError(f"n_states must be at least 1, got {self.n_states}")
+        if self.alpha < 0 or self.beta < 0 or (self.infer in ("vi", "cvi1", "cvi2", "cgs") and (self.alpha == 0 or self.beta == 0)):
+            raise ConfigError(f"alpha and beta must be positive for {self.infer} (got {self.alpha}, {self.beta})")
+        t0, t1 = self.temperature
+        if t0 <= 0 or t1 <= 0:
+            raise ConfigError(f"temperatures must be positive, got {self.temperature}")
+        if corpus.n_tokens == 0:
+            raise ConfigError("cannot fit a tagger on an empty corpus")
+        if self.eval_column is not None and self.eval_column not in corpus.tags:
+            raise ConfigError(
+                f"corpus has no gold column {self.eval_column!r}; it has {sorted(corpus.tags) or 'no gold tags'}"
+            )
+
+    # --------------------------------------------------------------------- fit
+    def fit(self, corpus: Corpus, tag_dict: TagDictionary | None = None) -> "HMMTagger":
+        """Learn the HMM from ``corpus`` (its ``tokens``/``offsets``); returns ``self``."""
+        self._validate(corpus)
+        if tag_dict is not None and tag_dict.words is not corpus.vocab and len(tag_dict.words) != len(corpus.vocab):
+            raise ConfigError("the tag dictionary was built for a different vocabulary than the corpus")
+        K = len(tag_dict.tags) if tag_dict is not None else int(self.n_states)
+        self.n_states_ = K
+        self.vocab_ = corpus.vocab
+        self.tag_vocab_ = tag_dict.tags if tag_dict is not None else None
+        self.allowed_ = tag_dict.allowed if tag_dict is not None else _NO_MASK
+        data = _Data(np.ascontiguousarray(corpus.tokens, dtype=np.int32),
+                     np.ascontiguousarray(corpus.offsets, dtype=np.int64), len(corpus.vocab))
+        self.trace_: list[dict] = []
+        gold = corpus.tags[self.eval_column] if self.eval_column else None
+        rng = np.random.default_rng(self.random_state)
+        seeds = rng.integers(0, 2**31 - 1, size=self.n_iter + 1)
+
+        # shared starting point: random local posteriors (thesis footnote 5)
+        I, N = corpus.n_sentences, corpus.n_tokens
+        sent_trans = np.zeros((I, K + 1, K), dtype=np.float32 if self.infer == "cvi2" else np.float64)
+        gamma = np.zeros((N, K), dtype=np.float32 if self.infer == "cvi2" else np.float64)
+        passes.init_chain_posteriors(data.tokens, data.offsets, K, int(seeds[0]), sent_trans, gamma)
+        if self.allowed_.shape[0]:
+            gamma *= self.allowed_[data.tokens]
+            gamma /= np.maximum(gamma.sum(axis=1, keepdims=True), 1e-300)
+        if self.infer in ("em", "vi"):
+            self._fit_batch(data, sent_trans, gamma, gold)
+        else:
+            getattr(self, f"_fit_{self.infer}")(data, sent_trans, gamma, gold, seeds)
+        return self
+
+    def _iterations(self):
+        it = range(1, self.n_iter + 1)
+        if self.progress:
+            from tqdm import tqdm
+
+            return tqdm(it, desc=f"{self.infer}", unit="it", dynamic_ncols=True)
+        return it
+
+    def _record(self, bar, iteration, objective, name, seconds, n_tokens, states, gold, offsets, **extra):
+        rec = {"iteration": iteration, name: float(objective), "seconds": seconds,
+               "tokens_per_s": n_tokens / seconds if seconds > 0 else float("inf")}
+        rec.update(extra)
+        if gold is not None and (iteration % self.eval_every == 0 or iteration == self.n_iter):
+            from ..eval.tagging import tagging_report
+
+            rec.update(tagging_report(states, gold, offsets))
+        self.trace_.append(rec)
+        if hasattr(bar, "set_postfix"):
+            shown = {name: f"{objective:.4g}", "tok/s": f"{rec['tokens_per_s']:.3g}"}
+            if "m1" in rec:
+                shown["M-1"] = f"{rec['m1']:.3f}"
+            bar.set_postfix(shown)
+        if self.callback is not None:
+            self.callback(rec)
+
+    def _batch_estimator(self, counts, prior):
+        if self.infer == "vi":
+            return vi_params(counts, prior)
+        if self.map_estimate:
+            return map_params(counts, prior)
+        return em_params(counts)
+
+    def _fit_batch(self, data, sent_trans, gamma, gold):
+        """EM / VI: M-step from the current counts, then a parallel E-step."""
+        K = self.n_states_
+        trans = sent_trans.sum(axis=0)
+        emit = np.zeros((data.W, K))
+        np.add.at(emit, data.tokens, gamma)
+        del sent_trans
+        want_gamma = gold is not None
+        g = np.empty((data.tokens.shape[0] if want_gamma else 0, K))
+        bar = self._iterations()
+        for it in bar:
+            t0 = time.perf_counter()
+            prev_t, prev_e = trans.copy(), emit.T.copy()
+            A = self._batch_estimator(prev_t, self.alpha)
+            B = np.ascontiguousarray(self._batch_estimator(prev_e, self.beta).T)
+            ll = passes.batch_pass(A, B, self.allowed_, data.tokens, data.offsets, trans, emit, g)
+            if self.infer == "vi":
+                # ELBO = sum_i log Z_i(theta~) - KL(q(theta) || p(theta)), q(theta) = Dir(C + prior)
+                objective = ll - dirichlet_kl(prev_t + self.alpha, self.alpha) - dirichlet_kl(prev_e + self.beta, self.beta)
+                name = "elbo"
+            elif self.map_estimate:
+                with np.errstate(divide="ignore"):
+                    objective = ll + (self.alpha - 1) * np.log(A).sum() + (self.beta - 1) * np.log(B).sum()
+                name = "log_posterior"
+            else:
+                objective, name = ll, "log_likelihood"
+            states = g.argmax(axis=1) if want_gamma else None
+            self._record(bar, it, objective, name, time.perf_counter() - t0, data.tokens.shape[0], states, gold, data.offsets)
+        self._finish(trans, emit, data)
+
+    def _fit_cvi2(self, data, sent_trans, gamma, gold, seeds):
+        K = self.n_states_
+        trans = np.zeros((K + 1, K))
+        emit = np.zeros((data.W, K))
+        bar = self._iterations()
+        for it in bar:
+            t0 = time.perf_counter()
+            # recompute the totals exactly from the stored statistics (no drift)
+            passes.totals_from_local(data.tokens, data.offsets, sent_trans, gamma, data.W, trans, emit)
+            order = self._order(data, seeds[it])
+            ll = passes.cvi2_pass(trans, emit, sent_trans, gamma, data.tokens, data.offsets, order,
+                                  self.alpha, self.beta, self.allowed_)
+            self._record(bar, it, ll, "predictive_log_likelihood", time.perf_counter() - t0,
+                         data.tokens.shape[0], gamma.argmax(axis=1) if gold is not None else None, gold, data.offsets)
+        self._local_labels = gamma.argmax(axis=1)
+        self._finish(trans, emit, data)
+
+    def _fit_cvi1(self, data, sent_trans, gamma, gold, seeds):
+        K = self.n_states_
+        q = np.ascontiguousarray(gamma, dtype=np.float64)
+        G = np.zeros((K + 1, K))
+        emit = np.zeros((data.W, K))
+        passes.factorised_counts(data.tokens, data.offsets, q, data.W, G, emit)
+        bar = self._iterations()
+        for it in bar:
+            t0 = time.perf_counter()
+            order = self._order(data, seeds[it])
+            change = passes.cvi1_pass(G, emit, q, data.tokens, data.offsets, order, self.alpha, self.beta, self.allowed_)
+            passes.factorised_counts(data.tokens, data.offsets, q, data.W, G, emit)
+            self._record(bar, it, change, "mean_abs_change", time.perf_counter() - t0,
+                         data.tokens.shape[0], q.argmax(axis=1) if gold is not None else None, gold, data.offsets)
+        self._local_labels = q.argmax(axis=1)
+        self._finish(G, emit, data)
+
+    def _fit_cgs(self, data, sent_trans, gamma, gold, seeds):
+        K = self.n_states_
+        rng = np.random.default_rng(int(seeds[0]))
+        # z_t ~ the same random initial local posteriors
+        cum = np.cumsum(gamma, axis=1)
+        z = (rng.random(len(cum))[:, None] * cum[:, -1:] > cum).sum(axis=1).astype(np.int32)
+        z = np.minimum(z, K - 1)
+        Ct = np.zeros((K + 1, K), dtype=np.int64)
+        Ce = np.zeros((data.W, K), dtype=np.int64)
+        passes.hard_counts(data.tokens, data.offsets, z, data.W, K, Ct, Ce)
+        t_start, t_end = self.temperature
+        n = max(1, self.n_iter - 1)
+        votes_empty = np.zeros((0, K), dtype=np.int32)
+        votes = np.zeros((data.tokens.shape[0], K), dtype=np.int32) if self.cgs_keep > 0 else votes_empty
+        bar = self._iterations()
+        for it in bar:
+            t0 = time.perf_counter()
+            temp = t_start * (t_end / t_start) ** ((it - 1) / n)
+            keep = self.cgs_keep > 0 and it > self.n_iter - self.cgs_keep
+            changed = passes.cgs_pass(Ct, Ce, z, data.tokens, data.offsets, self.alpha, self.beta, temp,
+                                      int(seeds[it]), self.allowed_, votes if keep else votes_empty)
+            self._record(bar, it, changed, "changed_states", time.perf_counter() - t0,
+                         data.tokens.shape[0], z if gold is not None else None, gold, data.offsets, temperature=temp)
+        self._local_labels = votes.argmax(axis=1) if self.cgs_keep > 0 else z.copy()
+        self._finish(Ct.astype(np.float64), Ce.astype(np.float64), data)
+
+    def _order(self, data, seed):
+        I = data.offsets.shape[0] - 1
+        if self.order == "shuffle":
+            return np.random.default_rng(int(seed)).permutation(I).astype(np.int64)
+        return np.arange(I, dtype=np.int64)
+
+    def _finish(self, trans, emit, data):
+        """Store counts and point parameters; decode the training corpus."""
+        self.transition_counts_ = np.asarray(trans, dtype=np.float64)
+        self.emission_counts_ = np.asarray(emit, dtype=np.float64)
+        self._set_parameters()
+        self.n_iter_ = self.n_iter
+        if self.infer in ("em", "vi") or self.decode == "viterbi":
+            self.labels_ = self._decode(data.tokens, data.offsets)
+        else:
+            self.labels_ = self._local_labels
+        self.__dict__.pop("_local_labels", None)
+
+    def _set_parameters(self):
+        """Point parameters: EM's theta*, VI's theta~, else the posterior mean (C + a) / (C. + K a)."""
+        trans, emit = self.transition_counts_, self.emission_counts_
+        if self.infer in ("em", "vi"):
+            A = self._batch_estimator(trans, self.alpha)
+            B = self._batch_estimator(emit.T, self.beta).T
+        else:
+            A = cvi_params(trans, self.alpha)
+            B = cvi_params(emit.T, self.beta).T
+        K = A.shape[1]
+        if self.beta > 0:
+            unseen = self.beta / (emit.sum(axis=0) + (emit.shape[0] * self.beta))
+        else:
+            unseen = np.full(K, 1.0 / max(1, emit.shape[0]))
+        self.transitions_ = np.ascontiguousarray(A)
+        self.emissions_ = np.ascontiguousarray(np.vstack([B, unseen[None, :]]))
+
+    # ----------------------------------------------------------------- decode
+    def _encode(self, corpus: Corpus) -> tuple[np.ndarray, np.ndarray]:
+        """Token ids of ``corpus`` in the training vocabulary; unseen words -> W."""
+        self._check_fitted()
+        if corpus.vocab is self.vocab_:
+            return np.ascontiguousarray(corpus.tokens, dtype=np.int32), corpus.offsets
+        W = len(self.vocab_)
+        mapping = np.array([self.vocab_.stoi.get(w, W) for w in corpus.vocab.itos], dtype=np.int32)
+        return mapping[corpus.tokens] if len(mapping) else corpus.tokens.astype(np.int32), corpus.offsets
+
+    def _decode(self, tokens, offsets):
+        return _decode_kernel(self.transitions_, self.emissions_, self.allowed_, tokens, offsets,
+                              self.decode == "viterbi")
+
+    def predict(self, corpus: Corpus) -> np.ndarray:
+        """Predicted state ids, flat and aligned with ``corpus.tokens``."""
+        tokens, offsets = self._encode(corpus)
+        return self._decode(tokens, np.ascontiguousarray(offsets, dtype=np.int64))
+
+    def fit_predict(self, corpus: Corpus, tag_dict: TagDictionary | None = None) -> np.ndarray:
+        return self.fit(corpus, tag_dict).labels_
+
+    def score(self, corpus: Corpus) -> float:
+        """Per-token log-likelihood of ``corpus`` under the point parameters (nats)."""
+        tokens, offsets = self._encode(corpus)
+        A = self.transitions_
+        B = self.emissions_ / self.emissions_.sum(axis=0, keepdims=True) if self.infer == "vi" else self.emissions_
+        A = A / A.sum(axis=1, keepdims=True)
+        K = A.shape[1]
+        trans = np.zeros((K + 1, K))
+        emit = np.zeros((B.shape[0], K))
+        ll = passes.batch_pass(A, np.ascontiguousarray(B), self.allowed_, tokens,
+                               np.ascontiguousarray(offsets, dtype=np.int64), trans, emit, np.empty((0, K)))
+        return ll / max(1, len(tokens))
+
+    def _check_fitted(self):
+        if not hasattr(self, "transitions_"):
+            raise ConfigError("this HMMTagger is not fitted yet; call fit() or load() first")
+
+    # ------------------------------------------------------------- save/load
+    _PARAMS = ("n_states", "infer", "n_iter", "alpha", "beta", "decode", "map_estimate", "cgs_keep", "order",
+               "random_state")
+
+    def save(self, path: str | Path) -> None:
+        """Write the model as one ``.npz`` (arrays + a JSON header), atomically, without pickle."""
+        self._check_fitted()
+        header = {
+            "format": "induce.HMMTagger",
+            "format_version": FORMAT_VERSION,
+            "params": {k: getattr(self, k) for k in self._PARAMS} | {"temperature": list(self.temperature)},
+            "vocab": self.vocab_.to_json(),
+            "tags": self.tag_vocab_.to_json() if self.tag_vocab_ is not None else None,
+            "trace": self.trace_,
+        }
+        arrays = {
+            "transitions": self.transitions_,
+            "emissions": self.emissions_,
+            "transition_counts": self.transition_counts_,
+            "emission_counts": self.emission_counts_,
+            "allowed": self.allowed_,
+            "header": np.frombuffer(json.dumps(header).encode("utf-8"), dtype=np.uint8),
+        }
+        with atomic_write(path, "wb") as handle:
+            np.savez_compressed(handle, **arrays)
+
+    @classmethod
+    def load(cls, path: str | Path) -> "HMMTagger":
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                arrays = {k: data[k] for k in data.files}
+        except (OSError, ValueError) as exc:
+            raise ModelFormatError(f"{path}: not an induce model file ({exc})") from exc
+        if "header" not in arrays:
+            raise ModelFormatError(f"{path}: missing header; not an induce HMMTagger file")
+        header = json.loads(arrays["header"].tobytes().decode("utf-8"))
+        if header.get("format") != "induce.HMMTagger":
+            raise ModelFormatError(f"{path}: holds {header.get('format')!r}, not an induce.HMMTagger")
+        if header.get("format_version") != FORMAT_VERSION:
+            raise ModelFormatError(
+                f"{path}: model format version {header.get('format_version')} is not supported "
+                f"(this induce reads version {FORMAT_VERSION}); retrain or convert the model"
+            )
+        params = dict(header["params"])
+        params["temperature"] = tuple(params["temperature"])
+        model = cls(**params)
+        model.vocab_ = Vocabulary.from_json(header["vocab"])
+        model.tag_vocab_ = Vocabulary.from_json(header["tags"]) if header["tags"] else None
+        model.trace_ = header["trace"]
+        model.transitions_ = arrays["transitions"]
+        model.emissions_ = arrays["emissions"]
+        model.transition_counts_ = arrays["transition_counts"]
+        model.emission_counts_ = arrays["emission_counts"]
+        model.allowed_ = arrays["allowed"]
+        model.n_states_ = model.transitions_.shape[1]
+        model.n_iter_ = model.n_iter
+        return model
+
+
+@njit(cache=True, parallel=True)
+def _decode_kernel(A, emit, allowed, tokens, offsets, use_viterbi):
+    """Posterior (max-marginal) or Viterbi states for every sentence, in parallel."""
+    K = A.shape[1]
+    I = offsets.shape[0] - 1
+    out = np.zeros(tokens.shape[0], dtype=np.int32)
+    for i in prange(I):
+        s = offsets[i]
+        T = offsets[i + 1] - s
+        if T == 0:
+            continue
+        x = tokens[s : s + T]
+        E = np.empty((T, K))
+        gather_emissions(emit, x, allowed, E)
+        path = np.empty(T, dtype=np.int32)
+        if use_viterbi:
+            viterbi(A, E, T, path)
+        else:
+            fwd = np.empty((T, K))
+            bwd = np.empty((T, K))
+            scale = np.empty(T)
+            xi = np.empty((K, K))
+            forward_backward(A, E, T, fwd, bwd, scale, xi)
+            for t in range(T):
+                best = 0
+                for k in range(1, K):
+                    if fwd[t, k] * bwd[t, k] > fwd[t, best] * bwd[t, best]:
+                        best = k
+                path[t] = best
+        for t in range(T):
+            out[s + t] = path[t]
+    return out

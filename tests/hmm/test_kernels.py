@@ -1,0 +1,90 @@
+"""The HMM dynamic programs against brute-force enumeration of all state paths."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+from induce.kernels.hmm import forward_backward, gather_emissions, viterbi
+
+
+def random_hmm(K, W, seed):
+    rng = np.random.default_rng(seed)
+    A = rng.dirichlet(np.ones(K), size=K + 1)
+    B = rng.dirichlet(np.ones(W), size=K).T.copy()  # (W, K) by word
+    return A, B
+
+
+def brute_force(A, B, x):
+    """Joint probabilities of every path: marginals, pair counts, likelihood, best path."""
+    K = A.shape[1]
+    T = len(x)
+    Z = 0.0
+    gamma = np.zeros((T, K))
+    trans = np.zeros((K + 1, K))
+    best, best_p = None, -1.0
+    for path in itertools.product(range(K), repeat=T):
+        p = A[0, path[0]] * B[x[0], path[0]]
+        for t in range(1, T):
+            p *= A[path[t - 1] + 1, path[t]] * B[x[t], path[t]]
+        Z += p
+        trans[0, path[0]] += p
+        for t in range(T):
+            gamma[t, path[t]] += p
+            if t:
+                trans[path[t - 1] + 1, path[t]] += p
+        if p > best_p:
+            best, best_p = path, p
+    return gamma / Z, trans / Z, np.log(Z), np.array(best), np.log(best_p)
+
+
+def run_fb(A, B, x):
+    K = A.shape[1]
+    T = len(x)
+    E = np.empty((T, K))
+    gather_emissions(B, np.asarray(x, dtype=np.int32), np.zeros((0, 0), np.uint8), E)
+    fwd, bwd, scale, xi = np.empty((T, K)), np.empty((T, K)), np.empty(T), np.empty((K, K))
+    ll = forward_backward(A, E, T, fwd, bwd, scale, xi)
+    trans = np.zeros((K + 1, K))
+    trans[0] = fwd[0] * bwd[0]
+    trans[1:] = A[1:] * xi
+    return fwd * bwd, trans, ll, E
+
+
+@pytest.mark.parametrize("T", [1, 2, 3, 6])
+@pytest.mark.parametrize("K", [1, 2, 3])
+def test_forward_backward_matches_enumeration(T, K):
+    A, B = random_hmm(K, 5, seed=10 * T + K)
+    x = np.random.default_rng(T).integers(0, 5, size=T)
+    gamma_bf, trans_bf, ll_bf, path_bf, logp_bf = brute_force(A, B, x)
+    gamma, trans, ll, E = run_fb(A, B, x)
+    np.testing.assert_allclose(gamma, gamma_bf, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(trans, trans_bf, rtol=1e-10, atol=1e-12)
+    assert ll == pytest.approx(ll_bf, rel=1e-12)
+    # expected transition counts sum to T (one incoming transition per token)
+    assert trans.sum() == pytest.approx(T)
+    out = np.empty(T, dtype=np.int32)
+    logp = viterbi(A, E, T, out)
+    assert logp == pytest.approx(logp_bf, rel=1e-10)
+    assert np.array_equal(out, path_bf)
+
+
+def test_long_sentence_does_not_underflow():
+    K, W, T = 10, 1000, 20000
+    A, B = random_hmm(K, W, seed=3)
+    x = np.random.default_rng(0).integers(0, W, size=T)
+    gamma, trans, ll, _ = run_fb(A, B, x)
+    assert np.isfinite(ll) and ll < -T  # about log(1/W) per token
+    assert np.all(np.isfinite(gamma))
+    np.testing.assert_allclose(gamma.sum(axis=1), 1.0, rtol=1e-9)
+    assert trans.sum() == pytest.approx(T, rel=1e-9)
+
+
+def test_tag_dictionary_zeroes_forbidden_states():
+    A, B = random_hmm(3, 4, seed=1)
+    allowed = np.ones((4, 3), dtype=np.uint8)
+    allowed[2] = [0, 1, 0]
+    x = np.array([0, 2, 1], dtype=np.int32)
+    E = np.empty((3, 3))
+    gather_emissions(B, x, allowed, E)
+    assert E[1, 0] == 0 and E[1, 2] == 0 and E[1, 1] == B[2, 1]
