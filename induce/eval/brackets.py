@@ -51,9 +51,10 @@ _FUNCTION_TAG = re.compile(r"[-=]")
 
 
 def _canonical_label(label: str) -> str:
-    """Strip function tags / indices after the first ``-`` or ``=`` (not a leading
-    one, as in ``-LRB-``) and map ``EQ_LABEL`` classes to one representative."""
-    base = label[:1] + _FUNCTION_TAG.split(label[1:], maxsplit=1)[0] if label else label
+    """Strip function tags / indices after the first ``-`` or ``=`` (labels that
+    start with ``-``, as ``-LRB-``, are kept whole) and map ``EQ_LABEL`` classes to
+    one representative."""
+    base = label if label.startswith("-") else _FUNCTION_TAG.split(label, maxsplit=1)[0]
     return EQUIVALENT_LABELS.get(base, base)
 
 
