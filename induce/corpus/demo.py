@@ -261,7 +261,7 @@ class _Builder:
         return Tree(DEMO_GRAMMAR["labels"][symbol], list(subtrees)), child_heads[rule.head]
 
 
-def _sample_sentence(rng: np.random.Generator, max_len: int) -> Sentence:
+def _sample_sentence(rng: np.random.Generator, max_len: int, number: int) -> Sentence:
     while True:
         builder = _Builder(rng, max_len)
         try:
@@ -276,7 +276,7 @@ def _sample_sentence(rng: np.random.Generator, max_len: int) -> Sentence:
             heads=[h + 1 for h in builder.heads],  # 0-based with -1 = root -> 1-based with 0 = root
             deprels=builder.deprels,
             tree=tree,
-            source=("<demo>", 0),
+            source=("<demo>", number),
             record=None,
         )
 
@@ -293,12 +293,7 @@ def demo_sentences(n_sentences: int = 2000, seed: int = 0, max_len: int = 40) ->
     if max_len < 3:
         raise ValueError("max_len must be >= 3 (the shortest demo sentence has 3 words)")
     rng = np.random.default_rng(seed)
-    sentences = []
-    for i in range(n_sentences):
-        sent = _sample_sentence(rng, max_len)
-        sent.source = ("<demo>", i + 1)
-        sentences.append(sent)
-    return sentences
+    return [_sample_sentence(rng, max_len, i + 1) for i in range(n_sentences)]
 
 
 def demo_corpus(n_sentences: int = 2000, seed: int = 0, max_len: int = 40) -> Corpus:
