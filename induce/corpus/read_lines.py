@@ -1,0 +1,81 @@
+"""Line-level input shared by every reader: UTF-8 checking, blocks, plain text.
+
+Every reader goes through :func:`iter_lines`, so every format reports invalid
+UTF-8 and empty files the same way: a :class:`~induce.errors.CorpusFormatError`
+naming the file and the 1-based line.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Iterator
+
+from ..errors import CorpusFormatError
+from .sentence import Sentence
+
+Line = tuple[int, str]
+
+
+class Rows(list):
+    """The raw rows (lists of strings) of one sentence as read, with the name of their format.
+
+    The ``Sentence.record`` of the line and column formats; writers copy it
+    when writing the same format.  Compares equal to a list with the same rows.
+    """
+
+    def __init__(self, rows, format: str):
+        super().__init__(rows)
+        self.format = format
+
+
+def iter_lines(path: str | os.PathLike, encoding: str = "utf-8") -> Iterator[Line]:
+    """``(line_number, text)`` for every line of ``path`` (1-based, newline removed).
+
+    Lines are decoded one by one (strictly, in ``encoding``; UTF-8 unless the
+    corpus says otherwise, e.g. ``latin-1`` for the CoNLL-2007 Basque files), so
+    an undecodable byte is reported at its line.  A UTF-8 byte-order mark on line 1 is dropped.  A file with no
+    non-blank line raises ``CorpusFormatError`` ("empty file").
+    """
+    name = str(path)
+    seen_text = False
+    with open(path, "rb") as handle:
+        for number, raw in enumerate(handle, 1):
+            try:
+                text = raw.decode(encoding)
+            except UnicodeDecodeError as exc:
+                shown = raw.decode(encoding, "replace").rstrip("\r\n")
+                raise CorpusFormatError(
+                    name, number, shown, f"valid {exc.encoding.upper()} (invalid byte at column {exc.start + 1})"
+                ) from None
+            if number == 1 and text.startswith("\ufeff"):
+                text = text[1:]
+            text = text.rstrip("\r\n")
+            seen_text = seen_text or bool(text.strip())
+            yield number, text
+    if not seen_text:
+        raise CorpusFormatError(name, 1, "", "a non-empty corpus file")
+
+
+def iter_blocks(path: str | os.PathLike, encoding: str = "utf-8") -> Iterator[list[Line]]:
+    """Runs of non-blank lines separated by blank lines (one run per sentence)."""
+    block: list[Line] = []
+    for number, text in iter_lines(path, encoding):
+        if text.strip():
+            block.append((number, text))
+        elif block:
+            yield block
+            block = []
+    if block:
+        yield block
+
+
+def read_plain(path: str | os.PathLike, encoding: str = "utf-8") -> Iterator[Sentence]:
+    """Plain tokenized text: one sentence per non-blank line, tokens split on whitespace.
+
+    ``record`` holds one row ``[word]`` per token, like the column formats.
+    """
+    name = str(path)
+    for number, text in iter_lines(path, encoding):
+        words = text.split()
+        if words:
+            yield Sentence(words=words, source=(name, number), record=Rows([[w] for w in words], "plain"))
