@@ -168,12 +168,22 @@ def _eval_brackets(args: argparse.Namespace) -> int:
 def _eval_align(args: argparse.Namespace) -> int:
     from ..corpus.parallel import read_alignments
 
-    pred = read_alignments(args.pred, format=args.pred_format)
-    gold = read_alignments(args.gold, format=args.gold_format)
-    if len(pred) != len(gold):
-        raise CorpusFormatError(args.pred, None, None, f"{len(gold)} sentence pairs as in {args.gold}; got {len(pred)}")
-    # every predicted link counts (possible includes sure), as AER treats A
-    scores = alignment_scores([a.possible for a in pred], [g.sure for g in gold], [g.possible for g in gold])
+    sides = []
+    for path, fmt, base in ((args.pred, args.pred_format, args.pred_base), (args.gold, args.gold_format, args.gold_base)):
+        one_based = None if base is None else base == 1
+        sides.append((path, fmt, read_alignments(path, format=fmt, one_based=one_based)))
+    n_pairs = max(len(alignments) for _, _, alignments in sides)
+    for path, fmt, alignments in sides:
+        # a NAACL file lists links only, so its trailing pairs without links are implicit
+        if len(alignments) < n_pairs and fmt != "naacl":
+            raise CorpusFormatError(path, None, None, f"{n_pairs} sentence pairs, one line each; got {len(alignments)}")
+
+    def links(alignments, kind: str) -> list[set]:
+        return [getattr(a, kind) for a in alignments] + [set()] * (n_pairs - len(alignments))
+
+    pred, gold = sides[0][2], sides[1][2]
+    # every predicted link counts as A (the predicted file's possible links include its sure ones)
+    scores = alignment_scores(links(pred, "possible"), links(gold, "sure"), links(gold, "possible"))
     emit(scores, args.json)
     return 0
 
@@ -226,4 +236,12 @@ def register(subparsers) -> None:
     _pair_arguments(align, corpus_format=False)
     align.add_argument("--pred-format", choices=("pharaoh", "naacl"), default="pharaoh", help="default pharaoh")
     align.add_argument("--gold-format", choices=("naacl", "pharaoh"), default="naacl", help="default naacl")
+    for side in ("pred", "gold"):
+        align.add_argument(
+            f"--{side}-base",
+            type=int,
+            choices=(0, 1),
+            help=f"index base of the {side} positions (default: the format's, naacl 1, pharaoh 0; "
+            "the shared ro-en / ja-en Pharaoh golds are 1-based, de-en's NAACL file 0-based)",
+        )
     align.set_defaults(handler=_eval_align)
