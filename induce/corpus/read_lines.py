@@ -45,7 +45,8 @@ def iter_lines(path: str | os.PathLike, encoding: str = "utf-8") -> Iterator[Lin
             except UnicodeDecodeError as exc:
                 shown = raw.decode(encoding, "replace").rstrip("\r\n")
                 raise CorpusFormatError(
-                    name, number, shown, f"valid {exc.encoding.upper()} (invalid byte at column {exc.start + 1})"
+                    name, number, shown, f"valid {exc.encoding.upper()} (invalid byte at column {exc.start + 1}; "
+                    "give the file's encoding if it is not UTF-8)"
                 ) from None
             if number == 1 and text.startswith("\ufeff"):
                 text = text[1:]

@@ -1,0 +1,95 @@
+"""``induce corpus stats|demo``: corpus statistics and the built-in demo corpus.
+
+``stats`` streams the sentences of a file, a directory or ``demo`` and reports
+sentences, tokens, word types, the tag columns with their tag-set sizes,
+whether heads / trees are present, and a histogram of sentence lengths.
+``demo`` writes the generated demo corpus as CoNLL-U or PTB brackets.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+
+from .common import add_json_flag, emit
+
+#: Upper edges of the sentence-length buckets (the last bucket is open).
+LENGTH_EDGES = (5, 10, 20, 40, 80)
+
+
+def _length_histogram(lengths: list[int]) -> dict[str, int]:
+    edges = np.asarray(LENGTH_EDGES)
+    counts = np.bincount(np.searchsorted(edges, lengths, side="left"), minlength=len(edges) + 1)
+    labels = [f"{lo + 1}-{hi}" for lo, hi in zip((0,) + LENGTH_EDGES[:-1], LENGTH_EDGES)] + [f">{LENGTH_EDGES[-1]}"]
+    return dict(zip(labels, counts.tolist()))
+
+
+def corpus_stats(path: str, fmt: str = "auto", encoding: str = "utf-8") -> dict:
+    """The statistics ``induce corpus stats`` prints, as a dict."""
+    from ..corpus.formats import detect_format, read_sentences
+
+    types: set[str] = set()
+    tagsets: dict[str, set[str]] = {}
+    lengths: list[int] = []
+    n_heads = n_trees = 0
+    for sent in read_sentences(path, fmt, encoding=encoding):
+        lengths.append(len(sent))
+        types.update(sent.words)
+        for column, tags in sent.tags.items():
+            tagsets.setdefault(column, set()).update(tags)
+        n_heads += sent.heads is not None
+        n_trees += sent.tree is not None
+    resolved = fmt if fmt != "auto" else ("demo" if path == "demo" else detect_format(path, encoding))
+    return {
+        "path": path,
+        "format": resolved,
+        "sentences": len(lengths),
+        "tokens": int(sum(lengths)),
+        "types": len(types),
+        "mean_length": float(np.mean(lengths)) if lengths else 0.0,
+        "max_length": max(lengths, default=0),
+        "tag_columns": {column: len(tags) for column, tags in sorted(tagsets.items())},
+        "sentences_with_heads": n_heads,
+        "sentences_with_trees": n_trees,
+        "length_histogram": _length_histogram(lengths),
+    }
+
+
+def _stats(args: argparse.Namespace) -> int:
+    emit(corpus_stats(args.file, args.format, args.encoding), args.json)
+    return 0
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from ..corpus.demo import demo_sentences
+    from ..corpus.writers import write_sentences
+
+    sentences = demo_sentences(n_sentences=args.sentences, seed=args.seed)
+    write_sentences(args.output, sentences, args.format)
+    emit({"output": args.output, "format": args.format, "sentences": len(sentences),
+          "tokens": sum(len(s) for s in sentences)}, args.json)
+    return 0
+
+
+def register(subparsers) -> None:
+    from ..corpus.formats import FORMATS
+
+    parser = subparsers.add_parser("corpus", help="corpus statistics and the demo corpus")
+    sub = parser.add_subparsers(dest="corpus_command", metavar="SUBCOMMAND")
+    sub.required = True
+
+    stats = sub.add_parser("stats", help="sentences, tokens, types, tag sets and a length histogram")
+    stats.add_argument("file", help="corpus file, directory of corpus files, or 'demo'")
+    stats.add_argument("--format", default="auto", choices=("auto",) + FORMATS)
+    stats.add_argument("--encoding", default="utf-8", help="text encoding (default utf-8; latin-1 for CoNLL-2007 Basque)")
+    add_json_flag(stats)
+    stats.set_defaults(handler=_stats)
+
+    demo = sub.add_parser("demo", help="write the built-in demo corpus")
+    demo.add_argument("-o", "--output", required=True, help="output file")
+    demo.add_argument("--sentences", type=int, default=2000, help="number of sentences (default 2000)")
+    demo.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    demo.add_argument("--format", default="conllu", choices=("conllu", "ptb"))
+    add_json_flag(demo)
+    demo.set_defaults(handler=_demo)
