@@ -105,13 +105,15 @@ def _eval_tags(args: argparse.Namespace) -> int:
     return 0
 
 
-def _punct_tagset(gold) -> tuple[str, str] | None:
+#: Gold column -> punctuation tagset, tried in order when ``--punct-tagset auto``.
+PUNCT_COLUMNS = (("upos", "upos"), ("cpos", "conll2007"), ("xpos", "ptb"), ("pos", "ptb"))
+
+
+def _punct_tagset(gold, tagset: str) -> tuple[str, str] | None:
     """``(column, tagset)`` that marks punctuation in a gold sentence, if any."""
-    if "upos" in gold.tags:
-        return "upos", "upos"
-    for column in ("xpos", "pos"):
-        if column in gold.tags:
-            return column, "ptb"
+    for column, default in PUNCT_COLUMNS:
+        if column in gold.tags and tagset in ("auto", default):
+            return column, default
     return None
 
 
@@ -133,9 +135,10 @@ def _eval_deps(args: argparse.Namespace) -> int:
         gold_heads.extend(_require_heads(gold, args.gold))
         lengths.append(len(gold))
         if args.punct == "exclude":
-            found = _punct_tagset(gold)
+            found = _punct_tagset(gold, args.punct_tagset)
             if found is None:
-                raise CorpusFormatError(*_where(gold), None, "a gold tag column (upos, xpos or pos) to find punctuation")
+                columns = ", ".join(c for c, t in PUNCT_COLUMNS if args.punct_tagset in ("auto", t))
+                raise CorpusFormatError(*_where(gold), None, f"a gold tag column ({columns}) to find punctuation")
             convention = convention or found
             punct.append(punctuation_mask(gold.tags[found[0]], found[1]))
     mask = ~np.concatenate(punct) if args.punct == "exclude" and punct else None
@@ -222,7 +225,14 @@ def register(subparsers) -> None:
         "--punct",
         choices=("include", "exclude"),
         default="exclude",
-        help="score punctuation words or not (gold UPOS PUNCT/SYM, or PTB punctuation tags); default exclude",
+        help="score punctuation words or not (judged by the gold tags); default exclude",
+    )
+    deps.add_argument(
+        "--punct-tagset",
+        choices=("auto", "upos", "conll2007", "ptb"),
+        default="auto",
+        help="tags that mark punctuation: upos (PUNCT, SYM; column upos), conll2007 (CPOS PUNT, F; column cpos), "
+        "ptb ('' `` , . : -LRB- -RRB- # $; column xpos or pos); auto takes the first of these columns present",
     )
     deps.set_defaults(handler=_eval_deps)
 

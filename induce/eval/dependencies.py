@@ -28,12 +28,15 @@ from ..errors import InduceError
 PTB_PUNCTUATION = frozenset({"''", "``", ",", ".", ":", "-LRB-", "-RRB-", "#", "$"})
 #: UPOS tags treated as punctuation.
 UPOS_PUNCTUATION = frozenset({"PUNCT", "SYM"})
-_PUNCTUATION = {"ptb": PTB_PUNCTUATION, "upos": UPOS_PUNCTUATION}
+#: Coarse (CPOS) punctuation tags of the CoNLL 2007 data: Basque ``PUNT``, Spanish ``F``.
+CONLL2007_PUNCTUATION = frozenset({"PUNT", "F"})
+_PUNCTUATION = {"ptb": PTB_PUNCTUATION, "upos": UPOS_PUNCTUATION, "conll2007": CONLL2007_PUNCTUATION}
 
 
 def punctuation_mask(tags, tagset: str = "ptb") -> np.ndarray:
     """Boolean array, True where the tag is punctuation in ``tagset``
-    (``"ptb"``: '' `` , . : -LRB- -RRB- # $; ``"upos"``: PUNCT, SYM)."""
+    (``"ptb"``: '' `` , . : -LRB- -RRB- # $; ``"upos"``: PUNCT, SYM;
+    ``"conll2007"``: the CPOS tags PUNT and F)."""
     if tagset not in _PUNCTUATION:
         raise InduceError(f"unknown punctuation tagset {tagset!r}; expected one of {sorted(_PUNCTUATION)}")
     punct = _PUNCTUATION[tagset]

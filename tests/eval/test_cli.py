@@ -44,6 +44,9 @@ def test_deps_hand_case_with_and_without_punctuation(capsys, dep_files):
     excluded = run_json(capsys, "deps", *dep_files)
     assert (excluded["directed"], excluded["undirected"], excluded["tokens"]) == (0.5, 0.75, 4)
     assert excluded["punctuation"] == "excluded" and "upos" in excluded["punctuation_tags"]
+    # the CoNLL-U file has no xpos column to read PTB punctuation tags from
+    assert main(["eval", "deps", *dep_files, "--punct-tagset", "ptb"]) == 2
+    assert "xpos, pos" in capsys.readouterr().err
 
 
 def test_tags_hand_case(capsys, dep_files):
@@ -114,6 +117,13 @@ def test_gold_vs_gold_ud(capsys, corpora):
     assert tags["vi"] == 0.0 and tags["tokens"] == 25147
     deps = run_json(capsys, "deps", path, path)
     assert_perfect(deps, ("directed", "undirected"))
+
+
+def test_gold_vs_gold_conll2007(capsys, corpora):
+    path = str(corpora / "conll2007" / "esp.test")
+    deps = run_json(capsys, "deps", path, path, "--format", "conllx")
+    assert_perfect(deps, ("directed", "undirected"))
+    assert deps["tokens"] + deps["excluded"] == 19206 and "conll2007" in deps["punctuation_tags"]
 
 
 def test_gold_vs_gold_wsj(capsys, corpora):

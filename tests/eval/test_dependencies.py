@@ -75,5 +75,6 @@ def test_punctuation_masks():
     assert punctuation_mask(ptb, "ptb").tolist() == [False] + [True] * 9 + [False, False]
     upos = ["NOUN", "PUNCT", "SYM", "X", "PROPN"]
     assert punctuation_mask(upos, "upos").tolist() == [False, True, True, False, False]
+    assert punctuation_mask(["PUNT", "IZE", "F", "NC"], "conll2007").tolist() == [True, False, True, False]
     with pytest.raises(InduceError):
         punctuation_mask(upos, "brown")
