@@ -111,6 +111,7 @@ class TrainConfig:
     null_prob: float = 0.2
     max_jump: int = 7
     hmm_cvi: str = "cvi2"
+    prior_support: str = "vocabulary"
 
 
 class _Trainer:
@@ -126,6 +127,7 @@ class _Trainer:
             bitext.src_tok, bitext.src_off, bitext.tgt_tok, bitext.tgt_off, n_src_vocab, n_tgt_vocab)
         self.history: list = []
         self.n_buckets = 2 * config.max_jump + 1
+        self.outcomes = self.table.row_outcomes(config.prior_support)
 
     # -------------------------------------------------------------- helpers
     def _chunks(self, order: np.ndarray):
@@ -141,14 +143,14 @@ class _Trainer:
     def _params(self, estimator: str, counts: np.ndarray) -> np.ndarray:
         t = self.table
         totals = t.row_totals(counts)
-        return table_params(estimator, counts, totals, t.entry_row, self.cfg.alpha, t.n_outcomes)
+        return table_params(estimator, counts, totals, t.entry_row, self.cfg.alpha, self.outcomes)
 
     def _result(self, estimator: str, counts: np.ndarray, weights: np.ndarray, model: str) -> DirectionParams:
         t = self.table
         totals = t.row_totals(counts)
         values = np.concatenate([
-            table_params(estimator, counts, totals, t.entry_row, self.cfg.alpha, t.n_outcomes),
-            fallback_params(estimator, totals, self.cfg.alpha, t.n_outcomes),
+            table_params(estimator, counts, totals, t.entry_row, self.cfg.alpha, self.outcomes),
+            fallback_params(estimator, totals, self.cfg.alpha, self.outcomes),
         ])
         return DirectionParams(model=model, row_ptr=t.row_ptr, cols=t.cols, values=values,
                                weights=np.asarray(weights, dtype=np.float64), null_prob=self.cfg.null_prob,
@@ -200,7 +202,7 @@ class _Trainer:
         for it in range(n_ibm1):
             for chunk in self._chunks(self._order(shuffle=True)):
                 K.ibm1_cvi_pass(chunk, b.src_off, b.tgt_off, self.cell_off, self.cells, t.entry_row,
-                                counts, totals, q, cfg.alpha, t.n_outcomes)
+                                counts, totals, q, cfg.alpha, self.outcomes)
             self.history.append({"stage": "ibm1", "iteration": it + 1})
         jumps = np.zeros(self.n_buckets)
         if cfg.model == "hmm" and cfg.hmm_cvi == "cvi2":
@@ -208,7 +210,7 @@ class _Trainer:
             for it in range(cfg.n_iterations):
                 for chunk in self._chunks(self._order(shuffle=True)):
                     K.hmm_cvi2_pass(chunk, b.src_off, b.tgt_off, self.cell_off, self.cells, t.entry_row, counts,
-                                    totals, q, jumps, sent_jumps, cfg.alpha, t.n_outcomes, cfg.jump_alpha,
+                                    totals, q, jumps, sent_jumps, cfg.alpha, self.outcomes, cfg.jump_alpha,
                                     cfg.null_prob, cfg.max_jump)
                 self.history.append({"stage": "hmm-cvi2", "iteration": it + 1})
         elif cfg.model == "hmm":
@@ -221,7 +223,7 @@ class _Trainer:
             for it in range(cfg.n_iterations):
                 for chunk in self._chunks(self._order(shuffle=True)):
                     K.hmm_cvi1_pass(chunk, b.src_off, b.tgt_off, self.cell_off, self.cells, t.entry_row,
-                                    state_off, qs, counts, totals, jumps, cfg.alpha, t.n_outcomes,
+                                    state_off, qs, counts, totals, jumps, cfg.alpha, self.outcomes,
                                     cfg.jump_alpha, cfg.null_prob)
                 self.history.append({"stage": "hmm-cvi1", "iteration": it + 1})
         return self._result("cvi", counts, jumps + cfg.jump_alpha, cfg.model)

@@ -5,12 +5,18 @@ target word ids of each row in increasing order.  Only pairs that co-occur in
 some sentence pair get an entry (the posterior of any other pair is zero under
 every estimator), so the table grows with the bitext, not with ``V_e * V_f``.
 
-The estimators (thesis ch. 3) on a CSR table with ``K = V_f`` outcomes per row:
+The estimators (thesis ch. 3) on a CSR table with ``K_e`` outcomes in row ``e``:
 
 * ``em``  -- ``t = C / C.`` (eq. 3.13-3.14),
-* ``vi``  -- ``t = exp(psi(C + a) - psi(C. + K a))`` (eq. 3.21-3.22; Riley & Gildea 2012),
-* ``cvi`` -- ``t = (C + a) / (C. + K a)`` (eq. 3.49-3.50 with all counts: the
+* ``vi``  -- ``t = exp(psi(C + a) - psi(C. + K_e a))`` (eq. 3.21-3.22; Riley & Gildea 2012),
+* ``cvi`` -- ``t = (C + a) / (C. + K_e a)`` (eq. 3.49-3.50 with all counts: the
   posterior mean used for decoding after CVI training).
+
+The Dirichlet prior of a row is over either the whole target vocabulary
+(``support="vocabulary"``, ``K_e = V_f``) or the row's co-occurring target
+words (``support="cooccur"``, ``K_e`` = row length): the only outcomes that can
+ever receive posterior mass.  With ``V_f`` in the tens of thousands the former
+adds ``V_f * a`` pseudo-counts to every row and swamps rare source words.
 
 These are the row-wise formulas of :mod:`induce.infer.estimators` applied to
 sparse rows, whose length is not the number of outcomes ``K``.
@@ -34,7 +40,7 @@ class TranslationTable:
     row_ptr: np.ndarray  # int64[n_rows + 1]
     cols: np.ndarray  # int32[nnz]
     entry_row: np.ndarray  # int32[nnz]
-    n_outcomes: int  # K = target vocabulary size
+    n_outcomes: int  # V_f = target vocabulary size
 
     @property
     def nnz(self) -> int:
@@ -43,6 +49,16 @@ class TranslationTable:
     @property
     def n_rows(self) -> int:
         return len(self.row_ptr) - 1
+
+    def row_outcomes(self, support: str) -> np.ndarray:
+        """``K_e`` per row (float64), then one entry for unknown source words (``V_f``)."""
+        if support == "vocabulary":
+            sizes = np.full(self.n_rows, float(self.n_outcomes))
+        elif support == "cooccur":
+            sizes = np.maximum(np.diff(self.row_ptr), 1).astype(np.float64)
+        else:
+            raise ValueError(f"unknown prior support {support!r}")
+        return np.append(sizes, float(self.n_outcomes))
 
     def row_totals(self, counts: np.ndarray) -> np.ndarray:
         """``C_e.``: the sum of each row of an entry-aligned count array."""
@@ -71,9 +87,13 @@ def build_table(src_tok, src_off, tgt_tok, tgt_off, n_src_vocab: int, n_tgt_voca
 
 
 def table_params(estimator: str, counts: np.ndarray, totals: np.ndarray, entry_row: np.ndarray,
-                 prior: float, n_outcomes: int) -> np.ndarray:
-    """Translation parameters of every entry from expected counts (see module docstring)."""
+                 prior: float, outcomes: np.ndarray) -> np.ndarray:
+    """Translation parameters of every entry from expected counts (see module docstring).
+
+    ``outcomes`` is :meth:`TranslationTable.row_outcomes`.
+    """
     row_total = totals[entry_row]
+    n_outcomes = outcomes[entry_row]
     if estimator == "em":
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(row_total > 0, counts / np.where(row_total > 0, row_total, 1.0), 1.0 / n_outcomes)
@@ -84,8 +104,11 @@ def table_params(estimator: str, counts: np.ndarray, totals: np.ndarray, entry_r
     raise ValueError(f"unknown estimator {estimator!r}")
 
 
-def fallback_params(estimator: str, totals: np.ndarray, prior: float, n_outcomes: int) -> np.ndarray:
-    """Value of an unseen pair per row (``C(e, f) = 0``), then one for an unknown source word."""
+def fallback_params(estimator: str, totals: np.ndarray, prior: float, n_outcomes: np.ndarray) -> np.ndarray:
+    """Value of an unseen pair per row (``C(e, f) = 0``), then one for an unknown source word.
+
+    ``n_outcomes`` is :meth:`TranslationTable.row_outcomes` (one entry longer than ``totals``).
+    """
     totals = np.append(np.maximum(totals, 0.0), 0.0)
     if estimator == "em":
         return np.where(totals > 0, EM_FLOOR, 1.0 / n_outcomes)
@@ -100,11 +123,11 @@ def jump_weights(estimator: str, jumps: np.ndarray, jump_denom: np.ndarray, prio
                  previous: np.ndarray) -> np.ndarray:
     """Jump-width weights ``w_d`` from expected bucket counts ``C_d``.
 
-    The jump model ``p(i | p) = w[b(i-p)] / sum_l w[b(l-p)]`` (Vogel et al. 1996)
-    is normalised over each sentence's valid range, so the MLE has no closed
-    form.  ``em`` takes one minorise-maximise step, ``w_d = C_d / D_d`` with
-    ``D_d = sum_p N_p n_d(p) / Z_p(w_old)`` (``jump_denom``), which never
-    decreases the likelihood (a generalised EM step; from
+    The jump model (:func:`induce.kernels.align.jump_matrix`) normalises the
+    weights over the buckets reachable from each position, so the MLE has no
+    closed form.  ``em`` takes one minorise-maximise step, ``w_d = C_d / D_d``
+    with ``D_d = sum_p N_p [d reachable from p] / Z_p(w_old)`` (``jump_denom``),
+    which never decreases the likelihood (a generalised EM step; from
     ``-log Z >= -log Z_old - Z / Z_old + 1``).  ``vi`` and ``cvi`` treat the
     buckets as one Dirichlet-categorical: ``exp(psi(C_d + a))`` (eq. 3.21; the
     shared denominator cancels in the range normalisation) and ``C_d + a``.

@@ -7,15 +7,16 @@ Layout (one direction, target words generated from source words).  A bitext of
 ``i >= 1`` source position ``i``), and ``cells[c]`` is the index of the
 translation-table entry ``t(f_j | e_i)`` in the sparse (CSR by source word)
 table; ``entry_row[k]`` is the table row of entry ``k`` (row 0 = NULL).
-Per-cell posteriors use the same layout.
+Per-cell posteriors use the same layout.  ``n_outcomes[r]`` is the number of
+outcomes ``K_e`` of the Dirichlet prior on table row ``r``.
 
 Alignment HMM (Vogel, Ney & Tillmann 1996) with the NULL handling of Och & Ney
 (2003, sec. 3.2): ``2I+1`` hidden states per target position -- real states
 ``i = 1..I`` and NULL states ``null_p`` (``p = 0..I``) that remember the last
 real position ``p`` (``null_0``: none yet).  From a state at position ``p``
 
-* ``p(real i | p) = (1 - p0) * w[b(i - p)] / sum_{l=1..I} w[b(l - p)]``
-  (Vogel's jump-width model; ``b`` clips the jump to ``[-D, D]``),
+* ``p(real i | p) = (1 - p0) * jp[p, i]``, Vogel's jump-width model with
+  the jump ``i - p`` clipped to ``[-D, D]`` (see :func:`jump_matrix`),
 * ``p(null_p | p) = p0``,
 
 and the chain starts at position 0.  Emissions: ``t(f_j | e_i)`` for real
@@ -116,20 +117,28 @@ def jump_bucket(d, max_jump):
 
 @njit(cache=True)
 def jump_matrix(n_src, weights, max_jump, jp, norm):
-    """Vogel et al. (1996) eq. 4: ``jp[p, i-1] = w[b(i-p)] / sum_{l=1..I} w[b(l-p)]``.
+    """Jump probabilities ``jp[p, i-1] = w[d] / (n_d(p) * Z_p)`` with ``d = b(i - p)``.
 
-    Rows ``p = 0..I`` (0 = sentence start), columns real positions ``1..I``;
-    ``norm[p]`` receives the normaliser.  A row whose weights are all zero is uniform.
+    A categorical distribution over the jump buckets reachable from position
+    ``p`` (``b(1-p) .. b(I-p)``, normaliser ``Z_p = sum_d w[d]``, stored in
+    ``norm[p]``), spread uniformly over the ``n_d(p)`` positions of a clipped
+    bucket: Vogel et al. (1996) eq. 4 with width classes.  Rows ``p = 0..I``
+    (0 = sentence start), columns real positions ``1..I``.  A row whose
+    weights are all zero is uniform.
     """
     for p in range(n_src + 1):
+        lo = jump_bucket(1 - p, max_jump)
+        hi = jump_bucket(n_src - p, max_jump)
         z = 0.0
-        for i in range(1, n_src + 1):
-            v = weights[jump_bucket(i - p, max_jump)]
-            jp[p, i - 1] = v
-            z += v
+        for d in range(lo, hi + 1):
+            z += weights[d]
         norm[p] = z
-        for i in range(n_src):
-            jp[p, i] = jp[p, i] / z if z > 0.0 else 1.0 / n_src
+        n_low = max(0, p - max_jump)  # positions l >= 1 with l - p <= -D
+        n_high = max(0, n_src - p - max_jump + 1)  # positions l <= I with l - p >= D
+        for i in range(1, n_src + 1):
+            d = jump_bucket(i - p, max_jump)
+            mult = n_low if d == 0 else (n_high if d == 2 * max_jump else 1)
+            jp[p, i - 1] = weights[d] / (mult * z) if z > 0.0 else 1.0 / n_src
 
 
 @njit(cache=True, inline="always")
@@ -146,11 +155,11 @@ def _fill_emissions(c0, n_src, n_tgt, cells, vals, emis):
 
 @njit(cache=True)
 def _fill_cvi_emissions(c0, n_src, n_tgt, cells, entry_row, counts, totals, prior, n_outcomes, emis):
-    """Surrogate ``(C^{\\i}(e,f) + a) / (C^{\\i}(e,.) + K a)`` per cell (thesis eq. 3.50)."""
+    """Surrogate ``(C^{\\i}(e,f) + a) / (C^{\\i}(e,.) + K_e a)`` per cell (thesis eq. 3.50)."""
     for j in range(n_tgt):
         for i in range(n_src + 1):
             k = cells[c0 + j * (n_src + 1) + i]
-            emis[j, i] = cvi_ratio_nb(counts[k], totals[entry_row[k]], prior, n_outcomes)
+            emis[j, i] = cvi_ratio_nb(counts[k], totals[entry_row[k]], prior, n_outcomes[entry_row[k]])
 
 
 @njit(cache=True)
@@ -214,7 +223,7 @@ def ibm1_cvi_pass(order, src_off, tgt_off, cell_off, cells, entry_row, counts, t
     """CVI-1 for IBM Model 1, one target word at a time (thesis eq. 3.33 without transitions).
 
     For each target word ``f_j``: subtract its stored ``q(a_j)`` from the
-    counts, set ``q(a_j = i) ∝ (C^{\\j}(e_i, f_j) + a) / (C^{\\j}(e_i, .) + K a)``
+    counts, set ``q(a_j = i) ∝ (C^{\\j}(e_i, f_j) + a) / (C^{\\j}(e_i, .) + K_e a)``
     (first-order Taylor approximation, eq. 3.32), add the new ``q`` back.
     The counts always sum to the number of target words.
     """
@@ -230,7 +239,7 @@ def ibm1_cvi_pass(order, src_off, tgt_off, cell_off, cells, entry_row, counts, t
             z = 0.0
             for i in range(n_src + 1):
                 k = cells[base + i]
-                v = cvi_ratio_nb(counts[k], totals[entry_row[k]], prior, n_outcomes)
+                v = cvi_ratio_nb(counts[k], totals[entry_row[k]], prior, n_outcomes[entry_row[k]])
                 post[i] = v
                 z += v
             for i in range(n_src + 1):
@@ -274,8 +283,9 @@ def hmm_forward_backward(n_src, n_tgt, emis, jp, norm, p0, max_jump, post, jumps
     from :func:`jump_matrix`.  Writes the emission posteriors into ``post[j, i]``
     (``i = 0``: summed over the NULL states), *adds* the expected jump counts
     ``sum_j xi_j(p -> i)`` per bucket ``b(i - p)`` to ``jumps`` (Baum-Welch,
-    Rabiner 1989 eq. 37) and ``N_p / Z_p`` over each row's buckets to
-    ``jump_denom`` (for the EM jump update, see ``induce.align.params``).
+    Rabiner 1989 eq. 37) and ``N_p / Z_p`` to each bucket reachable from ``p``
+    in ``jump_denom`` (``N_p`` = expected jumps out of ``p``; for the EM jump
+    update, see :func:`induce.align.table.jump_weights`).
     Returns ``log p(f | e)`` = the sum of the log scale factors.
     """
     fr = np.empty((n_tgt, n_src))  # forward, real states
@@ -333,8 +343,8 @@ def hmm_forward_backward(n_src, n_tgt, emis, jp, norm, p0, max_jump, post, jumps
                 jumps[jump_bucket(i + 1 - p, max_jump)] += xi
                 row_total += xi
             if norm[p] > 0.0:
-                for l in range(1, n_src + 1):
-                    jump_denom[jump_bucket(l - p, max_jump)] += row_total / norm[p]
+                for d in range(jump_bucket(1 - p, max_jump), jump_bucket(n_src - p, max_jump) + 1):
+                    jump_denom[d] += row_total / norm[p]
         if j > 0:
             for p in range(n_src + 1):
                 acc = 0.0
@@ -605,13 +615,13 @@ def hmm_cvi1_pass(order, src_off, tgt_off, cell_off, cells, entry_row, state_off
                 _position_mass(qs, prev, n_src, mass)
             row = c0 + j * (n_src + 1)
             k0 = cells[row]
-            e_null = cvi_ratio_nb(counts[k0], totals[entry_row[k0]], prior, n_outcomes)
+            e_null = cvi_ratio_nb(counts[k0], totals[entry_row[k0]], prior, n_outcomes[entry_row[k0]])
             for i in range(n_src):
                 acc = 0.0
                 for p in range(n_src + 1):
                     acc += mass[p] * jp[p, i]
                 k = cells[row + i + 1]
-                new[i] = (1.0 - p0) * acc * cvi_ratio_nb(counts[k], totals[entry_row[k]], prior, n_outcomes)
+                new[i] = (1.0 - p0) * acc * cvi_ratio_nb(counts[k], totals[entry_row[k]], prior, n_outcomes[entry_row[k]])
             for p in range(n_src + 1):
                 new[n_src + p] = p0 * mass[p] * e_null
             # outgoing: E_{q(a_{j+1})}[p(a_{j+1} | s)], a function of the position of s

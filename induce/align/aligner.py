@@ -1,0 +1,209 @@
+"""``WordAligner``: IBM Model 1 / HMM word alignment in both directions, symmetrised.
+
+scikit-learn conventions: hyperparameters in ``__init__`` (``get_params`` /
+``set_params`` from :class:`sklearn.base.BaseEstimator`), :meth:`fit` returns
+``self``, learned state in attributes ending in ``_``.  Links are 0-based
+``(i, j)`` = (source position, target position) as in Pharaoh files.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from typing import Iterable, Sequence
+
+import numpy as np
+from sklearn.base import BaseEstimator
+from tqdm.auto import tqdm
+
+from ..atomic import atomic_write
+from ..corpus.vocab import Vocabulary
+from ..errors import ConfigError, ModelFormatError
+from ..kernels.align import links_to_matrix, posteriors_to_matrix
+from .direction import Bitext, DirectionParams, TrainConfig, encode_side, n_passes, train_direction
+from .symmetrize import METHODS, matrices_to_links, symmetrize_corpus
+
+MODELS = ("ibm1", "hmm")
+INFERENCE = ("em", "vi", "cvi")
+HMM_CVI = ("cvi1", "cvi2")
+DIRECTIONAL = ("forward", "reverse")
+DECODERS = ("viterbi", "posterior")
+SUPPORTS = ("cooccur", "vocabulary")
+FORMAT_VERSION = 1
+
+Pair = tuple[Sequence[str], Sequence[str]]
+
+
+class WordAligner(BaseEstimator):
+    """Word aligner trained without supervision on a sentence-aligned bitext.
+
+    Parameters
+    ----------
+    model : ``"ibm1"`` or ``"hmm"`` (Vogel et al. 1996, NULL states of Och & Ney 2003).
+    infer : ``"em"`` (GIZA++ pipeline), ``"vi"`` (Riley & Gildea 2012) or ``"cvi"`` (thesis ch. 3).
+    n_iterations : passes of the final model.
+    n_ibm1_iterations : Model 1 passes that initialise the HMM (``model="hmm"`` only).
+    alpha : symmetric Dirichlet prior of the translation tables (thesis: 0.1).
+    prior_support : ``"vocabulary"`` (the Dirichlet of a table row spans the whole target
+        vocabulary) or ``"cooccur"`` (only the target words that co-occur with its source word).
+    jump_alpha : Dirichlet prior of the jump-width distribution (``vi``/``cvi``).
+    null_prob : ``p0``, the probability of moving to a NULL state (Och & Ney 2003).
+    max_jump : jumps are bucketed to ``[-max_jump, max_jump]``.
+    hmm_cvi : ``"cvi2"`` (per sentence pair, thesis sec. 3.5) or ``"cvi1"`` (per target position, sec. 3.4).
+    symmetrize : one of ``intersection``, ``union``, ``grow-diag``, ``grow-diag-final``,
+        ``grow-diag-final-and`` (both directions are trained), or ``forward`` / ``reverse``
+        (one direction only).
+    decode : ``"viterbi"`` or ``"posterior"`` (links whose posterior exceeds ``posterior_threshold``).
+    random_state : seed of the CVI visiting order.
+    progress : show a tqdm progress bar (sentence pairs per second).
+    """
+
+    def __init__(self, model: str = "hmm", infer: str = "cvi", n_iterations: int = 5, n_ibm1_iterations: int = 5,
+                 alpha: float = 0.1, prior_support: str = "vocabulary", jump_alpha: float = 0.1,
+                 null_prob: float = 0.2, max_jump: int = 7,
+                 hmm_cvi: str = "cvi2", symmetrize: str = "grow-diag-final-and", decode: str = "viterbi",
+                 posterior_threshold: float = 0.5, random_state: int | None = None, progress: bool = False):
+        self.model = model
+        self.infer = infer
+        self.n_iterations = n_iterations
+        self.n_ibm1_iterations = n_ibm1_iterations
+        self.alpha = alpha
+        self.prior_support = prior_support
+        self.jump_alpha = jump_alpha
+        self.null_prob = null_prob
+        self.max_jump = max_jump
+        self.hmm_cvi = hmm_cvi
+        self.symmetrize = symmetrize
+        self.decode = decode
+        self.posterior_threshold = posterior_threshold
+        self.random_state = random_state
+        self.progress = progress
+
+    # ----------------------------------------------------------- validation
+    def _validate(self) -> None:
+        for name, value, allowed in (("model", self.model, MODELS), ("infer", self.infer, INFERENCE),
+                                     ("hmm_cvi", self.hmm_cvi, HMM_CVI), ("decode", self.decode, DECODERS),
+                                     ("prior_support", self.prior_support, SUPPORTS),
+                                     ("symmetrize", self.symmetrize, METHODS + DIRECTIONAL)):
+            if value not in allowed:
+                raise ConfigError(f"{name} must be one of {', '.join(allowed)}; got {value!r}")
+        if self.n_iterations < 1 or self.n_ibm1_iterations < 0:
+            raise ConfigError("n_iterations must be >= 1 and n_ibm1_iterations >= 0")
+        if self.alpha <= 0 or self.jump_alpha <= 0:
+            raise ConfigError("alpha and jump_alpha must be > 0")
+        if not 0.0 <= self.null_prob < 1.0:
+            raise ConfigError(f"null_prob must be in [0, 1); got {self.null_prob}")
+        if self.max_jump < 1:
+            raise ConfigError(f"max_jump must be >= 1; got {self.max_jump}")
+
+    def _config(self) -> TrainConfig:
+        return TrainConfig(model=self.model, infer=self.infer, n_iterations=self.n_iterations,
+                           n_ibm1_iterations=self.n_ibm1_iterations, alpha=self.alpha, jump_alpha=self.jump_alpha,
+                           null_prob=self.null_prob, max_jump=self.max_jump, hmm_cvi=self.hmm_cvi,
+                           prior_support=self.prior_support)
+
+    # ------------------------------------------------------------- training
+    def fit(self, pairs: Iterable[Pair]) -> "WordAligner":
+        """Train the direction(s) required by ``symmetrize`` on ``(source, target)`` token lists."""
+        self._validate()
+        pairs = list(pairs)
+        self.src_vocab_, self.tgt_vocab_ = Vocabulary(), Vocabulary()
+        bitext = self._encode(pairs, grow=True)
+        config = self._config()
+        rng = np.random.default_rng(self.random_state)
+        directions = [d for d in DIRECTIONAL if self.symmetrize in (d, *METHODS)]
+        start = time.perf_counter()
+        total = n_passes(config) * bitext.n_pairs * len(directions)
+        with tqdm(total=total, unit="pair", unit_scale=True, desc=f"align {self.model}/{self.infer}",
+                  disable=not self.progress) as bar:
+            self.forward_ = self.reverse_ = None
+            if "forward" in directions:
+                self.forward_ = train_direction(bitext, len(self.src_vocab_), len(self.tgt_vocab_), config, rng,
+                                                bar.update)
+            if "reverse" in directions:
+                self.reverse_ = train_direction(bitext.swapped(), len(self.tgt_vocab_), len(self.src_vocab_), config,
+                                                rng, bar.update)
+        self.fit_seconds_ = time.perf_counter() - start
+        self.n_pairs_ = bitext.n_pairs
+        return self
+
+    def _encode(self, pairs: Sequence[Pair], grow: bool) -> Bitext:
+        src_tok, src_off = encode_side((p[0] for p in pairs), self.src_vocab_, grow)
+        tgt_tok, tgt_off = encode_side((p[1] for p in pairs), self.tgt_vocab_, grow)
+        return Bitext(src_tok, src_off, tgt_tok, tgt_off)
+
+    # ------------------------------------------------------------- decoding
+    def _link_matrix(self, params: DirectionParams, bitext: Bitext, reverse: bool) -> np.ndarray:
+        directed = bitext.swapped() if reverse else bitext
+        if self.decode == "viterbi":
+            return links_to_matrix(bitext.src_off, bitext.tgt_off, params.viterbi(directed), reverse)
+        post, cell_off = params.posteriors(directed)
+        return posteriors_to_matrix(bitext.src_off, bitext.tgt_off, cell_off, post, self.posterior_threshold, reverse)
+
+    def align(self, pairs: Iterable[Pair]) -> list[list[tuple[int, int]]]:
+        """Sorted 0-based links ``(i, j)`` of every pair; words unseen in training align only by NULL odds."""
+        if not hasattr(self, "forward_"):
+            raise ConfigError("this WordAligner is not fitted yet; call fit() or load() first")
+        pairs = list(pairs)
+        bitext = self._encode(pairs, grow=False)
+        if self.symmetrize == "forward":
+            flat = self._link_matrix(self.forward_, bitext, reverse=False)
+        elif self.symmetrize == "reverse":
+            flat = self._link_matrix(self.reverse_, bitext, reverse=True)
+        else:
+            flat = symmetrize_corpus(bitext.src_off, bitext.tgt_off, self._link_matrix(self.forward_, bitext, False),
+                                     self._link_matrix(self.reverse_, bitext, True), self.symmetrize)
+        return matrices_to_links(bitext.src_off, bitext.tgt_off, flat)
+
+    def fit_align(self, pairs: Iterable[Pair]) -> list[list[tuple[int, int]]]:
+        pairs = list(pairs)
+        return self.fit(pairs).align(pairs)
+
+    # ---------------------------------------------------------- persistence
+    def save(self, path: str | os.PathLike) -> None:
+        """Write the fitted model as one ``.npz`` (arrays + a JSON header; no pickle), atomically."""
+        meta = {
+            "format_version": FORMAT_VERSION,
+            "params": self.get_params(),
+            "src_vocab": self.src_vocab_.to_json(),
+            "tgt_vocab": self.tgt_vocab_.to_json(),
+            "n_pairs": self.n_pairs_,
+            "fit_seconds": self.fit_seconds_,
+            "directions": {},
+        }
+        arrays = {}
+        for name in DIRECTIONAL:
+            params: DirectionParams | None = getattr(self, f"{name}_")
+            if params is None:
+                continue
+            meta["directions"][name] = {"model": params.model, "null_prob": params.null_prob,
+                                        "max_jump": params.max_jump, "history": params.history}
+            for key in ("row_ptr", "cols", "values", "weights"):
+                arrays[f"{name}_{key}"] = getattr(params, key)
+        arrays["meta"] = np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8)
+        with atomic_write(path, "wb") as handle:
+            np.savez(handle, **arrays)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> "WordAligner":
+        """Read a model written by :meth:`save`."""
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                meta = json.loads(bytes(data["meta"]).decode("utf-8"))
+                if meta.get("format_version") != FORMAT_VERSION:
+                    raise ModelFormatError(f"{path}: unsupported alignment model version {meta.get('format_version')}")
+                aligner = cls(**meta["params"])
+                for name in DIRECTIONAL:
+                    info = meta["directions"].get(name)
+                    params = None if info is None else DirectionParams(
+                        row_ptr=data[f"{name}_row_ptr"], cols=data[f"{name}_cols"], values=data[f"{name}_values"],
+                        weights=data[f"{name}_weights"], **info)
+                    setattr(aligner, f"{name}_", params)
+        except (OSError, KeyError, ValueError) as exc:
+            raise ModelFormatError(f"{path}: not a word-alignment model ({exc})") from exc
+        aligner.src_vocab_ = Vocabulary.from_json(meta["src_vocab"])
+        aligner.tgt_vocab_ = Vocabulary.from_json(meta["tgt_vocab"])
+        aligner.n_pairs_ = meta["n_pairs"]
+        aligner.fit_seconds_ = meta["fit_seconds"]
+        return aligner
