@@ -315,6 +315,9 @@ def log_likelihood_pass(tags, offsets, root_p, stop_p, attach_p, out):
     """``out[i] = log P(x^i | theta)`` (inside pass only)."""
     for s in range(offsets.shape[0] - 1):
         t = tags[offsets[s] : offsets[s + 1]]
+        if t.shape[0] == 0:
+            out[s] = 0.0
+            continue
         root, att, stop, log_scale = sentence_factors(t, root_p, stop_p, attach_p)
         _, z = inside_charts(root, att, stop, False)
         out[s] = math.log(z) + log_scale if z > 0.0 else -math.inf
@@ -325,6 +328,8 @@ def viterbi_pass(tags, offsets, root_p, stop_p, attach_p, heads):
     """Best projective tree per sentence; ``heads`` aligned with ``tags`` (1-based, 0 = root)."""
     for s in range(offsets.shape[0] - 1):
         t = tags[offsets[s] : offsets[s + 1]]
+        if t.shape[0] == 0:
+            continue
         root, att, stop, _ = sentence_factors(t, root_p, stop_p, attach_p)
         ch, _ = inside_charts(root, att, stop, True)
         viterbi_heads(root, att, stop, ch, heads[offsets[s] : offsets[s + 1]])
@@ -390,3 +395,39 @@ def tables_from_positions(tags, offsets, sq_offsets, pos_root, pos_stop, pos_att
         n = b - a
         _scatter(tags[a:b], 1.0, pos_root[a:b], pos_att[sq_offsets[s] : sq_offsets[s + 1]].reshape((n, n)),
                  pos_stop[a:b], root_counts, stop_counts, attach_counts, attach_totals, root_total)
+
+
+@njit(cache=True)
+def harmonic_counts(tags, offsets, root_counts, stop_counts, attach_counts):
+    """Klein & Manning's harmonic initialiser as pseudo expected counts.
+
+    Each word's head is the root with probability ``1/n``, otherwise word ``h``
+    with probability proportional to ``1/|h - j|``.  With ``E`` the resulting
+    expected number of dependents of a head on one side, the stop counts are
+    those of a head taking ``E`` dependents there: CONTINUE ``min(1, E)`` and
+    STOP ``1 - min(1, E)`` while adjacent, then CONTINUE ``max(E - 1, 0)`` and
+    STOP ``min(1, E)`` after the first dependent.
+    """
+    for s in range(offsets.shape[0] - 1):
+        t = tags[offsets[s] : offsets[s + 1]]
+        n = t.shape[0]
+        deps = np.zeros((n, 2))
+        for j in range(n):
+            root_counts[t[j]] += 1.0 / n
+            norm = 0.0
+            for h in range(n):
+                if h != j:
+                    norm += 1.0 / abs(h - j)
+            for h in range(n):
+                if h != j:
+                    p = (1.0 - 1.0 / n) / abs(h - j) / norm
+                    d = RIGHT if j > h else LEFT
+                    attach_counts[t[h], d, t[j]] += p
+                    deps[h, d] += p
+        for h in range(n):
+            for d in range(2):
+                first = min(1.0, deps[h, d])
+                stop_counts[t[h], d, 0, CONT] += first
+                stop_counts[t[h], d, 0, STOP] += 1.0 - first
+                stop_counts[t[h], d, 1, CONT] += max(deps[h, d] - 1.0, 0.0)
+                stop_counts[t[h], d, 1, STOP] += first

@@ -347,28 +347,34 @@ def _add_binary(src, sign, bin_counts, totals):
 
 # --------------------------------------------------------------- corpus passes
 @njit(cache=True)
-def estep_pass(tokens, offsets, rules, emit, start, bin_counts, emit_counts):
+def estep_pass(tokens, offsets, rules, emit, start, bin_out, pos_out):
     """Batch E-step with fixed parameters (EM thesis eq. 4.5-4.9, VI with eq. 4.12 parameters).
 
-    Adds every sentence's expected rule counts to ``bin_counts``/``emit_counts``
-    and returns the corpus log-likelihood ``sum_i log P(x^i | theta)``.
+    Adds sentence ``s``'s expected binary-rule counts to ``bin_out[s]`` when
+    ``bin_out`` has one slab per sentence, else to ``bin_out[0]``, and its
+    per-position terminal counts to ``pos_out[offsets[s]:offsets[s+1]]``.
+    Returns the corpus log-likelihood ``sum_i log P(x^i | theta)``.
     """
-    nt = emit.shape[0]
+    per_sentence = bin_out.shape[0] == offsets.shape[0] - 1
     total = 0.0
     for s in range(offsets.shape[0] - 1):
         words = tokens[offsets[s] : offsets[s + 1]]
+        if words.shape[0] == 0:
+            continue
         e, log_scale = gather_emissions(emit, words)
         chart = inside_chart(rules, e, False)
-        pos_counts = np.zeros((words.shape[0], nt))
-        z = outside_counts(rules, e, chart, start, bin_counts, pos_counts)
-        if z > 0.0:
-            total += math.log(z) + log_scale
-        else:
-            total += -math.inf
-        for j in range(words.shape[0]):
-            for a in range(nt):
-                emit_counts[a, words[j]] += pos_counts[j, a]
+        z = outside_counts(rules, e, chart, start, bin_out[s if per_sentence else 0],
+                           pos_out[offsets[s] : offsets[s + 1]])
+        total += math.log(z) + log_scale if z > 0.0 else -math.inf
     return total
+
+
+@njit(cache=True)
+def trees_to_counts(tokens, offsets, trees, tree_offsets, bin_counts, emit_counts, totals):
+    """Add the rule counts of every sentence's tree to the tables (sampler state)."""
+    for s in range(offsets.shape[0] - 1):
+        add_tree_counts(trees[tree_offsets[s] : tree_offsets[s + 1]], tokens[offsets[s] : offsets[s + 1]],
+                        1.0, bin_counts, emit_counts, totals)
 
 
 @njit(cache=True)
@@ -376,6 +382,9 @@ def log_likelihood_pass(tokens, offsets, rules, emit, start, out):
     """``out[i] = log P(x^i | theta)`` for every sentence (inside pass only)."""
     for s in range(offsets.shape[0] - 1):
         words = tokens[offsets[s] : offsets[s + 1]]
+        if words.shape[0] == 0:
+            out[s] = 0.0
+            continue
         e, log_scale = gather_emissions(emit, words)
         chart = inside_chart(rules, e, False)
         z = chart[0, words.shape[0], start]
@@ -420,6 +429,8 @@ def sample_pass(tokens, offsets, rules, emit, start, uniforms, trees, tree_offse
     """
     for s in range(offsets.shape[0] - 1):
         words = tokens[offsets[s] : offsets[s + 1]]
+        if words.shape[0] == 0:
+            continue
         e, _ = gather_emissions(emit, words)
         chart = inside_chart(rules, e, False)
         trace_tree(rules, chart, start, uniforms[offsets[s] : offsets[s + 1]], True,
@@ -432,6 +443,9 @@ def viterbi_pass(tokens, offsets, rules, emit, start, trees, tree_offsets, score
     dummy = np.zeros(1)
     for s in range(offsets.shape[0] - 1):
         words = tokens[offsets[s] : offsets[s + 1]]
+        if words.shape[0] == 0:
+            scores[s] = 0.0
+            continue
         e, log_scale = gather_emissions(emit, words)
         chart = inside_chart(rules, e, True)
         n = words.shape[0]

@@ -1,0 +1,199 @@
+"""The Dependency Model with Valence (Klein & Manning 2004) with EM, VI and CVI.
+
+Parameters (categorical rows over the last axis, symmetric Dirichlet prior
+``alpha`` on each row):
+
+* ``root_[T]``  -- P_root(tag);
+* ``stop_[T, 2, 2, 2]`` -- P_stop(STOP | CONTINUE | head, direction (0 left, 1 right),
+  valence (0 = no dependent yet on that side, 1 = some));
+* ``attach_[T, 2, T]`` -- P_choose(dependent | head, direction).
+
+Inference (thesis ch. 4, the DMV instance of the PCFG updates; one split-head
+inside-outside program in :mod:`induce.kernels.dmv`):
+
+* ``em``  -- batch E-step with ``C / C.`` (eq. 4.5-4.10);
+* ``vi``  -- batch E-step with ``exp(psi(C + a)) / exp(psi(C. + K a))`` (eq. 4.12);
+* ``cvi`` -- per sentence: subtract its expected counts, inside-outside with
+  ``(C^{\\i} + a) / (C^{\\i}_. + K a)``, add back (eq. 4.24).
+
+Initialisation: ``init="harmonic"`` (Klein & Manning's harmonic pseudo-counts,
+:func:`induce.kernels.dmv.harmonic_counts`, normalised) or ``"random"`` (rows
+drawn from Dirichlet(1) with ``random_state``).  Every algorithm starts from one
+batch E-step under those parameters.  Decoding uses the MLE for ``em`` and the
+posterior mean ``(C + a) / (C. + K a)`` otherwise.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+import numpy as np
+from tqdm import tqdm
+
+from ..infer.estimators import params_from_counts
+from ..kernels import dmv as kdmv
+from .params import UNK, as_corpus, check_choice, column, encode_with, load_model, save_model
+
+ALGORITHMS = ("em", "vi", "cvi")
+INITS = ("harmonic", "random")
+
+
+class DMVParser:
+    """Unsupervised projective dependency parser (DMV).
+
+    Parameters
+    ----------
+    infer : ``"em"``, ``"vi"`` or ``"cvi"``.
+    prior : Dirichlet hyperparameter ``alpha`` (used by ``vi``/``cvi`` and the decoding mean).
+    n_iter : passes over the corpus.
+    init : ``"harmonic"`` or ``"random"``.
+    tag_column : the tag column the model reads (``None``: the word tokens).
+    random_state : seed of random initialisation and of CVI's sentence order.
+    """
+
+    def __init__(self, infer: str = "em", prior: float = 1.0, n_iter: int = 20, init: str = "harmonic",
+                 tag_column: str | None = None, random_state: int | None = None, verbose: bool = False):
+        self.infer = infer
+        self.prior = prior
+        self.n_iter = n_iter
+        self.init = init
+        self.tag_column = tag_column
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def get_params(self) -> dict:
+        return {"infer": self.infer, "prior": self.prior, "n_iter": self.n_iter, "init": self.init,
+                "tag_column": self.tag_column, "random_state": self.random_state, "verbose": self.verbose}
+
+    # -------------------------------------------------------------------- fit
+    def _ids(self, X) -> tuple[np.ndarray, np.ndarray]:
+        corpus = as_corpus(X)
+        ids, vocab = column(corpus, self.tag_column)
+        return encode_with(self.tags_, vocab, ids), corpus.offsets
+
+    def fit(self, X, y=None, callback: Callable[["DMVParser", int], None] | None = None) -> "DMVParser":
+        """Fit the DMV to the (tag) sequences of ``X`` (a Corpus or lists of tokens)."""
+        check_choice("infer", self.infer, ALGORITHMS)
+        check_choice("init", self.init, INITS)
+        if self.prior <= 0:
+            raise ValueError("prior must be positive")
+        corpus = as_corpus(X)
+        corpus = corpus.subset(np.nonzero(corpus.lengths > 0)[0])
+        ids, vocab = column(corpus, self.tag_column)
+        self.tags_ = [s for s in vocab.itos if s != UNK] + [UNK]
+        tags = encode_with(self.tags_, vocab, ids)
+        offsets = corpus.offsets
+        rng = np.random.default_rng(self.random_state)
+        state = _Counts(len(self.tags_), tags, offsets)
+        theta0 = self._initial_params(state, rng)
+        self.history_: list[dict] = []
+        t0 = time.perf_counter()
+        ll = state.estep(*theta0, per_position=self.infer == "cvi")
+        self.history_.append({"iteration": 0, "seconds": time.perf_counter() - t0, "log_likelihood": ll})
+        self._set_params(state)
+        bar = tqdm(range(1, self.n_iter + 1), desc=f"dmv {self.infer}", disable=not self.verbose, leave=False)
+        for it in bar:
+            t0 = time.perf_counter()
+            if self.infer == "cvi":
+                ll = state.cvi_pass(rng.permutation(len(offsets) - 1), self.prior)
+            else:
+                ll = state.estep(*state.params(self.infer, self.prior), per_position=False)
+            self.history_.append({"iteration": it, "seconds": time.perf_counter() - t0, "log_likelihood": ll})
+            bar.set_postfix(ll=f"{ll:.1f}")
+            self._set_params(state)
+            if callback is not None:
+                callback(self, it)
+        self.n_iter_ = self.n_iter
+        return self
+
+    def _initial_params(self, state: "_Counts", rng) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        if self.init == "harmonic":
+            kdmv.harmonic_counts(state.tags, state.offsets, state.root, state.stop, state.attach)
+            return state.params("em", self.prior)
+        return tuple(_dirichlet_rows(rng, a.shape) for a in (state.root, state.stop, state.attach))
+
+    def _set_params(self, state: "_Counts") -> None:
+        self.root_, self.stop_, self.attach_ = state.params("em" if self.infer == "em" else "cvi", self.prior)
+        self.counts_ = {"root": state.root.copy(), "stop": state.stop.copy(), "attach": state.attach.copy()}
+
+    # -------------------------------------------------------------- decoding
+    def predict(self, X) -> np.ndarray:
+        """Viterbi heads for every token of ``X``, flat and aligned with its tokens (1-based, 0 = root)."""
+        tags, offsets = self._ids(X)
+        heads = np.zeros(len(tags), dtype=np.int32)
+        kdmv.viterbi_pass(tags, offsets, self.root_, self.stop_, self.attach_, heads)
+        return heads
+
+    def parse(self, X) -> list[list[int]]:
+        """Viterbi heads per sentence."""
+        heads = self.predict(X)
+        offsets = as_corpus(X).offsets
+        return [heads[offsets[i]:offsets[i + 1]].tolist() for i in range(len(offsets) - 1)]
+
+    def log_likelihood(self, X) -> np.ndarray:
+        """``log P(x^i)`` per sentence (sum over all projective trees)."""
+        tags, offsets = self._ids(X)
+        out = np.zeros(len(offsets) - 1)
+        kdmv.log_likelihood_pass(tags, offsets, self.root_, self.stop_, self.attach_, out)
+        return out
+
+    def score(self, X, y=None) -> float:
+        return float(self.log_likelihood(X).sum())
+
+    # -------------------------------------------------------------- save/load
+    def save(self, path) -> None:
+        save_model(path, "dmv", {"root": self.root_, "stop": self.stop_, "attach": self.attach_,
+                                 **{f"counts_{k}": v for k, v in self.counts_.items()}},
+                   {"params": self.get_params(), "tags": self.tags_, "history": self.history_})
+
+    @classmethod
+    def load(cls, path) -> "DMVParser":
+        arrays, meta = load_model(path, "dmv")
+        model = cls(**meta["params"])
+        model.tags_, model.history_ = meta["tags"], meta["history"]
+        model.root_, model.stop_, model.attach_ = arrays["root"], arrays["stop"], arrays["attach"]
+        model.counts_ = {k: arrays[f"counts_{k}"] for k in ("root", "stop", "attach")}
+        model.n_iter_ = model.n_iter
+        return model
+
+
+def _dirichlet_rows(rng, shape) -> np.ndarray:
+    x = rng.gamma(1.0, size=shape)
+    return x / x.sum(axis=-1, keepdims=True)
+
+
+class _Counts:
+    """Tag-indexed expected count tables, and per-position counts for CVI."""
+
+    def __init__(self, n_tags: int, tags: np.ndarray, offsets: np.ndarray):
+        self.tags, self.offsets = tags, offsets
+        lengths = np.diff(offsets)
+        self.sq_offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+        np.cumsum(lengths * lengths, out=self.sq_offsets[1:])
+        self.root = np.zeros(n_tags)
+        self.stop = np.zeros((n_tags, 2, 2, 2))
+        self.attach = np.zeros((n_tags, 2, n_tags))
+        self.attach_totals = np.zeros((n_tags, 2))
+        self.root_total = np.zeros(1)
+
+    def params(self, estimator: str, prior: float):
+        return tuple(params_from_counts(estimator, c, prior) for c in (self.root, self.stop, self.attach))
+
+    def estep(self, root_p, stop_p, attach_p, per_position: bool) -> float:
+        """Expected counts under fixed parameters; keeps the per-position counts when ``per_position``."""
+        n_tok = len(self.tags)
+        pos_root, pos_stop, pos_att = np.zeros(n_tok), np.zeros((n_tok, 2, 2, 2)), np.zeros(self.sq_offsets[-1])
+        ll = kdmv.position_counts_pass(self.tags, self.offsets, self.sq_offsets, root_p, stop_p, attach_p,
+                                       pos_root, pos_stop, pos_att)
+        for table in (self.root, self.stop, self.attach, self.attach_totals, self.root_total):
+            table[...] = 0.0
+        kdmv.tables_from_positions(self.tags, self.offsets, self.sq_offsets, pos_root, pos_stop, pos_att,
+                                   self.root, self.stop, self.attach, self.attach_totals, self.root_total)
+        if per_position:
+            self.pos = (pos_root, pos_stop, pos_att)
+        return ll
+
+    def cvi_pass(self, order: np.ndarray, prior: float) -> float:
+        return kdmv.cvi_pass(self.tags, self.offsets, self.sq_offsets, order, self.root, self.stop, self.attach,
+                             self.attach_totals, self.root_total, *self.pos, prior)

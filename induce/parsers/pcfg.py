@@ -1,0 +1,288 @@
+"""PCFG induction with inside-outside EM, VI, CVI and collapsed blocked Metropolis-Hastings.
+
+All four algorithms share the kernels of :mod:`induce.kernels.inside_outside`
+and differ only in how parameters are formed from counts and when counts change
+(thesis ch. 4):
+
+* ``em``  -- batch E-step with ``theta* = E[C] / E[C.]`` (eq. 4.5-4.10);
+* ``vi``  -- batch E-step with ``exp(psi(E[C] + a)) / exp(psi(E[C.] + |R_A| a))`` (eq. 4.12);
+* ``cvi`` -- per sentence: subtract its expected counts, run inside-outside with
+  ``(E[C^{\\i}] + a) / (E[C^{\\i}_.] + |R_A| a)``, add the new counts (eq. 4.24);
+* ``mh``  -- per sentence: remove its tree, propose a tree from
+  ``p(z | x, theta^H)`` (eq. 4.15-4.16) by inside-chart sampling, accept with
+  the exact collapsed probability (eq. 4.14) (Johnson, Griffiths & Goldwater 2007).
+
+Every algorithm starts from the same random parameters ``theta0`` (the grammar's
+weights times ``1 + init_noise * U(0, 1)``, renormalised): the first em/vi
+E-step uses ``theta0``; cvi seeds its per-sentence counts with a batch E-step
+under ``theta0`` and mh with one tree per sentence sampled under ``theta0``
+(iteration 0 of ``history_``).  With ``n_iter=0`` em/vi keep ``theta0``.  The fitted rule probabilities ``rules_``/``emissions_`` are the
+MLE for ``em`` and the posterior mean ``(C + a) / (C. + |R_A| a)`` for the
+Bayesian algorithms (the mean of VI's ``q(theta)``; CVI's and MH's predictive).
+
+Memory: ``cvi`` stores each sentence's expected binary counts (``N^3`` floats per
+sentence) and per-token terminal counts (``N`` per token).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+import numpy as np
+from tqdm import tqdm
+
+from ..kernels import inside_outside as io
+from .grammar import Grammar, full_grammar, read_grammar
+from .params import UNK, as_corpus, check_choice, column, encode_with, load_model, masked_params, save_model
+from .trees import nodes_to_tree
+
+ALGORITHMS = ("em", "vi", "cvi", "mh")
+
+
+class PCFGInducer:
+    """Unsupervised PCFG (CNF) trained by ``em``, ``vi``, ``cvi`` or ``mh``.
+
+    Parameters
+    ----------
+    n_nonterminals : size of the generated fully connected grammar (ignored with ``grammar``).
+    grammar : a :class:`Grammar` or the path of a rule file fixing the rules (and initial weights).
+    infer : ``"em"``, ``"vi"``, ``"cvi"`` or ``"mh"``.
+    prior : symmetric Dirichlet hyperparameter ``alpha`` on every ``theta_A``.
+    n_iter : passes over the corpus (sweeps for ``mh``).
+    tag_column : read this tag column instead of the word tokens.
+    init_noise : multiplicative noise of the initial parameters.
+    random_state : seed of the initial parameters and of the sentence order / sampler.
+    """
+
+    def __init__(self, n_nonterminals: int = 10, grammar: Grammar | str | None = None, infer: str = "em",
+                 prior: float = 1.0, n_iter: int = 20, tag_column: str | None = None, init_noise: float = 1.0,
+                 random_state: int | None = None, verbose: bool = False):
+        self.n_nonterminals = n_nonterminals
+        self.grammar = grammar
+        self.infer = infer
+        self.prior = prior
+        self.n_iter = n_iter
+        self.tag_column = tag_column
+        self.init_noise = init_noise
+        self.random_state = random_state
+        self.verbose = verbose
+
+    # ------------------------------------------------------------------ setup
+    def _base_grammar(self, vocab_items: list[str]) -> Grammar:
+        """The generated grammar over the corpus vocabulary, or the given one; plus an ``UNK`` terminal
+        (allowed in generated grammars, without rules in given ones)."""
+        if self.grammar is None:
+            return full_grammar(self.n_nonterminals, [w for w in vocab_items if w != UNK] + [UNK])
+        grammar = self.grammar if isinstance(self.grammar, Grammar) else read_grammar(self.grammar)
+        if UNK in grammar.terminals:
+            return grammar
+        return grammar.with_terminals(grammar.terminals + [UNK], allow_new=False)
+
+    def _ids(self, X) -> tuple[np.ndarray, np.ndarray, list]:
+        corpus = as_corpus(X)
+        ids, vocab = column(corpus, self.tag_column)
+        return encode_with(self.grammar_.terminals, vocab, ids), corpus.offsets, corpus
+
+    def _kernel_tables(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        binary, emit = self.grammar_.split_rows(rows)
+        return np.ascontiguousarray(binary.transpose(1, 2, 0)), np.ascontiguousarray(emit)
+
+    # -------------------------------------------------------------------- fit
+    def fit(self, X, y=None, callback: Callable[["PCFGInducer", int], None] | None = None) -> "PCFGInducer":
+        """Induce the grammar from the sentences of ``X`` (a Corpus or lists of tokens)."""
+        check_choice("infer", self.infer, ALGORITHMS)
+        if self.prior <= 0:
+            raise ValueError("prior must be positive")
+        corpus = as_corpus(X)
+        corpus = corpus.subset(np.nonzero(corpus.lengths > 0)[0])
+        ids, vocab = column(corpus, self.tag_column)
+        self.grammar_ = self._base_grammar(list(vocab.itos))
+        tokens, offsets = encode_with(self.grammar_.terminals, vocab, ids), corpus.offsets
+        rng = np.random.default_rng(self.random_state)
+        g = self.grammar_
+        mask_rows = g.mask_rows
+        weights = g.rows(g.binary, g.emit) * mask_rows * (1.0 + self.init_noise * rng.random(mask_rows.shape))
+        theta0 = weights / weights.sum(1, keepdims=True)
+        self._state = _State(g, tokens, offsets, self.prior)
+        self.history_: list[dict] = []
+        start = time.perf_counter()
+        init = self._state.initialise(self.infer, theta0, *self._kernel_tables(theta0), rng)
+        self.history_.append({"iteration": 0, "seconds": time.perf_counter() - start, **init})
+        self._set_params(theta0 if self.infer in ("em", "vi") else None)
+        bar = tqdm(range(1, self.n_iter + 1), desc=f"pcfg {self.infer}", disable=not self.verbose, leave=False)
+        for it in bar:
+            t0 = time.perf_counter()
+            key, value = self._state.step(self.infer, self, rng)
+            self.history_.append({"iteration": it, "seconds": time.perf_counter() - t0, key: value})
+            bar.set_postfix({key: f"{value:.2f}"})
+            self._set_params()
+            if callback is not None:
+                callback(self, it)
+        self.n_iter_ = self.n_iter
+        self.acceptance_rate_ = self._state.acceptance_rate()
+        del self._state
+        return self
+
+    def _set_params(self, rows: np.ndarray | None = None) -> None:
+        """Fitted rows from the counts (or the given initial rows, before any E-step)."""
+        counts = self._state.count_rows()
+        if rows is None:
+            rows = masked_params("em" if self.infer == "em" else "cvi", counts, self.grammar_.mask_rows, self.prior)
+        self.counts_ = counts
+        self.rules_, self.emissions_ = self.grammar_.split_rows(rows)
+
+    def params_for(self, estimator: str) -> np.ndarray:
+        """Current rows under ``estimator`` (``em``/``vi``/``cvi``), as fed to the E-step."""
+        return masked_params(estimator, self._state.count_rows(), self.grammar_.mask_rows, self.prior)
+
+    # -------------------------------------------------------------- inference
+    def _tables(self) -> tuple[np.ndarray, np.ndarray]:
+        return self._kernel_tables(self.grammar_.rows(self.rules_, self.emissions_))
+
+    def log_likelihood(self, X) -> np.ndarray:
+        """``log P(x^i)`` per sentence under the fitted rule probabilities (inside algorithm)."""
+        tokens, offsets, _ = self._ids(X)
+        out = np.zeros(len(offsets) - 1)
+        io.log_likelihood_pass(tokens, offsets, *self._tables(), 0, out)
+        return out
+
+    def perplexity(self, X) -> float:
+        """Per-word perplexity ``exp(-sum_i log P(x^i) / #words)``."""
+        ll = self.log_likelihood(X)
+        return float(np.exp(-ll.sum() / max(as_corpus(X).n_tokens, 1)))
+
+    def _trees(self, X, sample: bool, random_state=None) -> tuple[list, np.ndarray]:
+        tokens, offsets, corpus = self._ids(X)
+        lengths = np.diff(offsets)
+        tree_offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+        np.cumsum(np.maximum(2 * lengths - 1, 0), out=tree_offsets[1:])
+        nodes = np.zeros((tree_offsets[-1], io.NODE_COLS), dtype=np.int32)
+        rules, emit = self._tables()
+        scores = np.zeros(len(lengths))
+        if sample:
+            uniforms = np.random.default_rng(random_state).random(len(tokens))
+            io.sample_pass(tokens, offsets, rules, emit, 0, uniforms, nodes, tree_offsets)
+        else:
+            io.viterbi_pass(tokens, offsets, rules, emit, 0, nodes, tree_offsets, scores)
+        ids, vocab = column(corpus, None)
+        trees = [nodes_to_tree(nodes[tree_offsets[i]:tree_offsets[i + 1]],
+                               vocab.decode(ids[offsets[i]:offsets[i + 1]]), self.grammar_.nonterminals)
+                 for i in range(len(lengths))]
+        return trees, scores
+
+    def parse(self, X) -> list:
+        """Viterbi trees (``nltk.Tree``, leaves are the corpus words)."""
+        return self._trees(X, sample=False)[0]
+
+    def viterbi_scores(self, X) -> np.ndarray:
+        """``log max_z P(x^i, z)`` per sentence."""
+        return self._trees(X, sample=False)[1]
+
+    def sample(self, X, random_state=None) -> list:
+        """One tree per sentence drawn from ``p(z | x, theta)``."""
+        return self._trees(X, sample=True, random_state=random_state)[0]
+
+    # -------------------------------------------------------------- save/load
+    def save(self, path) -> None:
+        g = self.grammar_
+        save_model(path, "pcfg",
+                   {"rules": self.rules_, "emissions": self.emissions_, "counts": self.counts_,
+                    "binary_mask": g.binary_mask, "emit_mask": g.emit_mask},
+                   {"params": self.get_params(), "nonterminals": g.nonterminals, "terminals": g.terminals,
+                    "history": self.history_, "acceptance_rate": self.acceptance_rate_})
+
+    @classmethod
+    def load(cls, path) -> "PCFGInducer":
+        arrays, meta = load_model(path, "pcfg")
+        params = meta["params"]
+        params["grammar"] = None
+        model = cls(**params)
+        model.grammar_ = Grammar(meta["nonterminals"], meta["terminals"], arrays["rules"], arrays["emissions"],
+                                 arrays["binary_mask"], arrays["emit_mask"])
+        model.rules_, model.emissions_, model.counts_ = arrays["rules"], arrays["emissions"], arrays["counts"]
+        model.history_, model.acceptance_rate_ = meta["history"], meta["acceptance_rate"]
+        model.n_iter_ = model.n_iter
+        return model
+
+    def get_params(self) -> dict:
+        grammar = self.grammar if isinstance(self.grammar, (str, type(None))) else "<Grammar>"
+        return {"n_nonterminals": self.n_nonterminals, "grammar": str(grammar) if grammar else None,
+                "infer": self.infer, "prior": self.prior, "n_iter": self.n_iter, "tag_column": self.tag_column,
+                "init_noise": self.init_noise, "random_state": self.random_state, "verbose": self.verbose}
+
+
+class _State:
+    """Count tables of one fit and the per-algorithm pass over them."""
+
+    def __init__(self, grammar: Grammar, tokens: np.ndarray, offsets: np.ndarray, prior: float):
+        n = grammar.n_nonterminals
+        self.grammar = grammar
+        self.tokens, self.offsets, self.prior = tokens, offsets, prior
+        self.n_sentences = len(offsets) - 1
+        self.bin_mask = np.ascontiguousarray(grammar.binary_mask.transpose(1, 2, 0))
+        self.emit_mask = np.ascontiguousarray(grammar.emit_mask)
+        self.n_outcomes = grammar.n_outcomes.astype(np.int64)
+        self.bin_counts = np.zeros((n, n, n))
+        self.emit_counts = np.zeros((n, len(grammar.terminals)))
+        self.totals = np.zeros(n)
+        self.proposals = 0
+        self.accepted = 0
+        self.next_rows: np.ndarray | None = None
+
+    def count_rows(self) -> np.ndarray:
+        return self.grammar.rows(self.bin_counts.transpose(2, 0, 1), self.emit_counts)
+
+    def _estep(self, rules, emit, per_sentence: bool) -> float:
+        n = self.grammar.n_nonterminals
+        slabs = self.n_sentences if per_sentence else 1
+        bin_out = np.zeros((slabs, n, n, n))
+        pos = np.zeros((len(self.tokens), n))
+        ll = io.estep_pass(self.tokens, self.offsets, rules, emit, 0, bin_out, pos)
+        self.bin_counts = bin_out.sum(0)
+        self.emit_counts = np.zeros_like(self.emit_counts)
+        np.add.at(self.emit_counts.T, self.tokens, pos)
+        self.totals = self.bin_counts.sum((0, 1)) + self.emit_counts.sum(1)
+        if per_sentence:
+            self.sent_bin, self.sent_pos = bin_out, pos
+        return ll
+
+    def initialise(self, infer: str, theta0: np.ndarray, rules, emit, rng) -> dict:
+        """em/vi start their first E-step from ``theta0``; cvi seeds its per-sentence counts with a
+        batch E-step under ``theta0``; mh samples one tree per sentence under ``theta0``."""
+        if infer in ("em", "vi"):
+            self.next_rows = theta0
+            return {}
+        if infer == "cvi":
+            return {"log_likelihood": self._estep(rules, emit, per_sentence=True)}
+        lengths = np.diff(self.offsets)
+        self.tree_offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+        np.cumsum(2 * lengths - 1, out=self.tree_offsets[1:])
+        self.trees = np.zeros((self.tree_offsets[-1], io.NODE_COLS), dtype=np.int32)
+        io.sample_pass(self.tokens, self.offsets, rules, emit, 0, rng.random(len(self.tokens)),
+                       self.trees, self.tree_offsets)
+        io.trees_to_counts(self.tokens, self.offsets, self.trees, self.tree_offsets,
+                           self.bin_counts, self.emit_counts, self.totals)
+        return {}
+
+    def step(self, infer: str, model: PCFGInducer, rng) -> tuple[str, float]:
+        """One pass; returns ``("log_likelihood", sum_i log P(x^i | parameters used))``,
+        or ``("accepted", number of accepted proposals)`` for ``mh``."""
+        if infer in ("em", "vi"):
+            rows = self.next_rows if self.next_rows is not None else model.params_for(infer)
+            self.next_rows = None
+            return "log_likelihood", self._estep(*model._kernel_tables(rows), per_sentence=False)
+        order = rng.permutation(self.n_sentences)
+        if infer == "cvi":
+            return "log_likelihood", io.cvi_pass(self.tokens, self.offsets, order, 0, self.bin_counts, self.emit_counts, self.totals,
+                               self.sent_bin, self.sent_pos, self.bin_mask, self.emit_mask, self.n_outcomes,
+                               self.prior)
+        accepted = io.mh_pass(self.tokens, self.offsets, order, 0, self.bin_counts, self.emit_counts, self.totals,
+                              self.trees, self.tree_offsets, self.bin_mask, self.emit_mask, self.n_outcomes,
+                              self.prior, rng.random(len(self.tokens)))
+        self.proposals += self.n_sentences
+        self.accepted += accepted
+        return "accepted", float(accepted)
+
+    def acceptance_rate(self) -> float | None:
+        return self.accepted / self.proposals if self.proposals else None
