@@ -150,11 +150,17 @@ class HMMTagger:
             raise ConfigError("the tag dictionary was built for a different vocabulary than the corpus")
         K = len(tag_dict.tags) if tag_dict is not None else int(self.n_states)
         self.n_states_ = K
-        self.vocab_ = corpus.vocab
         self.tag_vocab_ = tag_dict.tags if tag_dict is not None else None
-        self.allowed_ = tag_dict.allowed if tag_dict is not None else _NO_MASK
-        data = _Data(np.ascontiguousarray(corpus.tokens, dtype=np.int32),
-                     np.ascontiguousarray(corpus.offsets, dtype=np.int64), len(corpus.vocab))
+        # the model's vocabulary is the word types that occur in this corpus: a
+        # subset sharing a larger vocabulary must not inflate W (and W * beta)
+        freq = np.bincount(corpus.tokens, minlength=len(corpus.vocab))
+        used = np.flatnonzero(freq)
+        remap = np.full(len(corpus.vocab), -1, dtype=np.int32)
+        remap[used] = np.arange(len(used), dtype=np.int32)
+        self.vocab_ = Vocabulary.from_json({"items": [corpus.vocab.itos[i] for i in used],
+                                            "counts": freq[used].tolist(), "unk": corpus.vocab.unk})
+        self.allowed_ = np.ascontiguousarray(tag_dict.allowed[used]) if tag_dict is not None else _NO_MASK
+        data = _Data(remap[corpus.tokens], np.ascontiguousarray(corpus.offsets, dtype=np.int64), len(used))
         self.trace_: list[dict] = []
         gold = corpus.tags[self.eval_column] if self.eval_column else None
         rng = np.random.default_rng(self.random_state)
@@ -335,8 +341,6 @@ class HMMTagger:
     def _encode(self, corpus: Corpus) -> tuple[np.ndarray, np.ndarray]:
         """Token ids of ``corpus`` in the training vocabulary; unseen words -> W."""
         self._check_fitted()
-        if corpus.vocab is self.vocab_:
-            return np.ascontiguousarray(corpus.tokens, dtype=np.int32), corpus.offsets
         W = len(self.vocab_)
         mapping = np.array([self.vocab_.stoi.get(w, W) for w in corpus.vocab.itos], dtype=np.int32)
         return mapping[corpus.tokens] if len(mapping) else corpus.tokens.astype(np.int32), corpus.offsets
