@@ -1,0 +1,80 @@
+"""``induce align``: train a word aligner on a bitext and write Pharaoh links.
+
+    induce align SRC TGT -o OUT.align --model hmm --infer cvi --iterations 5 \\
+        [--symmetrize grow-diag-final-and] [--gold GOLD --gold-format naacl|pharaoh]
+
+``SRC TGT`` are line-aligned tokenised files, or ``SRC`` alone holds
+``source ||| target`` lines.  Output: one line of 0-based ``i-j`` links per pair
+(``i`` source, ``j`` target), written atomically.  With ``--gold`` the links of
+the first pairs (as many as the gold file has) are scored: precision, recall,
+AER (Och & Ney 2003).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from ..align.aligner import DECODERS, DIRECTIONAL, HMM_CVI, INFERENCE, MODELS, SUPPORTS, WordAligner
+from ..align.normalize import normalize_tokens
+from ..align.symmetrize import METHODS
+from ..corpus.parallel import ALIGNMENT_FORMATS, clip_alignments, read_alignments, read_parallel, write_pharaoh
+from ..eval.alignment import alignment_scores
+from .common import add_json_flag, emit
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("align", help="word alignment (IBM Model 1 / HMM with EM, VI, CVI)",
+                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("src", help="source side (or a 'source ||| target' file)")
+    p.add_argument("tgt", nargs="?", help="target side, line-aligned with SRC")
+    p.add_argument("-o", "--output", required=True, help="Pharaoh output file (0-based i-j)")
+    p.add_argument("--model", choices=MODELS, default="hmm")
+    p.add_argument("--infer", choices=INFERENCE, default="cvi")
+    p.add_argument("--iterations", type=int, default=5, help="passes of the final model")
+    p.add_argument("--ibm1-iterations", type=int, default=5, help="Model 1 passes before the HMM")
+    p.add_argument("--hmm-cvi", choices=HMM_CVI, default="cvi2", help="CVI form for the HMM model")
+    p.add_argument("--alpha", type=float, default=0.1, help="Dirichlet prior of the translation tables")
+    p.add_argument("--prior-support", choices=SUPPORTS, default="vocabulary")
+    p.add_argument("--null-prob", type=float, default=0.2, help="probability of a NULL state (HMM)")
+    p.add_argument("--symmetrize", choices=METHODS + DIRECTIONAL, default="grow-diag-final-and")
+    p.add_argument("--decode", choices=DECODERS, default="viterbi")
+    p.add_argument("--threshold", type=float, default=0.5, help="posterior threshold for --decode posterior")
+    p.add_argument("--lowercase", action="store_true", help="lowercase and accent-fold tokens before training")
+    p.add_argument("--gold", help="gold alignment file to score against")
+    p.add_argument("--gold-format", choices=ALIGNMENT_FORMATS, default="naacl")
+    p.add_argument("--gold-one-based", choices=("yes", "no"), default=None,
+                   help="index base of the gold file (default: naacl 1-based, pharaoh 0-based)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--save-model", help="also write the trained model (.npz)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_json_flag(p)
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    pairs = list(read_parallel(args.src, args.tgt))
+    if args.lowercase:
+        pairs = [(normalize_tokens(s), normalize_tokens(t)) for s, t in pairs]
+    aligner = WordAligner(model=args.model, infer=args.infer, n_iterations=args.iterations,
+                          n_ibm1_iterations=args.ibm1_iterations, alpha=args.alpha, prior_support=args.prior_support,
+                          null_prob=args.null_prob, hmm_cvi=args.hmm_cvi, symmetrize=args.symmetrize,
+                          decode=args.decode, posterior_threshold=args.threshold, random_state=args.seed,
+                          progress=not args.quiet)
+    links = aligner.fit_align(pairs)
+    write_pharaoh(args.output, [set(x) for x in links])
+    if args.save_model:
+        aligner.save(args.save_model)
+    result = {"pairs": len(pairs), "links": sum(len(x) for x in links), "output": args.output,
+              "model": args.model, "infer": args.infer, "symmetrize": args.symmetrize,
+              "fit_seconds": aligner.fit_seconds_,
+              "pairs_per_second": len(pairs) / max(aligner.fit_seconds_, 1e-9)}
+    if args.gold:
+        one_based = None if args.gold_one_based is None else args.gold_one_based == "yes"
+        gold = read_alignments(args.gold, args.gold_format, one_based=one_based)
+        gold, dropped = clip_alignments(gold, pairs[: len(gold)])
+        scores = alignment_scores([set(x) for x in links[: len(gold)]], [g.sure for g in gold],
+                                  [g.possible for g in gold])
+        result["scores"] = {"aer": scores["aer"], "precision": scores["precision"], "recall": scores["recall"],
+                            "f1": scores["f1"], "scored_pairs": len(gold), "gold_links_dropped": dropped}
+    emit(result, args.json)
+    return 0
