@@ -3,7 +3,11 @@
 ``stats`` streams the sentences of a file, a directory or ``demo`` and reports
 sentences, tokens, word types, the tag columns with their tag-set sizes,
 whether heads / trees are present, and a histogram of sentence lengths.
-``demo`` writes the generated demo corpus as CoNLL-U or PTB brackets.
+With ``--target`` (two line-aligned files) or ``--parallel`` (one
+``src ||| tgt`` file) it reports sentence pairs and the tokens of each side;
+with ``--alignments naacl|pharaoh`` the pairs and sure / possible-only links of
+a gold alignment file.  ``demo`` writes the generated demo corpus as CoNLL-U or
+PTB brackets.
 """
 
 from __future__ import annotations
@@ -56,8 +60,41 @@ def corpus_stats(path: str, fmt: str = "auto", encoding: str = "utf-8") -> dict:
     }
 
 
+def parallel_stats(src: str, tgt: str | None = None) -> dict:
+    """Sentence pairs and tokens per side of parallel text."""
+    from ..corpus.parallel import read_parallel
+
+    pairs = src_tokens = tgt_tokens = 0
+    for source, target in read_parallel(src, tgt):
+        pairs += 1
+        src_tokens += len(source)
+        tgt_tokens += len(target)
+    return {"path": src, "target": tgt, "pairs": pairs, "source_tokens": src_tokens, "target_tokens": tgt_tokens}
+
+
+def alignment_stats(path: str, fmt: str, one_based: bool | None) -> dict:
+    """Sentence pairs and sure / possible-only links of a gold alignment file."""
+    from ..corpus.parallel import read_alignments
+
+    alignments = read_alignments(path, fmt, one_based=one_based)
+    sure = sum(len(a.sure) for a in alignments)
+    return {
+        "path": path,
+        "format": fmt,
+        "pairs": len(alignments),
+        "sure_links": sure,
+        "possible_only_links": sum(len(a.possible) for a in alignments) - sure,
+    }
+
+
 def _stats(args: argparse.Namespace) -> int:
-    emit(corpus_stats(args.file, args.format, args.encoding), args.json)
+    if args.alignments:
+        result = alignment_stats(args.file, args.alignments, args.one_based)
+    elif args.parallel or args.target:
+        result = parallel_stats(args.file, args.target)
+    else:
+        result = corpus_stats(args.file, args.format, args.encoding)
+    emit(result, args.json)
     return 0
 
 
@@ -83,6 +120,13 @@ def register(subparsers) -> None:
     stats.add_argument("file", help="corpus file, directory of corpus files, or 'demo'")
     stats.add_argument("--format", default="auto", choices=("auto",) + FORMATS)
     stats.add_argument("--encoding", default="utf-8", help="text encoding (default utf-8; latin-1 for CoNLL-2007 Basque)")
+    stats.add_argument("--parallel", action="store_true", help="FILE is parallel text, 'source ||| target' per line")
+    stats.add_argument("--target", help="FILE is the source side of parallel text and this the target side")
+    stats.add_argument("--alignments", choices=("naacl", "pharaoh"), help="FILE is a gold word-alignment file")
+    stats.add_argument(
+        "--one-based", action=argparse.BooleanOptionalAction, default=None,
+        help="alignment positions are 1-based (default: naacl yes, pharaoh no)",
+    )
     add_json_flag(stats)
     stats.set_defaults(handler=_stats)
 

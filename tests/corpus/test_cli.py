@@ -55,3 +55,15 @@ def test_demo_command_writes_and_stats_read_it(tmp_path, capsys):
     capsys.readouterr()
     assert _stats(capsys, str(tmp_path / "d.mrg"))["tokens"] == stats["tokens"]
     assert _stats(capsys, "demo")["sentences"] == 2000
+
+
+def test_stats_parallel_and_alignments(corpora, capsys):
+    root = corpora / "align"
+    out = _stats(capsys, str(root / "ro-en" / "roen.src-tgt"), "--parallel")
+    assert (out["pairs"], out["source_tokens"], out["target_tokens"]) == (248, 5495, 5639)
+    out = _stats(capsys, str(root / "en-fr" / "trial.e"), "--target", str(root / "en-fr" / "trial.f"))
+    assert (out["pairs"], out["source_tokens"], out["target_tokens"]) == (37, 661, 721)
+    out = _stats(capsys, str(root / "en-fr" / "test.wa.nonullalign"), "--alignments", "naacl")
+    assert (out["pairs"], out["sure_links"], out["possible_only_links"]) == (447, 4038, 13400)
+    out = _stats(capsys, str(root / "ja-en" / "jaen.gold"), "--alignments", "pharaoh", "--one-based")
+    assert (out["pairs"], out["sure_links"], out["possible_only_links"]) == (582, 13562, 0)
