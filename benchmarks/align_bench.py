@@ -85,14 +85,14 @@ def cpu_seconds() -> float:
 
 
 # -------------------------------------------------------------------- systems
-def run_induce(config: str, pairs, test, gold, seed: int) -> dict:
+def run_induce(config: str, pairs, test, gold, seed: int, alpha: float) -> dict:
     model, infer = config.split(":")
     kwargs = {"hmm_cvi": "cvi1", "infer": "cvi"} if infer == "cvi1" else {"infer": infer}
-    aligner = WordAligner(model=model, random_state=seed, **kwargs)
+    aligner = WordAligner(model=model, random_state=seed, alpha=alpha, **kwargs)
     wall, cpu = time.perf_counter(), cpu_seconds()
     aligner.fit(pairs)
     wall, cpu = time.perf_counter() - wall, cpu_seconds() - cpu
-    row = {"system": "induce", "model": model, "infer": infer, "fit_wall_s": wall, "fit_cpu_s": cpu}
+    row = {"system": "induce", "model": model, "infer": infer, "alpha": alpha, "fit_wall_s": wall, "fit_cpu_s": cpu}
     for method in SYMMETRIZATIONS:
         aligner.set_params(symmetrize=method)
         row[method] = score(aligner.align(test), gold)
@@ -142,6 +142,7 @@ def main(argv=None) -> int:
     parser.add_argument("--eflomal-levels", nargs="*", type=int, default=[3, 1, 2])
     parser.add_argument("--no-eflomal", action="store_true")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--alpha", type=float, default=0.1, help="Dirichlet prior of the translation tables")
     parser.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "align.json"))
     args = parser.parse_args(argv)
 
@@ -164,7 +165,7 @@ def main(argv=None) -> int:
         if have_eflomal:
             runs += [("eflomal", level) for level in args.eflomal_levels]
         for system, what in runs:
-            row = run_induce(what, pairs, test, gold, args.seed) if system == "induce" else \
+            row = run_induce(what, pairs, test, gold, args.seed, args.alpha) if system == "induce" else \
                 run_eflomal(what, pairs, test, gold)
             row.update({"data": name, "train_pairs": len(pairs), "test_pairs": len(test),
                         "pairs_per_cpu_s": len(pairs) / row["fit_cpu_s"] if row["fit_cpu_s"] >= 0.05 else None})

@@ -390,7 +390,7 @@ def hmm_viterbi(n_src, n_tgt, emis, jp, p0, out):
                     v = best_at[p] + math.log(jp[p, i])
                     if v > best:
                         best = v
-                        arg = arg_at[p] if p > 0 else 1
+                        arg = arg_at[p]
             e = emis[j, i + 1]
             lr[j, i] = best + log_move + (math.log(e) if e > 0.0 else neg)
             back_r[j, i] = arg
