@@ -30,6 +30,11 @@ from ..kernels.hmm import forward_backward, gather_emissions
 _TINY = 1e-300
 
 
+def n_threads() -> int:
+    """Threads numba's parallel passes use."""
+    return numba.get_num_threads()
+
+
 @njit(cache=True)
 def _max_length(offsets, lo, hi):
     m = 1
@@ -39,18 +44,19 @@ def _max_length(offsets, lo, hi):
 
 
 @njit(cache=True, parallel=True)
-def batch_pass(A, emit, allowed, tokens, offsets, trans_out, emit_out, gamma_out):
+def batch_pass(A, emit, allowed, tokens, offsets, trans_out, emit_out, gamma_out, n_chunks):
     """Expected counts of the whole corpus under fixed ``A`` and ``emit``.
 
     ``trans_out`` (K+1, K) and ``emit_out`` (W, K) are overwritten with the
     expected transition and emission counts; when ``gamma_out`` has N rows the
     token marginals are written there.  Returns ``sum_i log p(x^i)`` under the
-    (possibly sub-normalised) parameters.
+    (possibly sub-normalised) parameters.  Sentences are split into
+    ``n_chunks`` contiguous blocks processed in parallel (one per thread).
     """
     K = A.shape[1]
     W = emit_out.shape[0]
     I = offsets.shape[0] - 1
-    n_chunks = max(1, min(numba.get_num_threads(), I))
+    n_chunks = max(1, min(n_chunks, I))
     trans_loc = np.zeros((n_chunks, K + 1, K))
     emit_loc = np.zeros((n_chunks, W, K))
     ll_loc = np.zeros(n_chunks)

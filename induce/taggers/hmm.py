@@ -227,7 +227,7 @@ class HMMTagger:
             prev_t, prev_e = trans.copy(), emit.T.copy()
             A = self._batch_estimator(prev_t, self.alpha)
             B = np.ascontiguousarray(self._batch_estimator(prev_e, self.beta).T)
-            ll = passes.batch_pass(A, B, self.allowed_, data.tokens, data.offsets, trans, emit, g)
+            ll = passes.batch_pass(A, B, self.allowed_, data.tokens, data.offsets, trans, emit, g, passes.n_threads())
             if self.infer == "vi":
                 # ELBO = sum_i log Z_i(theta~) - KL(q(theta) || p(theta)), q(theta) = Dir(C + prior)
                 objective = ll - dirichlet_kl(prev_t + self.alpha, self.alpha) - dirichlet_kl(prev_e + self.beta, self.beta)
@@ -367,7 +367,8 @@ class HMMTagger:
         trans = np.zeros((K + 1, K))
         emit = np.zeros((B.shape[0], K))
         ll = passes.batch_pass(A, np.ascontiguousarray(B), self.allowed_, tokens,
-                               np.ascontiguousarray(offsets, dtype=np.int64), trans, emit, np.empty((0, K)))
+                               np.ascontiguousarray(offsets, dtype=np.int64), trans, emit, np.empty((0, K)),
+                               passes.n_threads())
         return ll / max(1, len(tokens))
 
     def _check_fitted(self):
