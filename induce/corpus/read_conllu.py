@@ -6,7 +6,9 @@ empty nodes (``5.1``) are not words; they stay in ``Sentence.record`` (the full
 ``conllu.TokenList`` with its comments) so that the writer reproduces them.
 
 Tag columns: ``"upos"`` and ``"xpos"`` (``xpos`` is left out of a sentence whose
-XPOS are all ``_``).  Heads and relations come from HEAD and DEPREL.
+XPOS are all ``_``), and ``"induced"`` when every word's MISC has an
+``induced=TAG`` entry (what ``induce tag`` writes).  Heads and relations come
+from HEAD and DEPREL.
 """
 
 from __future__ import annotations
@@ -18,6 +20,9 @@ import conllu
 from conllu.exceptions import ParseException
 
 from ..errors import CorpusFormatError
+
+#: MISC key under which ``induce tag`` stores induced tags in CoNLL-U.
+INDUCED_KEY = "induced"
 from .read_columns import MISSING, check_heads
 from .read_lines import Line, iter_blocks
 from .sentence import Sentence
@@ -63,6 +68,9 @@ def read_conllu(path: str | os.PathLike, encoding: str = "utf-8") -> Iterator[Se
         xpos = [t["xpos"] for t in words]
         if any(x is not None for x in xpos):
             tags["xpos"] = [MISSING if x is None else x for x in xpos]
+        induced = [(t["misc"] or {}).get(INDUCED_KEY) for t in words]
+        if all(v is not None for v in induced):
+            tags[INDUCED_KEY] = induced
         heads = [t["head"] for t in words]
         if all(h is None for h in heads):
             heads = None
