@@ -33,10 +33,18 @@ def forward_backward(A, E, T, fwd, bwd, scale, xi):
     so that the expected transition counts of this sentence are
     ``A[j+1, k] * xi[j, k]`` (start row: ``q(z_0)``), and the return value is
     ``log p(x)`` under the potentials (``sum_t log scale[t]``).
+
+    Every O(K^2) step is written as contiguous dot products (forward against
+    the transposed transitions, backward against transition rows) so that
+    LLVM vectorises them; the pair statistics are one BLAS matrix product.
     """
     K = A.shape[1]
+    AT = np.empty((K, K))  # AT[k, j] = A[j + 1, k]
+    for j in range(K):
+        for k in range(K):
+            AT[k, j] = A[j + 1, k]
+    EB = np.empty((T, K))
     # forward
-    total = 0.0
     s = 0.0
     for k in range(K):
         v = A[0, k] * E[0, k]
@@ -45,46 +53,53 @@ def forward_backward(A, E, T, fwd, bwd, scale, xi):
     if s < _TINY:
         s = _TINY
     scale[0] = s
+    total = np.log(s)
     inv = 1.0 / s
     for k in range(K):
         fwd[0, k] *= inv
-    total += np.log(s)
     for t in range(1, T):
-        for k in range(K):
-            fwd[t, k] = 0.0
-        for j in range(K):
-            a = fwd[t - 1, j]
-            for k in range(K):
-                fwd[t, k] += a * A[j + 1, k]
+        prev = fwd[t - 1]
+        cur = fwd[t]
+        e = E[t]
         s = 0.0
         for k in range(K):
-            v = fwd[t, k] * E[t, k]
-            fwd[t, k] = v
+            row = AT[k]
+            acc = 0.0
+            for j in range(K):
+                acc += prev[j] * row[j]
+            v = acc * e[k]
+            cur[k] = v
             s += v
         if s < _TINY:
             s = _TINY
         scale[t] = s
+        total += np.log(s)
         inv = 1.0 / s
         for k in range(K):
-            fwd[t, k] *= inv
-        total += np.log(s)
-    # backward, accumulating the pairwise statistics on the way
-    for j in range(K):
-        for k in range(K):
-            xi[j, k] = 0.0
-        bwd[T - 1, j] = 1.0
-    eb = np.empty(K)
+            cur[k] *= inv
+    # backward
+    for k in range(K):
+        bwd[T - 1, k] = 1.0
     for t in range(T - 1, 0, -1):
         inv = 1.0 / scale[t]
+        nxt = bwd[t]
+        e = E[t]
         for k in range(K):
-            eb[k] = E[t, k] * bwd[t, k] * inv
+            v = e[k] * nxt[k] * inv
+            EB[t, k] = v
+        out = bwd[t - 1]
+        eb = EB[t]
         for j in range(K):
-            f = fwd[t - 1, j]
+            row = A[j + 1]
             acc = 0.0
             for k in range(K):
-                acc += A[j + 1, k] * eb[k]
-                xi[j, k] += f * eb[k]
-            bwd[t - 1, j] = acc
+                acc += row[k] * eb[k]
+            out[j] = acc
+    # pair statistics: xi[j, k] = sum_t fwd[t-1, j] * eb_t[k], one matrix product
+    if T > 1:
+        xi[:, :] = np.dot(fwd[: T - 1].T, EB[1:T])
+    else:
+        xi[:, :] = 0.0
     return total
 
 

@@ -1,0 +1,195 @@
+"""HMM tagger benchmarks: speed against hmmlearn and tagging accuracy on real corpora.
+
+Usage::
+
+    python benchmarks/hmm_bench.py speed [--iterations 3]
+    python benchmarks/hmm_bench.py accuracy --corpus wsj1k --iterations 200 --seeds 3
+    python benchmarks/hmm_bench.py peer --iterations 50
+
+``speed``: seconds per iteration of every algorithm on CoNLL-2000 train+test
+(259k tokens, K=45) next to hmmlearn's ``CategoricalHMM`` EM
+(``implementation="scaling"``) in the same run, the arithmetic floor
+(3 T K^2 multiply-adds at 100 GFLOP/s) and peak RSS.
+``accuracy``: unsupervised tagging metrics (cross-validated M-1, 1-1, VI,
+V-measure) for em, vi, cvi1, cvi2, cgs over seeds, mean and sd.
+``peer``: hmmlearn EM vs induce cvi2 on CoNLL-2000 train+test with posterior
+decoding (the issue's reference: hmmlearn M-1 52.2, 1-1 35.2, V-M 45.4, VI 5.22).
+Every mode prints a table and writes JSON under ``benchmarks/results/``.
+Needs ``../shared/corpora`` (or ``$INDUCE_CORPORA``); hmmlearn is a
+benchmark-only dependency (``pip install -e .[bench]``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import statistics
+import time
+from pathlib import Path
+
+import numpy as np
+
+from induce.corpus.formats import load_corpus
+from induce.eval.tagging import tagging_report
+from induce.taggers import HMMTagger
+
+ROOT = Path(__file__).resolve().parent
+CORPORA = Path(os.environ.get("INDUCE_CORPORA", ROOT.parent.parent / "shared" / "corpora"))
+ALGORITHMS = ("em", "vi", "cvi1", "cvi2", "cgs")
+
+
+def conll2000():
+    """CoNLL-2000 train + test as one corpus (Brill-tagger POS: silver, not gold)."""
+    train = load_corpus(CORPORA / "conll2000" / "train.txt", lowercase=True)
+    test = load_corpus(CORPORA / "conll2000" / "test.txt", lowercase=True, vocab=None)
+    from induce.corpus.corpus import Corpus
+
+    return Corpus.from_sentences(list(train.sentences) + list(test.sentences), name="conll2000")
+
+
+def corpus_by_name(name: str):
+    if name == "conll2000":
+        return conll2000(), "pos"
+    if name in ("wsj1k", "wsj"):
+        c = load_corpus(CORPORA / "ptb-sample")
+        if name == "wsj1k":
+            from induce.corpus.corpus import Corpus
+
+            c = Corpus.from_sentences(c.sentences[:1000], name="wsj1k")
+        return c, "pos"
+    if name == "ewt":
+        from induce.corpus.corpus import Corpus
+        from induce.corpus.formats import read_sentences
+
+        sents = []
+        for part in ("train", "dev", "test"):
+            sents += read_sentences(CORPORA / "ud" / "en_ewt" / f"en_ewt-ud-{part}.conllu")
+        return Corpus.from_sentences(sents, name="ewt"), "xpos"
+    if name == "brown":
+        return load_corpus(CORPORA / "brown", universal_map="en-brown"), "universal"
+    raise SystemExit(f"unknown corpus {name}")
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def machine() -> str:
+    return f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, {platform.python_version()}"
+
+
+def hmmlearn_em(corpus, K, n_iter, seed):
+    from hmmlearn.hmm import CategoricalHMM
+
+    X = corpus.tokens.reshape(-1, 1).astype(np.int64)
+    lengths = corpus.lengths
+    model = CategoricalHMM(n_components=K, n_iter=n_iter, tol=-np.inf, random_state=seed,
+                           implementation="scaling", n_features=len(corpus.vocab))
+    start = time.perf_counter()
+    model.fit(X, lengths)
+    seconds = time.perf_counter() - start
+    _, states = model.decode(X, lengths, algorithm="map")
+    return model, seconds, states
+
+
+def mode_speed(args):
+    corpus, _ = corpus_by_name(args.corpus)
+    K, N = args.states, corpus.n_tokens
+    floor = 3 * N * K * K * 2 / 100e9
+    rows = []
+    for infer in ALGORITHMS:
+        model = HMMTagger(n_states=K, infer=infer, n_iter=args.iterations + 1, random_state=0).fit(corpus)
+        per_iter = statistics.median(r["seconds"] for r in model.trace_[1:])  # first includes compilation
+        rows.append({"algorithm": infer, "s_per_iter": per_iter, "tokens_per_s": N / per_iter,
+                     "x_floor": per_iter / floor, "first_iter_s": model.trace_[0]["seconds"]})
+    _, seconds, _ = hmmlearn_em(corpus, K, args.iterations, 0)
+    ref = seconds / args.iterations
+    rows.append({"algorithm": "hmmlearn-scaling em", "s_per_iter": ref, "tokens_per_s": N / ref,
+                 "x_floor": ref / floor, "first_iter_s": float("nan")})
+    for r in rows:
+        r["speedup_vs_hmmlearn"] = ref / r["s_per_iter"]
+    print(f"corpus {args.corpus}: {corpus.n_sentences} sentences, {N} tokens, K={K}; floor {floor:.3f} s/iter")
+    print(f"{'algorithm':22s} {'s/iter':>8s} {'tok/s':>10s} {'x floor':>8s} {'vs hmmlearn':>11s} {'1st iter s':>10s}")
+    for r in rows:
+        print(f"{r['algorithm']:22s} {r['s_per_iter']:8.3f} {r['tokens_per_s']:10.0f} {r['x_floor']:8.1f} "
+              f"{r['speedup_vs_hmmlearn']:11.1f} {r['first_iter_s']:10.2f}")
+    print(f"peak RSS {peak_rss_mb():.0f} MB")
+    return {"corpus": args.corpus, "tokens": N, "states": K, "floor_s": floor, "rows": rows,
+            "peak_rss_mb": peak_rss_mb()}
+
+
+def mode_accuracy(args):
+    corpus, column = corpus_by_name(args.corpus)
+    gold = corpus.tags[column]
+    K = args.states or len(corpus.tag_vocabs[column])
+    rows = []
+    for infer in args.algorithms.split(","):
+        runs = []
+        for seed in range(args.seeds):
+            n_iter = args.cgs_iterations if infer == "cgs" else args.iterations
+            start = time.perf_counter()
+            model = HMMTagger(n_states=K, infer=infer, n_iter=n_iter, alpha=args.alpha, beta=args.beta,
+                              random_state=seed).fit(corpus)
+            rep = tagging_report(model.labels_, gold, corpus.offsets)
+            rep["seconds"] = time.perf_counter() - start
+            runs.append(rep)
+        row = {"algorithm": infer, "iterations": args.cgs_iterations if infer == "cgs" else args.iterations}
+        for key in ("m1_cv", "m1", "1to1", "vi", "vm", "seconds"):
+            vals = [r[key] for r in runs]
+            row[key] = statistics.mean(vals)
+            row[key + "_sd"] = statistics.stdev(vals) if len(vals) > 1 else 0.0
+        rows.append(row)
+        print(f"{infer:5s} it={row['iterations']:5d} M-1cv {row['m1_cv']:.3f}±{row['m1_cv_sd']:.3f} "
+              f"1-1 {row['1to1']:.3f}±{row['1to1_sd']:.3f} VI {row['vi']:.3f}±{row['vi_sd']:.3f} "
+              f"V-M {row['vm']:.3f}±{row['vm_sd']:.3f} time {row['seconds']:.1f}s", flush=True)
+    return {"corpus": args.corpus, "gold_column": column, "states": K, "alpha": args.alpha, "beta": args.beta,
+            "seeds": args.seeds, "rows": rows}
+
+
+def mode_peer(args):
+    corpus, column = corpus_by_name("conll2000")
+    gold = corpus.tags[column]
+    _, seconds, states = hmmlearn_em(corpus, 45, args.iterations, 0)
+    rows = [{"algorithm": "hmmlearn em", "seconds": seconds, **tagging_report(states, gold, corpus.offsets)}]
+    start = time.perf_counter()
+    model = HMMTagger(n_states=45, infer="cvi2", n_iter=args.iterations, alpha=args.alpha, beta=args.beta,
+                      random_state=0).fit(corpus)
+    rows.append({"algorithm": "induce cvi2", "seconds": time.perf_counter() - start,
+                 **tagging_report(model.labels_, gold, corpus.offsets)})
+    for r in rows:
+        print(f"{r['algorithm']:12s} M-1 {r['m1']:.3f} M-1cv {r['m1_cv']:.3f} 1-1 {r['1to1']:.3f} "
+              f"V-M {r['vm']:.3f} VI {r['vi']:.3f} time {r['seconds']:.1f}s")
+    return {"corpus": "conll2000 train+test (silver POS)", "iterations": args.iterations, "alpha": args.alpha,
+            "beta": args.beta, "rows": rows}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("mode", choices=("speed", "accuracy", "peer"))
+    parser.add_argument("--corpus", default=None, help="conll2000 | wsj1k | wsj | ewt | brown")
+    parser.add_argument("--states", type=int, default=None)
+    parser.add_argument("--iterations", type=int, default=None)
+    parser.add_argument("--cgs-iterations", type=int, default=2000)
+    parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--alpha", type=float, default=1.0)
+    parser.add_argument("--beta", type=float, default=0.01)
+    parser.add_argument("--algorithms", default=",".join(ALGORITHMS))
+    args = parser.parse_args()
+    defaults = {"speed": ("conll2000", 45, 3), "accuracy": ("wsj1k", None, 200), "peer": ("conll2000", 45, 50)}
+    corpus, states, iterations = defaults[args.mode]
+    args.corpus = args.corpus or corpus
+    args.states = args.states if args.states is not None else states
+    args.iterations = args.iterations or iterations
+    result = globals()[f"mode_{args.mode}"](args)
+    result.update({"date": time.strftime("%Y-%m-%d"), "machine": machine()})
+    out = ROOT / "results" / f"hmm_{args.mode}_{args.corpus}.json"
+    out.parent.mkdir(exist_ok=True)
+    out.write_text(json.dumps(result, indent=2, default=float))
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()
