@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from hmm_brute import brute_force, random_hmm
+from .hmm_brute import brute_force, random_hmm
 
 from induce.kernels.hmm import forward_backward, gather_emissions, viterbi
 

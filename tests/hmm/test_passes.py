@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from hmm_brute import brute_force
+from .hmm_brute import brute_force
 
 from induce.infer import hmm_passes as passes
 from induce.infer.estimators import cvi_params
