@@ -175,14 +175,8 @@ def cvi2_pass(C_trans, C_emit, sent_trans, gamma, tokens, offsets, order, alpha,
     """
     K = C_trans.shape[1]
     W = C_emit.shape[0]
-    row_tot = np.zeros(K + 1)
-    for j in range(K + 1):
-        for k in range(K):
-            row_tot[j] += C_trans[j, k]
-    col_tot = np.zeros(K)
-    for w in range(W):
-        for k in range(K):
-            col_tot[k] += C_emit[w, k]
+    row_tot = C_trans.sum(axis=1)
+    col_tot = C_emit.sum(axis=0)
     T_max = _max_length(offsets, 0, offsets.shape[0] - 1)
     fwd = np.empty((T_max, K))
     bwd = np.empty((T_max, K))
@@ -296,14 +290,8 @@ def cvi1_pass(G, C_emit, q, tokens, offsets, order, alpha, beta, allowed):
     """
     K = G.shape[1]
     W = C_emit.shape[0]
-    R = np.zeros(K + 1)
-    for j in range(K + 1):
-        for k in range(K):
-            R[j] += G[j, k]
-    col_tot = np.zeros(K)
-    for w in range(W):
-        for k in range(K):
-            col_tot[k] += C_emit[w, k]
+    R = G.sum(axis=1)
+    col_tot = C_emit.sum(axis=0)
     new = np.empty(K)
     f1 = np.empty(K)
     change = 0.0
@@ -430,14 +418,8 @@ def cgs_pass(Ct, Ce, z, tokens, offsets, alpha, beta, temperature, seed, allowed
     np.random.seed(seed)
     K = Ct.shape[1]
     W = Ce.shape[0]
-    R = np.zeros(K + 1, dtype=np.int64)
-    for j in range(K + 1):
-        for k in range(K):
-            R[j] += Ct[j, k]
-    Nk = np.zeros(K, dtype=np.int64)
-    for w in range(W):
-        for k in range(K):
-            Nk[k] += Ce[w, k]
+    R = Ct.sum(axis=1)
+    Nk = Ce.sum(axis=0)
     prob = np.empty(K)
     inv_temp = 1.0 / temperature
     constrained = allowed.shape[0] > 0
