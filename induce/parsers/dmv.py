@@ -33,6 +33,7 @@ from tqdm import tqdm
 
 from ..infer.estimators import params_from_counts
 from ..kernels import dmv as kdmv
+from ..errors import ConfigError
 from .params import UNK, as_corpus, check_choice, column, encode_with, load_model, save_model
 
 ALGORITHMS = ("em", "vi", "cvi")
@@ -77,7 +78,7 @@ class DMVParser:
         check_choice("infer", self.infer, ALGORITHMS)
         check_choice("init", self.init, INITS)
         if self.prior <= 0:
-            raise ValueError("prior must be positive")
+            raise ConfigError(f"prior must be positive; got {self.prior}")
         corpus = as_corpus(X)
         corpus = corpus.subset(np.nonzero(corpus.lengths > 0)[0])
         ids, vocab = column(corpus, self.tag_column)

@@ -32,8 +32,10 @@ from typing import Callable
 import numpy as np
 from tqdm import tqdm
 
+from ..corpus.corpus import Corpus
 from ..kernels import inside_outside as io
 from .grammar import Grammar, full_grammar, read_grammar
+from ..errors import ConfigError
 from .params import UNK, as_corpus, check_choice, column, encode_with, load_model, masked_params, save_model
 from .trees import nodes_to_tree
 
@@ -79,7 +81,7 @@ class PCFGInducer:
             return grammar
         return grammar.with_terminals(grammar.terminals + [UNK], allow_new=False)
 
-    def _ids(self, X) -> tuple[np.ndarray, np.ndarray, list]:
+    def _ids(self, X) -> tuple[np.ndarray, np.ndarray, Corpus]:
         corpus = as_corpus(X)
         ids, vocab = column(corpus, self.tag_column)
         return encode_with(self.grammar_.terminals, vocab, ids), corpus.offsets, corpus
@@ -93,7 +95,7 @@ class PCFGInducer:
         """Induce the grammar from the sentences of ``X`` (a Corpus or lists of tokens)."""
         check_choice("infer", self.infer, ALGORITHMS)
         if self.prior <= 0:
-            raise ValueError("prior must be positive")
+            raise ConfigError(f"prior must be positive; got {self.prior}")
         corpus = as_corpus(X)
         corpus = corpus.subset(np.nonzero(corpus.lengths > 0)[0])
         ids, vocab = column(corpus, self.tag_column)
