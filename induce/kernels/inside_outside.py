@@ -460,7 +460,8 @@ def mh_pass(tokens, offsets, order, start, bin_counts, emit_counts, totals, tree
     """One sweep of the collapsed, blocked Metropolis-Hastings sampler (Johnson et al. 2007).
 
     For each sentence ``i`` in ``order``: remove its current tree's counts, form
-    ``theta^H = (C^{\\i} + alpha) / (C^{\\i}_. + |R_A| alpha)`` (thesis eq. 4.16),
+    ``theta^H = (C^{\\i} + alpha) / (C^{\\i}_. + |R_A| alpha)`` (thesis eq. 4.16, whose
+    denominator prints ``C_{A->.}``; we use ``C^{\\i}`` as Johnson et al. 2007 and eq. 4.23 do),
     draw ``z'`` from ``p(z | x^i, theta^H)`` by inside-chart sampling (eq. 4.15),
     and accept it with probability
     ``min(1, p*(z') q(z) / (p*(z) q(z')))`` where ``p*`` is the exact collapsed

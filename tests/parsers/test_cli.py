@@ -59,3 +59,18 @@ def test_pcfg_on_wsj10_prints_bracket_scores(corpora, tmp_path, capsys):
     result = json.loads(capsys.readouterr().out)
     assert result["sentences"] == 555
     assert 0.0 < result["unlabeled_brackets"]["f1"] < 1.0
+
+
+def test_pcfg_with_grammar_file_and_saved_model(plain, tmp_path, capsys):
+    grammar = tmp_path / "g.cfg"
+    grammar.write_text("S -> NP VP\nNP -> D N\nVP -> V NP 0.5\nVP -> ran 0.5\nD -> the\nD -> a\n"
+                       "N -> dog\nN -> cat\nV -> saw\n")
+    out, saved = tmp_path / "out.mrg", tmp_path / "m.npz"
+    rc = main(["parse", "--model", "pcfg", "--infer", "mh", "--grammar", str(grammar), "--iterations", "5",
+               "--quiet", "--json", "--save-model", str(saved), str(plain), "-o", str(out)])
+    assert rc == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["acceptance_rate"] > 0.5
+    first = next(read_sentences(out, "ptb")).tree
+    assert first.label() in ("", "S")
+    assert "(NP (D the) (N dog))" in " ".join(str(first).split())
