@@ -11,6 +11,8 @@ Sections (``--sections``, default all):
   train and test on the same sample text (as Klein & Manning did on WSJ10);
   UD/CoNLL rows train on train and report on test; treebanks without a train
   file train on dev+test and report on test.
+* ``dmv_disjoint`` -- the same table trained on the CoNLL-2000 WSJ text (other WSJ
+  sections, silver tags) and scored on the gold WSJ dependency sample, WSJ10 and WSJ20.
 * ``pcfg``      -- unlabeled bracket F1 (evalb conventions of induce.eval.brackets)
   of a fully connected PCFG over the 45 PTB tags on WSJ10 (ptb-sample), em/vi/cvi,
   5 seeds, against left- and right-branching trees.
@@ -23,6 +25,7 @@ Sections (``--sections``, default all):
   NLTK's ViterbiParser and InsideChartParser on the same grammar and sentences.
 
     nice -n 10 python benchmarks/parse_bench.py --out-dir benchmarks/results
+    python benchmarks/parse_bench.py --report      # markdown tables from the saved JSON
 
 Prints tables and writes ``parse_<section>.json``.
 """
@@ -98,9 +101,24 @@ DMV_CONFIGS = [("em", 1.0), ("vi", 0.1), ("vi", 1.0), ("cvi", 0.1), ("cvi", 1.0)
 
 
 def run_dmv(args) -> dict:
-    rows = []
     plan = [(tb, 10) for tb in treebanks(10)]
     plan += [(tb, 40) for tb in treebanks(40) if tb[0] in ("wsj40", "en_ewt")]
+    return dmv_table(args, plan, "dmv")
+
+
+def run_dmv_disjoint(args) -> dict:
+    """Closer to the thesis setting (train on other WSJ sections, test on held-out WSJ):
+    train on the CoNLL-2000 WSJ text (sections 15-18, 20; *silver* Brill tags) and
+    score on the gold dependency sample (sections 00-01), both WSJ10."""
+    c2k = CORPORA / "conll2000"
+    wsj = CORPORA / "wsj-dep-sample"
+    plan = [((f"wsj{n}-disjoint", [c2k / "train.txt", c2k / "test.txt"], [wsj], "pos",
+              "train: CoNLL-2000 WSJ text (silver tags) -> test: wsj-dep-sample"), n) for n in (10, 20)]
+    return dmv_table(args, plan, "dmv_disjoint")
+
+
+def dmv_table(args, plan, section: str) -> dict:
+    rows = []
     for (name, train_paths, test_paths, col, note), cutoff in plan:
         enc = encoding_of(train_paths[0])
         train = load(train_paths, col, cutoff, enc)
@@ -126,7 +144,7 @@ def run_dmv(args) -> dict:
                       f"dir {100 * row['directed']:5.1f}±{100 * row['directed_std']:3.1f} "
                       f"undir {100 * row['undirected']:5.1f}±{100 * row['undirected_std']:3.1f} "
                       f"({row['seconds']:.1f}s/run)", flush=True)
-                save(args, "dmv", {"iterations": args.dmv_iterations, "klein_manning_wsj10_em": KLEIN_MANNING_WSJ10,
+                save(args, section, {"iterations": args.dmv_iterations, "klein_manning_wsj10_em": KLEIN_MANNING_WSJ10,
                                    "punctuation": "removed before training and scoring", "rows": rows})
     return {"rows": rows}
 
@@ -322,6 +340,73 @@ def run_speed(args) -> dict:
     return {"rows": rows, "nltk_reference": ref}
 
 
+# ----------------------------------------------------------------- report
+def _pct(mean: float, std: float | None = None) -> str:
+    return f"{100 * mean:.1f}" + (f" ± {100 * std:.1f}" if std else "")
+
+
+def report(out_dir: Path) -> None:
+    """Print the markdown tables of benchmarks/RESULTS.md from the saved JSON."""
+    for section in ("dmv", "dmv_disjoint"):
+        path = out_dir / f"parse_{section}.json"
+        if not path.exists():
+            continue
+        data = json.loads(path.read_text())
+        configs = [(i, a) for i, a in DMV_CONFIGS]
+        head = " | ".join(f"{i} a={a:g}" for i, a in configs)
+        print(f"\n{section}: directed / undirected accuracy (%), {data['iterations']} iterations\n")
+        print(f"| treebank | len | init | train sent. | {head} |")
+        print("|---|---|---|---|" + "---|" * len(configs))
+        by_key = {(r["treebank"], r["max_length"], r["init"], r["infer"], r["alpha"]): r for r in data["rows"]}
+        seen = []
+        for r in data["rows"]:
+            key = (r["treebank"], r["max_length"], r["init"])
+            if key in seen:
+                continue
+            seen.append(key)
+            cells = []
+            for infer, alpha in configs:
+                row = by_key.get(key + (infer, alpha))
+                cells.append("–" if row is None else
+                             f"{_pct(row['directed'], row['directed_std'])} / {_pct(row['undirected'])}")
+            best = max(range(len(configs)), key=lambda j: by_key.get(key + configs[j], {"directed": -1})["directed"])
+            cells[best] = f"**{cells[best]}**"
+            print(f"| {key[0]} | {key[1]} | {key[2]} | {r['train_sentences']} | " + " | ".join(cells) + " |")
+    path = out_dir / "parse_pcfg.json"
+    if path.exists():
+        data = json.loads(path.read_text())
+        print(f"\npcfg: {data['data']}, {data['sentences']} sentences, {data['nonterminals']} nonterminals, "
+              f"{data['iterations']} iterations, {data['metric']}\n")
+        print("| method | alpha | runs | F1 | P | R |\n|---|---|---|---|---|---|")
+        for r in data["rows"]:
+            print(f"| {r['method']} | {r.get('alpha', '–')} | {r['runs']} | {_pct(r['f1'], r['f1_std'])} | "
+                  f"{_pct(r['precision'])} | {_pct(r['recall'])} |")
+    path = out_dir / "parse_synthetic.json"
+    if path.exists():
+        data = json.loads(path.read_text())
+        print(f"\nsynthetic: true-grammar test perplexity {data['true_grammar_test_perplexity']:.3f}\n")
+        print("| method | iteration | seconds | test perplexity | rule TV |\n|---|---|---|---|---|")
+        for method, runs in data["runs"].items():
+            iters = sorted({p["iteration"] for p in runs[0]["curve"]})
+            for it in [i for i in iters if i in (1, 3, 5, 10, 30, 100, 300, 1000)]:
+                pts = [p for run in runs for p in run["curve"] if p["iteration"] == it]
+                ppl = np.array([p["test_perplexity"] for p in pts])
+                tv = np.array([p["rule_tv"] for p in pts])
+                sec = np.mean([p["seconds"] for p in pts])
+                print(f"| {method} | {it} | {sec:.2f} | {ppl.mean():.3f} ± {ppl.std():.3f} | {tv.mean():.3f} |")
+    path = out_dir / "parse_speed.json"
+    if path.exists():
+        data = json.loads(path.read_text())
+        print("\nspeed\n\n| model | infer | data | sentences | tokens | s / iteration | peak RSS MiB | numpy peak MiB |")
+        print("|---|---|---|---|---|---|---|---|")
+        for r in data["rows"]:
+            print(f"| {r['model']} | {r['infer']} | {r['data']} | {r['sentences']} | {r['tokens']} | "
+                  f"{r['seconds_per_iteration']:.3f} | {r['peak_rss_mib']:.0f} | {r['peak_traced_mib']:.1f} |")
+        for r in data.get("nltk_reference", []):
+            print(f"\nNLTK reference ({r['nonterminals']} nonterminals, {r['productions']} productions, "
+                  f"{r['sentences']} sentences): {json.dumps({k: v for k, v in r.items() if 'seconds' in k or 'diff' in k})}")
+
+
 # ------------------------------------------------------------------ main
 def save(args, section: str, payload: dict) -> None:
     meta = {"date": datetime.date.today().isoformat(), "host": platform.node(), "python": platform.python_version(),
@@ -332,7 +417,7 @@ def save(args, section: str, payload: dict) -> None:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--sections", default="dmv,pcfg,synthetic,speed")
+    p.add_argument("--sections", default="dmv,dmv_disjoint,pcfg,synthetic,speed")
     p.add_argument("--out-dir", default=str(REPO / "benchmarks" / "results"))
     p.add_argument("--seeds", type=int, default=5)
     p.add_argument("--dmv-iterations", type=int, default=40)
@@ -348,11 +433,15 @@ def main() -> None:
     p.add_argument("--speed-iterations", type=int, default=3)
     p.add_argument("--nltk-sentences", type=int, default=10)
     p.add_argument("--speed-one", nargs=3, metavar=("MODEL", "INFER", "DATA"), help=argparse.SUPPRESS)
+    p.add_argument("--report", action="store_true", help="print the markdown tables from --out-dir and exit")
     args = p.parse_args()
+    if args.report:
+        report(Path(args.out_dir))
+        return
     if args.speed_one:
         print(json.dumps(speed_one(*args.speed_one, args.speed_iterations, args.nonterminals)))
         return
-    runners = {"dmv": run_dmv, "pcfg": run_pcfg, "synthetic": run_synthetic, "speed": run_speed}
+    runners = {"dmv": run_dmv, "dmv_disjoint": run_dmv_disjoint, "pcfg": run_pcfg, "synthetic": run_synthetic, "speed": run_speed}
     for section in args.sections.split(","):
         print(f"== {section}", flush=True)
         runners[section](args)
