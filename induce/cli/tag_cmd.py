@@ -122,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
     if args.output:
         if corpus.sentences is None:
             raise ConfigError("the input's sentences were not kept; cannot write the output")
-        fmt = "conllu" if args.input == "demo" else (args.format if args.format != "auto" else detect_format(args.input))
+        fmt = args.format if args.format != "auto" else detect_format(args.input)
         tags = [names[states[s]].tolist() for s in corpus.iter_slices()]
         column = args.output_column or ("induced" if fmt == "conllu" and tag_dict is None else None)
         write_tagged(args.output, corpus.sentences, tags, fmt, column)

@@ -110,8 +110,11 @@ def _sniff(path: Path, encoding: str) -> str | None:
 def detect_format(path: str | os.PathLike, encoding: str = "utf-8") -> str:
     """The format of a file or directory: by extension (or Brown file name), then by content.
 
-    Raises ``CorpusFormatError`` when the content fits no format (pass ``format=``).
+    The built-in ``"demo"`` corpus is CoNLL-U.  Raises ``CorpusFormatError`` when
+    the content fits no format (pass ``format=``).
     """
+    if str(path) == DEMO:
+        return "conllu"
     path = Path(path)
     if path.is_dir():
         files = _data_files(path)

@@ -74,3 +74,13 @@ def test_pcfg_with_grammar_file_and_saved_model(plain, tmp_path, capsys):
     first = next(read_sentences(out, "ptb")).tree
     assert first.label() in ("", "S")
     assert "(NP (D the) (N dog))" in " ".join(str(first).split())
+
+
+def test_dmv_on_the_demo_corpus_writes_conllu(tmp_path, capsys):
+    out = tmp_path / "demo.conllu"
+    rc = main(["parse", "demo", "--model", "dmv", "--infer", "cvi", "--use-tags", "--iterations", "2",
+               "--quiet", "--json", "-o", str(out)])
+    assert rc == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["sentences"] == len(list(read_sentences(out, "conllu")))
+    assert 0.0 <= result["attachment"]["directed"] <= 1.0
