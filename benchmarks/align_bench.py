@@ -136,13 +136,13 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", nargs="*", default=["10000", "50000", "all"], help="en-fr training sizes")
     parser.add_argument("--configs", nargs="*", default=ALL_CONFIGS, help="model:infer rows (infer cvi1 = HMM CVI-1)")
-    parser.add_argument("--big-configs", nargs="*", default=["hmm:cvi", "hmm:em"],
+    parser.add_argument("--big-configs", nargs="*", default=["hmm:cvi", "hmm:cvi1", "hmm:em"],
                         help="rows run on the full 251k-pair set")
     parser.add_argument("--gold-sets", nargs="*", default=["ro-en", "ja-en", "de-en"])
     parser.add_argument("--eflomal-levels", nargs="*", type=int, default=[3, 1, 2])
     parser.add_argument("--no-eflomal", action="store_true")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--alpha", type=float, default=0.1, help="Dirichlet prior of the translation tables")
+    parser.add_argument("--alpha", type=float, default=1e-4, help="Dirichlet prior of the translation tables")
     parser.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "align.json"))
     args = parser.parse_args(argv)
 

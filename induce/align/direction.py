@@ -106,7 +106,7 @@ class TrainConfig:
     infer: str = "cvi"
     n_iterations: int = 5
     n_ibm1_iterations: int = 5
-    alpha: float = 0.1
+    alpha: float = 1e-4
     jump_alpha: float = 0.1
     null_prob: float = 0.2
     max_jump: int = 7

@@ -33,7 +33,9 @@ def register(subparsers) -> None:
     p.add_argument("--iterations", type=int, default=5, help="passes of the final model")
     p.add_argument("--ibm1-iterations", type=int, default=5, help="Model 1 passes before the HMM")
     p.add_argument("--hmm-cvi", choices=HMM_CVI, default="cvi2", help="CVI form for the HMM model")
-    p.add_argument("--alpha", type=float, default=0.1, help="Dirichlet prior of the translation tables")
+    p.add_argument("--alpha", type=float, default=1e-4,
+                   help="Dirichlet prior of the translation tables (default 1e-4; the thesis's 0.1 over-smooths "
+                        "large vocabularies)")
     p.add_argument("--prior-support", choices=SUPPORTS, default="vocabulary")
     p.add_argument("--null-prob", type=float, default=0.2, help="probability of a NULL state (HMM)")
     p.add_argument("--symmetrize", choices=METHODS + DIRECTIONAL, default="grow-diag-final-and")
