@@ -5,6 +5,7 @@ Usage::
     python benchmarks/hmm_bench.py speed [--iterations 3]
     python benchmarks/hmm_bench.py accuracy --corpus wsj1k --iterations 200 --seeds 3
     python benchmarks/hmm_bench.py peer --iterations 50
+    python benchmarks/hmm_bench.py tune --corpus wsjdev --algorithms vi,cvi2
 
 ``speed``: seconds per iteration of every algorithm on CoNLL-2000 train+test
 (259k tokens, K=45) next to hmmlearn's ``CategoricalHMM`` EM
@@ -12,6 +13,10 @@ Usage::
 (3 T K^2 multiply-adds at 100 GFLOP/s) and peak RSS.
 ``accuracy``: unsupervised tagging metrics (cross-validated M-1, 1-1, VI,
 V-measure) for em, vi, cvi1, cvi2, cgs over seeds, mean and sd.
+``tune``: alpha x beta grid (default: the thesis grid {0.003, ..., 1.0}) on
+held-out sentences (``wsjdev``: ptb-sample sentences 1000-1999), one seed; the
+best setting per algorithm and metric goes to the JSON, which ``accuracy
+--tuned`` reads (choosing by cross-validated M-1).
 ``peer``: hmmlearn EM vs induce cvi2 on CoNLL-2000 train+test with posterior
 decoding (the issue's reference: hmmlearn M-1 52.2, 1-1 35.2, V-M 45.4, VI 5.22).
 Every mode prints a table and writes JSON under ``benchmarks/results/``.
@@ -53,12 +58,15 @@ def conll2000():
 def corpus_by_name(name: str):
     if name == "conll2000":
         return conll2000(), "pos"
-    if name in ("wsj1k", "wsj"):
+    if name in ("wsj1k", "wsjdev", "wsj"):
         c = load_corpus(CORPORA / "ptb-sample")
-        if name == "wsj1k":
+        if name != "wsj":
             from induce.corpus.corpus import Corpus
 
-            c = Corpus.from_sentences(c.sentences[:1000], name="wsj1k")
+            # wsj1k: the first 1,000 sentences (thesis's smallest WSJ set);
+            # wsjdev: the next 1,000, held out for choosing alpha and beta
+            part = slice(0, 1000) if name == "wsj1k" else slice(1000, 2000)
+            c = Corpus.from_sentences(c.sentences[part], name=name)
         return c, "pos"
     if name == "ewt":
         from induce.corpus.corpus import Corpus
@@ -121,32 +129,71 @@ def mode_speed(args):
             "peak_rss_mb": peak_rss_mb()}
 
 
+def _grid(text):
+    return [float(v) for v in text.split(",")]
+
+
+def mode_tune(args):
+    """alpha x beta grid on held-out data (one seed), best setting per algorithm and metric."""
+    corpus, column = corpus_by_name(args.corpus)
+    gold = corpus.tags[column]
+    K = args.states or len(corpus.tag_vocabs[column])
+    runs = []
+    for infer in args.algorithms.split(","):
+        n_iter = args.cgs_iterations if infer == "cgs" else args.iterations
+        # maximum-likelihood EM has no hyperparameters: one run
+        alphas, betas = ([1.0], [1.0]) if infer == "em" else (_grid(args.alpha_grid), _grid(args.beta_grid))
+        for a in alphas:
+            for b in betas:
+                start = time.perf_counter()
+                model = HMMTagger(n_states=K, infer=infer, n_iter=n_iter, alpha=a, beta=b,
+                                  random_state=args.seed_base).fit(corpus)
+                rep = tagging_report(model.labels_, gold, corpus.offsets)
+                runs.append({"algorithm": infer, "alpha": a, "beta": b, "iterations": n_iter,
+                             "seconds": time.perf_counter() - start, **rep})
+                print(f"{infer:5s} alpha={a:<6g} beta={b:<6g} M-1cv {rep['m1_cv']:.3f} 1-1 {rep['1to1']:.3f} "
+                      f"VI {rep['vi']:.3f} V-M {rep['vm']:.3f} {runs[-1]['seconds']:.1f}s", flush=True)
+    best = {}
+    for infer in args.algorithms.split(","):
+        mine = [r for r in runs if r["algorithm"] == infer]
+        best[infer] = {m: {"alpha": r["alpha"], "beta": r["beta"], "value": r[m]}
+                       for m, sign in (("m1_cv", 1), ("1to1", 1), ("vm", 1), ("vi", -1))
+                       for r in [max(mine, key=lambda r: sign * r[m])]}
+        print(infer, "best:", {m: (v["alpha"], v["beta"], round(v["value"], 3)) for m, v in best[infer].items()})
+    return {"corpus": args.corpus, "gold_column": column, "states": K, "runs": runs, "best": best}
+
+
 def mode_accuracy(args):
     corpus, column = corpus_by_name(args.corpus)
     gold = corpus.tags[column]
     K = args.states or len(corpus.tag_vocabs[column])
+    tuned = json.loads(Path(args.tuned).read_text())["best"] if args.tuned else {}
     rows = []
     for infer in args.algorithms.split(","):
         runs = []
-        for seed in range(args.seeds):
+        # alpha, beta: chosen by held-out cross-validated M-1 when --tuned is given
+        choice = tuned.get(infer, {}).get("m1_cv", {"alpha": args.alpha, "beta": args.beta})
+        for seed in range(args.seed_base, args.seed_base + args.seeds):
             n_iter = args.cgs_iterations if infer == "cgs" else args.iterations
             start = time.perf_counter()
-            model = HMMTagger(n_states=K, infer=infer, n_iter=n_iter, alpha=args.alpha, beta=args.beta,
-                              random_state=seed).fit(corpus)
+            model = HMMTagger(n_states=K, infer=infer, n_iter=n_iter, alpha=choice["alpha"], beta=choice["beta"],
+                              cvi2_block=args.block_size, random_state=seed).fit(corpus)
             rep = tagging_report(model.labels_, gold, corpus.offsets)
             rep["seconds"] = time.perf_counter() - start
             runs.append(rep)
-        row = {"algorithm": infer, "iterations": args.cgs_iterations if infer == "cgs" else args.iterations}
+        row = {"algorithm": infer, "iterations": args.cgs_iterations if infer == "cgs" else args.iterations,
+               "alpha": choice["alpha"], "beta": choice["beta"], "runs": runs}
         for key in ("m1_cv", "m1", "1to1", "vi", "vm", "seconds"):
             vals = [r[key] for r in runs]
             row[key] = statistics.mean(vals)
             row[key + "_sd"] = statistics.stdev(vals) if len(vals) > 1 else 0.0
         rows.append(row)
-        print(f"{infer:5s} it={row['iterations']:5d} M-1cv {row['m1_cv']:.3f}±{row['m1_cv_sd']:.3f} "
+        print(f"{infer:5s} a={row['alpha']:g} b={row['beta']:g} it={row['iterations']:5d} M-1cv {row['m1_cv']:.3f}±{row['m1_cv_sd']:.3f} "
               f"1-1 {row['1to1']:.3f}±{row['1to1_sd']:.3f} VI {row['vi']:.3f}±{row['vi_sd']:.3f} "
               f"V-M {row['vm']:.3f}±{row['vm_sd']:.3f} time {row['seconds']:.1f}s", flush=True)
-    return {"corpus": args.corpus, "gold_column": column, "states": K, "alpha": args.alpha, "beta": args.beta,
-            "seeds": args.seeds, "rows": rows}
+    return {"corpus": args.corpus, "gold_column": column, "states": K, "tuned": args.tuned,
+            "cvi2_block": args.block_size, "seeds": list(range(args.seed_base, args.seed_base + args.seeds)),
+            "rows": rows}
 
 
 def mode_peer(args):
@@ -168,7 +215,7 @@ def mode_peer(args):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("mode", choices=("speed", "accuracy", "peer"))
+    parser.add_argument("mode", choices=("speed", "accuracy", "peer", "tune"))
     parser.add_argument("--corpus", default=None, help="conll2000 | wsj1k | wsj | ewt | brown")
     parser.add_argument("--states", type=int, default=None)
     parser.add_argument("--iterations", type=int, default=None)
@@ -177,15 +224,22 @@ def main():
     parser.add_argument("--alpha", type=float, default=1.0)
     parser.add_argument("--beta", type=float, default=0.01)
     parser.add_argument("--algorithms", default=",".join(ALGORITHMS))
+    parser.add_argument("--seed-base", type=int, default=0, help="first seed (runs use seed-base .. +seeds-1)")
+    parser.add_argument("--alpha-grid", default="0.003,0.01,0.03,0.1,0.3,1.0")
+    parser.add_argument("--beta-grid", default="0.003,0.01,0.03,0.1,0.3,1.0")
+    parser.add_argument("--tuned", default=None, help="JSON written by the tune mode: per-algorithm alpha, beta")
+    parser.add_argument("--block-size", type=int, default=0, help="cvi2 block size (0: exact sequential)")
+    parser.add_argument("--tag", default="", help="suffix of the JSON file name")
     args = parser.parse_args()
-    defaults = {"speed": ("conll2000", 45, 3), "accuracy": ("wsj1k", None, 200), "peer": ("conll2000", 45, 50)}
+    defaults = {"speed": ("conll2000", 45, 3), "accuracy": ("wsj1k", None, 200), "peer": ("conll2000", 45, 50),
+                "tune": ("wsjdev", None, 200)}
     corpus, states, iterations = defaults[args.mode]
     args.corpus = args.corpus or corpus
     args.states = args.states if args.states is not None else states
     args.iterations = args.iterations or iterations
     result = globals()[f"mode_{args.mode}"](args)
     result.update({"date": time.strftime("%Y-%m-%d"), "machine": machine()})
-    out = ROOT / "results" / f"hmm_{args.mode}_{args.corpus}.json"
+    out = ROOT / "results" / f"hmm_{args.mode}_{args.corpus}{args.tag}.json"
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps(result, indent=2, default=float))
     print(f"wrote {out}")

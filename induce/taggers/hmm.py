@@ -31,7 +31,7 @@ from ..corpus.corpus import Corpus
 from ..corpus.vocab import Vocabulary
 from ..errors import ConfigError, ModelFormatError
 from ..infer import hmm_passes as passes
-from ..infer.hmm_batched import Layout, lockstep_pass
+from ..infer.hmm_batched import Layout, cvi2_block_pass, lockstep_pass
 from ..infer.estimators import cvi_params, em_params, map_params, vi_params
 from ..kernels.hmm import forward_backward, gather_emissions, viterbi
 from .tag_dict import TagDictionary
@@ -80,6 +80,10 @@ class HMMTagger:
         ``cgs_keep`` samples (0: the last sample).
     order : ``sequential`` (corpus order) or ``shuffle`` (a seeded random order
         each pass) for the incremental algorithms.
+    cvi2_block : with ``cvi2``, 0 (default) for the exact sequential algorithm,
+        or ``B`` > 0 to update ``B`` consecutive sentences in parallel against
+        the counts frozen at the start of their block (minus their own);
+        ``B = 1`` is again the exact algorithm.
     random_state : seed of every random choice.
     progress : show a tqdm progress bar.
     eval_column : gold tag column to score against every ``eval_every`` iterations.
@@ -102,6 +106,7 @@ class HMMTagger:
         temperature: tuple[float, float] = (2.0, 0.08),
         cgs_keep: int = 0,
         order: str = "sequential",
+        cvi2_block: int = 0,
         random_state: int = 0,
         progress: bool = False,
         eval_column: str | None = None,
@@ -118,6 +123,7 @@ class HMMTagger:
         self.temperature = temperature
         self.cgs_keep = cgs_keep
         self.order = order
+        self.cvi2_block = cvi2_block
         self.random_state = random_state
         self.progress = progress
         self.eval_column = eval_column
@@ -132,6 +138,8 @@ class HMMTagger:
             raise ConfigError(f"unknown decoder {self.decode!r}; expected one of {', '.join(DECODERS)}")
         if self.order not in ("sequential", "shuffle"):
             raise ConfigError(f"order must be 'sequential' or 'shuffle', got {self.order!r}")
+        if int(self.cvi2_block) < 0:
+            raise ConfigError(f"cvi2_block must be 0 (exact) or a positive block size, got {self.cvi2_block}")
         if int(self.n_states) < 1:
             raise ConfigError(f"n_states must be at least 1, got {self.n_states}")
         if self.alpha < 0 or self.beta < 0 or (self.infer in ("vi", "cvi1", "cvi2", "cgs") and (self.alpha == 0 or self.beta == 0)):
@@ -258,8 +266,12 @@ class HMMTagger:
             # recompute the totals exactly from the stored statistics (no drift)
             passes.totals_from_local(data.tokens, data.offsets, sent_trans, gamma, data.W, trans, emit)
             order = self._order(data, seeds[it])
-            ll = passes.cvi2_pass(trans, emit, sent_trans, gamma, data.tokens, data.offsets, order,
-                                  self.alpha, self.beta, self.allowed_)
+            if self.cvi2_block > 0:
+                ll = cvi2_block_pass(trans, emit, sent_trans, gamma, data.tokens, data.offsets, order, self.alpha,
+                                     self.beta, self.allowed_, int(self.cvi2_block), passes.n_threads())
+            else:
+                ll = passes.cvi2_pass(trans, emit, sent_trans, gamma, data.tokens, data.offsets, order,
+                                      self.alpha, self.beta, self.allowed_)
             self._record(bar, it, ll, "predictive_log_likelihood", time.perf_counter() - t0,
                          data.tokens.shape[0], gamma.argmax(axis=1) if gold is not None else None, gold, data.offsets)
         self._local_labels = gamma.argmax(axis=1)
@@ -383,7 +395,7 @@ class HMMTagger:
 
     # ------------------------------------------------------------- save/load
     _PARAMS = ("n_states", "infer", "n_iter", "alpha", "beta", "decode", "map_estimate", "cgs_keep", "order",
-               "random_state")
+               "cvi2_block", "random_state")
 
     def save(self, path: str | Path) -> None:
         """Write the model as one ``.npz`` (arrays + a JSON header), atomically, without pickle."""
