@@ -101,9 +101,10 @@ def hmmlearn_em(corpus, K, n_iter, seed):
     lengths = corpus.lengths
     model = CategoricalHMM(n_components=K, n_iter=n_iter, tol=-np.inf, random_state=seed,
                            implementation="scaling", n_features=len(corpus.vocab))
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     model.fit(X, lengths)
     seconds = time.perf_counter() - start
+    model.fit_cpu_seconds = time.process_time() - cpu
     _, states = model.decode(X, lengths, algorithm="map")
     return model, seconds, states
 
@@ -134,32 +135,40 @@ def mode_speed(args):
     variants = [(a, 0) for a in args.algorithms.split(",")]
     variants += [("cvi2", int(b)) for b in args.block_sizes.split(",") if b]
     for infer, block in variants:
+        # CPU seconds of every iteration (process time at each trace record): on a
+        # shared machine this is what a quiet core would take, summed over threads
+        cpu = [time.process_time()]
         start = time.perf_counter()
-        model = HMMTagger(n_states=K, infer=infer, n_iter=args.iterations + 1, cvi2_block=block,
-                          random_state=0).fit(corpus)
+        model = HMMTagger(n_states=K, infer=infer, n_iter=args.iterations + 1, cvi2_block=block, random_state=0,
+                          callback=lambda rec: cpu.append(time.process_time())).fit(corpus)
         total = time.perf_counter() - start
         per_iter = statistics.median(r["seconds"] for r in model.trace_[1:])
+        cpu_iter = statistics.median(np.diff(cpu[1:]))
         setup = total - sum(r["seconds"] for r in model.trace_)
         name = f"{infer} block {block}" if block else ("cvi2 (exact)" if infer == "cvi2" else infer)
-        rows.append({"algorithm": name, "s_per_iter": per_iter, "tokens_per_s": N / per_iter,
-                     "x_floor": per_iter / floor, "first_iter_s": model.trace_[0]["seconds"],
-                     "setup_s": setup}) 
-        print(f"{name:22s} {per_iter:8.3f} s/iter  setup {setup:.2f} s", flush=True)
+        rows.append({"algorithm": name, "s_per_iter": per_iter, "cpu_s_per_iter": cpu_iter,
+                     "tokens_per_s": N / per_iter, "x_floor": per_iter / floor,
+                     "first_iter_s": model.trace_[0]["seconds"], "setup_s": setup})
+        print(f"{name:22s} {per_iter:8.3f} s/iter {cpu_iter:8.3f} cpu s/iter  setup {setup:.2f} s", flush=True)
     if args.hmmlearn_iterations == 0:
-        ref = float("nan")
+        ref = ref_cpu = float("nan")
     else:
-        _, seconds, _ = hmmlearn_em(corpus, K, args.hmmlearn_iterations, 0)
+        hl, seconds, _ = hmmlearn_em(corpus, K, args.hmmlearn_iterations, 0)
         ref = seconds / args.hmmlearn_iterations
-        rows.append({"algorithm": "hmmlearn-scaling em", "s_per_iter": ref, "tokens_per_s": N / ref,
-                     "x_floor": ref / floor, "first_iter_s": float("nan"), "setup_s": float("nan")})
+        ref_cpu = hl.fit_cpu_seconds / args.hmmlearn_iterations
+        rows.append({"algorithm": "hmmlearn-scaling em", "s_per_iter": ref, "cpu_s_per_iter": ref_cpu,
+                     "tokens_per_s": N / ref, "x_floor": ref / floor, "first_iter_s": float("nan"),
+                     "setup_s": float("nan")})
     for r in rows:
         r["speedup_vs_hmmlearn"] = ref / r["s_per_iter"]
+        r["cpu_speedup_vs_hmmlearn"] = ref_cpu / r["cpu_s_per_iter"]
     print(f"corpus {args.corpus}: {corpus.n_sentences} sentences, {N} tokens, K={K}; floor {floor:.3f} s/iter")
     print(f"{'algorithm':22s} {'s/iter':>8s} {'tok/s':>10s} {'x floor':>8s} {'vs hmmlearn':>11s} "
-          f"{'1st iter s':>10s} {'setup s':>8s}")
+          f"{'cpu s/it':>8s} {'cpu vs hl':>9s} {'1st iter s':>10s} {'setup s':>8s}")
     for r in rows:
         print(f"{r['algorithm']:22s} {r['s_per_iter']:8.3f} {r['tokens_per_s']:10.0f} {r['x_floor']:8.1f} "
-              f"{r['speedup_vs_hmmlearn']:11.1f} {r['first_iter_s']:10.2f} {r['setup_s']:8.2f}")
+              f"{r['speedup_vs_hmmlearn']:11.1f} {r['cpu_s_per_iter']:8.3f} {r['cpu_speedup_vs_hmmlearn']:9.1f} "
+              f"{r['first_iter_s']:10.2f} {r['setup_s']:8.2f}")
     print(f"peak RSS {peak_rss_mb():.0f} MB")
     return {"corpus": args.corpus, "tokens": N, "states": K, "floor_s": floor, "rows": rows,
             "compile_s": compile_s, "peak_rss_mb": peak_rss_mb(), "load": os.getloadavg()}
