@@ -252,7 +252,7 @@ def mode_accuracy(args):
             runs.append(rep)
         row = {"algorithm": infer, "iterations": args.cgs_iterations if infer == "cgs" else args.iterations,
                "alpha": choice["alpha"], "beta": choice["beta"], "runs": runs}
-        for key in ("m1_cv", "m1", "1to1", "vi", "vm", "seconds"):
+        for key in ("m1_cv", "m1", "1to1", "1to1_greedy", "vi", "vm", "seconds"):
             vals = [r[key] for r in runs]
             row[key] = statistics.mean(vals)
             row[key + "_sd"] = statistics.stdev(vals) if len(vals) > 1 else 0.0
