@@ -124,8 +124,8 @@ def compile_seconds():
 
 
 def mode_speed(args):
-    corpus, _ = corpus_by_name(args.corpus)
-    K = args.states or len(corpus.tag_vocabs[_])
+    corpus, column = corpus_by_name(args.corpus)
+    K = args.states or len(corpus.tag_vocabs[column])
     N = corpus.n_tokens
     # arithmetic floor: forward, backward, pair counts = 3 T K^2 multiply-adds at 100 GFLOP/s
     floor = 3 * N * K * K * 2 / 100e9
