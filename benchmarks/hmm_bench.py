@@ -5,6 +5,10 @@ Usage::
     python benchmarks/hmm_bench.py speed [--iterations 3]
     python benchmarks/hmm_bench.py accuracy --corpus wsj1k --iterations 200 --seeds 3
     python benchmarks/hmm_bench.py peer --iterations 50
+    python benchmarks/hmm_bench.py tune --corpus wsjdev --algorithms vi,cvi2
+    python benchmarks/hmm_bench.py blocks --corpus wsj --block-sizes 0,16,64,256,1024
+    python benchmarks/hmm_bench.py semi --corpus wsj --sizes 1000,2000,3000,all
+    python benchmarks/hmm_bench.py semi --corpus wsj --sizes 1000 --cutoffs 1,2,3,5,10
 
 ``speed``: seconds per iteration of every algorithm on CoNLL-2000 train+test
 (259k tokens, K=45) next to hmmlearn's ``CategoricalHMM`` EM
@@ -12,6 +16,12 @@ Usage::
 (3 T K^2 multiply-adds at 100 GFLOP/s) and peak RSS.
 ``accuracy``: unsupervised tagging metrics (cross-validated M-1, 1-1, VI,
 V-measure) for em, vi, cvi1, cvi2, cgs over seeds, mean and sd.
+``tune``: alpha x beta grid (default: the thesis grid {0.003, ..., 1.0}) on
+held-out sentences (``wsjdev``: ptb-sample sentences 1000-1999), one seed; the
+best setting per algorithm and metric goes to the JSON, which ``accuracy
+--tuned`` reads (choosing by cross-validated M-1).
+``blocks``: block-parallel cvi2 against the exact order (s/iter, final metrics).
+``semi``: tag-dictionary (Merialdo) accuracy by training size and cutoff d.
 ``peer``: hmmlearn EM vs induce cvi2 on CoNLL-2000 train+test with posterior
 decoding (the issue's reference: hmmlearn M-1 52.2, 1-1 35.2, V-M 45.4, VI 5.22).
 Every mode prints a table and writes JSON under ``benchmarks/results/``.
@@ -53,12 +63,15 @@ def conll2000():
 def corpus_by_name(name: str):
     if name == "conll2000":
         return conll2000(), "pos"
-    if name in ("wsj1k", "wsj"):
+    if name in ("wsj1k", "wsjdev", "wsj"):
         c = load_corpus(CORPORA / "ptb-sample")
-        if name == "wsj1k":
+        if name != "wsj":
             from induce.corpus.corpus import Corpus
 
-            c = Corpus.from_sentences(c.sentences[:1000], name="wsj1k")
+            # wsj1k: the first 1,000 sentences (thesis's smallest WSJ set);
+            # wsjdev: the next 1,000, held out for choosing alpha and beta
+            part = slice(0, 1000) if name == "wsj1k" else slice(1000, 2000)
+            c = Corpus.from_sentences(c.sentences[part], name=name)
         return c, "pos"
     if name == "ewt":
         from induce.corpus.corpus import Corpus
@@ -88,65 +101,214 @@ def hmmlearn_em(corpus, K, n_iter, seed):
     lengths = corpus.lengths
     model = CategoricalHMM(n_components=K, n_iter=n_iter, tol=-np.inf, random_state=seed,
                            implementation="scaling", n_features=len(corpus.vocab))
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     model.fit(X, lengths)
     seconds = time.perf_counter() - start
+    model.fit_cpu_seconds = time.process_time() - cpu
     _, states = model.decode(X, lengths, algorithm="map")
     return model, seconds, states
 
 
+def compile_seconds():
+    """Seconds to compile (cold numba cache) or load (warm cache) every kernel: fits on a 2-sentence corpus."""
+    from induce.corpus.corpus import Corpus
+    from induce.corpus.sentence import Sentence
+
+    tiny = Corpus.from_sentences([Sentence(["a", "b", "a"], {}), Sentence(["b"], {})])
+    out = {}
+    for infer, extra in [(a, {}) for a in ALGORITHMS] + [("cvi2", {"cvi2_block": 2})]:
+        start = time.perf_counter()
+        HMMTagger(n_states=2, infer=infer, n_iter=1, random_state=0, **extra).fit(tiny)
+        out[infer + (" block" if extra else "")] = time.perf_counter() - start
+    return out
+
+
 def mode_speed(args):
-    corpus, _ = corpus_by_name(args.corpus)
-    K, N = args.states, corpus.n_tokens
+    corpus, column = corpus_by_name(args.corpus)
+    K = args.states or len(corpus.tag_vocabs[column])
+    N = corpus.n_tokens
+    # arithmetic floor: forward, backward, pair counts = 3 T K^2 multiply-adds at 100 GFLOP/s
     floor = 3 * N * K * K * 2 / 100e9
+    compile_s = compile_seconds()
+    print("numba compile/load seconds:", {k: round(v, 2) for k, v in compile_s.items()}, flush=True)
     rows = []
-    for infer in ALGORITHMS:
-        model = HMMTagger(n_states=K, infer=infer, n_iter=args.iterations + 1, random_state=0).fit(corpus)
-        per_iter = statistics.median(r["seconds"] for r in model.trace_[1:])  # first includes compilation
-        rows.append({"algorithm": infer, "s_per_iter": per_iter, "tokens_per_s": N / per_iter,
-                     "x_floor": per_iter / floor, "first_iter_s": model.trace_[0]["seconds"]})
-    _, seconds, _ = hmmlearn_em(corpus, K, args.iterations, 0)
-    ref = seconds / args.iterations
-    rows.append({"algorithm": "hmmlearn-scaling em", "s_per_iter": ref, "tokens_per_s": N / ref,
-                 "x_floor": ref / floor, "first_iter_s": float("nan")})
+    variants = [(a, 0) for a in args.algorithms.split(",")]
+    variants += [("cvi2", int(b)) for b in args.block_sizes.split(",") if b]
+    for infer, block in variants:
+        # CPU seconds of every iteration (process time at each trace record): on a
+        # shared machine this is what a quiet core would take, summed over threads
+        cpu = [time.process_time()]
+        start = time.perf_counter()
+        model = HMMTagger(n_states=K, infer=infer, n_iter=args.iterations + 1, cvi2_block=block, random_state=0,
+                          callback=lambda rec: cpu.append(time.process_time())).fit(corpus)
+        total = time.perf_counter() - start
+        per_iter = statistics.median(r["seconds"] for r in model.trace_[1:])
+        cpu_iter = statistics.median(np.diff(cpu[1:]))
+        setup = total - sum(r["seconds"] for r in model.trace_)
+        name = f"{infer} block {block}" if block else ("cvi2 (exact)" if infer == "cvi2" else infer)
+        rows.append({"algorithm": name, "s_per_iter": per_iter, "cpu_s_per_iter": cpu_iter,
+                     "tokens_per_s": N / per_iter, "x_floor": per_iter / floor,
+                     "first_iter_s": model.trace_[0]["seconds"], "setup_s": setup})
+        print(f"{name:22s} {per_iter:8.3f} s/iter {cpu_iter:8.3f} cpu s/iter  setup {setup:.2f} s", flush=True)
+    if args.hmmlearn_iterations == 0:
+        ref = ref_cpu = float("nan")
+    else:
+        hl, seconds, _ = hmmlearn_em(corpus, K, args.hmmlearn_iterations, 0)
+        ref = seconds / args.hmmlearn_iterations
+        ref_cpu = hl.fit_cpu_seconds / args.hmmlearn_iterations
+        rows.append({"algorithm": "hmmlearn-scaling em", "s_per_iter": ref, "cpu_s_per_iter": ref_cpu,
+                     "tokens_per_s": N / ref, "x_floor": ref / floor, "first_iter_s": float("nan"),
+                     "setup_s": float("nan")})
     for r in rows:
         r["speedup_vs_hmmlearn"] = ref / r["s_per_iter"]
+        r["cpu_speedup_vs_hmmlearn"] = ref_cpu / r["cpu_s_per_iter"]
     print(f"corpus {args.corpus}: {corpus.n_sentences} sentences, {N} tokens, K={K}; floor {floor:.3f} s/iter")
-    print(f"{'algorithm':22s} {'s/iter':>8s} {'tok/s':>10s} {'x floor':>8s} {'vs hmmlearn':>11s} {'1st iter s':>10s}")
+    print(f"{'algorithm':22s} {'s/iter':>8s} {'tok/s':>10s} {'x floor':>8s} {'vs hmmlearn':>11s} "
+          f"{'cpu s/it':>8s} {'cpu vs hl':>9s} {'1st iter s':>10s} {'setup s':>8s}")
     for r in rows:
         print(f"{r['algorithm']:22s} {r['s_per_iter']:8.3f} {r['tokens_per_s']:10.0f} {r['x_floor']:8.1f} "
-              f"{r['speedup_vs_hmmlearn']:11.1f} {r['first_iter_s']:10.2f}")
+              f"{r['speedup_vs_hmmlearn']:11.1f} {r['cpu_s_per_iter']:8.3f} {r['cpu_speedup_vs_hmmlearn']:9.1f} "
+              f"{r['first_iter_s']:10.2f} {r['setup_s']:8.2f}")
     print(f"peak RSS {peak_rss_mb():.0f} MB")
     return {"corpus": args.corpus, "tokens": N, "states": K, "floor_s": floor, "rows": rows,
-            "peak_rss_mb": peak_rss_mb()}
+            "compile_s": compile_s, "peak_rss_mb": peak_rss_mb(), "load": os.getloadavg()}
+
+
+def mode_blocks(args):
+    """cvi2 block size against the exact order: seconds per iteration and final metrics."""
+    corpus, column = corpus_by_name(args.corpus)
+    gold = corpus.tags[column]
+    K = args.states or len(corpus.tag_vocabs[column])
+    rows = []
+    for block in [int(b) for b in args.block_sizes.split(",")]:
+        runs = []
+        for seed in range(args.seed_base, args.seed_base + args.seeds):
+            model = HMMTagger(n_states=K, infer="cvi2", n_iter=args.iterations, alpha=args.alpha, beta=args.beta,
+                              cvi2_block=block, random_state=seed).fit(corpus)
+            rep = tagging_report(model.labels_, gold, corpus.offsets)
+            rep["s_per_iter"] = statistics.median(r["seconds"] for r in model.trace_[1:])
+            runs.append(rep)
+        row = {"block": block, "runs": runs}
+        for key in ("m1_cv", "1to1", "vi", "vm", "s_per_iter"):
+            row[key] = statistics.mean(r[key] for r in runs)
+        rows.append(row)
+        print(f"block {block:5d}: {row['s_per_iter']:.3f} s/iter  M-1cv {row['m1_cv']:.3f} 1-1 {row['1to1']:.3f} "
+              f"VI {row['vi']:.3f} V-M {row['vm']:.3f}", flush=True)
+    return {"corpus": args.corpus, "states": K, "alpha": args.alpha, "beta": args.beta, "iterations": args.iterations,
+            "seeds": args.seeds, "rows": rows, "load": os.getloadavg()}
+
+
+def _grid(text):
+    return [float(v) for v in text.split(",")]
+
+
+def mode_tune(args):
+    """alpha x beta grid on held-out data (one seed), best setting per algorithm and metric."""
+    corpus, column = corpus_by_name(args.corpus)
+    gold = corpus.tags[column]
+    K = args.states or len(corpus.tag_vocabs[column])
+    runs = []
+    for infer in args.algorithms.split(","):
+        n_iter = args.cgs_iterations if infer == "cgs" else args.iterations
+        # maximum-likelihood EM has no hyperparameters: one run
+        alphas, betas = ([1.0], [1.0]) if infer == "em" else (_grid(args.alpha_grid), _grid(args.beta_grid))
+        for a in alphas:
+            for b in betas:
+                start = time.perf_counter()
+                model = HMMTagger(n_states=K, infer=infer, n_iter=n_iter, alpha=a, beta=b,
+                                  random_state=args.seed_base).fit(corpus)
+                rep = tagging_report(model.labels_, gold, corpus.offsets)
+                runs.append({"algorithm": infer, "alpha": a, "beta": b, "iterations": n_iter,
+                             "seconds": time.perf_counter() - start, **rep})
+                print(f"{infer:5s} alpha={a:<6g} beta={b:<6g} M-1cv {rep['m1_cv']:.3f} 1-1 {rep['1to1']:.3f} "
+                      f"VI {rep['vi']:.3f} V-M {rep['vm']:.3f} {runs[-1]['seconds']:.1f}s", flush=True)
+    best = {}
+    for infer in args.algorithms.split(","):
+        mine = [r for r in runs if r["algorithm"] == infer]
+        best[infer] = {m: {"alpha": r["alpha"], "beta": r["beta"], "value": r[m]}
+                       for m, sign in (("m1_cv", 1), ("1to1", 1), ("vm", 1), ("vi", -1))
+                       for r in [max(mine, key=lambda r: sign * r[m])]}
+        print(infer, "best:", {m: (v["alpha"], v["beta"], round(v["value"], 3)) for m, v in best[infer].items()})
+    return {"corpus": args.corpus, "gold_column": column, "states": K, "runs": runs, "best": best}
 
 
 def mode_accuracy(args):
     corpus, column = corpus_by_name(args.corpus)
     gold = corpus.tags[column]
     K = args.states or len(corpus.tag_vocabs[column])
+    tuned = json.loads(Path(args.tuned).read_text())["best"] if args.tuned else {}
     rows = []
     for infer in args.algorithms.split(","):
         runs = []
-        for seed in range(args.seeds):
+        # alpha, beta: chosen by held-out cross-validated M-1 when --tuned is given
+        choice = tuned.get(infer, {}).get("m1_cv", {"alpha": args.alpha, "beta": args.beta})
+        for seed in range(args.seed_base, args.seed_base + args.seeds):
             n_iter = args.cgs_iterations if infer == "cgs" else args.iterations
             start = time.perf_counter()
-            model = HMMTagger(n_states=K, infer=infer, n_iter=n_iter, alpha=args.alpha, beta=args.beta,
-                              random_state=seed).fit(corpus)
+            model = HMMTagger(n_states=K, infer=infer, n_iter=n_iter, alpha=choice["alpha"], beta=choice["beta"],
+                              cvi2_block=args.block_size, random_state=seed).fit(corpus)
             rep = tagging_report(model.labels_, gold, corpus.offsets)
             rep["seconds"] = time.perf_counter() - start
             runs.append(rep)
-        row = {"algorithm": infer, "iterations": args.cgs_iterations if infer == "cgs" else args.iterations}
-        for key in ("m1_cv", "m1", "1to1", "vi", "vm", "seconds"):
+        row = {"algorithm": infer, "iterations": args.cgs_iterations if infer == "cgs" else args.iterations,
+               "alpha": choice["alpha"], "beta": choice["beta"], "runs": runs}
+        for key in ("m1_cv", "m1", "1to1", "1to1_greedy", "vi", "vm", "seconds"):
             vals = [r[key] for r in runs]
             row[key] = statistics.mean(vals)
             row[key + "_sd"] = statistics.stdev(vals) if len(vals) > 1 else 0.0
         rows.append(row)
-        print(f"{infer:5s} it={row['iterations']:5d} M-1cv {row['m1_cv']:.3f}±{row['m1_cv_sd']:.3f} "
+        print(f"{infer:5s} a={row['alpha']:g} b={row['beta']:g} it={row['iterations']:5d} M-1cv {row['m1_cv']:.3f}±{row['m1_cv_sd']:.3f} "
               f"1-1 {row['1to1']:.3f}±{row['1to1_sd']:.3f} VI {row['vi']:.3f}±{row['vi_sd']:.3f} "
               f"V-M {row['vm']:.3f}±{row['vm_sd']:.3f} time {row['seconds']:.1f}s", flush=True)
-    return {"corpus": args.corpus, "gold_column": column, "states": K, "alpha": args.alpha, "beta": args.beta,
-            "seeds": args.seeds, "rows": rows}
+    return {"corpus": args.corpus, "gold_column": column, "states": K, "tuned": args.tuned,
+            "cvi2_block": args.block_size, "seeds": list(range(args.seed_base, args.seed_base + args.seeds)),
+            "rows": rows}
+
+
+def mode_semi(args):
+    """Merialdo-style tagging with a tag dictionary (thesis Figures 3.10 and 3.12): plain accuracy.
+
+    The dictionary holds every (word, tag) pair of the *whole* corpus; the model
+    is trained on its first ``n`` sentences (``--sizes``).  With ``--cutoffs``
+    (Figure 3.12) words seen fewer than ``d`` times in the training sentences
+    may take any tag.
+    """
+    from induce.corpus.corpus import Corpus
+    from induce.taggers import TagDictionary
+
+    full, column = corpus_by_name(args.corpus)
+    complete = TagDictionary.from_gold(full, column, cutoff=1)
+    rows = []
+    sizes = [s for s in args.sizes.split(",")]
+    cutoffs = [int(d) for d in args.cutoffs.split(",")]
+    for size in sizes:
+        n = full.n_sentences if size == "all" else int(size)
+        train = Corpus.from_sentences(full.sentences[:n], vocab=full.vocab, tag_vocabs=full.tag_vocabs,
+                                      name=f"{args.corpus}[:{n}]")
+        gold = train.tags[column]
+        freq = np.bincount(train.tokens, minlength=len(full.vocab))
+        for d in cutoffs:
+            allowed = complete.allowed.copy()
+            allowed[freq < d] = 1
+            tag_dict = TagDictionary(full.vocab, complete.tags, allowed)
+            for infer in args.algorithms.split(","):
+                accs, secs = [], []
+                for seed in range(args.seed_base, args.seed_base + args.seeds):
+                    n_iter = args.cgs_iterations if infer == "cgs" else args.iterations
+                    start = time.perf_counter()
+                    model = HMMTagger(infer=infer, n_iter=n_iter, alpha=args.alpha, beta=args.beta,
+                                      random_state=seed).fit(train, tag_dict)
+                    secs.append(time.perf_counter() - start)
+                    accs.append(float(np.mean(model.labels_ == gold)))
+                row = {"sentences": n, "tokens": train.n_tokens, "cutoff": d, "algorithm": infer,
+                       "ambiguity": tag_dict.ambiguity(train), "accuracy": statistics.mean(accs),
+                       "accuracy_sd": statistics.stdev(accs) if len(accs) > 1 else 0.0, "runs": accs,
+                       "seconds": statistics.mean(secs)}
+                rows.append(row)
+                print(f"n={n:6d} d={d:2d} {infer:5s} amb {row['ambiguity']:.2f} acc {row['accuracy']:.4f}"
+                      f"±{row['accuracy_sd']:.4f} {row['seconds']:.1f}s", flush=True)
+    return {"corpus": args.corpus, "gold_column": column, "alpha": args.alpha, "beta": args.beta,
+            "iterations": args.iterations, "seeds": args.seeds, "rows": rows}
 
 
 def mode_peer(args):
@@ -168,7 +330,7 @@ def mode_peer(args):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("mode", choices=("speed", "accuracy", "peer"))
+    parser.add_argument("mode", choices=("speed", "accuracy", "peer", "tune", "blocks", "semi"))
     parser.add_argument("--corpus", default=None, help="conll2000 | wsj1k | wsj | ewt | brown")
     parser.add_argument("--states", type=int, default=None)
     parser.add_argument("--iterations", type=int, default=None)
@@ -177,15 +339,28 @@ def main():
     parser.add_argument("--alpha", type=float, default=1.0)
     parser.add_argument("--beta", type=float, default=0.01)
     parser.add_argument("--algorithms", default=",".join(ALGORITHMS))
+    parser.add_argument("--seed-base", type=int, default=0, help="first seed (runs use seed-base .. +seeds-1)")
+    parser.add_argument("--alpha-grid", default="0.003,0.01,0.03,0.1,0.3,1.0")
+    parser.add_argument("--beta-grid", default="0.003,0.01,0.03,0.1,0.3,1.0")
+    parser.add_argument("--tuned", default=None, help="JSON written by the tune mode: per-algorithm alpha, beta")
+    parser.add_argument("--block-size", type=int, default=0, help="cvi2 block size (0: exact sequential)")
+    parser.add_argument("--tag", default="", help="suffix of the JSON file name")
+    parser.add_argument("--block-sizes", default="16,256",
+                        help="speed: extra cvi2 block sizes; blocks: block sizes to compare (0 = exact)")
+    parser.add_argument("--sizes", default="1000,2000,3000,all", help="semi: training sentences")
+    parser.add_argument("--cutoffs", default="1", help="semi: dictionary cutoffs d (Figure 3.12)")
+    parser.add_argument("--hmmlearn-iterations", type=int, default=3, help="speed: hmmlearn EM iterations (0: skip)")
     args = parser.parse_args()
-    defaults = {"speed": ("conll2000", 45, 3), "accuracy": ("wsj1k", None, 200), "peer": ("conll2000", 45, 50)}
+    defaults = {"speed": ("conll2000", 45, 3), "accuracy": ("wsj1k", None, 200), "peer": ("conll2000", 45, 50),
+                "tune": ("wsjdev", None, 200), "blocks": ("wsj", None, 50),
+                "semi": ("wsj", None, 50)}
     corpus, states, iterations = defaults[args.mode]
     args.corpus = args.corpus or corpus
     args.states = args.states if args.states is not None else states
     args.iterations = args.iterations or iterations
     result = globals()[f"mode_{args.mode}"](args)
     result.update({"date": time.strftime("%Y-%m-%d"), "machine": machine()})
-    out = ROOT / "results" / f"hmm_{args.mode}_{args.corpus}.json"
+    out = ROOT / "results" / f"hmm_{args.mode}_{args.corpus}{args.tag}.json"
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps(result, indent=2, default=float))
     print(f"wrote {out}")

@@ -41,6 +41,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--map", action="store_true", help="with --infer em: MAP estimates under the priors")
     p.add_argument("--order", choices=("sequential", "shuffle"), default="sequential",
                    help="sentence order of the incremental algorithms (cvi1, cvi2)")
+    p.add_argument("--block-size", type=int, default=0, metavar="B",
+                   help="cvi2: update B sentences in parallel against counts frozen at the block start "
+                        "(default 0: exact sequential order)")
     p.add_argument("--cgs-keep", type=int, default=0,
                    help="cgs: decode by the per-token mode of the last N samples (default: last sample)")
     p.add_argument("--tag-dict", metavar="from-gold|FILE",
@@ -88,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
             tag_dict = TagDictionary.from_file(args.tag_dict, corpus.vocab)
     model = HMMTagger(
         n_states=args.states, infer=args.infer, n_iter=args.iterations, alpha=args.alpha, beta=args.beta,
-        decode=args.decode, map_estimate=args.map, cgs_keep=args.cgs_keep, order=args.order,
+        decode=args.decode, map_estimate=args.map, cgs_keep=args.cgs_keep, order=args.order, cvi2_block=args.block_size,
         random_state=args.seed, progress=not args.quiet,
         eval_column=gold_column if args.eval_every > 0 else None, eval_every=max(1, args.eval_every),
     )
