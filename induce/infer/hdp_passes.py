@@ -53,6 +53,21 @@ def _surrogate(C_trans, row_tot, C_emit, col_tot, prior, sigma, beta, tokens, s,
 
 
 @njit(cache=True)
+def _buffers(T_max, K):
+    """Work arrays of one sentence: forward, backward, potentials, scales, pair statistics, transitions."""
+    return (np.empty((T_max, K)), np.empty((T_max, K)), np.empty((T_max, K)), np.empty(T_max), np.empty((K, K)),
+            np.empty((K + 1, K)))
+
+
+@njit(cache=True)
+def _posterior(A, E, T, fwd, bwd, scale, xi, qc_method, n_samples, logq0, logq0_row):
+    """Forward-backward of one sentence plus its ``log q(C^i = 0)``; returns ``log p(x^i)``."""
+    logZ = forward_backward(A, E, T, fwd, bwd, scale, xi)
+    accumulate_qc(qc_method, A, E, T, fwd, bwd, scale, logZ, n_samples, logq0, logq0_row)
+    return logZ
+
+
+@njit(cache=True)
 def hdp_cvi_pass(C_trans, C_emit, sent_trans, gamma, tokens, offsets, order, prior, sigma, beta,
                  qc_method, n_samples, seed, logq0, logq0_row):
     """One sweep of batch CVI for the HDP-HMM (thesis eq. 5.37-5.39), sentences in ``order``.
@@ -69,13 +84,7 @@ def hdp_cvi_pass(C_trans, C_emit, sent_trans, gamma, tokens, offsets, order, pri
     K = C_trans.shape[1]
     row_tot = C_trans.sum(axis=1)
     col_tot = C_emit.sum(axis=0)
-    T_max = _max_length(offsets, 0, offsets.shape[0] - 1)
-    fwd = np.empty((T_max, K))
-    bwd = np.empty((T_max, K))
-    E = np.empty((T_max, K))
-    scale = np.empty(T_max)
-    xi = np.empty((K, K))
-    A = np.empty((K + 1, K))
+    fwd, bwd, E, scale, xi, A = _buffers(_max_length(offsets, 0, offsets.shape[0] - 1), K)
     logq0[:] = 0.0
     logq0_row[:] = 0.0
     ll = 0.0
@@ -87,9 +96,7 @@ def hdp_cvi_pass(C_trans, C_emit, sent_trans, gamma, tokens, offsets, order, pri
             continue
         _move_sentence(C_trans, row_tot, C_emit, col_tot, sent_trans[i], gamma, tokens, s, T, -1.0)
         _surrogate(C_trans, row_tot, C_emit, col_tot, prior, sigma, beta, tokens, s, T, A, E)
-        logZ = forward_backward(A, E, T, fwd, bwd, scale, xi)
-        ll += logZ
-        accumulate_qc(qc_method, A, E, T, fwd, bwd, scale, logZ, n_samples, logq0, logq0_row)
+        ll += _posterior(A, E, T, fwd, bwd, scale, xi, qc_method, n_samples, logq0, logq0_row)
         for k in range(K):
             sent_trans[i, 0, k] = fwd[0, k] * bwd[0, k]
         for j in range(K):
@@ -121,12 +128,7 @@ def hdp_minibatch_pass(N_trans, N_emit, tokens, offsets, items, prior, sigma, be
     T_max = 1
     for n in range(items.shape[0]):
         T_max = max(T_max, offsets[items[n] + 1] - offsets[items[n]])
-    fwd = np.empty((T_max, K))
-    bwd = np.empty((T_max, K))
-    E = np.empty((T_max, K))
-    scale = np.empty(T_max)
-    xi = np.empty((K, K))
-    A = np.empty((K + 1, K))
+    fwd, bwd, E, scale, xi, A = _buffers(T_max, K)
     trans_out[:] = 0.0
     emit_out[:] = 0.0
     logq0[:] = 0.0
@@ -139,9 +141,7 @@ def hdp_minibatch_pass(N_trans, N_emit, tokens, offsets, items, prior, sigma, be
         if T == 0:
             continue
         _surrogate(N_trans, row_tot, N_emit, col_tot, prior, sigma, beta, tokens, s, T, A, E)
-        logZ = forward_backward(A, E, T, fwd, bwd, scale, xi)
-        ll += logZ
-        accumulate_qc(qc_method, A, E, T, fwd, bwd, scale, logZ, n_samples, logq0, logq0_row)
+        ll += _posterior(A, E, T, fwd, bwd, scale, xi, qc_method, n_samples, logq0, logq0_row)
         for k in range(K):
             trans_out[0, k] += fwd[0, k] * bwd[0, k]
         for j in range(K):

@@ -34,19 +34,18 @@ from typing import Callable
 
 import numpy as np
 
-from ..atomic import atomic_write
 from ..corpus.corpus import Corpus
 from ..corpus.vocab import Vocabulary
-from ..errors import ConfigError, ModelFormatError
+from ..errors import ConfigError
 from ..infer import hdp
 from ..infer import hmm_passes as passes
 from ..infer.hdp_passes import hdp_cvi_pass, hdp_minibatch_pass
 from ..infer.schedules import blend, check_schedule, exponential_init, minibatches, step_size
 from ..kernels.hdp_qc import QC_METHODS
+from ..parsers.params import load_model, save_model
 from .hmm import _NO_MASK, HMMTagger, _Data
 
 HDP_ALGORITHMS = ("cvi", "scvi", "svi", "beam")
-FORMAT_VERSION = 1
 
 
 class HDPHMMTagger(HMMTagger):
@@ -322,45 +321,26 @@ class HDPHMMTagger(HMMTagger):
     def save(self, path: str | Path) -> None:
         """Write the model as one ``.npz`` (arrays + a JSON header), atomically, without pickle."""
         self._check_fitted()
-        header = {
-            "format": "induce.HDPHMMTagger",
-            "format_version": FORMAT_VERSION,
+        meta = {
             "params": {k: getattr(self, k) for k in self._PARAMS},
             "fitted": {"gamma_": self.gamma_, "sigma_": self.sigma_, "effective_states_": self.effective_states_},
             "vocab": self.vocab_.to_json(),
-            "trace": self.trace_,
+            "trace": json.loads(json.dumps(self.trace_, default=float)),
         }
-        arrays = {k.rstrip("_"): getattr(self, k) for k in self._ARRAYS}
-        arrays["header"] = np.frombuffer(json.dumps(header, default=float).encode("utf-8"), dtype=np.uint8)
-        with atomic_write(path, "wb") as handle:
-            np.savez_compressed(handle, **arrays)
+        save_model(path, "induce.HDPHMMTagger", {k.rstrip("_"): getattr(self, k) for k in self._ARRAYS}, meta)
 
     @classmethod
     def load(cls, path: str | Path) -> "HDPHMMTagger":
-        try:
-            with np.load(path, allow_pickle=False) as data:
-                arrays = {k: data[k] for k in data.files}
-        except (OSError, ValueError) as exc:
-            raise ModelFormatError(f"{path}: not an induce model file ({exc})") from exc
-        if "header" not in arrays:
-            raise ModelFormatError(f"{path}: missing header; not an induce HDPHMMTagger file")
-        header = json.loads(arrays["header"].tobytes().decode("utf-8"))
-        if header.get("format") != "induce.HDPHMMTagger":
-            raise ModelFormatError(f"{path}: holds {header.get('format')!r}, not an induce.HDPHMMTagger")
-        if header.get("format_version") != FORMAT_VERSION:
-            raise ModelFormatError(
-                f"{path}: model format version {header.get('format_version')} is not supported "
-                f"(this induce reads version {FORMAT_VERSION}); retrain or convert the model"
-            )
-        model = cls(**header["params"])
-        for k, val in header["fitted"].items():
+        arrays, meta = load_model(path, "induce.HDPHMMTagger")
+        model = cls(**meta["params"])
+        for k, val in meta["fitted"].items():
             setattr(model, k, val)
         for k in cls._ARRAYS:
             setattr(model, k, arrays[k.rstrip("_")])
-        model.vocab_ = Vocabulary.from_json(header["vocab"])
+        model.vocab_ = Vocabulary.from_json(meta["vocab"])
         model.tag_vocab_ = None
         model.allowed_ = _NO_MASK
-        model.trace_ = header["trace"]
+        model.trace_ = meta["trace"]
         model.n_states_ = model.transitions_.shape[1]
         model.n_iter_ = model.n_iter
         return model
