@@ -264,6 +264,9 @@ def text(args) -> None:
             ("HDP-HMM cvi (gamma=10, sigma=5 learned)", HDPHMMTagger(truncation=45, infer="cvi",
                                                                       n_iter=args.iterations, gamma=10, sigma=5,
                                                                       beta=0.1, random_state=seed)),
+            ("HDP-HMM cvi (gamma=10, sigma=5 fixed)", HDPHMMTagger(truncation=45, infer="cvi", n_iter=args.iterations,
+                                                                    gamma=10, sigma=5, beta=0.1, fix_hyper=True,
+                                                                    random_state=seed)),
         ):
             t0 = time.perf_counter()
             model.fit(train)
