@@ -64,6 +64,9 @@ def qc_heuristic(A, E, T, fwd, bwd, scale, logq0, logq0_row):
     """
     K = A.shape[1]
     _start_row(fwd, bwd, T, logq0, logq0_row)
+    # products over t first, one log per cell and sentence (floored at 1e-300 there)
+    P = np.ones((K, K))
+    R = np.ones(K)
     eb = np.empty(K)
     for t in range(1, T):
         inv = 1.0 / scale[t]
@@ -73,8 +76,17 @@ def qc_heuristic(A, E, T, fwd, bwd, scale, logq0, logq0_row):
             f = fwd[t - 1, j]
             row = A[j + 1]
             for k in range(K):
-                logq0[j + 1, k] += _log_keep(f * row[k] * eb[k])
-            logq0_row[j + 1] += _log_keep(f * bwd[t - 1, j])
+                P[j, k] *= 1.0 - f * row[k] * eb[k]
+            R[j] *= 1.0 - f * bwd[t - 1, j]
+        if t % 32 == 0:  # keep products out of the (slow) subnormal range
+            for j in range(K):
+                R[j] = max(R[j], _TINY)
+                for k in range(K):
+                    P[j, k] = max(P[j, k], _TINY)
+    for j in range(K):
+        for k in range(K):
+            logq0[j + 1, k] += np.log(max(P[j, k], _TINY))
+        logq0_row[j + 1] += np.log(max(R[j], _TINY))
 
 
 @njit(cache=True)
