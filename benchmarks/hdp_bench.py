@@ -3,6 +3,7 @@
 Usage::
 
     python benchmarks/hdp_bench.py recovery [--runs 10] [--cvi-iter 1000] [--beam-iter 3000]
+    python benchmarks/hdp_bench.py speed [--iterations 300]
     python benchmarks/hdp_bench.py qc-sim [--runs 5]
     python benchmarks/hdp_bench.py qc-alice [--K 10] [--iterations 100] [--runs 1]
     python benchmarks/hdp_bench.py text [--iterations 100]
@@ -12,6 +13,7 @@ Usage::
 and from the regular grammar of Beal et al. (2002) (K=12); gamma = sigma =
 beta = 1 fixed; a fresh dataset per run; effective states (99% of tokens) vs
 iterations and wall time for cvi and beam.
+``speed``: seconds per cvi iteration and per beam sweep on the same data, same run.
 ``qc-sim`` (Figure 5.2): mean absolute error (eq. 5.68) of the approximate
 q(C>0) against the exact one on random chains of total length I*T.
 ``qc-alice`` (Figures 5.4-5.5): the same error over cvi iterations on the
@@ -119,6 +121,21 @@ def _plot_recovery(out, datasets) -> None:
         ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(RESULTS / "hdp_recovery.png", dpi=110)
+
+
+def speed(args) -> None:
+    """Seconds per cvi iteration and per beam sweep on the recovery data, same run (warm kernels)."""
+    rows = []
+    for name, corpus, K in (("theta_pos", sample_zhang("pos", seed=1000), 10),
+                            ("grammar", sample_beal_grammar(seed=1000), 12)):
+        for infer in ("cvi", "beam"):
+            HDPHMMTagger(truncation=K, infer=infer, n_iter=2, gamma=1, sigma=1, beta=1, fix_hyper=True).fit(corpus)
+            model = HDPHMMTagger(truncation=K, infer=infer, n_iter=args.iterations, gamma=1, sigma=1, beta=1,
+                                 fix_hyper=True).fit(corpus)
+            sec = float(np.median([r["seconds"] for r in model.trace_]))
+            rows.append({"data": name, "infer": infer, "seconds_per_iteration": sec})
+            print(f"{name:9s} {infer:4s} {1000 * sec:7.2f} ms / iteration", flush=True)
+    _save("hdp_speed.json", {"args": vars(args), "rows": rows})
 
 
 # ------------------------------------------------------------------ q(C>0)
@@ -290,6 +307,8 @@ def main() -> None:
     r.add_argument("--runs", type=int, default=10)
     r.add_argument("--cvi-iter", type=int, default=1000)
     r.add_argument("--beam-iter", type=int, default=3000)
+    sp = sub.add_parser("speed")
+    sp.add_argument("--iterations", type=int, default=300)
     s = sub.add_parser("qc-sim")
     s.add_argument("--runs", type=int, default=5)
     s.add_argument("--max-exp", type=int, default=5, help="largest I*T = 10^max_exp")
@@ -305,7 +324,7 @@ def main() -> None:
     t.add_argument("--iterations", type=int, default=100)
     t.add_argument("--runs", type=int, default=1)
     args = p.parse_args()
-    {"recovery": recovery, "qc-sim": qc_sim, "qc-alice": qc_alice, "text": text}[args.mode](args)
+    {"recovery": recovery, "speed": speed, "qc-sim": qc_sim, "qc-alice": qc_alice, "text": text}[args.mode](args)
 
 
 if __name__ == "__main__":
