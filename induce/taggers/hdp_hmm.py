@@ -58,7 +58,10 @@ class HDPHMMTagger(HMMTagger):
     n_iter : passes over the corpus (``scvi``/``svi``: epochs; ``beam``: sweeps).
     gamma, sigma : initial top-level and transition concentrations.
     beta : symmetric Dirichlet prior on the emissions.
-    fix_hyper : keep ``gamma`` and ``sigma`` fixed instead of learning them.
+    fix_hyper : keep ``gamma`` and ``sigma`` fixed instead of learning them (eq. 5.17,
+        5.20).  While the random initial posteriors are still symmetric the
+        ``sigma`` fixed point drifts upwards; on small data fixed values did
+        better (see benchmarks/RESULTS.md, issue 5).
     qc : ``q(C > 0)`` method: ``heuristic``, ``exact``, ``meanfield``, ``sampling``.
     qc_samples : paths per sentence for ``qc="sampling"``.
     batch_size, tau, kappa : minibatch size and Robbins-Monro step ``(tau + m)^-kappa``
