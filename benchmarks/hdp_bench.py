@@ -7,6 +7,8 @@ Usage::
     python benchmarks/hdp_bench.py qc-sim [--runs 5]
     python benchmarks/hdp_bench.py qc-alice [--K 10] [--iterations 100] [--runs 1] [--driver heuristic --eval-every 20]
     python benchmarks/hdp_bench.py text [--iterations 100]
+    python benchmarks/hdp_bench.py stochastic [--epochs 20] [--batch-size 100] [--fix-hyper]
+    python benchmarks/hdp_bench.py tagging [--truncations 45 100] [--iterations 200]
 
 ``recovery`` (thesis Figure 5.7): 100 sequences of length 100 from
 ``theta_pos`` / ``theta_neg`` with the shared ``phi`` (eq. 5.69-5.70; K=10)
@@ -22,6 +24,9 @@ gamma=5, sigma=3, beta=1/27; heat maps of the exact q(C>0) after the first
 and last iteration (PNG).
 ``text`` (Figure 5.9): HDP-HMM cvi vs HMM cvi2 at K=45 on the first 1,000
 WSJ sentences of ptb-sample, predictive log-likelihood per token on a 90:10 split.
+``stochastic``: HDP-HMM scvi and svi (J&W) on the same split.
+``tagging``: unsupervised tagging metrics (cross-validated M-1, 1-1, VI, V-M)
+and the effective number of states of HDP cvi on the same 1,000 sentences.
 Every mode prints a table and writes JSON (and PNGs) under ``benchmarks/results/``.
 """
 
@@ -272,16 +277,35 @@ def qc_alice(args) -> None:
 
 
 # ------------------------------------------------------------------ text
-def text(args) -> None:
+def wsj_split(n_sentences: int) -> tuple[Corpus, Corpus]:
+    """First ``n_sentences`` of ptb-sample, random 90:10 train/test split (seed 0)."""
     from induce.corpus.formats import load_corpus
 
-    full = load_corpus(CORPORA / "ptb-sample")
-    sents = full.sentences[:args.sentences]
-    rng = np.random.default_rng(0)
-    idx = rng.permutation(len(sents))
+    sents = load_corpus(CORPORA / "ptb-sample").sentences[:n_sentences]
+    idx = np.random.default_rng(0).permutation(len(sents))
     cut = int(0.9 * len(sents))
-    train = Corpus.from_sentences([sents[i] for i in idx[:cut]])
-    test = Corpus.from_sentences([sents[i] for i in idx[cut:]])
+    return Corpus.from_sentences([sents[i] for i in idx[:cut]]), Corpus.from_sentences([sents[i] for i in idx[cut:]])
+
+
+def stochastic(args) -> None:
+    """HDP-HMM scvi and svi on the text split: test log-likelihood per token after each epoch budget."""
+    train, test = wsj_split(args.sentences)
+    rows = []
+    for infer in ("scvi", "svi"):
+        t0 = time.perf_counter()
+        model = HDPHMMTagger(truncation=45, infer=infer, n_iter=args.epochs, gamma=10, sigma=5, beta=0.1,
+                             fix_hyper=args.fix_hyper, batch_size=args.batch_size, tau=args.tau, kappa=args.kappa,
+                             random_state=0).fit(train)
+        row = {"infer": infer, "epochs": args.epochs, "test_ll_per_token": model.score(test),
+               "effective_states": model.effective_states_, "gamma": model.gamma_, "sigma": model.sigma_,
+               "seconds": time.perf_counter() - t0}
+        rows.append(row)
+        print(row, flush=True)
+    _save(f"hdp_stochastic_wsj1k{'_fixed' if args.fix_hyper else ''}.json", {"args": vars(args), "rows": rows})
+
+
+def text(args) -> None:
+    train, test = wsj_split(args.sentences)
     rows = []
     for seed in range(args.runs):
         for label, model in (
@@ -307,6 +331,25 @@ def text(args) -> None:
     for label in dict.fromkeys(r["model"] for r in rows):
         v = [r["test_ll_per_token"] for r in rows if r["model"] == label]
         print(f"{label:43s} {np.mean(v):.4f} +- {np.std(v):.4f}")
+
+
+def tagging(args) -> None:
+    """Unsupervised tagging metrics of the HDP tagger on the first 1,000 WSJ sentences (K = truncation)."""
+    from induce.corpus.formats import load_corpus
+    from induce.eval.tagging import tagging_report
+
+    corpus = Corpus.from_sentences(load_corpus(CORPORA / "ptb-sample").sentences[:1000])
+    rows = []
+    for K in args.truncations:
+        t0 = time.perf_counter()
+        model = HDPHMMTagger(truncation=K, infer="cvi", n_iter=args.iterations, gamma=10, sigma=5, beta=0.01,
+                             fix_hyper=True, random_state=0).fit(corpus)
+        rep = tagging_report(model.labels_, corpus.tags["pos"], corpus.offsets)
+        row = {"truncation": K, "effective_states": model.effective_states_, "seconds": time.perf_counter() - t0,
+               **{k: rep[k] for k in ("m1_cv", "1to1", "vi", "vm")}}
+        rows.append(row)
+        print(row, flush=True)
+    _save("hdp_tagging_wsj1k.json", {"args": vars(args), "rows": rows})
 
 
 def main() -> None:
@@ -335,8 +378,19 @@ def main() -> None:
     t.add_argument("--sentences", type=int, default=1000)
     t.add_argument("--iterations", type=int, default=100)
     t.add_argument("--runs", type=int, default=1)
+    st = sub.add_parser("stochastic")
+    st.add_argument("--sentences", type=int, default=1000)
+    st.add_argument("--epochs", type=int, default=20)
+    st.add_argument("--batch-size", type=int, default=100)
+    st.add_argument("--tau", type=float, default=1.0)
+    st.add_argument("--kappa", type=float, default=0.6)
+    st.add_argument("--fix-hyper", action="store_true")
+    g = sub.add_parser("tagging")
+    g.add_argument("--truncations", type=int, nargs="+", default=[45, 100])
+    g.add_argument("--iterations", type=int, default=200)
     args = p.parse_args()
-    {"recovery": recovery, "speed": speed, "qc-sim": qc_sim, "qc-alice": qc_alice, "text": text}[args.mode](args)
+    {"recovery": recovery, "speed": speed, "qc-sim": qc_sim, "qc-alice": qc_alice, "text": text, "tagging": tagging,
+     "stochastic": stochastic}[args.mode](args)
 
 
 if __name__ == "__main__":
