@@ -116,6 +116,44 @@ def grad_sticks(u: np.ndarray, v: np.ndarray, tables_sorted: np.ndarray, gamma: 
     return du, dv
 
 
+def natural_stick_step(u: np.ndarray, v: np.ndarray, tables_sorted: np.ndarray, gamma: float,
+                       rho: float) -> tuple[np.ndarray, np.ndarray]:
+    """Eq. 5.40 for the sticks, preconditioned by the Fisher information of ``Beta(u_k, v_k)``.
+
+    The gradients 5.23-5.24 equal ``F (u* - u, v* - v)`` with ``F`` the Beta
+    Fisher matrix and ``(u*, v*)`` the closed forms 5.25-5.26, so the natural
+    gradient step ``x + rho F^{-1} grad`` is the blend
+    ``(1 - rho) x + rho x*`` of paper 004 eq. 14.  (A plain Euclidean step
+    diverges: ``psi'(u)`` is huge for small ``u``.)
+    """
+    du, dv = grad_sticks(u, v, tables_sorted, gamma)
+    t_uv = polygamma(1, u + v)
+    a, d = polygamma(1, u) - t_uv, polygamma(1, v) - t_uv
+    det = a * d - t_uv * t_uv
+    step_u = (d * du + t_uv * dv) / det
+    step_v = (t_uv * du + a * dv) / det
+    return np.maximum(u + rho * step_u, 1e-6), np.maximum(v + rho * step_v, 1e-6)
+
+
+def scaled_gamma_step(u: np.ndarray, v: np.ndarray, gamma: float, rho: float) -> float:
+    """Eq. 5.40 for ``gamma`` with the step scaled by ``gamma / sum(psi(u+v) - psi(v))``.
+
+    Then ``gamma + rho * scale * grad (5.16) = (1 - rho) gamma + rho gamma*`` with
+    ``gamma*`` the closed form 5.17, which keeps ``gamma`` positive.
+    """
+    c = float(np.sum(digamma(u + v) - digamma(v)))
+    return gamma + rho * grad_gamma(u, v, gamma) * gamma / c
+
+
+def scaled_sigma_step(tables_total: float, row_counts: np.ndarray, qpos_row: np.ndarray, sigma: float,
+                      rho: float) -> float:
+    """Eq. 5.40 for ``sigma`` with the step scaled so that ``rho = 1`` lands on the closed form 5.20."""
+    d = -row_digamma_terms(row_counts, qpos_row, sigma).sum()
+    if d <= 0 or tables_total <= 0:
+        return float(sigma)
+    return float(sigma + rho * grad_sigma(tables_total, row_counts, qpos_row, sigma) * sigma / d)
+
+
 def effective_states(usage: np.ndarray, coverage: float = 0.99) -> int:
     """Fewest states whose expected token counts cover ``coverage`` of all tokens (thesis 5.5.1)."""
     usage = np.sort(np.maximum(np.asarray(usage, dtype=np.float64), 0.0))[::-1]

@@ -12,8 +12,9 @@ with the direct-assignment truncation at ``K`` states (thesis 5.3; Teh et al.
 ``scvi``  stochastic CVI (thesis 5.3 "Stochastic CVI"; Wang & Blunsom,
           paper 004): global counts blended per minibatch (eq. 3.103),
           ``gamma``, ``sigma`` and the sticks by gradient steps (eq. 5.40 with
-          5.16, 5.19, 5.23-5.24); each minibatch's ``q(C^m = 0)`` is kept and
-          replaced when the minibatch comes round again;
+          5.16, 5.19, 5.23-5.24; natural gradient for the sticks as in paper
+          004 eq. 14, scaled steps for ``gamma`` and ``sigma``); each
+          minibatch's ``q(C^m = 0)`` is kept and replaced when it comes round again;
 ``svi``   stochastic mean-field VI with a point estimate of the top-level
           stick (Johnson & Willsky 2014, section 4);
 ``beam``  the beam sampler (Van Gael et al. 2008).
@@ -263,15 +264,11 @@ class HDPHMMTagger(HMMTagger):
                 tables = hdp.expected_tables(N_trans, qpos, prior)
                 order = hdp.usage_order(N_emit.sum(axis=0))
                 col = tables.sum(axis=0)[order]
-                du, dv = hdp.grad_sticks(u[order], v[order], col, self.gamma_)
+                # eq. 5.40 with the gradients 5.16, 5.19, 5.23-5.24, preconditioned (see induce.infer.hdp)
                 if not self.fix_hyper:
-                    g_gamma = hdp.grad_gamma(u, v, self.gamma_)
-                    g_sigma = hdp.grad_sigma(tables.sum(), N_trans.sum(axis=1), qpos_row, self.sigma_)
-                    # eq. 5.40, kept positive
-                    self.gamma_ = max(self.gamma_ + rho * g_gamma, 1e-3)
-                    self.sigma_ = max(self.sigma_ + rho * g_sigma, 1e-3)
-                u[order] = np.maximum(u[order] + rho * du, 1e-3)
-                v[order] = np.maximum(v[order] + rho * dv, 1e-3)
+                    self.gamma_ = hdp.scaled_gamma_step(u, v, self.gamma_, rho)
+                    self.sigma_ = hdp.scaled_sigma_step(tables.sum(), N_trans.sum(axis=1), qpos_row, self.sigma_, rho)
+                u[order], v[order] = hdp.natural_stick_step(u[order], v[order], col, self.gamma_, rho)
                 G_state = hdp.prior_by_state(hdp.geometric_pi(u[order], v[order]), order, 1.0)
                 m += 1
             self._hdp_record(bar, it, ll, "minibatch_log_likelihood", time.perf_counter() - t0, data,

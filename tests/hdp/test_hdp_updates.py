@@ -1,6 +1,7 @@
 """HDP global updates (thesis 5.3): closed forms are the zeros of the gradients used by SCVI."""
 
 import numpy as np
+import pytest
 from scipy.special import digamma
 
 from induce.infer import hdp
@@ -54,3 +55,19 @@ def test_effective_states_cover_99_percent():
     assert hdp.effective_states(np.array([50.0, 30.0, 19.5, 0.3, 0.2])) == 3
     assert hdp.effective_states(np.array([0.0, 10.0])) == 1
     assert hdp.effective_states(np.array([1.0, 1.0, 1.0])) == 3
+
+
+def test_preconditioned_steps_land_on_the_closed_forms():
+    """SCVI's eq. 5.40 steps: rho = 1 gives the batch updates 5.25-5.26, 5.17 and 5.20."""
+    rng = np.random.default_rng(3)
+    tables = rng.exponential(5.0, size=5)
+    u, v = 1 + rng.exponential(2, 5), 1 + rng.exponential(2, 5)
+    nu, nv = hdp.natural_stick_step(u, v, tables, 2.0, 1.0)
+    ru, rv = hdp.sticks_from_tables(tables, 2.0)
+    np.testing.assert_allclose(nu, ru, rtol=1e-8)
+    np.testing.assert_allclose(nv, rv, rtol=1e-8)
+    assert hdp.scaled_gamma_step(u, v, 3.0, 1.0) == pytest.approx(hdp.gamma_update(u, v))
+    rows, q = np.array([40.0, 10.0, 3.0]), np.array([1.0, 0.9, 0.5])
+    assert hdp.scaled_sigma_step(12.0, rows, q, 2.0, 1.0) == pytest.approx(hdp.sigma_update(12.0, rows, q, 2.0))
+    half = hdp.natural_stick_step(u, v, tables, 2.0, 0.5)[0]
+    np.testing.assert_allclose(half, 0.5 * u + 0.5 * ru, rtol=1e-8)  # paper 004 eq. 14
