@@ -66,7 +66,7 @@ def _machine() -> str:
 def _save(name: str, payload: dict) -> None:
     RESULTS.mkdir(parents=True, exist_ok=True)
     payload = {"machine": _machine(), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())} | payload
-    (RESULTS / name).write_text(json.dumps(payload, indent=1, default=float))
+    (RESULTS / name).write_text(json.dumps(payload, separators=(",", ":"), default=float))
 
 
 # ------------------------------------------------------------------ recovery
