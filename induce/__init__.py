@@ -1,7 +1,7 @@
 """induce: unsupervised NLP with collapsed variational inference.
 
 The main entry points are importable from the top level (loaded lazily):
-:class:`HMMTagger`, :class:`TagDictionary`, :class:`WordAligner`,
+:class:`HMMTagger`, :class:`HDPHMMTagger`, :class:`TagDictionary`, :class:`WordAligner`,
 :class:`PCFGInducer`, :class:`DMVParser`, :class:`Corpus` and
 :func:`load_corpus`.
 """
@@ -10,6 +10,7 @@ __version__ = "0.1.0"
 
 _EXPORTS = {
     "HMMTagger": "induce.taggers",
+    "HDPHMMTagger": "induce.taggers",
     "TagDictionary": "induce.taggers",
     "WordAligner": "induce.align",
     "PCFGInducer": "induce.parsers",

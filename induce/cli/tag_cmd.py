@@ -1,7 +1,8 @@
 """``induce tag``: HMM part-of-speech induction from the command line.
 
 Reads any supported corpus (or ``demo``), fits an :class:`induce.HMMTagger`
-with the chosen inference algorithm, writes the corpus back in its own format
+(or, with ``--model hdp-hmm``, an :class:`induce.HDPHMMTagger` that learns the
+number of states) with the chosen inference algorithm, writes the corpus back in its own format
 with the induced tags added, and, when the input has gold tags, prints
 many-to-one (plain and cross-validated), one-to-one, VI and V-measure (plus
 plain accuracy with a tag dictionary, whose states are the tags).
@@ -24,6 +25,8 @@ GOLD_PREFERENCE = ("xpos", "pos", "upos", "cpos")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    from ..kernels.hdp_qc import QC_METHODS
+    from ..taggers.hdp_hmm import HDP_ALGORITHMS
     from ..taggers.hmm import ALGORITHMS, DECODERS
 
     p = sub.add_parser("tag", help="induce part-of-speech tags with an HMM",
@@ -31,7 +34,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("input", help="corpus file or directory (any supported format) or 'demo'")
     p.add_argument("-o", "--output", help="write the tagged corpus here (same format as the input)")
     p.add_argument("--format", default="auto", help="input format (default: detect)")
-    p.add_argument("--infer", choices=ALGORITHMS, default="cvi2", help="inference algorithm (default cvi2)")
+    p.add_argument("--model", choices=("hmm", "hdp-hmm"), default="hmm",
+                   help="finite HMM (default) or HDP-HMM (learns the number of states up to --truncation)")
+    p.add_argument("--infer", choices=ALGORITHMS + HDP_ALGORITHMS, default=None,
+                   help="inference algorithm (default cvi2; hdp-hmm: cvi, scvi, svi or beam, default cvi)")
     p.add_argument("--states", type=int, default=45, help="number of hidden states K (default 45)")
     p.add_argument("--iterations", type=int, default=50, help="passes over the corpus (default 50)")
     p.add_argument("--alpha", type=float, default=0.1, help="transition Dirichlet prior (default 0.1)")
@@ -46,6 +52,18 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "(default 0: exact sequential order)")
     p.add_argument("--cgs-keep", type=int, default=0,
                    help="cgs: decode by the per-token mode of the last N samples (default: last sample)")
+    hdp = p.add_argument_group("HDP-HMM (--model hdp-hmm)")
+    hdp.add_argument("--truncation", type=int, default=45, metavar="K",
+                     help="truncation level K (beam: initial number of states; default 45)")
+    hdp.add_argument("--gamma", type=float, default=1.0, help="top-level concentration (default 1)")
+    hdp.add_argument("--sigma", type=float, default=1.0, help="transition concentration (default 1)")
+    hdp.add_argument("--fix-hyper", action="store_true", help="keep gamma and sigma fixed")
+    hdp.add_argument("--qc", choices=QC_METHODS, default="heuristic",
+                     help="how q(C>0) is computed (default heuristic)")
+    hdp.add_argument("--qc-samples", type=int, default=100, help="paths per sentence for --qc sampling")
+    hdp.add_argument("--batch-size", type=int, default=100, help="scvi/svi minibatch size in sentences")
+    hdp.add_argument("--tau", type=float, default=1.0, help="scvi/svi step size (tau + m)^-kappa: tau")
+    hdp.add_argument("--kappa", type=float, default=0.6, help="scvi/svi step size: kappa")
     p.add_argument("--tag-dict", metavar="from-gold|FILE",
                    help="semi-supervised: restrict words to their legal tags (states = tags)")
     p.add_argument("--tag-dict-cutoff", type=int, default=1, metavar="D",
@@ -75,7 +93,17 @@ def run(args: argparse.Namespace) -> int:
     from ..corpus.formats import detect_format, load_corpus
     from ..corpus.writers import write_tagged
     from ..eval.tagging import accuracy, tagging_report
-    from ..taggers import HMMTagger, TagDictionary
+    from ..taggers import HDPHMMTagger, HMMTagger, TagDictionary
+    from ..taggers.hdp_hmm import HDP_ALGORITHMS
+    from ..taggers.hmm import ALGORITHMS
+
+    hdp = args.model == "hdp-hmm"
+    args.infer = args.infer or ("cvi" if hdp else "cvi2")
+    if args.infer not in (HDP_ALGORITHMS if hdp else ALGORITHMS):
+        raise ConfigError(f"--infer {args.infer} is not available for --model {args.model}; choose one of "
+                          f"{', '.join(HDP_ALGORITHMS if hdp else ALGORITHMS)}")
+    if hdp and args.tag_dict:
+        raise ConfigError("--tag-dict cannot be used with --model hdp-hmm (it learns its states)")
 
     corpus = load_corpus(args.input, args.format, lowercase=args.lowercase, unk_threshold=args.unk_threshold)
     if corpus.n_tokens == 0:
@@ -89,7 +117,13 @@ def run(args: argparse.Namespace) -> int:
             tag_dict = TagDictionary.from_gold(corpus, gold_column, cutoff=args.tag_dict_cutoff)
         else:
             tag_dict = TagDictionary.from_file(args.tag_dict, corpus.vocab)
-    model = HMMTagger(
+    common = dict(infer=args.infer, n_iter=args.iterations, beta=args.beta, decode=args.decode, order=args.order,
+                  random_state=args.seed, progress=not args.quiet,
+                  eval_column=gold_column if args.eval_every > 0 else None, eval_every=max(1, args.eval_every))
+    model = HDPHMMTagger(
+        truncation=args.truncation, gamma=args.gamma, sigma=args.sigma, fix_hyper=args.fix_hyper, qc=args.qc,
+        qc_samples=args.qc_samples, batch_size=args.batch_size, tau=args.tau, kappa=args.kappa, **common,
+    ) if hdp else HMMTagger(
         n_states=args.states, infer=args.infer, n_iter=args.iterations, alpha=args.alpha, beta=args.beta,
         decode=args.decode, map_estimate=args.map, cgs_keep=args.cgs_keep, order=args.order, cvi2_block=args.block_size,
         random_state=args.seed, progress=not args.quiet,
@@ -112,6 +146,9 @@ def run(args: argparse.Namespace) -> int:
     last = model.trace_[-1]
     objective = [k for k in last if k not in ("iteration", "seconds", "tokens_per_s", "temperature")][0]
     result[objective] = last[objective]
+    if hdp:
+        result.update(model_type=args.model, alpha=None, truncation=args.truncation, effective_states=model.effective_states_,
+                      gamma=model.gamma_, sigma=model.sigma_)
     if gold_column is not None:
         gold = corpus.tags[gold_column]
         result["gold_column"] = gold_column

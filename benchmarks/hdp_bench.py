@@ -1,0 +1,397 @@
+"""HDP-HMM benchmarks (thesis 5.4.4 and 5.5): state recovery, q(C>0) approximation error, text prediction.
+
+Usage::
+
+    python benchmarks/hdp_bench.py recovery [--runs 10] [--cvi-iter 1000] [--beam-iter 3000]
+    python benchmarks/hdp_bench.py speed [--iterations 300]
+    python benchmarks/hdp_bench.py qc-sim [--runs 5]
+    python benchmarks/hdp_bench.py qc-alice [--K 10] [--iterations 100] [--runs 1] [--driver heuristic --eval-every 20]
+    python benchmarks/hdp_bench.py text [--iterations 100]
+    python benchmarks/hdp_bench.py stochastic [--epochs 20] [--batch-size 100] [--fix-hyper]
+    python benchmarks/hdp_bench.py tagging [--truncations 45 100] [--iterations 200]
+
+``recovery`` (thesis Figure 5.7): 100 sequences of length 100 from
+``theta_pos`` / ``theta_neg`` with the shared ``phi`` (eq. 5.69-5.70; K=10)
+and from the regular grammar of Beal et al. (2002) (K=12); gamma = sigma =
+beta = 1 fixed; a fresh dataset per run; effective states (99% of tokens) vs
+iterations and wall time for cvi and beam.
+``speed``: seconds per cvi iteration and per beam sweep on the same data, same run.
+``qc-sim`` (Figure 5.2): mean absolute error (eq. 5.68) of the approximate
+q(C>0) against the exact one on random chains of total length I*T.
+``qc-alice`` (Figures 5.4-5.5): the same error over cvi iterations on the
+first 10,000 characters of Alice (26 letters + space, 100 x 100);
+gamma=5, sigma=3, beta=1/27; heat maps of the exact q(C>0) after the first
+and last iteration (PNG).
+``text`` (Figure 5.9): HDP-HMM cvi vs HMM cvi2 at K=45 on the first 1,000
+WSJ sentences of ptb-sample, predictive log-likelihood per token on a 90:10 split.
+``stochastic``: HDP-HMM scvi and svi (J&W) on the same split.
+``tagging``: unsupervised tagging metrics (cross-validated M-1, 1-1, VI, V-M)
+and the effective number of states of HDP cvi on the same 1,000 sentences.
+Every mode prints a table and writes JSON (and PNGs) under ``benchmarks/results/``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import time
+from pathlib import Path
+
+import numpy as np
+
+from induce.corpus.corpus import Corpus
+from induce.corpus.sentence import Sentence
+from induce.infer import hdp
+from induce.infer.hdp_passes import hdp_cvi_pass
+from induce.infer.hmm_passes import init_chain_posteriors, totals_from_local
+from induce.kernels.hdp_qc import EXACT, HEURISTIC, MEANFIELD, SAMPLING, accumulate_qc
+from induce.kernels.hmm import forward_backward
+from induce.taggers import HDPHMMTagger, HMMTagger
+from induce.taggers.synthetic import sample_beal_grammar, sample_zhang
+
+ROOT = Path(__file__).resolve().parent
+RESULTS = ROOT / "results"
+CORPORA = Path(os.environ.get("INDUCE_CORPORA", ROOT.parent.parent / "shared" / "corpora"))
+APPROX = [("meanfield", MEANFIELD, 1), ("sampling-100", SAMPLING, 100), ("sampling-1000", SAMPLING, 1000),
+          ("sampling-10000", SAMPLING, 10000), ("heuristic", HEURISTIC, 1)]
+
+
+def _machine() -> str:
+    return f"{platform.node()} {platform.processor() or platform.machine()} {os.cpu_count()} cpus (shared, load ~3-5)"
+
+
+def _save(name: str, payload: dict) -> None:
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    payload = {"machine": _machine(), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())} | payload
+    (RESULTS / name).write_text(json.dumps(payload, separators=(",", ":"), default=float))
+
+
+# ------------------------------------------------------------------ recovery
+def recovery(args) -> None:
+    datasets = {"theta_pos": (lambda s: sample_zhang("pos", seed=s), 10, 4),
+                "theta_neg": (lambda s: sample_zhang("neg", seed=s), 10, 4),
+                "grammar": (lambda s: sample_beal_grammar(seed=s), 12, 7)}
+    out = {}
+    for name, (make, K, truth) in datasets.items():
+        out[name] = {}
+        for infer, n_iter in (("cvi", args.cvi_iter), ("beam", args.beam_iter)):
+            runs = []
+            for run in range(args.runs):
+                corpus = make(1000 + run)
+                model = HDPHMMTagger(truncation=K, infer=infer, n_iter=n_iter, gamma=1, sigma=1, beta=1,
+                                     fix_hyper=True, random_state=run).fit(corpus)
+                eff = [r["effective_states"] for r in model.trace_]
+                secs = np.cumsum([r["seconds"] for r in model.trace_]).tolist()
+                runs.append({"effective_states": eff, "seconds": secs})
+                print(f"{name:9s} {infer:4s} run {run}: final {eff[-1]:2d} states, {secs[-1]:6.1f} s", flush=True)
+            out[name][infer] = runs
+    _save("hdp_recovery.json", {"args": vars(args), "results": out})
+    print("\ndataset    algo  iters  final states (runs)          exact-truth  mean   s/run  iters to final")
+    for name, (_, K, truth) in datasets.items():
+        for infer, runs in out[name].items():
+            finals = [r["effective_states"][-1] for r in runs]
+            settle = [_settled(r["effective_states"]) for r in runs]
+            print(f"{name:9s}  {infer:4s}  {len(runs[0]['effective_states']):5d}  {str(finals):28s} "
+                  f"{sum(f == truth for f in finals):2d}/{len(runs)}       {np.mean(finals):4.1f}  "
+                  f"{np.mean([r['seconds'][-1] for r in runs]):6.1f}  {np.median(settle):6.0f}")
+    _plot_recovery(out, datasets)
+
+
+def _settled(eff) -> int:
+    """Iteration after which the effective number of states no longer changes."""
+    changes = [i for i in range(1, len(eff)) if eff[i] != eff[i - 1]]
+    return changes[-1] + 1 if changes else 1
+
+
+def _plot_recovery(out, datasets) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    for ax, by in zip(axes, ("iteration", "seconds")):
+        for name in datasets:
+            for infer, style in (("cvi", "-"), ("beam", "--")):
+                runs = out[name][infer]
+                eff = np.mean([r["effective_states"] for r in runs], axis=0)
+                x = np.arange(1, len(eff) + 1) if by == "iteration" else np.mean([r["seconds"] for r in runs], axis=0)
+                ax.plot(x, eff, style, label=f"{name} {infer}")
+        ax.set_xscale("log")
+        ax.set_xlabel(by)
+        ax.set_ylabel("effective states (99% of tokens)")
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(RESULTS / "hdp_recovery.png", dpi=110)
+
+
+def speed(args) -> None:
+    """Seconds per cvi iteration and per beam sweep on the recovery data, same run (warm kernels)."""
+    rows = []
+    for name, corpus, K in (("theta_pos", sample_zhang("pos", seed=1000), 10),
+                            ("grammar", sample_beal_grammar(seed=1000), 12)):
+        for infer in ("cvi", "beam"):
+            HDPHMMTagger(truncation=K, infer=infer, n_iter=2, gamma=1, sigma=1, beta=1, fix_hyper=True).fit(corpus)
+            model = HDPHMMTagger(truncation=K, infer=infer, n_iter=args.iterations, gamma=1, sigma=1, beta=1,
+                                 fix_hyper=True).fit(corpus)
+            sec = float(np.median([r["seconds"] for r in model.trace_]))
+            rows.append({"data": name, "infer": infer, "seconds_per_iteration": sec})
+            print(f"{name:9s} {infer:4s} {1000 * sec:7.2f} ms / iteration", flush=True)
+    _save("hdp_speed.json", {"args": vars(args), "rows": rows})
+
+
+# ------------------------------------------------------------------ q(C>0)
+def _chain_qc(A, E, method, n_samples, logq0, logq0_row):
+    T, K = E.shape
+    fwd, bwd, scale, xi = np.empty((T, K)), np.empty((T, K)), np.empty(T), np.empty((K, K))
+    logZ = forward_backward(A, E, T, fwd, bwd, scale, xi)
+    accumulate_qc(method, A, E, T, fwd, bwd, scale, logZ, n_samples, logq0, logq0_row)
+
+
+def _error(exact, approx):
+    """Eq. 5.68 over j, k = 1..K (the start row is exact for every method)."""
+    return float(np.abs(hdp.q_positive(exact[1:]) - hdp.q_positive(approx[1:])).mean())
+
+
+def qc_sim(args) -> None:
+    """Random chains (thesis 5.4.4 simulation): transition rows ~ U[0,1], normalised.
+
+    ``--potentials flat``: no emission potentials, a homogeneous chain with
+    random uniform conditionals; ``random``: emission potentials ~ U[0,1] per
+    position as well, which makes the conditionals ``q(z_t | z_{t-1})`` differ
+    with ``t`` (the thesis draws every conditional independently).
+    """
+    lengths = [10**e for e in range(args.max_exp + 1)]
+    res = {}
+    for K in (10, 50):
+        res[K] = {}
+        for IT in lengths:
+            if K == 50 and IT > args.max_exact_k50:
+                continue
+            I, T = (1, IT) if IT <= 100 else (IT // 100, 100)
+            errs = {n: [] for n, _, _ in APPROX}
+            t_exact = 0.0
+            for run in range(args.runs):
+                rng = np.random.default_rng(run)
+                np.random.seed(run)
+                logs = {n: (np.zeros((K + 1, K)), np.zeros(K + 1)) for n, _, _ in APPROX + [("exact", EXACT, 1)]}
+                for _ in range(I):
+                    A = rng.random((K + 1, K))
+                    A /= A.sum(axis=1, keepdims=True)
+                    E = rng.random((T, K)) if args.potentials == "random" else np.ones((T, K))
+                    t0 = time.perf_counter()
+                    _chain_qc(A, E, EXACT, 1, *logs["exact"])
+                    t_exact += time.perf_counter() - t0
+                    for name, code, S in APPROX:
+                        _chain_qc(A, E, code, S, *logs[name])
+                for name, _, _ in APPROX:
+                    errs[name].append(_error(logs["exact"][0], logs[name][0]))
+            res[K][IT] = {n: (float(np.mean(v)), float(np.std(v))) for n, v in errs.items()}
+            print(f"K={K:2d} I*T={IT:>7d}  " + "  ".join(f"{n}={m:.2e}" for n, (m, _) in res[K][IT].items())
+                  + f"  (exact {t_exact / args.runs:.1f} s)", flush=True)
+    _save(f"hdp_qc_sim_{args.potentials}.json", {"args": vars(args), "results": res})
+
+
+def alice_corpus(n_chars: int = 10000, length: int = 100) -> Corpus:
+    """Thesis 5.4.4: keep the 26 letters and the space, first ``n_chars`` characters as sequences of ``length``."""
+    text = (CORPORA / "extras" / "alice" / "carroll-alice.txt").read_text(encoding="utf-8").lower()
+    text = re.sub(r"\s+", " ", re.sub(r"[^a-z\s]", "", text)).strip()[:n_chars]
+    seqs = [list(text[i:i + length].replace(" ", "_")) for i in range(0, len(text), length)]
+    return Corpus.from_sentences([Sentence(s, {}) for s in seqs])
+
+
+def qc_alice(args) -> None:
+    """cvi on Alice driven by the exact (or heuristic) q(C>0); every approximation evaluated on the same posteriors."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    corpus = alice_corpus()
+    tokens, offsets = corpus.tokens, corpus.offsets.astype(np.int64)
+    W = len(corpus.vocab)
+    K = args.K
+    curves = {n: [] for n, _, _ in APPROX}
+    maps = []
+    for run in range(args.runs):
+        I, N = corpus.n_sentences, corpus.n_tokens
+        sent_trans, gamma = np.zeros((I, K + 1, K)), np.zeros((N, K))
+        init_chain_posteriors(tokens, offsets, K, run, sent_trans, gamma)
+        trans, emit = np.zeros((K + 1, K)), np.zeros((W, K))
+        glob = hdp.HDPGlobals(K, 5.0, 3.0)
+        order = np.arange(I, dtype=np.int64)
+        errs = {n: [] for n, _, _ in APPROX}
+        driver = EXACT if args.driver == "exact" else HEURISTIC
+        for it in range(args.iterations):
+            t0 = time.perf_counter()
+            totals_from_local(tokens, offsets, sent_trans, gamma, W, trans, emit)
+            prior = glob.prior()
+            last = it == args.iterations - 1
+            evaluate = driver == EXACT or it % args.eval_every == 0 or last
+            # the approximations see the same sequence of q(z^i) (q(C>0) does not change counts within a pass)
+            for name, code, S in APPROX:
+                if not evaluate or (code == SAMPLING and it % args.sample_every and not last):
+                    errs[name].append(None)
+                    continue
+                lq, lr = np.zeros((K + 1, K)), np.zeros(K + 1)
+                hdp_cvi_pass(trans.copy(), emit.copy(), sent_trans.copy(), gamma.copy(), tokens, offsets, order,
+                             prior, glob.sigma, 1.0 / 27, code, S, 1000 * run + it, lq, lr)
+                errs[name].append(lq)
+            if evaluate and driver != EXACT:
+                ex, ex_row = np.zeros((K + 1, K)), np.zeros(K + 1)
+                hdp_cvi_pass(trans.copy(), emit.copy(), sent_trans.copy(), gamma.copy(), tokens, offsets, order,
+                             prior, glob.sigma, 1.0 / 27, EXACT, 1, it, ex, ex_row)
+            lq, lr = np.zeros((K + 1, K)), np.zeros(K + 1)
+            hdp_cvi_pass(trans, emit, sent_trans, gamma, tokens, offsets, order, prior, glob.sigma, 1.0 / 27,
+                         driver, 1, it, lq, lr)
+            if driver == EXACT:
+                ex = lq
+            for name in errs:
+                errs[name][-1] = np.nan if errs[name][-1] is None else _error(ex, errs[name][-1])
+            glob.update(trans, emit.sum(axis=0), lq, lr, learn_gamma=False, learn_sigma=False)
+            if run == 0 and it in (0, args.iterations - 1):
+                maps.append(hdp.q_positive(ex[1:]))
+            print(f"K={K} run {run} it {it + 1:3d} ({time.perf_counter() - t0:5.1f} s) "
+                  + " ".join(f"{n}={errs[n][-1]:.1e}" for n in errs if not np.isnan(errs[n][-1]))
+                  + f"  eff={hdp.effective_states(emit.sum(axis=0))}", flush=True)
+        for n in curves:
+            curves[n].append(errs[n])
+    summary = {n: {"mean": float(np.nanmean(v)), "max": float(np.nanmax(v)),
+                   "per_iteration": np.mean(v, axis=0).tolist()}
+               for n, v in curves.items()}
+    _save(f"hdp_qc_alice_K{K}.json", {"args": vars(args), "results": summary})
+    print(f"\nAlice K={K}, {args.iterations} iterations x {args.runs} runs: mean / max error (eq. 5.68)")
+    for n, s in summary.items():
+        print(f"  {n:15s} {s['mean']:.2e} / {s['max']:.2e}")
+    fig, axes = plt.subplots(1, 2, figsize=(9, 4))
+    for ax, m, title in zip(axes, maps, ("after the first iteration", "after the last iteration")):
+        im = ax.imshow(m, vmin=0, vmax=1, cmap="Greys")
+        ax.set_title(f"q(C>0), K={K}, {title}", fontsize=9)
+        ax.set_xlabel("k")
+        ax.set_ylabel("j")
+    fig.colorbar(im, ax=axes, shrink=0.8)
+    fig.savefig(RESULTS / f"hdp_qc_alice_K{K}.png", dpi=110)
+
+
+# ------------------------------------------------------------------ text
+def wsj_split(n_sentences: int) -> tuple[Corpus, Corpus]:
+    """First ``n_sentences`` of ptb-sample, random 90:10 train/test split (seed 0)."""
+    from induce.corpus.formats import load_corpus
+
+    sents = load_corpus(CORPORA / "ptb-sample").sentences[:n_sentences]
+    idx = np.random.default_rng(0).permutation(len(sents))
+    cut = int(0.9 * len(sents))
+    return Corpus.from_sentences([sents[i] for i in idx[:cut]]), Corpus.from_sentences([sents[i] for i in idx[cut:]])
+
+
+def stochastic(args) -> None:
+    """HDP-HMM scvi and svi on the text split: test log-likelihood per token after each epoch budget."""
+    train, test = wsj_split(args.sentences)
+    rows = []
+    for infer in ("scvi", "svi"):
+        t0 = time.perf_counter()
+        model = HDPHMMTagger(truncation=45, infer=infer, n_iter=args.epochs, gamma=10, sigma=5, beta=0.1,
+                             fix_hyper=args.fix_hyper, batch_size=args.batch_size, tau=args.tau, kappa=args.kappa,
+                             random_state=0).fit(train)
+        row = {"infer": infer, "epochs": args.epochs, "test_ll_per_token": model.score(test),
+               "effective_states": model.effective_states_, "gamma": model.gamma_, "sigma": model.sigma_,
+               "seconds": time.perf_counter() - t0}
+        rows.append(row)
+        print(row, flush=True)
+    _save(f"hdp_stochastic_wsj1k{'_fixed' if args.fix_hyper else ''}.json", {"args": vars(args), "rows": rows})
+
+
+def text(args) -> None:
+    train, test = wsj_split(args.sentences)
+    rows = []
+    for seed in range(args.runs):
+        for label, model in (
+            ("HMM cvi2 (alpha=beta=0.1)", HMMTagger(n_states=45, infer="cvi2", n_iter=args.iterations, alpha=0.1,
+                                                     beta=0.1, random_state=seed)),
+            ("HDP-HMM cvi (gamma=10, sigma=5 learned)", HDPHMMTagger(truncation=45, infer="cvi",
+                                                                      n_iter=args.iterations, gamma=10, sigma=5,
+                                                                      beta=0.1, random_state=seed)),
+            ("HDP-HMM cvi (gamma=10, sigma=5 fixed)", HDPHMMTagger(truncation=45, infer="cvi", n_iter=args.iterations,
+                                                                    gamma=10, sigma=5, beta=0.1, fix_hyper=True,
+                                                                    random_state=seed)),
+        ):
+            t0 = time.perf_counter()
+            model.fit(train)
+            secs = time.perf_counter() - t0
+            row = {"model": label, "seed": seed, "test_ll_per_token": model.score(test), "seconds": secs}
+            if isinstance(model, HDPHMMTagger):
+                row |= {"effective_states": model.effective_states_, "gamma": model.gamma_, "sigma": model.sigma_}
+            rows.append(row)
+            print(row, flush=True)
+    _save("hdp_text_wsj1k.json", {"args": vars(args), "rows": rows})
+    print("\nmodel                                       test log-lik/token (mean over seeds)")
+    for label in dict.fromkeys(r["model"] for r in rows):
+        v = [r["test_ll_per_token"] for r in rows if r["model"] == label]
+        print(f"{label:43s} {np.mean(v):.4f} +- {np.std(v):.4f}")
+
+
+def tagging(args) -> None:
+    """Unsupervised tagging metrics of the HDP tagger on the first 1,000 WSJ sentences (K = truncation)."""
+    from induce.corpus.formats import load_corpus
+    from induce.eval.tagging import tagging_report
+
+    corpus = Corpus.from_sentences(load_corpus(CORPORA / "ptb-sample").sentences[:1000])
+    rows = []
+    for K in args.truncations:
+        t0 = time.perf_counter()
+        model = HDPHMMTagger(truncation=K, infer="cvi", n_iter=args.iterations, gamma=10, sigma=5, beta=0.01,
+                             fix_hyper=True, random_state=0).fit(corpus)
+        rep = tagging_report(model.labels_, corpus.tags["pos"], corpus.offsets)
+        row = {"truncation": K, "effective_states": model.effective_states_, "seconds": time.perf_counter() - t0,
+               **{k: rep[k] for k in ("m1_cv", "1to1", "vi", "vm")}}
+        rows.append(row)
+        print(row, flush=True)
+    _save("hdp_tagging_wsj1k.json", {"args": vars(args), "rows": rows})
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="mode", required=True)
+    r = sub.add_parser("recovery")
+    r.add_argument("--runs", type=int, default=10)
+    r.add_argument("--cvi-iter", type=int, default=1000)
+    r.add_argument("--beam-iter", type=int, default=3000)
+    sp = sub.add_parser("speed")
+    sp.add_argument("--iterations", type=int, default=300)
+    s = sub.add_parser("qc-sim")
+    s.add_argument("--runs", type=int, default=5)
+    s.add_argument("--max-exp", type=int, default=5, help="largest I*T = 10^max_exp")
+    s.add_argument("--potentials", choices=("flat", "random"), default="random")
+    s.add_argument("--max-exact-k50", type=int, default=1000, help="largest I*T for K=50 (exact is O(ITK^4))")
+    a = sub.add_parser("qc-alice")
+    a.add_argument("--K", type=int, default=10)
+    a.add_argument("--iterations", type=int, default=100)
+    a.add_argument("--runs", type=int, default=1)
+    a.add_argument("--sample-every", type=int, default=5, help="evaluate the (slow) sampling methods every N iterations")
+    a.add_argument("--driver", choices=("exact", "heuristic"), default="exact",
+                   help="q(C>0) method that drives cvi (heuristic: exact only at evaluated iterations)")
+    a.add_argument("--eval-every", type=int, default=1, help="with --driver heuristic: compare every N iterations")
+    t = sub.add_parser("text")
+    t.add_argument("--sentences", type=int, default=1000)
+    t.add_argument("--iterations", type=int, default=100)
+    t.add_argument("--runs", type=int, default=1)
+    st = sub.add_parser("stochastic")
+    st.add_argument("--sentences", type=int, default=1000)
+    st.add_argument("--epochs", type=int, default=20)
+    st.add_argument("--batch-size", type=int, default=100)
+    st.add_argument("--tau", type=float, default=1.0)
+    st.add_argument("--kappa", type=float, default=0.6)
+    st.add_argument("--fix-hyper", action="store_true")
+    g = sub.add_parser("tagging")
+    g.add_argument("--truncations", type=int, nargs="+", default=[45, 100])
+    g.add_argument("--iterations", type=int, default=200)
+    args = p.parse_args()
+    {"recovery": recovery, "speed": speed, "qc-sim": qc_sim, "qc-alice": qc_alice, "text": text, "tagging": tagging,
+     "stochastic": stochastic}[args.mode](args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,202 @@
+"""Global updates of the HDP-HMM under collapsed variational inference (thesis 5.3).
+
+The HDP part of the model is the top-level stick ``pi ~ GEM(gamma)`` with
+variational posteriors ``q(pi~_k) = Beta(u_k, v_k)`` (eq. 5.14) and the
+transition concentration ``sigma`` (rows ``theta_j ~ DP(sigma, pi)``).  Given
+the expected transition counts ``E[C]`` ``(K+1, K)`` (row 0 = start) and the
+probabilities ``q(C > 0)`` (see :mod:`induce.kernels.hdp_qc`), this module
+computes
+
+* the geometric expectations ``G[pi_k]`` (text after eq. 5.28), whose
+  ``sigma G[pi_k]`` replace the symmetric prior of the finite HMM (eq. 5.38);
+* the expected table counts ``E[s_{j,k}]`` (eq. 5.35);
+* the closed-form updates of batch CVI: sticks (5.25-5.26), ``gamma`` (5.17),
+  ``sigma`` (5.20) with the expected digamma terms of eq. 5.36;
+* the partial gradients used by stochastic CVI (eq. 5.16, 5.19, 5.23-5.24;
+  step 5.40);
+* the effective number of states (thesis 5.5.1).
+
+Stick positions follow decreasing expected usage (thesis footnote 4, Teh et
+al. 2008): ``order[p]`` is the state at stick position ``p``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.special import digamma, polygamma
+
+_TINY = 1e-300
+
+
+def usage_order(usage: np.ndarray) -> np.ndarray:
+    """States sorted by decreasing expected usage ``E[C_{.,k}]`` (ties: lower index first)."""
+    return np.argsort(-np.asarray(usage), kind="stable")
+
+
+def geometric_pi(u: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """``G[pi_p] = G[pi~_p] prod_{l<p} G[1 - pi~_l]`` in stick order (text after eq. 5.28).
+
+    ``G[pi~] = exp(psi(u) - psi(u + v))``, ``G[1 - pi~] = exp(psi(v) - psi(u + v))``.
+    """
+    uv = digamma(u + v)
+    log_keep = digamma(v) - uv
+    log_g = digamma(u) - uv + np.concatenate([[0.0], np.cumsum(log_keep)[:-1]])
+    return np.exp(log_g)
+
+
+def prior_by_state(G_sorted: np.ndarray, order: np.ndarray, sigma: float) -> np.ndarray:
+    """``sigma G[pi_k]`` indexed by state (eq. 5.38's prior counts)."""
+    out = np.empty_like(G_sorted)
+    out[order] = sigma * G_sorted
+    return out
+
+
+def q_positive(logq0: np.ndarray) -> np.ndarray:
+    """``q(C > 0) = 1 - prod_i q(C^i = 0) = 1 - exp(sum_i log q(C^i = 0))`` (eq. 5.46)."""
+    return -np.expm1(np.minimum(logq0, 0.0))
+
+
+def expected_tables(counts: np.ndarray, qpos: np.ndarray, prior: np.ndarray) -> np.ndarray:
+    """Eq. 5.35: ``E[s_{j,k}] ~ a_k q(C_jk > 0) (psi(a_k + E+[C_jk]) - psi(a_k))``, ``a_k = sigma G[pi_k]``.
+
+    ``E+[C] = E[C] / q(C > 0)`` (eq. 5.34); cells with ``q(C > 0) = 0`` have no tables.
+    """
+    counts = np.maximum(counts, 0.0)
+    a = np.maximum(prior, _TINY)[None, :]
+    q = np.clip(qpos, 0.0, 1.0)
+    e_plus = counts / np.maximum(q, _TINY)
+    return np.where(q > 0, a * q * (digamma(a + e_plus) - digamma(a)), 0.0)
+
+
+def sticks_from_tables(tables_sorted: np.ndarray, gamma: float) -> tuple[np.ndarray, np.ndarray]:
+    """Eq. 5.25-5.26: ``u_p = 1 + E[s_{.,p}]``, ``v_p = gamma + E[s_{.,>p}]`` (stick order)."""
+    col = np.asarray(tables_sorted, dtype=np.float64)
+    greater = np.concatenate([np.cumsum(col[::-1])[::-1][1:], [0.0]])
+    return 1.0 + col, gamma + greater
+
+
+def gamma_update(u: np.ndarray, v: np.ndarray) -> float:
+    """Eq. 5.17: ``gamma = K / sum_k (psi(u_k + v_k) - psi(v_k))``."""
+    return float(len(u) / np.sum(digamma(u + v) - digamma(v)))
+
+
+def row_digamma_terms(row_counts: np.ndarray, qpos_row: np.ndarray, sigma: float) -> np.ndarray:
+    """Eq. 5.36: ``psi(sigma) - E[psi(sigma + C_{j,.})] ~ q(C_j. > 0) (psi(sigma) - psi(sigma + E+[C_j.]))``."""
+    q = np.clip(qpos_row, 0.0, 1.0)
+    e_plus = np.maximum(row_counts, 0.0) / np.maximum(q, _TINY)
+    return np.where(q > 0, q * (digamma(sigma) - digamma(sigma + e_plus)), 0.0)
+
+
+def sigma_update(tables_total: float, row_counts: np.ndarray, qpos_row: np.ndarray, sigma: float) -> float:
+    """Eq. 5.20: ``sigma = sum_jk E[s_jk] / sum_j (E[psi(sigma + C_j.)] - psi(sigma))`` (fixed-point step)."""
+    den = -row_digamma_terms(row_counts, qpos_row, sigma).sum()
+    if den <= 0 or tables_total <= 0:
+        return float(sigma)
+    return float(tables_total / den)
+
+
+def grad_gamma(u: np.ndarray, v: np.ndarray, gamma: float) -> float:
+    """Eq. 5.16: ``dL/dgamma = K / gamma + sum_k (psi(v_k) - psi(u_k + v_k))``."""
+    return float(len(u) / gamma + np.sum(digamma(v) - digamma(u + v)))
+
+
+def grad_sigma(tables_total: float, row_counts: np.ndarray, qpos_row: np.ndarray, sigma: float) -> float:
+    """Eq. 5.19: ``dL/dsigma = sum_j (psi(sigma) - E[psi(sigma + C_j.)]) + sum_jk E[s_jk] / sigma``."""
+    return float(row_digamma_terms(row_counts, qpos_row, sigma).sum() + tables_total / sigma)
+
+
+def grad_sticks(u: np.ndarray, v: np.ndarray, tables_sorted: np.ndarray, gamma: float) -> tuple[np.ndarray, np.ndarray]:
+    """Eq. 5.23-5.24: gradients of the bound with respect to ``u_p`` and ``v_p`` (stick order)."""
+    col = np.asarray(tables_sorted, dtype=np.float64)
+    geq = np.cumsum(col[::-1])[::-1]
+    greater = geq - col
+    common = polygamma(1, u + v) * (u + v - geq - gamma - 1.0)
+    du = common - polygamma(1, u) * (u - col - 1.0)
+    dv = common - polygamma(1, v) * (v - greater - gamma)
+    return du, dv
+
+
+def natural_stick_step(u: np.ndarray, v: np.ndarray, tables_sorted: np.ndarray, gamma: float,
+                       rho: float) -> tuple[np.ndarray, np.ndarray]:
+    """Eq. 5.40 for the sticks, preconditioned by the Fisher information of ``Beta(u_k, v_k)``.
+
+    The gradients 5.23-5.24 equal ``F (u* - u, v* - v)`` with ``F`` the Beta
+    Fisher matrix and ``(u*, v*)`` the closed forms 5.25-5.26, so the natural
+    gradient step ``x + rho F^{-1} grad`` is the blend
+    ``(1 - rho) x + rho x*`` of paper 004 eq. 14.  (A plain Euclidean step
+    diverges: ``psi'(u)`` is huge for small ``u``.)
+    """
+    du, dv = grad_sticks(u, v, tables_sorted, gamma)
+    t_uv = polygamma(1, u + v)
+    a, d = polygamma(1, u) - t_uv, polygamma(1, v) - t_uv
+    det = a * d - t_uv * t_uv
+    step_u = (d * du + t_uv * dv) / det
+    step_v = (t_uv * du + a * dv) / det
+    return np.maximum(u + rho * step_u, 1e-6), np.maximum(v + rho * step_v, 1e-6)
+
+
+def scaled_gamma_step(u: np.ndarray, v: np.ndarray, gamma: float, rho: float) -> float:
+    """Eq. 5.40 for ``gamma`` with the step scaled by ``gamma / sum(psi(u+v) - psi(v))``.
+
+    Then ``gamma + rho * scale * grad (5.16) = (1 - rho) gamma + rho gamma*`` with
+    ``gamma*`` the closed form 5.17, which keeps ``gamma`` positive.
+    """
+    c = float(np.sum(digamma(u + v) - digamma(v)))
+    return gamma + rho * grad_gamma(u, v, gamma) * gamma / c
+
+
+def scaled_sigma_step(tables_total: float, row_counts: np.ndarray, qpos_row: np.ndarray, sigma: float,
+                      rho: float) -> float:
+    """Eq. 5.40 for ``sigma`` with the step scaled so that ``rho = 1`` lands on the closed form 5.20."""
+    d = -row_digamma_terms(row_counts, qpos_row, sigma).sum()
+    if d <= 0 or tables_total <= 0:
+        return float(sigma)
+    return float(sigma + rho * grad_sigma(tables_total, row_counts, qpos_row, sigma) * sigma / d)
+
+
+def effective_states(usage: np.ndarray, coverage: float = 0.99) -> int:
+    """Fewest states whose expected token counts cover ``coverage`` of all tokens (thesis 5.5.1)."""
+    usage = np.sort(np.maximum(np.asarray(usage, dtype=np.float64), 0.0))[::-1]
+    total = usage.sum()
+    if total <= 0:
+        return 0
+    return int(np.searchsorted(np.cumsum(usage), coverage * total * (1.0 - 1e-12)) + 1)
+
+
+class HDPGlobals:
+    """The HDP variational state of batch CVI: ``u``, ``v`` (stick order), ``order``, ``gamma``, ``sigma``.
+
+    :meth:`update` performs one batch round of eq. 5.35, 5.25-5.26, 5.17 and
+    5.20 from the expected counts and ``log q(C = 0)`` accumulated in a pass.
+    """
+
+    def __init__(self, K: int, gamma: float, sigma: float):
+        self.K = K
+        self.gamma = float(gamma)
+        self.sigma = float(sigma)
+        self.order = np.arange(K)
+        # thesis 5.4.4: initialise G[pi_k] = 1/K (u, v are set by the first update)
+        self.G_sorted = np.full(K, 1.0 / K)
+        self.u = np.ones(K)
+        self.v = np.full(K, self.gamma)
+
+    def prior(self) -> np.ndarray:
+        """``sigma G[pi_k]`` by state."""
+        return prior_by_state(self.G_sorted, self.order, self.sigma)
+
+    def update(self, trans: np.ndarray, usage: np.ndarray, logq0: np.ndarray, logq0_row: np.ndarray,
+               learn_gamma: bool, learn_sigma: bool) -> dict:
+        """One batch round; returns the statistics it used (for the trace)."""
+        qpos = q_positive(logq0)
+        qpos_row = q_positive(logq0_row)
+        tables = expected_tables(trans, qpos, self.prior())
+        self.order = usage_order(usage)
+        col = tables.sum(axis=0)[self.order]
+        self.u, self.v = sticks_from_tables(col, self.gamma)
+        if learn_gamma:
+            self.gamma = gamma_update(self.u, self.v)
+            self.v = self.gamma + (self.v - self.v[-1])  # eq. 5.26 with the new gamma
+        if learn_sigma:
+            self.sigma = sigma_update(tables.sum(), trans.sum(axis=1), qpos_row, self.sigma)
+        self.G_sorted = geometric_pi(self.u, self.v)
+        return {"tables": float(tables.sum()), "qpos": qpos, "qpos_row": qpos_row}

@@ -1,0 +1,154 @@
+"""Compiled corpus passes for the HDP-HMM (thesis 5.3): batch CVI and the SCVI minibatch step.
+
+Both share :func:`induce.kernels.hmm.forward_backward` with the finite HMM and
+differ from it only in the transition prior: the symmetric ``alpha`` of eq.
+3.49 becomes ``sigma G[pi_k]`` (eq. 5.38), so the surrogate rows
+``(E[C^{\\i}_{j,k}] + sigma G[pi_k]) / (E[C^{\\i}_{j,.}] + sigma)`` are
+sub-normalised (the missing mass belongs to the states beyond the
+truncation).  After each sentence's forward-backward the chosen
+``q(C^i = 0)`` method of :mod:`induce.kernels.hdp_qc` adds that sentence's
+``log q(C^i_{j,k} = 0)`` and ``log q(C^i_{j,.} = 0)``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ..kernels.hdp_qc import accumulate_qc
+from ..kernels.hmm import forward_backward
+from .hmm_passes import _max_length
+
+
+@njit(cache=True)
+def _move_sentence(C_trans, row_tot, C_emit, col_tot, sent_trans_i, gamma, tokens, s, T, sign):
+    """Add (``sign=+1``) or subtract (``-1``) one sentence's stored statistics from the totals."""
+    K = C_trans.shape[1]
+    for j in range(K + 1):
+        for k in range(K):
+            v = sign * np.float64(sent_trans_i[j, k])
+            C_trans[j, k] += v
+            row_tot[j] += v
+    for t in range(T):
+        w = tokens[s + t]
+        for k in range(K):
+            v = sign * np.float64(gamma[s + t, k])
+            C_emit[w, k] += v
+            col_tot[k] += v
+
+
+@njit(cache=True)
+def _surrogate(C_trans, row_tot, C_emit, col_tot, prior, sigma, beta, tokens, s, T, A, E):
+    """Eq. 5.38 (transitions, prior ``sigma G[pi_k]``) and eq. 5.39 (emissions, ``Dir(beta)``)."""
+    K = C_trans.shape[1]
+    W = C_emit.shape[0]
+    for j in range(K + 1):
+        den = 1.0 / (max(row_tot[j], 0.0) + sigma)
+        for k in range(K):
+            A[j, k] = (max(C_trans[j, k], 0.0) + prior[k]) * den
+    for t in range(T):
+        w = tokens[s + t]
+        for k in range(K):
+            E[t, k] = (max(C_emit[w, k], 0.0) + beta) / (max(col_tot[k], 0.0) + W * beta)
+
+
+@njit(cache=True)
+def _buffers(T_max, K):
+    """Work arrays of one sentence: forward, backward, potentials, scales, pair statistics, transitions."""
+    return (np.empty((T_max, K)), np.empty((T_max, K)), np.empty((T_max, K)), np.empty(T_max), np.empty((K, K)),
+            np.empty((K + 1, K)))
+
+
+@njit(cache=True)
+def _posterior(A, E, T, fwd, bwd, scale, xi, qc_method, n_samples, logq0, logq0_row):
+    """Forward-backward of one sentence plus its ``log q(C^i = 0)``; returns ``log p(x^i)``."""
+    logZ = forward_backward(A, E, T, fwd, bwd, scale, xi)
+    accumulate_qc(qc_method, A, E, T, fwd, bwd, scale, logZ, n_samples, logq0, logq0_row)
+    return logZ
+
+
+@njit(cache=True)
+def hdp_cvi_pass(C_trans, C_emit, sent_trans, gamma, tokens, offsets, order, prior, sigma, beta,
+                 qc_method, n_samples, seed, logq0, logq0_row):
+    """One sweep of batch CVI for the HDP-HMM (thesis eq. 5.37-5.39), sentences in ``order``.
+
+    As :func:`induce.infer.hmm_passes.cvi2_pass` -- per sentence: subtract its
+    stored expected counts, run forward-backward under the surrogate
+    parameters, store and add back the new counts -- with the HDP prior
+    ``prior[k] = sigma G[pi_k]``.  ``logq0`` ``(K+1, K)`` and ``logq0_row``
+    ``(K+1,)`` are reset and receive ``sum_i log q(C^i = 0)`` by
+    ``qc_method`` (the sentences' *new* posteriors).  Returns the collapsed
+    predictive log-likelihood ``sum_i log p(x^i | theta-^{\\i})``.
+    """
+    np.random.seed(seed)
+    K = C_trans.shape[1]
+    row_tot = C_trans.sum(axis=1)
+    col_tot = C_emit.sum(axis=0)
+    fwd, bwd, E, scale, xi, A = _buffers(_max_length(offsets, 0, offsets.shape[0] - 1), K)
+    logq0[:] = 0.0
+    logq0_row[:] = 0.0
+    ll = 0.0
+    for n in range(order.shape[0]):
+        i = order[n]
+        s = offsets[i]
+        T = offsets[i + 1] - s
+        if T == 0:
+            continue
+        _move_sentence(C_trans, row_tot, C_emit, col_tot, sent_trans[i], gamma, tokens, s, T, -1.0)
+        _surrogate(C_trans, row_tot, C_emit, col_tot, prior, sigma, beta, tokens, s, T, A, E)
+        ll += _posterior(A, E, T, fwd, bwd, scale, xi, qc_method, n_samples, logq0, logq0_row)
+        for k in range(K):
+            sent_trans[i, 0, k] = fwd[0, k] * bwd[0, k]
+        for j in range(K):
+            for k in range(K):
+                sent_trans[i, j + 1, k] = A[j + 1, k] * xi[j, k]
+        for t in range(T):
+            for k in range(K):
+                gamma[s + t, k] = fwd[t, k] * bwd[t, k]
+        _move_sentence(C_trans, row_tot, C_emit, col_tot, sent_trans[i], gamma, tokens, s, T, 1.0)
+    return ll
+
+
+@njit(cache=True)
+def hdp_minibatch_pass(N_trans, N_emit, tokens, offsets, items, prior, sigma, beta, qc_method, n_samples, seed,
+                       trans_out, emit_out, logq0, logq0_row):
+    """The local step of stochastic CVI for one minibatch (thesis 5.3 "Stochastic CVI", eq. 3.98-3.102).
+
+    Every sentence in ``items`` sees the surrogate parameters formed from the
+    global stochastic counts ``N`` (eq. 3.99 with the prior ``sigma G[pi_k]``
+    of eq. 5.38); its expected counts go to ``trans_out`` / ``emit_out``
+    (overwritten) and its ``log q(C^i = 0)`` to ``logq0`` / ``logq0_row``
+    (overwritten: the minibatch's local statistic ``q(C^m = 0)``).  Returns
+    ``sum log p(x^i)`` under those parameters.
+    """
+    np.random.seed(seed)
+    K = N_trans.shape[1]
+    row_tot = N_trans.sum(axis=1)
+    col_tot = N_emit.sum(axis=0)
+    T_max = 1
+    for n in range(items.shape[0]):
+        T_max = max(T_max, offsets[items[n] + 1] - offsets[items[n]])
+    fwd, bwd, E, scale, xi, A = _buffers(T_max, K)
+    trans_out[:] = 0.0
+    emit_out[:] = 0.0
+    logq0[:] = 0.0
+    logq0_row[:] = 0.0
+    ll = 0.0
+    for n in range(items.shape[0]):
+        i = items[n]
+        s = offsets[i]
+        T = offsets[i + 1] - s
+        if T == 0:
+            continue
+        _surrogate(N_trans, row_tot, N_emit, col_tot, prior, sigma, beta, tokens, s, T, A, E)
+        ll += _posterior(A, E, T, fwd, bwd, scale, xi, qc_method, n_samples, logq0, logq0_row)
+        for k in range(K):
+            trans_out[0, k] += fwd[0, k] * bwd[0, k]
+        for j in range(K):
+            for k in range(K):
+                trans_out[j + 1, k] += A[j + 1, k] * xi[j, k]
+        for t in range(T):
+            w = tokens[s + t]
+            for k in range(K):
+                emit_out[w, k] += fwd[t, k] * bwd[t, k]
+    return ll

@@ -1,0 +1,346 @@
+"""HDP-HMM tagger: the number of states is learned (thesis ch. 5).
+
+Model (thesis eq. 5.4-5.9): top-level stick ``pi ~ GEM(gamma)``, transition
+rows (row 0 = start) ``theta_j ~ DP(sigma, pi)``, emissions ``phi_k ~ Dir(beta)``,
+with the direct-assignment truncation at ``K`` states (thesis 5.3; Teh et al.
+2008): ``q(z) = 0`` whenever a state exceeds ``K``.  Inference (``infer=``):
+
+``cvi``   batch collapsed VI (thesis 5.3): per-sentence ``q(z^i)`` under the
+          surrogate transitions ``(E[C^{\\i}_jk] + sigma G[pi_k]) / (E[C^{\\i}_j.] + sigma)``
+          (eq. 5.37-5.39), then the sticks (5.25-5.26), ``gamma`` (5.17) and
+          ``sigma`` (5.20) from the expected table counts (5.35-5.36);
+``scvi``  stochastic CVI (thesis 5.3 "Stochastic CVI"; Wang & Blunsom,
+          paper 004): global counts blended per minibatch (eq. 3.103),
+          ``gamma``, ``sigma`` and the sticks by gradient steps (eq. 5.40 with
+          5.16, 5.19, 5.23-5.24; natural gradient for the sticks as in paper
+          004 eq. 14, scaled steps for ``gamma`` and ``sigma``); each
+          minibatch's ``q(C^m = 0)`` is kept and replaced when it comes round again;
+``svi``   stochastic mean-field VI with a point estimate of the top-level
+          stick (Johnson & Willsky 2014, section 4);
+``beam``  the beam sampler (Van Gael et al. 2008).
+
+``q(C > 0)`` (needed by the table counts) by ``qc=`` ``heuristic`` (eq. 5.67,
+default), ``exact`` (5.53-5.56), ``meanfield`` (5.60-5.64) or ``sampling``
+(5.65 with ``qc_samples`` paths per sentence).  Every iteration's trace record
+holds the effective number of states: the fewest states covering 99% of the
+tokens (thesis 5.5.1).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from ..corpus.corpus import Corpus
+from ..corpus.vocab import Vocabulary
+from ..errors import ConfigError
+from ..infer import hdp
+from ..infer import hmm_passes as passes
+from ..infer.hdp_passes import hdp_cvi_pass, hdp_minibatch_pass
+from ..infer.schedules import blend, check_schedule, exponential_init, minibatches, step_size
+from ..kernels.hdp_qc import QC_METHODS
+from ..parsers.params import load_model, save_model
+from .hmm import _NO_MASK, HMMTagger, _Data
+
+HDP_ALGORITHMS = ("cvi", "scvi", "svi", "beam")
+
+
+class HDPHMMTagger(HMMTagger):
+    """Unsupervised HDP-HMM tagger, scikit-learn style (same contract as :class:`HMMTagger`).
+
+    Parameters
+    ----------
+    truncation : the truncation level ``K`` (for ``beam``: the initial number of states).
+    infer : ``cvi`` (default), ``scvi``, ``svi`` or ``beam``.
+    n_iter : passes over the corpus (``scvi``/``svi``: epochs; ``beam``: sweeps).
+    gamma, sigma : initial top-level and transition concentrations.
+    beta : symmetric Dirichlet prior on the emissions.
+    fix_hyper : keep ``gamma`` and ``sigma`` fixed instead of learning them (eq. 5.17,
+        5.20).  While the random initial posteriors are still symmetric the
+        ``sigma`` fixed point drifts upwards; on small data fixed values did
+        better (see benchmarks/RESULTS.md, issue 5).
+    qc : ``q(C > 0)`` method: ``heuristic``, ``exact``, ``meanfield``, ``sampling``.
+    qc_samples : paths per sentence for ``qc="sampling"``.
+    batch_size, tau, kappa : minibatch size and Robbins-Monro step ``(tau + m)^-kappa``
+        of ``scvi``/``svi``.
+    coverage : token share that defines the effective number of states (0.99).
+    decode, order, random_state, progress, eval_column, eval_every, callback : as
+        in :class:`HMMTagger`.
+
+    Fitted attributes: ``transitions_`` (K+1, K; posterior-mean rows, which
+    leave the mass of the states beyond the truncation unassigned),
+    ``emissions_`` (W+1, K), ``transition_counts_``, ``emission_counts_``,
+    ``gamma_``, ``sigma_``, ``stick_u_``/``stick_v_`` and ``stick_order_``
+    (stick position -> state), ``state_prior_`` (``sigma G[pi_k]``),
+    ``qc_positive_`` (last ``q(C > 0)``, K+1 x K), ``effective_states_``,
+    ``labels_``, ``trace_``, ``vocab_``, ``n_states_``, ``n_iter_``.
+    """
+
+    def __init__(
+        self,
+        truncation: int = 45,
+        infer: str = "cvi",
+        n_iter: int = 50,
+        gamma: float = 1.0,
+        sigma: float = 1.0,
+        beta: float = 0.1,
+        fix_hyper: bool = False,
+        qc: str = "heuristic",
+        qc_samples: int = 100,
+        batch_size: int = 100,
+        tau: float = 1.0,
+        kappa: float = 0.6,
+        coverage: float = 0.99,
+        decode: str = "posterior",
+        order: str = "sequential",
+        random_state: int = 0,
+        progress: bool = False,
+        eval_column: str | None = None,
+        eval_every: int = 1,
+        callback: Callable[[dict], None] | None = None,
+    ):
+        self.truncation = truncation
+        self.infer = infer
+        self.n_iter = n_iter
+        self.gamma = gamma
+        self.sigma = sigma
+        self.beta = beta
+        self.fix_hyper = fix_hyper
+        self.qc = qc
+        self.qc_samples = qc_samples
+        self.batch_size = batch_size
+        self.tau = tau
+        self.kappa = kappa
+        self.coverage = coverage
+        self.decode = decode
+        self.order = order
+        self.random_state = random_state
+        self.progress = progress
+        self.eval_column = eval_column
+        self.eval_every = eval_every
+        self.callback = callback
+
+    # ------------------------------------------------------------------ checks
+    def _validate(self, corpus: Corpus) -> None:
+        if self.infer not in HDP_ALGORITHMS:
+            raise ConfigError(f"unknown HDP-HMM inference {self.infer!r}; expected one of {', '.join(HDP_ALGORITHMS)}")
+        if self.qc not in QC_METHODS:
+            raise ConfigError(f"unknown q(C>0) method {self.qc!r}; expected one of {', '.join(QC_METHODS)}")
+        if self.decode not in ("posterior", "viterbi"):
+            raise ConfigError(f"unknown decoder {self.decode!r}; expected posterior or viterbi")
+        if self.order not in ("sequential", "shuffle"):
+            raise ConfigError(f"order must be 'sequential' or 'shuffle', got {self.order!r}")
+        if int(self.truncation) < 1:
+            raise ConfigError(f"truncation must be at least 1, got {self.truncation}")
+        if not (self.gamma > 0 and self.sigma > 0 and self.beta > 0):
+            raise ConfigError(f"gamma, sigma and beta must be positive (got {self.gamma}, {self.sigma}, {self.beta})")
+        if int(self.qc_samples) < 1:
+            raise ConfigError(f"qc_samples must be at least 1, got {self.qc_samples}")
+        if not 0 < self.coverage <= 1:
+            raise ConfigError(f"coverage must be in (0, 1], got {self.coverage}")
+        if self.infer in ("scvi", "svi"):
+            check_schedule(self.tau, self.kappa, int(self.batch_size))
+        if corpus.n_tokens == 0:
+            raise ConfigError("cannot fit a tagger on an empty corpus")
+        if self.eval_column is not None and self.eval_column not in corpus.tags:
+            raise ConfigError(
+                f"corpus has no gold column {self.eval_column!r}; it has {sorted(corpus.tags) or 'no gold tags'}"
+            )
+
+    # --------------------------------------------------------------------- fit
+    def fit(self, corpus: Corpus, tag_dict=None) -> "HDPHMMTagger":
+        """Learn the HDP-HMM from ``corpus``; returns ``self`` (tag dictionaries are not supported)."""
+        if tag_dict is not None:
+            raise ConfigError("the HDP-HMM tagger learns its states; a tag dictionary cannot be used with it")
+        self._validate(corpus)
+        K = int(self.truncation)
+        self.n_states_ = K
+        self.tag_vocab_ = None
+        self.allowed_ = _NO_MASK
+        freq = np.bincount(corpus.tokens, minlength=len(corpus.vocab))
+        used = np.flatnonzero(freq)
+        remap = np.full(len(corpus.vocab), -1, dtype=np.int32)
+        remap[used] = np.arange(len(used), dtype=np.int32)
+        self.vocab_ = Vocabulary.from_json({"items": [corpus.vocab.itos[i] for i in used],
+                                            "counts": freq[used].tolist(), "unk": corpus.vocab.unk})
+        data = _Data(remap[corpus.tokens], np.ascontiguousarray(corpus.offsets, dtype=np.int64), len(used))
+        self.trace_: list[dict] = []
+        gold = corpus.tags[self.eval_column] if self.eval_column else None
+        rng = np.random.default_rng(self.random_state)
+        seeds = rng.integers(0, 2**31 - 1, size=self.n_iter + 1)
+        self.gamma_, self.sigma_ = float(self.gamma), float(self.sigma)
+        if self.infer == "cvi":
+            self._fit_cvi(data, gold, seeds)
+        elif self.infer == "scvi":
+            self._fit_scvi(data, gold, seeds)
+        elif self.infer == "svi":
+            from ..infer.hdp_svi import fit_svi
+
+            fit_svi(self, data, gold, seeds)
+        else:
+            from ..infer.beam import fit_beam
+
+            fit_beam(self, data, gold, seeds)
+        return self
+
+    def _qc_code(self) -> int:
+        return QC_METHODS.index(self.qc)
+
+    def _hdp_record(self, bar, it, objective, name, seconds, data, usage, states, gold, **extra):
+        eff = hdp.effective_states(usage, self.coverage)
+        self._record(bar, it, objective, name, seconds, data.tokens.shape[0], states, gold, data.offsets,
+                     effective_states=eff, gamma=self.gamma_, sigma=self.sigma_, **extra)
+
+    def _fit_cvi(self, data, gold, seeds):
+        K = self.n_states_
+        I, N = data.offsets.shape[0] - 1, data.tokens.shape[0]
+        sent_trans = np.zeros((I, K + 1, K))
+        gamma = np.zeros((N, K))
+        # random initial local posteriors q(z_t | z_{t-1}) ~ U[0, 1] (thesis 5.5.1)
+        passes.init_chain_posteriors(data.tokens, data.offsets, K, int(seeds[0]), sent_trans, gamma)
+        trans = np.zeros((K + 1, K))
+        emit = np.zeros((data.W, K))
+        glob = hdp.HDPGlobals(K, self.gamma, self.sigma)
+        logq0 = np.zeros((K + 1, K))
+        logq0_row = np.zeros(K + 1)
+        qcode = self._qc_code()
+        stats = {"qpos": np.ones((K + 1, K))}
+        bar = self._iterations()
+        for it in bar:
+            t0 = time.perf_counter()
+            passes.totals_from_local(data.tokens, data.offsets, sent_trans, gamma, data.W, trans, emit)
+            order = self._order(data, seeds[it])
+            ll = hdp_cvi_pass(trans, emit, sent_trans, gamma, data.tokens, data.offsets, order, glob.prior(),
+                              glob.sigma, self.beta, qcode, int(self.qc_samples), int(seeds[it]), logq0, logq0_row)
+            usage = emit.sum(axis=0)
+            stats = glob.update(trans, usage, logq0, logq0_row, not self.fix_hyper, not self.fix_hyper)
+            self.gamma_, self.sigma_ = glob.gamma, glob.sigma
+            self._hdp_record(bar, it, ll, "predictive_log_likelihood", time.perf_counter() - t0, data, usage,
+                             gamma.argmax(axis=1) if gold is not None else None, gold, tables=stats["tables"])
+        self.qc_positive_ = stats["qpos"]
+        self._set_sticks(glob.u, glob.v, glob.order)
+        self._local_labels = gamma.argmax(axis=1)
+        self._finish(trans, emit, data)
+
+    def _fit_scvi(self, data, gold, seeds):
+        """Stochastic CVI: counts as SCVI for HMMs, HDP hyperparameters and sticks by eq. 5.40."""
+        K, W = self.n_states_, data.W
+        I, N = data.offsets.shape[0] - 1, data.tokens.shape[0]
+        rng = np.random.default_rng(int(seeds[0]))
+        # global counts from exponential distributions (thesis eq. 3.106-3.107)
+        N_trans = exponential_init(rng, (K + 1, K), N / K**2)
+        N_emit = exponential_init(rng, (W, K), N / (K * W))
+        # the minibatches are fixed so that each one's q(C^m = 0) can be replaced (thesis 5.3)
+        batches = [b.astype(np.int64) for b in minibatches(I, int(self.batch_size), rng, 1)]
+        logq0_b = np.zeros((len(batches), K + 1, K))
+        logq0_row_b = np.zeros((len(batches), K + 1))
+        u, v = np.ones(K), np.full(K, self.gamma_)  # by state; prior Beta(1, gamma)
+        G_state = np.full(K, 1.0 / K)
+        trans_b = np.zeros((K + 1, K))
+        emit_b = np.zeros((W, K))
+        qcode = self._qc_code()
+        m = 0
+        bar = self._iterations()
+        for it in bar:
+            t0 = time.perf_counter()
+            ll = 0.0
+            for b in rng.permutation(len(batches)):
+                items = batches[b]
+                prior = self.sigma_ * G_state
+                ll += hdp_minibatch_pass(N_trans, N_emit, data.tokens, data.offsets, items, prior, self.sigma_,
+                                         self.beta, qcode, int(self.qc_samples), int(rng.integers(2**31 - 1)),
+                                         trans_b, emit_b, logq0_b[b], logq0_row_b[b])
+                rho = step_size(m, self.tau, self.kappa)
+                scale = I / len(items)
+                blend(N_trans, trans_b, rho, scale)  # thesis eq. 3.103
+                blend(N_emit, emit_b, rho, scale)    # thesis eq. 3.104
+                # q(C > 0) = 1 - prod_m q(C^m = 0) (thesis 5.3, eq. 5.46 over minibatches)
+                qpos = hdp.q_positive(logq0_b.sum(axis=0))
+                qpos_row = hdp.q_positive(logq0_row_b.sum(axis=0))
+                tables = hdp.expected_tables(N_trans, qpos, prior)
+                order = hdp.usage_order(N_emit.sum(axis=0))
+                col = tables.sum(axis=0)[order]
+                # eq. 5.40 with the gradients 5.16, 5.19, 5.23-5.24, preconditioned (see induce.infer.hdp)
+                if not self.fix_hyper:
+                    self.gamma_ = hdp.scaled_gamma_step(u, v, self.gamma_, rho)
+                    self.sigma_ = hdp.scaled_sigma_step(tables.sum(), N_trans.sum(axis=1), qpos_row, self.sigma_, rho)
+                u[order], v[order] = hdp.natural_stick_step(u[order], v[order], col, self.gamma_, rho)
+                G_state = hdp.prior_by_state(hdp.geometric_pi(u[order], v[order]), order, 1.0)
+                m += 1
+            self._hdp_record(bar, it, ll, "minibatch_log_likelihood", time.perf_counter() - t0, data,
+                             N_emit.sum(axis=0), None, None, step=rho)
+        order = hdp.usage_order(N_emit.sum(axis=0))
+        self.qc_positive_ = hdp.q_positive(logq0_b.sum(axis=0))
+        self._set_sticks(u[order], v[order], order)
+        self._local_labels = None
+        self._finish(N_trans, N_emit, data)
+
+    def _set_sticks(self, u_sorted, v_sorted, order):
+        self.stick_u_ = np.asarray(u_sorted, dtype=np.float64)
+        self.stick_v_ = np.asarray(v_sorted, dtype=np.float64)
+        self.stick_order_ = np.asarray(order, dtype=np.int64)
+        self.state_prior_ = hdp.prior_by_state(hdp.geometric_pi(self.stick_u_, self.stick_v_), self.stick_order_,
+                                               self.sigma_)
+
+    def _finish(self, trans, emit, data):
+        """Store counts and point parameters; labels from the local posteriors or by decoding."""
+        self.transition_counts_ = np.asarray(trans, dtype=np.float64)
+        self.emission_counts_ = np.asarray(emit, dtype=np.float64)
+        self._set_parameters()
+        self.n_iter_ = self.n_iter
+        self.effective_states_ = hdp.effective_states(self.emission_counts_.sum(axis=0), self.coverage)
+        local = self.__dict__.pop("_local_labels", None)
+        if local is None or self.decode == "viterbi":
+            self.labels_ = self._decode(data.tokens, data.offsets)
+        else:
+            self.labels_ = local
+
+    def _set_parameters(self):
+        """Posterior means: ``(C_jk + sigma G[pi_k]) / (C_j. + sigma)`` and ``(C_kw + beta) / (C_.k + W beta)``."""
+        trans, emit = self.transition_counts_, self.emission_counts_
+        A = (trans + self.state_prior_[None, :]) / (trans.sum(axis=1, keepdims=True) + self.sigma_)
+        col = emit.sum(axis=0) + emit.shape[0] * self.beta
+        B = (emit + self.beta) / col
+        self.transitions_ = np.ascontiguousarray(A)
+        self.emissions_ = np.ascontiguousarray(np.vstack([B, (self.beta / col)[None, :]]))
+
+    def _check_fitted(self):
+        if not hasattr(self, "transitions_"):
+            raise ConfigError("this HDPHMMTagger is not fitted yet; call fit() or load() first")
+
+    # ------------------------------------------------------------- save/load
+    _PARAMS = ("truncation", "infer", "n_iter", "gamma", "sigma", "beta", "fix_hyper", "qc", "qc_samples",
+               "batch_size", "tau", "kappa", "coverage", "decode", "order", "random_state")
+    _ARRAYS = ("transitions_", "emissions_", "transition_counts_", "emission_counts_", "stick_u_", "stick_v_",
+               "stick_order_", "state_prior_", "qc_positive_")
+
+    def save(self, path: str | Path) -> None:
+        """Write the model as one ``.npz`` (arrays + a JSON header), atomically, without pickle."""
+        self._check_fitted()
+        meta = {
+            "params": {k: getattr(self, k) for k in self._PARAMS},
+            "fitted": {"gamma_": self.gamma_, "sigma_": self.sigma_, "effective_states_": self.effective_states_},
+            "vocab": self.vocab_.to_json(),
+            "trace": json.loads(json.dumps(self.trace_, default=float)),
+        }
+        save_model(path, "induce.HDPHMMTagger", {k.rstrip("_"): getattr(self, k) for k in self._ARRAYS}, meta)
+
+    @classmethod
+    def load(cls, path: str | Path) -> "HDPHMMTagger":
+        arrays, meta = load_model(path, "induce.HDPHMMTagger")
+        model = cls(**meta["params"])
+        for k, val in meta["fitted"].items():
+            setattr(model, k, val)
+        for k in cls._ARRAYS:
+            setattr(model, k, arrays[k.rstrip("_")])
+        model.vocab_ = Vocabulary.from_json(meta["vocab"])
+        model.tag_vocab_ = None
+        model.allowed_ = _NO_MASK
+        model.trace_ = meta["trace"]
+        model.n_states_ = model.transitions_.shape[1]
+        model.n_iter_ = model.n_iter
+        return model
