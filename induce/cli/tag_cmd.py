@@ -57,6 +57,32 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--json", nargs="?", const="-", metavar="FILE",
                    help="machine-readable results: to stdout, or to FILE (with the per-iteration trace)")
+    s = p.add_argument_group("stochastic and single-sequence inference (svi, scvi, cvi3, scvi3, ...)")
+    s.add_argument("--batch-size", type=int, default=100, metavar="M",
+                   help="sentences (svi, scvi) or subsequences (scvi3, svi-buffered, ...) per minibatch (default 100)")
+    s.add_argument("--tau", type=float, default=0.0, help="step size rho_m = (tau + m + 1)^-kappa (default tau 0)")
+    s.add_argument("--kappa", type=float, default=0.5, help="forgetting rate in [0.5, 1] (default 0.5)")
+    s.add_argument("--epochs", type=int, default=1, help="passes over the data (default 1)")
+    s.add_argument("--max-batches", type=int, metavar="N", help="stop after N minibatches")
+    s.add_argument("--subseq-length", type=int, default=10, metavar="T",
+                   help="cvi3 / single-sequence algorithms: subsequence length (default 10)")
+    s.add_argument("--buffer", type=int, default=10, metavar="B",
+                   help="svi-buffered: observations padded on each side (default 10)")
+    s.add_argument("--heldout", type=float, default=0.0, metavar="FRACTION",
+                   help="hold out a seeded random FRACTION of the sentences; trace their per-token log-likelihood")
+    s.add_argument("--heldout-every", type=int, default=0, metavar="N",
+                   help="held-out log-likelihood every N minibatches (default: start and end only)")
+    s.add_argument("--heldout-max-tokens", type=int, default=100_000, metavar="N",
+                   help="--stream: cap on the held-out sample (default 100000)")
+    s.add_argument("--trace", metavar="FILE.json|FILE.csv", help="write the trace (held-out LL vs tokens and time)")
+    s.add_argument("--stream", action="store_true",
+                   help="svi/scvi: read INPUT from disk in chunks (memory independent of corpus size); no -o")
+    s.add_argument("--buffer-sentences", type=int, default=10_000, metavar="N",
+                   help="--stream: sentences per seeded shuffle buffer (default 10000)")
+    s.add_argument("--checkpoint", metavar="FILE", help="checkpoint file of the global counts (atomic writes)")
+    s.add_argument("--checkpoint-every", type=int, default=0, metavar="N", help="checkpoint every N minibatches")
+    s.add_argument("--checkpoint-minutes", type=float, default=0.0, metavar="M", help="checkpoint every M minutes")
+    s.add_argument("--resume", action="store_true", help="continue from --checkpoint FILE")
     p.set_defaults(handler=run)
 
 
@@ -68,15 +94,96 @@ def _gold_column(corpus, requested: str | None) -> str | None:
     return next((c for c in GOLD_PREFERENCE if c in corpus.tags), None)
 
 
+def _write_trace(path: str, trace: list[dict]) -> None:
+    """The trace as JSON (a list of records) or CSV (one row per record), atomically."""
+    if path.endswith(".csv"):
+        import csv
+
+        columns = list(dict.fromkeys(k for rec in trace for k in rec))
+        with atomic_write(path) as out:
+            writer = csv.DictWriter(out, fieldnames=columns)
+            writer.writeheader()
+            writer.writerows(trace)
+    else:
+        with atomic_write(path) as out:
+            json.dump(trace, out, indent=1, default=float)
+
+
+def _stochastic_options(args) -> dict:
+    return dict(batch_size=args.batch_size, tau=args.tau, kappa=args.kappa, n_epochs=args.epochs,
+                max_batches=args.max_batches, subseq_length=args.subseq_length, buffer=args.buffer,
+                heldout_every=args.heldout_every, checkpoint=args.checkpoint, checkpoint_every=args.checkpoint_every,
+                checkpoint_minutes=args.checkpoint_minutes, resume=args.resume)
+
+
+def _interrupted(model, args) -> int:
+    print(f"induce tag: interrupted after {model.n_batches_} minibatches; checkpoint written to {args.checkpoint}; "
+          f"rerun with --resume to continue", file=sys.stderr)
+    if args.trace:
+        _write_trace(args.trace, model.trace_)
+    return 130
+
+
+def _run_stream(args: argparse.Namespace) -> int:
+    from ..taggers import HMMTagger
+
+    if args.output or args.tag_dict:
+        raise ConfigError("--stream trains from disk without keeping the corpus: -o and --tag-dict are not available")
+    model = HMMTagger(n_states=args.states, infer=args.infer, alpha=args.alpha, beta=args.beta,
+                      random_state=args.seed, progress=not args.quiet, **_stochastic_options(args))
+    start = time.perf_counter()
+    model.fit_stream(args.input, args.format, lowercase=args.lowercase, heldout_fraction=args.heldout,
+                     heldout_max_tokens=args.heldout_max_tokens, buffer_sentences=args.buffer_sentences)
+    seconds = time.perf_counter() - start
+    if model.interrupted_:
+        return _interrupted(model, args)
+    last = model.trace_[-1]
+    result = {"input": str(args.input), "infer": args.infer, "states": model.n_states_, "seed": args.seed,
+              "sentences": model.stream_sentences_, "tokens": model.stream_tokens_,
+              "heldout_tokens": model.heldout_tokens_, "minibatches": model.n_batches_,
+              "tokens_seen": last["tokens_seen"], "seconds": round(seconds, 3),
+              "tokens_per_s": round(last["tokens_seen"] / last["seconds"], 1) if last["seconds"] > 0 else None}
+    if "heldout_log_likelihood_per_token" in last:
+        result["heldout_log_likelihood_per_token"] = last["heldout_log_likelihood_per_token"]
+    if args.save:
+        model.save(args.save)
+        result["model"] = args.save
+    if args.trace:
+        _write_trace(args.trace, model.trace_)
+        result["trace"] = args.trace
+    if args.json and args.json != "-":
+        with atomic_write(args.json) as out:
+            json.dump(result | {"trace": model.trace_}, out, indent=2, default=float)
+    emit(result, args.json == "-")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     from ..corpus.formats import detect_format, load_corpus
     from ..corpus.writers import write_tagged
     from ..eval.tagging import accuracy, tagging_report
     from ..taggers import HMMTagger, TagDictionary
 
+    from ..taggers.hmm import STOCHASTIC_ALGORITHMS
+
+    if args.resume and not args.checkpoint:
+        raise ConfigError("--resume needs --checkpoint FILE")
+    if args.stream:
+        return _run_stream(args)
     corpus = load_corpus(args.input, args.format, lowercase=args.lowercase, unk_threshold=args.unk_threshold)
     if corpus.n_tokens == 0:
         raise ConfigError(f"{args.input}: no tokens to tag")
+    if not 0.0 <= args.heldout < 1.0:
+        raise ConfigError(f"--heldout must be a fraction in [0, 1), got {args.heldout}")
+    if args.heldout > 0 and args.infer not in STOCHASTIC_ALGORITHMS:
+        raise ConfigError(f"--heldout traces the stochastic algorithms ({', '.join(STOCHASTIC_ALGORITHMS)})")
+    train, heldout = corpus, None
+    if args.heldout > 0:
+        order = np.random.default_rng(args.seed).permutation(corpus.n_sentences)
+        n_held = max(1, int(round(args.heldout * corpus.n_sentences)))
+        if n_held >= corpus.n_sentences:
+            raise ConfigError(f"--heldout {args.heldout} leaves no training sentences")
+        heldout, train = corpus.subset(np.sort(order[:n_held])), corpus.subset(np.sort(order[n_held:]))
     gold_column = _gold_column(corpus, args.gold_column)
     tag_dict = None
     if args.tag_dict:
@@ -91,11 +198,17 @@ def run(args: argparse.Namespace) -> int:
         decode=args.decode, map_estimate=args.map, cgs_keep=args.cgs_keep, order=args.order,
         random_state=args.seed, progress=not args.quiet,
         eval_column=gold_column if args.eval_every > 0 else None, eval_every=max(1, args.eval_every),
+        **_stochastic_options(args),
     )
     start = time.perf_counter()
-    model.fit(corpus, tag_dict)
+    if heldout is not None:
+        model.fit(train, tag_dict, heldout=heldout)
+    else:
+        model.fit(corpus, tag_dict)
     seconds = time.perf_counter() - start
-    states = model.labels_
+    if getattr(model, "interrupted_", False):
+        return _interrupted(model, args)
+    states = model.labels_ if heldout is None else model.predict(corpus)
     if tag_dict is not None:
         names = np.asarray(tag_dict.tags.itos, dtype=object)
     else:
@@ -107,8 +220,19 @@ def run(args: argparse.Namespace) -> int:
         "tokens_per_s": round(corpus.n_tokens * args.iterations / seconds, 1) if seconds > 0 else None,
     }
     last = model.trace_[-1]
-    objective = [k for k in last if k not in ("iteration", "seconds", "tokens_per_s", "temperature")][0]
-    result[objective] = last[objective]
+    if args.infer in STOCHASTIC_ALGORITHMS:
+        result.update({"minibatches": model.n_batches_, "tokens_seen": last["tokens_seen"],
+                       "tokens_per_s": round(last["tokens_seen"] / last["seconds"], 1) if last["seconds"] > 0 else None})
+        result.pop("iterations")
+        for key in ("heldout_log_likelihood_per_token", "minibatch_log_likelihood_per_token"):
+            if key in last:
+                result[key] = last[key]
+    else:
+        objective = [k for k in last if k not in ("iteration", "seconds", "tokens_per_s", "temperature")][0]
+        result[objective] = last[objective]
+    if args.trace:
+        _write_trace(args.trace, model.trace_)
+        result["trace"] = args.trace
     if gold_column is not None:
         gold = corpus.tags[gold_column]
         result["gold_column"] = gold_column

@@ -369,6 +369,54 @@ class HMMTagger:
         self._local_labels = votes.argmax(axis=1) if self.cgs_keep > 0 else z.copy()
         self._finish(Ct.astype(np.float64), Ce.astype(np.float64), data)
 
+    def fit_stream(self, path, format: str = "auto", *, lowercase: bool = False, heldout_fraction: float = 0.0,
+                   heldout_max_tokens: int = 100_000, buffer_sentences: int = 10_000) -> "HMMTagger":
+        """``svi`` / ``scvi`` on a corpus streamed from disk (:mod:`induce.corpus.stream`).
+
+        Memory is ``O(K^2 + K W)`` plus one shuffle buffer of ``buffer_sentences``
+        and the held-out sample (a seeded ``heldout_fraction`` of the sentences,
+        at most ``heldout_max_tokens`` tokens).  The vocabulary is every word of
+        the input; ``labels_`` is not set (the corpus is never in memory; use
+        :meth:`predict`).
+        """
+        from ..corpus import stream
+
+        if self.infer not in stochastic.STOCHASTIC:
+            raise ConfigError(f"streaming supports {', '.join(stochastic.STOCHASTIC)}, not {self.infer!r}")
+        check_schedule(self.tau, self.kappa, self.batch_size)
+        if self.alpha <= 0 or self.beta <= 0:
+            raise ConfigError(f"alpha and beta must be positive for {self.infer} (got {self.alpha}, {self.beta})")
+        init_seq, batch_seq, held_seq = np.random.SeedSequence(self.random_state).spawn(3)
+        info = stream.scan(path, format, lowercase=lowercase, heldout_fraction=heldout_fraction,
+                           heldout_max_tokens=heldout_max_tokens, seed=int(held_seq.generate_state(1)[0]))
+        K, W = int(self.n_states), len(info.vocab)
+        self.n_states_, self.tag_vocab_, self.vocab_, self.allowed_ = K, None, info.vocab, _NO_MASK
+        counts = stochastic.GlobalCounts.exponential(np.random.default_rng(init_seq), K, W, info.n_tokens)
+        updater = stochastic.SentenceUpdater(self.infer, self.alpha, self.beta, info.n_sentences)
+        batches = stream.shuffled_minibatches(path, format, info.vocab, batch_size=self.batch_size,
+                                              buffer_sentences=buffer_sentences, n_epochs=self.n_epochs,
+                                              rng=np.random.default_rng(batch_seq), lowercase=lowercase,
+                                              skip=info.heldout_ids)
+        heldout = (info.heldout_tokens, info.heldout_offsets) if len(info.heldout_tokens) else None
+        settings = {"infer": self.infer, "n_states": K, "n_words": W, "n_tokens": info.n_tokens, "alpha": self.alpha,
+                    "beta": self.beta, "batch_size": self.batch_size, "tau": self.tau, "kappa": self.kappa,
+                    "random_state": self.random_state, "buffer_sentences": buffer_sentences, "stream": str(path)}
+        result = stochastic.run(counts, updater, batches, tau=self.tau, kappa=self.kappa, heldout=heldout,
+                                heldout_every=self.heldout_every, alpha=self.alpha, beta=self.beta,
+                                max_batches=self.max_batches, checkpoint=self.checkpoint,
+                                checkpoint_every=self.checkpoint_every, checkpoint_minutes=self.checkpoint_minutes,
+                                resume=self.resume, meta=settings, callback=self.callback, progress=self.progress)
+        self.trace_ = result.trace
+        self.interrupted_ = result.interrupted
+        self.n_batches_ = result.batches
+        self.stream_sentences_, self.stream_tokens_ = info.n_sentences, info.n_tokens
+        self.heldout_tokens_ = int(len(info.heldout_tokens))
+        self.transition_counts_ = counts.trans.copy()
+        self.emission_counts_ = counts.emissions()
+        self._set_parameters()
+        self.n_iter_ = self.n_iter
+        return self
+
     def _encode_heldout(self, heldout, corpus, remap):
         """Held-out token ids in the model's vocabulary (``W`` = unseen), or ``None``."""
         if heldout is None:
