@@ -554,6 +554,20 @@ class HMMTagger:
                                passes.n_threads())
         return ll / max(1, len(tokens))
 
+    def predictive_log_likelihood(self, corpus: Corpus, one_sequence: bool = False) -> float:
+        """Per-token predictive log-likelihood of held-out text from the fitted counts (thesis eq. 3.108-3.109).
+
+        ``theta = (N + alpha) / (N. + K alpha)``, ``phi = (N + beta) / (N. + W beta)``
+        for every algorithm (so that batch and stochastic runs are compared on
+        the same footing); ``one_sequence`` scores the corpus as one long sequence.
+        """
+        tokens, offsets = self._encode(corpus)
+        if one_sequence:
+            offsets = np.array([0, len(tokens)], dtype=np.int64)
+        counts = stochastic.GlobalCounts(self.transition_counts_, self.emission_counts_)
+        return stochastic.heldout_loglik(counts, self.alpha, self.beta, np.ascontiguousarray(tokens, dtype=np.int32),
+                                         np.ascontiguousarray(offsets, dtype=np.int64))
+
     def _check_fitted(self):
         if not hasattr(self, "transitions_"):
             raise ConfigError("this HMMTagger is not fitted yet; call fit() or load() first")
