@@ -91,7 +91,7 @@ def fig315(args) -> None:
     for M, kappa in settings:
         for infer in ("svi", "scvi"):
             batches_per_epoch = -(-train.n_sentences // M)
-            m = HMMTagger(n_states=45, infer=infer, alpha=0.1, beta=0.1, batch_size=M, kappa=kappa,
+            m = HMMTagger(n_states=45, infer=infer, alpha=0.1, beta=0.1, batch_size=M, kappa=kappa, tau=args.tau,
                           n_epochs=args.epochs, heldout_every=max(1, batches_per_epoch // 4),
                           random_state=args.seed)
             t0 = time.perf_counter()
@@ -122,10 +122,11 @@ def fig315(args) -> None:
               f"{b['final_heldout'] - a['final_heldout']:+.4f} | {a['train_seconds']:.0f} | {b['train_seconds']:.0f} |")
     for r in refs:
         print(f"| batch {r['infer']} ({r['iterations']} it.) | | {r['heldout']:.4f} | | | {r['seconds']:.0f} | |")
-    save("stochastic_fig315.json", {"train_sentences": train.n_sentences, "train_tokens": train.n_tokens,
-                                    "heldout_tokens": held.n_tokens, "W": len(corpus.vocab), "runs": runs,
-                                    "references": refs, "peak_rss_mb": peak_rss_mb(),
-                                    "command": " ".join(sys.argv)})
+    name = "stochastic_fig315.json" if args.tau == 1.0 else f"stochastic_fig315_tau{args.tau:g}.json"
+    save(name, {"tau": args.tau, "train_sentences": train.n_sentences, "train_tokens": train.n_tokens,
+                "heldout_tokens": held.n_tokens, "W": len(corpus.vocab), "runs": runs,
+                "references": refs, "peak_rss_mb": peak_rss_mb(),
+                "command": " ".join(sys.argv)})
 
 
 # ----------------------------------------------------------------- fig 3.17
@@ -201,7 +202,7 @@ def scale(args) -> None:
     counts = sh.GlobalCounts.exponential(np.random.default_rng(args.seed), K, W, int(n_sentences * mean_len))
     updater = sh.SentenceUpdater("scvi", 0.1, 0.1, n_sentences)
     t0 = time.perf_counter()
-    res = sh.run(counts, updater, stream(), tau=0.0, kappa=0.5,
+    res = sh.run(counts, updater, stream(), tau=1.0, kappa=0.5,
                  heldout=(held.tokens.astype(np.int32), held.offsets), heldout_every=max(1, n_batches // 20),
                  callback=lambda r: print(f"  batch {r['batch']:6d} tokens {r['tokens_seen']:>11,d} "
                                           f"train {r['seconds']:7.1f} s held-out "
@@ -264,6 +265,7 @@ def main() -> None:
     p = sub.add_parser("fig315")
     p.add_argument("--epochs", type=int, default=5)
     p.add_argument("--ref-iterations", type=int, default=50)
+    p.add_argument("--tau", type=float, default=1.0)
     p.add_argument("--seed", type=int, default=0)
     p = sub.add_parser("fig317")
     p.add_argument("--steps", type=int, default=1000)

@@ -60,7 +60,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     s = p.add_argument_group("stochastic and single-sequence inference (svi, scvi, cvi3, scvi3, ...)")
     s.add_argument("--batch-size", type=int, default=100, metavar="M",
                    help="sentences (svi, scvi) or subsequences (scvi3, svi-buffered, ...) per minibatch (default 100)")
-    s.add_argument("--tau", type=float, default=0.0, help="step size rho_m = (tau + m + 1)^-kappa (default tau 0)")
+    s.add_argument("--tau", type=float, default=1.0,
+                   help="step size rho_m = (tau + m + 1)^-kappa, m = 0, 1, ... (default 1: the thesis' (1 + m)^-kappa)")
     s.add_argument("--kappa", type=float, default=0.5, help="forgetting rate in [0.5, 1] (default 0.5)")
     s.add_argument("--epochs", type=int, default=1, help="passes over the data (default 1)")
     s.add_argument("--max-batches", type=int, metavar="N", help="stop after N minibatches")

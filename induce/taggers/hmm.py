@@ -93,7 +93,9 @@ class HMMTagger:
     callback : called with each iteration's trace record.
     batch_size : stochastic algorithms: sentences (``svi``, ``scvi``) or
         subsequences (single-sequence algorithms) per minibatch ``M``.
-    tau, kappa : step size ``rho_m = (tau + m + 1)^-kappa``.
+    tau, kappa : step size ``rho_m = (tau + m + 1)^-kappa`` for minibatch ``m = 0, 1, ...``;
+        the default ``tau = 1`` is the thesis' ``(1 + m)^-kappa`` with ``m`` from 1
+        (so the first step keeps half the exponential initialisation at kappa = 1).
     n_epochs : stochastic algorithms: passes over the data.
     max_batches : stop after this many minibatches (``None``: all epochs).
     subseq_length : ``cvi3`` and the single-sequence algorithms: subsequence length ``T``.
@@ -126,7 +128,7 @@ class HMMTagger:
         eval_every: int = 1,
         callback: Callable[[dict], None] | None = None,
         batch_size: int = 100,
-        tau: float = 0.0,
+        tau: float = 1.0,
         kappa: float = 0.5,
         n_epochs: int = 1,
         max_batches: int | None = None,
