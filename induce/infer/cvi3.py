@@ -23,6 +23,7 @@ import numpy as np
 from numba import njit
 
 from ..kernels.subchain import guard_in, guard_out, subchain_forward_backward
+from .estimators import cvi_ratio_nb
 
 
 @njit(cache=True)
@@ -93,7 +94,6 @@ def cvi3_pass(C_trans, C_emit, pair, gamma, tokens, sub_offsets, order, alpha, b
     left = np.empty(K)
     right = np.ones(K)
     col_tot = C_emit.sum(axis=0)
-    inv_den = np.empty(K)
     ll = 0.0
     for n in range(order.shape[0]):
         i = order[n]
@@ -117,15 +117,12 @@ def cvi3_pass(C_trans, C_emit, pair, gamma, tokens, sub_offsets, order, alpha, b
             tot = 0.0
             for k in range(K):
                 tot += max(C_trans[j, k], 0.0)
-            den = 1.0 / (tot + K * alpha)
             for k in range(K):
-                A[j, k] = (max(C_trans[j, k], 0.0) + alpha) * den
-        for k in range(K):
-            inv_den[k] = 1.0 / (max(col_tot[k], 0.0) + W * beta)
+                A[j, k] = cvi_ratio_nb(C_trans[j, k], tot, alpha, K)
         for t in range(T):
             w = tokens[s + t]
             for k in range(K):
-                E[t, k] = (max(C_emit[w, k], 0.0) + beta) * inv_den[k]
+                E[t, k] = cvi_ratio_nb(C_emit[w, k], col_tot[k], beta, W)
         # left guard (3.61a, 3.68, 3.72-3.73): C^{\i-1,i}
         if i == 0:
             for k in range(K):

@@ -403,14 +403,7 @@ class HMMTagger:
         settings = {"infer": self.infer, "n_states": K, "n_words": W, "n_tokens": info.n_tokens, "alpha": self.alpha,
                     "beta": self.beta, "batch_size": self.batch_size, "tau": self.tau, "kappa": self.kappa,
                     "random_state": self.random_state, "buffer_sentences": buffer_sentences, "stream": str(path)}
-        result = stochastic.run(counts, updater, batches, tau=self.tau, kappa=self.kappa, heldout=heldout,
-                                heldout_every=self.heldout_every, alpha=self.alpha, beta=self.beta,
-                                max_batches=self.max_batches, checkpoint=self.checkpoint,
-                                checkpoint_every=self.checkpoint_every, checkpoint_minutes=self.checkpoint_minutes,
-                                resume=self.resume, meta=settings, callback=self.callback, progress=self.progress)
-        self.trace_ = result.trace
-        self.interrupted_ = result.interrupted
-        self.n_batches_ = result.batches
+        self._run_stochastic(counts, updater, batches, heldout, settings)
         self.stream_sentences_, self.stream_tokens_ = info.n_sentences, info.n_tokens
         self.heldout_tokens_ = int(len(info.heldout_tokens))
         self.transition_counts_ = counts.trans.copy()
@@ -453,6 +446,11 @@ class HMMTagger:
                     "alpha": self.alpha, "beta": self.beta, "batch_size": self.batch_size, "tau": self.tau,
                     "kappa": self.kappa, "random_state": self.random_state, "subseq_length": self.subseq_length,
                     "buffer": self.buffer}
+        self._run_stochastic(counts, updater, batches, heldout, settings)
+        self._finish(counts.trans, counts.emissions(), data)
+
+    def _run_stochastic(self, counts, updater, batches, heldout, settings):
+        """Drive :func:`induce.infer.stochastic_hmm.run` with this model's schedule and checkpoint options."""
         result = stochastic.run(counts, updater, batches, tau=self.tau, kappa=self.kappa, heldout=heldout,
                                 heldout_every=self.heldout_every, alpha=self.alpha, beta=self.beta,
                                 max_batches=self.max_batches, checkpoint=self.checkpoint,
@@ -461,7 +459,6 @@ class HMMTagger:
         self.trace_ = result.trace
         self.interrupted_ = result.interrupted
         self.n_batches_ = result.batches
-        self._finish(counts.trans, counts.emissions(), data)
 
     def _fit_cvi3(self, data, gold, seeds):
         """CVI algorithm 3 (thesis 3.56-3.82): the corpus as one long sequence of subsequences."""
