@@ -6,6 +6,7 @@ Usage::
     python benchmarks/stochastic_bench.py fig317 [--steps 1000] [--seeds 5]
     python benchmarks/stochastic_bench.py scale [--tokens 100000000] [--minutes 9]
     python benchmarks/stochastic_bench.py resume
+    python benchmarks/stochastic_bench.py memory [--repeat 4]
 
 ``fig315``: WSJ (ptb-sample + CoNLL-2000 train and test, lowercased; only the
 text is used, so the CoNLL-2000 tags being silver does not matter), 90:10
@@ -23,6 +24,8 @@ M=1000, one pass; tokens/s, peak RSS, held-out log-likelihood over time.
 ``resume``: ``induce tag --stream`` on CoNLL-2000 train from disk, killed with
 SIGTERM in the middle and resumed with ``--resume``, against an uninterrupted
 run with the same seed.
+``memory``: peak RSS of ``induce tag --stream`` on Brown as plain text and on
+the same text repeated 4x on disk, the same number of minibatches each.
 Every mode prints a table and writes JSON under ``benchmarks/results/``.
 """
 
@@ -259,6 +262,37 @@ def resume(args) -> None:
                                     "max_abs_diff_emissions": de, "command": " ".join(sys.argv)})
 
 
+# ------------------------------------------------------------------- memory
+def memory(args) -> None:
+    """Peak RSS of ``induce tag --stream`` on the same text repeated 1x and Nx on disk (same work)."""
+    pool = load_text(("brown",))
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        one = Path(tmp) / "x1.txt"
+        with open(one, "w") as out:
+            for i in range(pool.n_sentences):
+                out.write(" ".join(pool.words(i)) + "\n")
+        big = Path(tmp) / f"x{args.repeat}.txt"
+        with open(big, "w") as out:
+            text = one.read_text()
+            for _ in range(args.repeat):
+                out.write(text)
+        env = dict(os.environ, PYTHONPATH=str(ROOT.parent))
+        for path in (one, big):
+            cmd = ["/usr/bin/time", "-v", sys.executable, "-m", "induce", "tag", str(path), "--format", "plain",
+                   "--stream", "--infer", "scvi", "--states", "45", "--batch-size", "1000", "--max-batches",
+                   str(args.batches), "--buffer-sentences", "20000", "--heldout", "0.01", "--quiet", "--json", "-"]
+            out = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True)
+            rss = next(int(l.split(":")[1]) for l in out.stderr.splitlines() if "Maximum resident set size" in l)
+            info = json.loads(out.stdout)
+            rows.append({"file_tokens": info["tokens"] + info["heldout_tokens"], "file_mb": path.stat().st_size / 2**20,
+                         "minibatches": info["minibatches"], "tokens_seen": info["tokens_seen"],
+                         "peak_rss_mb": rss / 1024.0, "seconds": info["seconds"]})
+            print(f"{path.name}: {rows[-1]['file_tokens']:,d} tokens on disk ({rows[-1]['file_mb']:.0f} MB), "
+                  f"{info['minibatches']} minibatches, peak RSS {rss / 1024:.0f} MB, {info['seconds']:.1f} s")
+    save("stochastic_memory.json", {"rows": rows, "command": " ".join(sys.argv)})
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="mode", required=True)
@@ -277,8 +311,11 @@ def main() -> None:
     p.add_argument("--seed", type=int, default=0)
     p = sub.add_parser("resume")
     p.add_argument("--kill-after", type=float, default=2.0)
+    p = sub.add_parser("memory")
+    p.add_argument("--repeat", type=int, default=4)
+    p.add_argument("--batches", type=int, default=50)
     args = ap.parse_args()
-    {"fig315": fig315, "fig317": fig317, "scale": scale, "resume": resume}[args.mode](args)
+    {"fig315": fig315, "fig317": fig317, "scale": scale, "resume": resume, "memory": memory}[args.mode](args)
 
 
 if __name__ == "__main__":
