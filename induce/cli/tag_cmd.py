@@ -72,7 +72,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--heldout", type=float, default=0.0, metavar="FRACTION",
                    help="hold out a seeded random FRACTION of the sentences; trace their per-token log-likelihood")
     s.add_argument("--heldout-every", type=int, default=0, metavar="N",
-                   help="held-out log-likelihood every N minibatches (default: start and end only)")
+                   help="held-out log-likelihood every N minibatches and at the start (default 0: only at the end)")
     s.add_argument("--heldout-max-tokens", type=int, default=100_000, metavar="N",
                    help="--stream: cap on the held-out sample (default 100000)")
     s.add_argument("--trace", metavar="FILE.json|FILE.csv", help="write the trace (held-out LL vs tokens and time)")
