@@ -105,23 +105,26 @@ def subchain_forward_backward(A, E, T, left, right, fwd, bwd, scale, xi):
 
 
 @njit(cache=True)
-def left_edge_pairs(q0, C, alpha, gamma1, out, weight):
+def left_edge_pairs(q0, C, alpha, left, gamma1, out, weight):
     """``out[j, k] += weight * q2(z_0 = j, z_1 = k)`` (thesis eq. 3.82 at t = 1).
 
     ``q2(z_0, z_1) = f_0(z_0) f_1'(z_0, z_1) m(z_1) / Z`` with
     ``f_0 f_1' = q0[j] C[j, k] + alpha / K``; since ``q2(z_1) = gamma1[k]`` and
-    ``left(z_1) = sum_j f_0 f_1'``, the pair marginal is
-    ``(q0[j] C[j, k] + alpha / K) * gamma1[k] / left[k]``.  ``out`` is ``(K, K)``.
+    ``left[k] = sum_j f_0 f_1'`` (:func:`guard_in`, unnormalised), the pair
+    marginal is ``(q0[j] C[j, k] + alpha / K) * gamma1[k] / left[k]``.
+    ``out`` is ``(K, K)``.
     """
     K = gamma1.shape[0]
-    left = np.empty(K)
-    guard_in(q0, C, alpha, left)
+    ratio = np.empty(K)
+    for k in range(K):
+        ratio[k] = weight * gamma1[k] / left[k]
     a_k = alpha / K
     for j in range(K):
         a = q0[j]
         row = C[j]
+        dst = out[j]
         for k in range(K):
-            out[j, k] += weight * (a * max(row[k], 0.0) + a_k) * gamma1[k] / left[k]
+            dst[k] += (a * max(row[k], 0.0) + a_k) * ratio[k]
 
 
 @njit(cache=True)
@@ -178,7 +181,8 @@ def subchain_batch_pass(A, emit, tokens, win_offsets, inner_lo, inner_hi, left, 
     into rows ``1..K`` of ``trans_out``, and the entering transition by
     ``edge[m]``: 0 none (vanilla / buffered), 1 from the start state (row 0;
     the first subsequence of the sequence), 2 the guard pair ``q2(z_0, z_1)``
-    of :func:`left_edge_pairs` with ``q0[m]`` and counts ``C``.  The inner
+    of :func:`left_edge_pairs` with ``q0[m]``, counts ``C`` and ``left[m]``
+    (which must then be :func:`guard_in` of them, unnormalised).  The inner
     boundary marginals ``q(z_1)``, ``q(z_T)`` go to ``first_out[m]``,
     ``last_out[m]``.  Returns the summed ``log Z``.
     """
@@ -222,5 +226,5 @@ def subchain_batch_pass(A, emit, tokens, win_offsets, inner_lo, inner_hi, left, 
             for k in range(K):
                 trans_out[0, k] += first_out[m, k]
         elif edge[m] == 2:
-            left_edge_pairs(q0[m], C, alpha, first_out[m], trans_out[1:], 1.0)
+            left_edge_pairs(q0[m], C, alpha, left[m], first_out[m], trans_out[1:], 1.0)
     return ll

@@ -67,7 +67,7 @@ def test_guarded_messages_match_enumeration_of_expanded_distribution(seed, T):
     np.testing.assert_allclose(fwd * bwd, g_ref, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(A[1:] * xi, pairs_ref, rtol=1e-10, atol=1e-12)
     first = np.zeros((K, K))
-    left_edge_pairs(q0, C, alpha, (fwd * bwd)[0], first, 1.0)
+    left_edge_pairs(q0, C, alpha, left, (fwd * bwd)[0], first, 1.0)
     np.testing.assert_allclose(first, first_ref, rtol=1e-10, atol=1e-12)
 
 
