@@ -231,7 +231,7 @@ def resume(args) -> None:
     data = CORPORA / "conll2000" / "train.txt"
     env = dict(os.environ, PYTHONPATH=str(ROOT.parent))
     base = [sys.executable, "-m", "induce", "tag", str(data), "--stream", "--infer", "scvi", "--states", "45",
-            "--batch-size", "50", "--epochs", "1", "--seed", "3", "--buffer-sentences", "2000", "--quiet",
+            "--batch-size", "50", "--epochs", "3", "--seed", "3", "--buffer-sentences", "2000", "--quiet",
             "--heldout", "0.05", "--json", "-"]
     with tempfile.TemporaryDirectory() as tmp:
         full, part, ck = f"{tmp}/full.npz", f"{tmp}/resumed.npz", f"{tmp}/run.ckpt"
@@ -313,7 +313,7 @@ def main() -> None:
     p.add_argument("--batch-size", type=int, default=1000)
     p.add_argument("--seed", type=int, default=0)
     p = sub.add_parser("resume")
-    p.add_argument("--kill-after", type=float, default=2.0)
+    p.add_argument("--kill-after", type=float, default=0.5)
     p = sub.add_parser("memory")
     p.add_argument("--repeat", type=int, default=4)
     p.add_argument("--batches", type=int, default=50)
