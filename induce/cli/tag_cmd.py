@@ -110,6 +110,21 @@ def _write_trace(path: str, trace: list[dict]) -> None:
             json.dump(trace, out, indent=1, default=float)
 
 
+def _outputs(model, args, result: dict) -> int:
+    """Save the model, write the trace and the JSON file, print the results."""
+    if args.save:
+        model.save(args.save)
+        result["model"] = args.save
+    if args.trace:
+        _write_trace(args.trace, model.trace_)
+        result["trace"] = args.trace
+    if args.json and args.json != "-":
+        with atomic_write(args.json) as out:
+            json.dump(result | {"trace": model.trace_}, out, indent=2, default=float)
+    emit(result, args.json == "-")
+    return 0
+
+
 def _stochastic_options(args) -> dict:
     return dict(batch_size=args.batch_size, tau=args.tau, kappa=args.kappa, n_epochs=args.epochs,
                 max_batches=args.max_batches, subseq_length=args.subseq_length, buffer=args.buffer,
@@ -146,17 +161,7 @@ def _run_stream(args: argparse.Namespace) -> int:
               "tokens_per_s": round(last["tokens_seen"] / last["seconds"], 1) if last["seconds"] > 0 else None}
     if "heldout_log_likelihood_per_token" in last:
         result["heldout_log_likelihood_per_token"] = last["heldout_log_likelihood_per_token"]
-    if args.save:
-        model.save(args.save)
-        result["model"] = args.save
-    if args.trace:
-        _write_trace(args.trace, model.trace_)
-        result["trace"] = args.trace
-    if args.json and args.json != "-":
-        with atomic_write(args.json) as out:
-            json.dump(result | {"trace": model.trace_}, out, indent=2, default=float)
-    emit(result, args.json == "-")
-    return 0
+    return _outputs(model, args, result)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -231,9 +236,6 @@ def run(args: argparse.Namespace) -> int:
     else:
         objective = [k for k in last if k not in ("iteration", "seconds", "tokens_per_s", "temperature")][0]
         result[objective] = last[objective]
-    if args.trace:
-        _write_trace(args.trace, model.trace_)
-        result["trace"] = args.trace
     if gold_column is not None:
         gold = corpus.tags[gold_column]
         result["gold_column"] = gold_column
@@ -252,11 +254,4 @@ def run(args: argparse.Namespace) -> int:
         column = args.output_column or ("induced" if fmt == "conllu" and tag_dict is None else None)
         write_tagged(args.output, corpus.sentences, tags, fmt, column)
         result["output"] = args.output
-    if args.save:
-        model.save(args.save)
-        result["model"] = args.save
-    if args.json and args.json != "-":
-        with atomic_write(args.json) as out:
-            json.dump(result | {"trace": model.trace_}, out, indent=2, default=float)
-    emit(result, args.json == "-")
-    return 0
+    return _outputs(model, args, result)
