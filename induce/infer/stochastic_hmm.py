@@ -51,7 +51,7 @@ import numpy as np
 
 from ..checkpoint import CheckpointPolicy, StopRequest, load_checkpoint, save_checkpoint
 from ..errors import ConfigError
-from ..kernels.subchain import stationary_distribution, subchain_batch_pass
+from ..kernels.subchain import guard_messages, stationary_distribution, subchain_batch_pass
 from . import hmm_passes as passes
 from .cvi3 import subsequence_offsets
 from .estimators import params_from_counts, selected_params
@@ -283,11 +283,9 @@ class SubchainUpdater:
             q0[has_prev] = self.boundary[sub_ids[has_prev] - 1, 1]
             qn = np.zeros((M, K))
             qn[has_next] = self.boundary[sub_ids[has_next] + 1, 0]
-            Cp = np.maximum(C, 0.0)
-            left = q0 @ Cp + self.alpha                                                     # thesis eq. 3.68
-            left[~has_prev] = np.maximum(counts.trans[0], 0.0) + self.alpha                 # start state
-            right = (qn @ Cp.T + self.alpha) / (Cp.sum(axis=1) + K * self.alpha)[None, :]   # thesis eq. 3.69
-            right[~has_next] = 1.0
+            left = np.empty((M, K))
+            right = np.empty((M, K))
+            guard_messages(q0, qn, C, counts.trans[0], self.alpha, has_prev, has_next, left, right)
             edge = np.where(has_prev, 2, 1).astype(np.int8)
         else:
             pi = stationary_distribution(A)

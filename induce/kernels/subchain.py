@@ -82,6 +82,27 @@ def guard_out(q_next, C, alpha, out):
 
 
 @njit(cache=True)
+def guard_messages(q0, q_next, C, start, alpha, has_prev, has_next, left, right):
+    """Guard messages of a minibatch of subsequences: ``left[m]`` by :func:`guard_in` from the
+    previous subsequence's last marginal ``q0[m]`` (or ``start + alpha``, the start-state row, for
+    the first subsequence of the sequence), ``right[m]`` by :func:`guard_out` from the next one's
+    first marginal ``q_next[m]`` (or ones for the last subsequence).  Thesis eq. 3.68-3.69.
+    """
+    K = left.shape[1]
+    for m in range(left.shape[0]):
+        if has_prev[m]:
+            guard_in(q0[m], C, alpha, left[m])
+        else:
+            for k in range(K):
+                left[m, k] = max(start[k], 0.0) + alpha
+        if has_next[m]:
+            guard_out(q_next[m], C, alpha, right[m])
+        else:
+            for k in range(K):
+                right[m, k] = 1.0
+
+
+@njit(cache=True)
 def subchain_forward_backward(A, E, T, left, right, fwd, bwd, scale, xi):
     """Marginals of the expanded distribution 3.71 by the sum-product 3.77-3.82.
 
