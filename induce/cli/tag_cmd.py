@@ -61,9 +61,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     hdp.add_argument("--qc", choices=QC_METHODS, default="heuristic",
                      help="how q(C>0) is computed (default heuristic)")
     hdp.add_argument("--qc-samples", type=int, default=100, help="paths per sentence for --qc sampling")
-    hdp.add_argument("--batch-size", type=int, default=100, help="scvi/svi minibatch size in sentences")
-    hdp.add_argument("--tau", type=float, default=1.0, help="scvi/svi step size (tau + m)^-kappa: tau")
-    hdp.add_argument("--kappa", type=float, default=0.6, help="scvi/svi step size: kappa")
     p.add_argument("--tag-dict", metavar="from-gold|FILE",
                    help="semi-supervised: restrict words to their legal tags (states = tags)")
     p.add_argument("--tag-dict-cutoff", type=int, default=1, metavar="D",
@@ -78,6 +75,33 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--json", nargs="?", const="-", metavar="FILE",
                    help="machine-readable results: to stdout, or to FILE (with the per-iteration trace)")
+    s = p.add_argument_group("stochastic and single-sequence inference (svi, scvi, cvi3, scvi3, ...)")
+    s.add_argument("--batch-size", type=int, default=100, metavar="M",
+                   help="sentences (svi, scvi) or subsequences (scvi3, svi-buffered, ...) per minibatch (default 100)")
+    s.add_argument("--tau", type=float, default=1.0,
+                   help="step size rho_m = (tau + m + 1)^-kappa, m = 0, 1, ... (default 1: the thesis' (1 + m)^-kappa)")
+    s.add_argument("--kappa", type=float, default=0.5, help="forgetting rate in [0.5, 1] (default 0.5)")
+    s.add_argument("--epochs", type=int, default=1, help="passes over the data (default 1)")
+    s.add_argument("--max-batches", type=int, metavar="N", help="stop after N minibatches")
+    s.add_argument("--subseq-length", type=int, default=10, metavar="T",
+                   help="cvi3 / single-sequence algorithms: subsequence length (default 10)")
+    s.add_argument("--buffer", type=int, default=10, metavar="B",
+                   help="svi-buffered: observations padded on each side (default 10)")
+    s.add_argument("--heldout", type=float, default=0.0, metavar="FRACTION",
+                   help="hold out a seeded random FRACTION of the sentences; trace their per-token log-likelihood")
+    s.add_argument("--heldout-every", type=int, default=0, metavar="N",
+                   help="held-out log-likelihood every N minibatches and at the start (default 0: only at the end)")
+    s.add_argument("--heldout-max-tokens", type=int, default=100_000, metavar="N",
+                   help="--stream: cap on the held-out sample (default 100000)")
+    s.add_argument("--trace", metavar="FILE.json|FILE.csv", help="write the trace (held-out LL vs tokens and time)")
+    s.add_argument("--stream", action="store_true",
+                   help="svi/scvi: read INPUT from disk in chunks (memory independent of corpus size); no -o")
+    s.add_argument("--buffer-sentences", type=int, default=10_000, metavar="N",
+                   help="--stream: sentences per seeded shuffle buffer (default 10000)")
+    s.add_argument("--checkpoint", metavar="FILE", help="checkpoint file of the global counts (atomic writes)")
+    s.add_argument("--checkpoint-every", type=int, default=0, metavar="N", help="checkpoint every N minibatches")
+    s.add_argument("--checkpoint-minutes", type=float, default=0.0, metavar="M", help="checkpoint every M minutes")
+    s.add_argument("--resume", action="store_true", help="continue from --checkpoint FILE")
     p.set_defaults(handler=run)
 
 
@@ -87,6 +111,75 @@ def _gold_column(corpus, requested: str | None) -> str | None:
             raise ConfigError(f"--gold-column {requested!r} not in the input; it has {sorted(corpus.tags) or 'no tags'}")
         return requested
     return next((c for c in GOLD_PREFERENCE if c in corpus.tags), None)
+
+
+def _write_trace(path: str, trace: list[dict]) -> None:
+    """The trace as JSON (a list of records) or CSV (one row per record), atomically."""
+    if path.endswith(".csv"):
+        import csv
+
+        columns = list(dict.fromkeys(k for rec in trace for k in rec))
+        with atomic_write(path) as out:
+            writer = csv.DictWriter(out, fieldnames=columns)
+            writer.writeheader()
+            writer.writerows(trace)
+    else:
+        with atomic_write(path) as out:
+            json.dump(trace, out, indent=1, default=float)
+
+
+def _outputs(model, args, result: dict) -> int:
+    """Save the model, write the trace and the JSON file, print the results."""
+    if args.save:
+        model.save(args.save)
+        result["model"] = args.save
+    if args.trace:
+        _write_trace(args.trace, model.trace_)
+        result["trace"] = args.trace
+    if args.json and args.json != "-":
+        with atomic_write(args.json) as out:
+            json.dump(result | {"trace": model.trace_}, out, indent=2, default=float)
+    emit(result, args.json == "-")
+    return 0
+
+
+def _stochastic_options(args) -> dict:
+    return dict(batch_size=args.batch_size, tau=args.tau, kappa=args.kappa, n_epochs=args.epochs,
+                max_batches=args.max_batches, subseq_length=args.subseq_length, buffer=args.buffer,
+                heldout_every=args.heldout_every, checkpoint=args.checkpoint, checkpoint_every=args.checkpoint_every,
+                checkpoint_minutes=args.checkpoint_minutes, resume=args.resume)
+
+
+def _interrupted(model, args) -> int:
+    print(f"induce tag: interrupted after {model.n_batches_} minibatches; checkpoint written to {args.checkpoint}; "
+          f"rerun with --resume to continue", file=sys.stderr)
+    if args.trace:
+        _write_trace(args.trace, model.trace_)
+    return 130
+
+
+def _run_stream(args: argparse.Namespace) -> int:
+    from ..taggers import HMMTagger
+
+    if args.output or args.tag_dict:
+        raise ConfigError("--stream trains from disk without keeping the corpus: -o and --tag-dict are not available")
+    model = HMMTagger(n_states=args.states, infer=args.infer, alpha=args.alpha, beta=args.beta,
+                      random_state=args.seed, progress=not args.quiet, **_stochastic_options(args))
+    start = time.perf_counter()
+    model.fit_stream(args.input, args.format, lowercase=args.lowercase, heldout_fraction=args.heldout,
+                     heldout_max_tokens=args.heldout_max_tokens, buffer_sentences=args.buffer_sentences)
+    seconds = time.perf_counter() - start
+    if model.interrupted_:
+        return _interrupted(model, args)
+    last = model.trace_[-1]
+    result = {"input": str(args.input), "infer": args.infer, "states": model.n_states_, "seed": args.seed,
+              "sentences": model.stream_sentences_, "tokens": model.stream_tokens_,
+              "heldout_tokens": model.heldout_tokens_, "minibatches": model.n_batches_,
+              "tokens_seen": last["tokens_seen"], "seconds": round(seconds, 3),
+              "tokens_per_s": round(last["tokens_seen"] / last["seconds"], 1) if last["seconds"] > 0 else None}
+    if "heldout_log_likelihood_per_token" in last:
+        result["heldout_log_likelihood_per_token"] = last["heldout_log_likelihood_per_token"]
+    return _outputs(model, args, result)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -105,9 +198,26 @@ def run(args: argparse.Namespace) -> int:
     if hdp and args.tag_dict:
         raise ConfigError("--tag-dict cannot be used with --model hdp-hmm (it learns its states)")
 
+    from ..taggers.hmm import STOCHASTIC_ALGORITHMS
+
+    if args.resume and not args.checkpoint:
+        raise ConfigError("--resume needs --checkpoint FILE")
+    if args.stream:
+        return _run_stream(args)
     corpus = load_corpus(args.input, args.format, lowercase=args.lowercase, unk_threshold=args.unk_threshold)
     if corpus.n_tokens == 0:
         raise ConfigError(f"{args.input}: no tokens to tag")
+    if not 0.0 <= args.heldout < 1.0:
+        raise ConfigError(f"--heldout must be a fraction in [0, 1), got {args.heldout}")
+    if args.heldout > 0 and args.infer not in STOCHASTIC_ALGORITHMS:
+        raise ConfigError(f"--heldout traces the stochastic algorithms ({', '.join(STOCHASTIC_ALGORITHMS)})")
+    train, heldout = corpus, None
+    if args.heldout > 0:
+        order = np.random.default_rng(args.seed).permutation(corpus.n_sentences)
+        n_held = max(1, int(round(args.heldout * corpus.n_sentences)))
+        if n_held >= corpus.n_sentences:
+            raise ConfigError(f"--heldout {args.heldout} leaves no training sentences")
+        heldout, train = corpus.subset(np.sort(order[:n_held])), corpus.subset(np.sort(order[n_held:]))
     gold_column = _gold_column(corpus, args.gold_column)
     tag_dict = None
     if args.tag_dict:
@@ -128,11 +238,17 @@ def run(args: argparse.Namespace) -> int:
         decode=args.decode, map_estimate=args.map, cgs_keep=args.cgs_keep, order=args.order, cvi2_block=args.block_size,
         random_state=args.seed, progress=not args.quiet,
         eval_column=gold_column if args.eval_every > 0 else None, eval_every=max(1, args.eval_every),
+        **_stochastic_options(args),
     )
     start = time.perf_counter()
-    model.fit(corpus, tag_dict)
+    if heldout is not None:
+        model.fit(train, tag_dict, heldout=heldout)
+    else:
+        model.fit(corpus, tag_dict)
     seconds = time.perf_counter() - start
-    states = model.labels_
+    if getattr(model, "interrupted_", False):
+        return _interrupted(model, args)
+    states = model.labels_ if heldout is None else model.predict(corpus)
     if tag_dict is not None:
         names = np.asarray(tag_dict.tags.itos, dtype=object)
     else:
@@ -144,8 +260,16 @@ def run(args: argparse.Namespace) -> int:
         "tokens_per_s": round(corpus.n_tokens * args.iterations / seconds, 1) if seconds > 0 else None,
     }
     last = model.trace_[-1]
-    objective = [k for k in last if k not in ("iteration", "seconds", "tokens_per_s", "temperature")][0]
-    result[objective] = last[objective]
+    if not hdp and args.infer in STOCHASTIC_ALGORITHMS:
+        result.update({"minibatches": model.n_batches_, "tokens_seen": last["tokens_seen"],
+                       "tokens_per_s": round(last["tokens_seen"] / last["seconds"], 1) if last["seconds"] > 0 else None})
+        result.pop("iterations")
+        for key in ("heldout_log_likelihood_per_token", "minibatch_log_likelihood_per_token"):
+            if key in last:
+                result[key] = last[key]
+    else:
+        objective = [k for k in last if k not in ("iteration", "seconds", "tokens_per_s", "temperature")][0]
+        result[objective] = last[objective]
     if hdp:
         result.update(model_type=args.model, alpha=None, truncation=args.truncation, effective_states=model.effective_states_,
                       gamma=model.gamma_, sigma=model.sigma_)
@@ -167,11 +291,4 @@ def run(args: argparse.Namespace) -> int:
         column = args.output_column or ("induced" if fmt == "conllu" and tag_dict is None else None)
         write_tagged(args.output, corpus.sentences, tags, fmt, column)
         result["output"] = args.output
-    if args.save:
-        model.save(args.save)
-        result["model"] = args.save
-    if args.json and args.json != "-":
-        with atomic_write(args.json) as out:
-            json.dump(result | {"trace": model.trace_}, out, indent=2, default=float)
-    emit(result, args.json == "-")
-    return 0
+    return _outputs(model, args, result)

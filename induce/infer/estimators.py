@@ -81,3 +81,22 @@ def params_from_counts(estimator: str, counts: np.ndarray, prior: float) -> np.n
 def cvi_ratio_nb(count: float, total: float, prior: float, n_outcomes: int) -> float:
     """One surrogate parameter ``(C^{\\i} + a) / (C.^{\\i} + K a)`` (thesis eq. 3.49)."""
     return (max(count, 0.0) + prior) / (max(total, 0.0) + n_outcomes * prior)
+
+
+def selected_params(estimator: str, counts: np.ndarray, totals: np.ndarray, prior: float, n_outcomes: int) -> np.ndarray:
+    """Parameters of a few outcomes of distributions whose totals are known.
+
+    ``counts[r, k]`` is the count of selected outcome ``r`` in distribution
+    ``k`` (e.g. the emission counts of the words of a minibatch, by state) and
+    ``totals[k]`` the total count of distribution ``k`` over all ``n_outcomes``.
+    ``cvi``: ``(C + a) / (C. + n a)`` (thesis eq. 3.50, 3.109); ``vi``:
+    ``exp(psi(C + a) - psi(C. + n a))`` (eq. 3.22).  Stochastic inference uses
+    this so that a minibatch touches only the rows of the words it contains.
+    """
+    counts = np.maximum(np.asarray(counts, dtype=np.float64), 0.0)
+    totals = np.maximum(np.asarray(totals, dtype=np.float64), 0.0)
+    if estimator == "cvi":
+        return (counts + prior) / (totals + n_outcomes * prior)
+    if estimator == "vi":
+        return np.exp(digamma(counts + prior) - digamma(totals + n_outcomes * prior))
+    raise ValueError(f"selected_params supports 'cvi' and 'vi', not {estimator!r}")

@@ -1,4 +1,4 @@
-"""Bayesian HMM part-of-speech tagger with EM, VI, CVI (algorithms 1, 2) and collapsed Gibbs.
+"""Bayesian HMM part-of-speech tagger with EM, VI, CVI (algorithms 1, 2, 3), collapsed Gibbs and stochastic VI/CVI.
 
 Model (thesis section 3.1): ``K`` hidden states, transition rows (row 0 = the
 start state) ``theta_j ~ Dir(alpha)``, emissions ``phi_k ~ Dir(beta)`` over the
@@ -8,7 +8,13 @@ vocabulary.  Inference algorithms (``infer=``):
 ``vi``    mean-field VB with the inverted expected natural parameters (eq. 3.21-3.22);
 ``cvi1``  CVI algorithm 1, fully factorised ``q(z_t)`` (eq. 3.33, 3.37-3.39);
 ``cvi2``  CVI algorithm 2, one ``q(z^i)`` per sentence (eq. 3.44-3.50);
-``cgs``   collapsed Gibbs sampling (eq. 3.25) with simulated annealing.
+``cgs``   collapsed Gibbs sampling (eq. 3.25) with simulated annealing;
+``cvi3``  CVI algorithm 3: the corpus as one long sequence cut into
+          subsequences of ``subseq_length``, with guarded boundaries (eq. 3.56-3.82);
+``svi``, ``scvi``  stochastic VI / CVI over minibatches of sentences (eq. 3.98-3.104);
+``scvi3``, ``scvi3-vanilla``, ``svi-buffered``, ``svi-vanilla``  stochastic
+          single-sequence algorithms (paper 001; thesis 3.8.4), see
+          :mod:`induce.infer.stochastic_hmm`.
 
 All deterministic algorithms start from the same random local posteriors given
 ``random_state`` (thesis footnote 5).
@@ -32,11 +38,16 @@ from ..corpus.vocab import Vocabulary
 from ..errors import ConfigError, ModelFormatError
 from ..infer import hmm_passes as passes
 from ..infer.hmm_batched import Layout, cvi2_block_pass, lockstep_pass
+from ..infer import stochastic_hmm as stochastic
+from ..infer.cvi3 import cvi3_pass, cvi3_totals, subsequence_offsets
+from ..infer.schedules import check_schedule, minibatches
 from ..infer.estimators import cvi_params, em_params, map_params, vi_params
 from ..kernels.hmm import forward_backward, gather_emissions, viterbi
 from .tag_dict import TagDictionary
 
-ALGORITHMS = ("em", "vi", "cvi1", "cvi2", "cgs")
+ALGORITHMS = ("em", "vi", "cvi1", "cvi2", "cgs", "cvi3") + stochastic.STOCHASTIC + stochastic.SINGLE_SEQUENCE
+#: algorithms with a minibatch schedule (no per-sentence statistics kept)
+STOCHASTIC_ALGORITHMS = stochastic.STOCHASTIC + stochastic.SINGLE_SEQUENCE
 DECODERS = ("posterior", "viterbi")
 FORMAT_VERSION = 1
 _NO_MASK = np.zeros((0, 0), dtype=np.uint8)
@@ -69,8 +80,8 @@ class HMMTagger:
     ----------
     n_states : number of hidden states ``K`` (ignored with a tag dictionary,
         whose tags are the states).
-    infer : one of ``em``, ``vi``, ``cvi1``, ``cvi2``, ``cgs``.
-    n_iter : passes over the corpus.
+    infer : one of :data:`ALGORITHMS`.
+    n_iter : passes over the corpus (batch algorithms).
     alpha, beta : symmetric Dirichlet priors on transitions and emissions.
     decode : ``posterior`` (max-marginal, default as in thesis 3.8.1) or ``viterbi``.
     map_estimate : with ``infer="em"``, MAP instead of maximum likelihood.
@@ -88,6 +99,19 @@ class HMMTagger:
     progress : show a tqdm progress bar.
     eval_column : gold tag column to score against every ``eval_every`` iterations.
     callback : called with each iteration's trace record.
+    batch_size : stochastic algorithms: sentences (``svi``, ``scvi``) or
+        subsequences (single-sequence algorithms) per minibatch ``M``.
+    tau, kappa : step size ``rho_m = (tau + m + 1)^-kappa`` for minibatch ``m = 0, 1, ...``;
+        the default ``tau = 1`` is the thesis' ``(1 + m)^-kappa`` with ``m`` from 1
+        (so the first step keeps half the exponential initialisation at kappa = 1).
+    n_epochs : stochastic algorithms: passes over the data.
+    max_batches : stop after this many minibatches (``None``: all epochs).
+    subseq_length : ``cvi3`` and the single-sequence algorithms: subsequence length ``T``.
+    buffer : ``svi-buffered``: observations padded on each side (Foti et al. 2014).
+    heldout_every : stochastic algorithms: held-out log-likelihood every N minibatches.
+    checkpoint, checkpoint_every, checkpoint_minutes, resume : stochastic
+        algorithms: checkpoint file, written every N minibatches / M minutes,
+        and whether to resume from it (see :func:`induce.infer.stochastic_hmm.run`).
 
     Fitted attributes: ``transitions_`` (K+1, K), ``emissions_`` (W+1, K) by word
     (last row: unseen words), ``vocab_``, ``labels_`` (training-corpus states),
@@ -112,6 +136,18 @@ class HMMTagger:
         eval_column: str | None = None,
         eval_every: int = 1,
         callback: Callable[[dict], None] | None = None,
+        batch_size: int = 100,
+        tau: float = 1.0,
+        kappa: float = 0.5,
+        n_epochs: int = 1,
+        max_batches: int | None = None,
+        subseq_length: int = 10,
+        buffer: int = 10,
+        heldout_every: int = 0,
+        checkpoint: str | None = None,
+        checkpoint_every: int = 0,
+        checkpoint_minutes: float = 0.0,
+        resume: bool = False,
     ):
         self.n_states = n_states
         self.infer = infer
@@ -129,6 +165,18 @@ class HMMTagger:
         self.eval_column = eval_column
         self.eval_every = eval_every
         self.callback = callback
+        self.batch_size = batch_size
+        self.tau = tau
+        self.kappa = kappa
+        self.n_epochs = n_epochs
+        self.max_batches = max_batches
+        self.subseq_length = subseq_length
+        self.buffer = buffer
+        self.heldout_every = heldout_every
+        self.checkpoint = checkpoint
+        self.checkpoint_every = checkpoint_every
+        self.checkpoint_minutes = checkpoint_minutes
+        self.resume = resume
 
     # ------------------------------------------------------------------ checks
     def _validate(self, corpus: Corpus) -> None:
@@ -142,22 +190,37 @@ class HMMTagger:
             raise ConfigError(f"cvi2_block must be 0 (exact) or a positive block size, got {self.cvi2_block}")
         if int(self.n_states) < 1:
             raise ConfigError(f"n_states must be at least 1, got {self.n_states}")
-        if self.alpha < 0 or self.beta < 0 or (self.infer in ("vi", "cvi1", "cvi2", "cgs") and (self.alpha == 0 or self.beta == 0)):
+        if self.alpha < 0 or self.beta < 0 or (self.infer not in ("em",) and (self.alpha == 0 or self.beta == 0)):
             raise ConfigError(f"alpha and beta must be positive for {self.infer} (got {self.alpha}, {self.beta})")
         t0, t1 = self.temperature
         if t0 <= 0 or t1 <= 0:
             raise ConfigError(f"temperatures must be positive, got {self.temperature}")
         if corpus.n_tokens == 0:
             raise ConfigError("cannot fit a tagger on an empty corpus")
+        if self.infer in STOCHASTIC_ALGORITHMS:
+            check_schedule(self.tau, self.kappa, self.batch_size)
+            if self.n_epochs < 1:
+                raise ConfigError(f"n_epochs must be at least 1, got {self.n_epochs}")
+        if self.infer in ("cvi3",) + stochastic.SINGLE_SEQUENCE and self.subseq_length < 1:
+            raise ConfigError(f"subseq_length must be at least 1, got {self.subseq_length}")
         if self.eval_column is not None and self.eval_column not in corpus.tags:
             raise ConfigError(
                 f"corpus has no gold column {self.eval_column!r}; it has {sorted(corpus.tags) or 'no gold tags'}"
             )
 
     # --------------------------------------------------------------------- fit
-    def fit(self, corpus: Corpus, tag_dict: TagDictionary | None = None) -> "HMMTagger":
-        """Learn the HMM from ``corpus`` (its ``tokens``/``offsets``); returns ``self``."""
+    def fit(self, corpus: Corpus, tag_dict: TagDictionary | None = None,
+            heldout: Corpus | None = None) -> "HMMTagger":
+        """Learn the HMM from ``corpus`` (its ``tokens``/``offsets``); returns ``self``.
+
+        ``heldout`` (stochastic algorithms): sentences whose per-token predictive
+        log-likelihood (thesis eq. 3.108) is traced every ``heldout_every``
+        minibatches; for the single-sequence algorithms they are concatenated
+        into one held-out sequence.
+        """
         self._validate(corpus)
+        if tag_dict is not None and self.infer in ("cvi3",) + stochastic.SINGLE_SEQUENCE:
+            raise ConfigError(f"{self.infer} treats the corpus as one long sequence; it takes no tag dictionary")
         if tag_dict is not None and tag_dict.words is not corpus.vocab and len(tag_dict.words) != len(corpus.vocab):
             raise ConfigError("the tag dictionary was built for a different vocabulary than the corpus")
         K = len(tag_dict.tags) if tag_dict is not None else int(self.n_states)
@@ -175,8 +238,14 @@ class HMMTagger:
         data = _Data(remap[corpus.tokens], np.ascontiguousarray(corpus.offsets, dtype=np.int64), len(used))
         self.trace_: list[dict] = []
         gold = corpus.tags[self.eval_column] if self.eval_column else None
+        if self.infer in STOCHASTIC_ALGORITHMS:
+            self._fit_stochastic(data, gold, self._encode_heldout(heldout, corpus, remap))
+            return self
         rng = np.random.default_rng(self.random_state)
         seeds = rng.integers(0, 2**31 - 1, size=self.n_iter + 1)
+        if self.infer == "cvi3":
+            self._fit_cvi3(data, gold, seeds)
+            return self
 
         # shared starting point: random local posteriors (thesis footnote 5)
         I, N = corpus.n_sentences, corpus.n_tokens
@@ -320,6 +389,119 @@ class HMMTagger:
         self._local_labels = votes.argmax(axis=1) if self.cgs_keep > 0 else z.copy()
         self._finish(Ct.astype(np.float64), Ce.astype(np.float64), data)
 
+    def fit_stream(self, path, format: str = "auto", *, lowercase: bool = False, heldout_fraction: float = 0.0,
+                   heldout_max_tokens: int = 100_000, buffer_sentences: int = 10_000) -> "HMMTagger":
+        """``svi`` / ``scvi`` on a corpus streamed from disk (:mod:`induce.corpus.stream`).
+
+        Memory is ``O(K^2 + K W)`` plus one shuffle buffer of ``buffer_sentences``
+        and the held-out sample (a seeded ``heldout_fraction`` of the sentences,
+        at most ``heldout_max_tokens`` tokens).  The vocabulary is every word of
+        the input; ``labels_`` is not set (the corpus is never in memory; use
+        :meth:`predict`).
+        """
+        from ..corpus import stream
+
+        if self.infer not in stochastic.STOCHASTIC:
+            raise ConfigError(f"streaming supports {', '.join(stochastic.STOCHASTIC)}, not {self.infer!r}")
+        check_schedule(self.tau, self.kappa, self.batch_size)
+        if self.alpha <= 0 or self.beta <= 0:
+            raise ConfigError(f"alpha and beta must be positive for {self.infer} (got {self.alpha}, {self.beta})")
+        init_seq, batch_seq, held_seq = np.random.SeedSequence(self.random_state).spawn(3)
+        info = stream.scan(path, format, lowercase=lowercase, heldout_fraction=heldout_fraction,
+                           heldout_max_tokens=heldout_max_tokens, seed=int(held_seq.generate_state(1)[0]))
+        K, W = int(self.n_states), len(info.vocab)
+        self.n_states_, self.tag_vocab_, self.vocab_, self.allowed_ = K, None, info.vocab, _NO_MASK
+        counts = stochastic.GlobalCounts.exponential(np.random.default_rng(init_seq), K, W, info.n_tokens)
+        updater = stochastic.SentenceUpdater(self.infer, self.alpha, self.beta, info.n_sentences)
+        batches = stream.shuffled_minibatches(path, format, info.vocab, batch_size=self.batch_size,
+                                              buffer_sentences=buffer_sentences, n_epochs=self.n_epochs,
+                                              rng=np.random.default_rng(batch_seq), lowercase=lowercase,
+                                              skip=info.heldout_ids)
+        heldout = (info.heldout_tokens, info.heldout_offsets) if len(info.heldout_tokens) else None
+        settings = {"infer": self.infer, "n_states": K, "n_words": W, "n_tokens": info.n_tokens, "alpha": self.alpha,
+                    "beta": self.beta, "batch_size": self.batch_size, "tau": self.tau, "kappa": self.kappa,
+                    "random_state": self.random_state, "buffer_sentences": buffer_sentences, "stream": str(path)}
+        self._run_stochastic(counts, updater, batches, heldout, settings)
+        self.stream_sentences_, self.stream_tokens_ = info.n_sentences, info.n_tokens
+        self.heldout_tokens_ = int(len(info.heldout_tokens))
+        self.transition_counts_ = counts.trans.copy()
+        self.emission_counts_ = counts.emissions()
+        self._set_parameters()
+        self.n_iter_ = self.n_iter
+        return self
+
+    def _encode_heldout(self, heldout, corpus, remap):
+        """Held-out token ids in the model's vocabulary (``W`` = unseen), or ``None``."""
+        if heldout is None:
+            return None
+        W = len(self.vocab_)
+        if heldout.vocab is corpus.vocab:
+            ids = remap[heldout.tokens]
+        else:
+            ids = np.array([self.vocab_.stoi.get(w, W) for w in heldout.vocab.itos], dtype=np.int32)[heldout.tokens]
+        ids = np.where(ids < 0, W, ids).astype(np.int32)
+        offsets = np.ascontiguousarray(heldout.offsets, dtype=np.int64)
+        if self.infer in stochastic.SINGLE_SEQUENCE:
+            offsets = np.array([0, len(ids)], dtype=np.int64)
+        return ids, offsets
+
+    def _fit_stochastic(self, data, gold, heldout):
+        """``svi``/``scvi`` and the single-sequence algorithms via :mod:`induce.infer.stochastic_hmm`."""
+        K = self.n_states_
+        init_seq, batch_seq = np.random.SeedSequence(self.random_state).spawn(2)
+        counts = stochastic.GlobalCounts.exponential(np.random.default_rng(init_seq), K, data.W,
+                                                     int(data.tokens.shape[0]))
+        batch_rng = np.random.default_rng(batch_seq)
+        if self.infer in stochastic.STOCHASTIC:
+            updater = stochastic.SentenceUpdater(self.infer, self.alpha, self.beta, data.offsets.shape[0] - 1,
+                                                 self.allowed_)
+            batches = stochastic.sentence_batches(data.tokens, data.offsets, self.batch_size, self.n_epochs, batch_rng)
+        else:
+            updater = stochastic.SubchainUpdater(self.infer, self.alpha, self.beta, data.tokens, self.subseq_length,
+                                                 self.buffer, K)
+            batches = minibatches(updater.n_sub, self.batch_size, batch_rng, self.n_epochs)
+        settings = {"infer": self.infer, "n_states": K, "n_words": int(data.W), "n_tokens": int(data.tokens.shape[0]),
+                    "alpha": self.alpha, "beta": self.beta, "batch_size": self.batch_size, "tau": self.tau,
+                    "kappa": self.kappa, "random_state": self.random_state, "subseq_length": self.subseq_length,
+                    "buffer": self.buffer}
+        self._run_stochastic(counts, updater, batches, heldout, settings)
+        self._finish(counts.trans, counts.emissions(), data)
+
+    def _run_stochastic(self, counts, updater, batches, heldout, settings):
+        """Drive :func:`induce.infer.stochastic_hmm.run` with this model's schedule and checkpoint options."""
+        result = stochastic.run(counts, updater, batches, tau=self.tau, kappa=self.kappa, heldout=heldout,
+                                heldout_every=self.heldout_every, alpha=self.alpha, beta=self.beta,
+                                max_batches=self.max_batches, checkpoint=self.checkpoint,
+                                checkpoint_every=self.checkpoint_every, checkpoint_minutes=self.checkpoint_minutes,
+                                resume=self.resume, meta=settings, callback=self.callback, progress=self.progress)
+        self.trace_ = result.trace
+        self.interrupted_ = result.interrupted
+        self.n_batches_ = result.batches
+
+    def _fit_cvi3(self, data, gold, seeds):
+        """CVI algorithm 3 (thesis 3.56-3.82): the corpus as one long sequence of subsequences."""
+        K = self.n_states_
+        so = subsequence_offsets(int(data.tokens.shape[0]), self.subseq_length)
+        I = so.shape[0] - 1
+        sent_trans = np.zeros((I, K + 1, K))
+        gamma = np.zeros((data.tokens.shape[0], K))
+        passes.init_chain_posteriors(data.tokens, so, K, int(seeds[0]), sent_trans, gamma)
+        pair = np.ascontiguousarray(sent_trans[:, 1:, :])
+        del sent_trans
+        trans = np.zeros((K + 1, K))
+        emit = np.zeros((data.W, K))
+        seq = _Data(data.tokens, so, data.W)
+        bar = self._iterations()
+        for it in bar:
+            t0 = time.perf_counter()
+            cvi3_totals(data.tokens, so, pair, gamma, trans, emit)
+            ll = cvi3_pass(trans, emit, pair, gamma, data.tokens, so, self._order(seq, seeds[it]), self.alpha,
+                           self.beta)
+            self._record(bar, it, ll, "predictive_log_likelihood", time.perf_counter() - t0,
+                         data.tokens.shape[0], gamma.argmax(axis=1) if gold is not None else None, gold, data.offsets)
+        self._local_labels = gamma.argmax(axis=1)
+        self._finish(trans, emit, data)
+
     def _order(self, data, seed):
         I = data.offsets.shape[0] - 1
         if self.order == "shuffle":
@@ -332,7 +514,7 @@ class HMMTagger:
         self.emission_counts_ = np.asarray(emit, dtype=np.float64)
         self._set_parameters()
         self.n_iter_ = self.n_iter
-        if self.infer in ("em", "vi") or self.decode == "viterbi":
+        if self.infer in ("em", "vi") + STOCHASTIC_ALGORITHMS or self.decode == "viterbi":
             self.labels_ = self._decode(data.tokens, data.offsets)
         else:
             self.labels_ = self._local_labels
@@ -389,13 +571,27 @@ class HMMTagger:
                                passes.n_threads())
         return ll / max(1, len(tokens))
 
+    def predictive_log_likelihood(self, corpus: Corpus, one_sequence: bool = False) -> float:
+        """Per-token predictive log-likelihood of held-out text from the fitted counts (thesis eq. 3.108-3.109).
+
+        ``theta = (N + alpha) / (N. + K alpha)``, ``phi = (N + beta) / (N. + W beta)``
+        for every algorithm (so that batch and stochastic runs are compared on
+        the same footing); ``one_sequence`` scores the corpus as one long sequence.
+        """
+        tokens, offsets = self._encode(corpus)
+        if one_sequence:
+            offsets = np.array([0, len(tokens)], dtype=np.int64)
+        counts = stochastic.GlobalCounts(self.transition_counts_, self.emission_counts_)
+        return stochastic.heldout_loglik(counts, self.alpha, self.beta, np.ascontiguousarray(tokens, dtype=np.int32),
+                                         np.ascontiguousarray(offsets, dtype=np.int64))
+
     def _check_fitted(self):
         if not hasattr(self, "transitions_"):
             raise ConfigError("this HMMTagger is not fitted yet; call fit() or load() first")
 
     # ------------------------------------------------------------- save/load
     _PARAMS = ("n_states", "infer", "n_iter", "alpha", "beta", "decode", "map_estimate", "cgs_keep", "order",
-               "cvi2_block", "random_state")
+               "cvi2_block", "random_state", "batch_size", "tau", "kappa", "n_epochs", "max_batches", "subseq_length", "buffer")
 
     def save(self, path: str | Path) -> None:
         """Write the model as one ``.npz`` (arrays + a JSON header), atomically, without pickle."""

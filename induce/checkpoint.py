@@ -1,0 +1,99 @@
+"""Atomic checkpoints of a long-running computation: arrays + a JSON header in one ``.npz``.
+
+A checkpoint is written to a temporary file beside the target and renamed
+(:func:`induce.atomic.atomic_write`), so a crash never leaves a half-written
+checkpoint.  :class:`CheckpointPolicy` says when one is due (every ``N`` units
+of work or ``M`` minutes), and :class:`StopRequest` turns SIGINT / SIGTERM into
+a flag that the training loop polls, so that it can write a final checkpoint and
+return cleanly.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+
+from .atomic import atomic_write
+from .errors import ModelFormatError
+
+FORMAT = "induce.checkpoint"
+FORMAT_VERSION = 1
+
+
+def save_checkpoint(path: str | Path, kind: str, meta: dict, arrays: dict[str, np.ndarray]) -> None:
+    """Write ``arrays`` and the JSON-serialisable ``meta`` atomically (no pickle)."""
+    header = {"format": FORMAT, "format_version": FORMAT_VERSION, "kind": kind, "meta": meta}
+    payload = {k: np.asarray(v) for k, v in arrays.items()}
+    payload["header"] = np.frombuffer(json.dumps(header).encode("utf-8"), dtype=np.uint8)
+    with atomic_write(path, "wb") as handle:
+        np.savez(handle, **payload)
+
+
+def load_checkpoint(path: str | Path, kind: str) -> tuple[dict, dict[str, np.ndarray]]:
+    """``(meta, arrays)`` of a checkpoint of ``kind``; ``ModelFormatError`` if it is not one."""
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            arrays = {k: data[k] for k in data.files}
+    except (OSError, ValueError) as exc:
+        raise ModelFormatError(f"{path}: not an induce checkpoint ({exc})") from exc
+    if "header" not in arrays:
+        raise ModelFormatError(f"{path}: missing header; not an induce checkpoint")
+    header = json.loads(arrays.pop("header").tobytes().decode("utf-8"))
+    if header.get("format") != FORMAT or header.get("kind") != kind:
+        raise ModelFormatError(f"{path}: holds {header.get('format')}/{header.get('kind')}, not a {kind} checkpoint")
+    if header.get("format_version") != FORMAT_VERSION:
+        raise ModelFormatError(f"{path}: checkpoint format version {header.get('format_version')} is not supported "
+                               f"(this induce reads version {FORMAT_VERSION})")
+    return header["meta"], arrays
+
+
+class CheckpointPolicy:
+    """Due every ``every`` steps (0: never by count) or ``minutes`` of wall time (0: never by time)."""
+
+    def __init__(self, every: int = 0, minutes: float = 0.0):
+        self.every = int(every)
+        self.seconds = 60.0 * float(minutes)
+        self._last = time.monotonic()
+
+    def due(self, step: int) -> bool:
+        if self.every > 0 and step % self.every == 0:
+            return True
+        return self.seconds > 0 and time.monotonic() - self._last >= self.seconds
+
+    def written(self) -> None:
+        self._last = time.monotonic()
+
+
+class StopRequest:
+    """Context manager: SIGINT / SIGTERM set :attr:`requested` instead of killing the process.
+
+    Outside the main thread (where handlers cannot be installed) it is a plain
+    flag.  The previous handlers are restored on exit.
+    """
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+    def __init__(self):
+        self.requested = False
+        self.signum: int | None = None
+        self._old: dict = {}
+
+    def _handle(self, signum, frame):
+        self.requested = True
+        self.signum = signum
+
+    def __enter__(self) -> "StopRequest":
+        if threading.current_thread() is threading.main_thread():
+            for sig in self.SIGNALS:
+                self._old[sig] = signal.signal(sig, self._handle)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for sig, old in self._old.items():
+            signal.signal(sig, old)
+        self._old.clear()

@@ -1,0 +1,117 @@
+"""Streaming a corpus from disk for stochastic inference: memory independent of corpus size.
+
+Two passes over the file(s), each through the ordinary streaming readers
+(:func:`induce.corpus.formats.read_sentences`):
+
+1. :func:`scan` builds the vocabulary, counts training sentences and tokens
+   (stochastic updates scale minibatch statistics by the corpus size) and sets
+   aside a seeded random held-out sample of sentences (at most
+   ``heldout_max_tokens`` tokens, kept in memory);
+2. :func:`shuffled_minibatches` re-reads the training sentences in chunks of
+   ``buffer_sentences``, shuffles each chunk with a seeded generator and cuts it
+   into minibatches (CSR ``tokens``/``offsets``), epoch after epoch.
+
+Memory is the vocabulary, the held-out sample and one buffer.  The minibatch
+sequence is a function of the seed only, so a resumed run can skip the
+minibatches it has already done.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Iterator
+
+import numpy as np
+
+from ..errors import ConfigError
+from .formats import read_sentences
+from .transforms import pipeline
+from .vocab import Vocabulary
+
+
+@dataclass
+class StreamInfo:
+    vocab: Vocabulary
+    n_sentences: int          # training sentences
+    n_tokens: int             # training tokens
+    heldout_ids: np.ndarray   # sorted indices (in file order) of the held-out sentences
+    heldout_tokens: np.ndarray
+    heldout_offsets: np.ndarray
+
+
+def _sentences(path, format: str, lowercase: bool):
+    return pipeline(lowercase_words=lowercase)(read_sentences(path, format))
+
+
+def scan(path: str | os.PathLike, format: str = "auto", *, lowercase: bool = False, heldout_fraction: float = 0.0,
+         heldout_max_tokens: int = 100_000, seed: int = 0) -> StreamInfo:
+    """One streaming pass: vocabulary, training size and a seeded held-out sample.
+
+    Each sentence is held out with probability ``heldout_fraction`` until the
+    sample reaches ``heldout_max_tokens`` tokens.
+    """
+    if not 0.0 <= heldout_fraction < 1.0:
+        raise ConfigError(f"the held-out fraction must be in [0, 1), got {heldout_fraction}")
+    rng = np.random.default_rng(seed)
+    vocab = Vocabulary()
+    n_sent = n_tok = 0
+    held_ids: list[int] = []
+    held: list[np.ndarray] = []
+    held_tok = 0
+    for i, sent in enumerate(_sentences(path, format, lowercase)):
+        ids = vocab.encode(sent.words, grow=True)
+        if len(ids) == 0:
+            continue
+        if heldout_fraction > 0 and held_tok < heldout_max_tokens and rng.random() < heldout_fraction:
+            held_ids.append(i)
+            held.append(ids)
+            held_tok += len(ids)
+            continue
+        n_sent += 1
+        n_tok += len(ids)
+    if n_tok == 0:
+        raise ConfigError(f"{path}: no training tokens")
+    offsets = np.zeros(len(held) + 1, dtype=np.int64)
+    np.cumsum([len(h) for h in held], out=offsets[1:])
+    tokens = np.concatenate(held).astype(np.int32) if held else np.zeros(0, dtype=np.int32)
+    return StreamInfo(vocab, n_sent, n_tok, np.asarray(held_ids, dtype=np.int64), tokens, offsets)
+
+
+def sentence_chunks(path, format: str, vocab: Vocabulary, *, chunk_sentences: int, lowercase: bool = False,
+                    skip: np.ndarray | None = None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Training sentences as CSR chunks of ``chunk_sentences``, leaving out the indices in ``skip``."""
+    skip_set = set(int(i) for i in (skip if skip is not None else ()))
+    toks: list[np.ndarray] = []
+    for i, sent in enumerate(_sentences(path, format, lowercase)):
+        if i in skip_set or not sent.words:
+            continue
+        toks.append(vocab.encode(sent.words, grow=False))
+        if len(toks) == chunk_sentences:
+            yield _csr(toks)
+            toks = []
+    if toks:
+        yield _csr(toks)
+
+
+def _csr(arrays: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    offsets = np.zeros(len(arrays) + 1, dtype=np.int64)
+    np.cumsum([len(a) for a in arrays], out=offsets[1:])
+    return np.concatenate(arrays).astype(np.int32), offsets
+
+
+def shuffled_minibatches(path, format: str, vocab: Vocabulary, *, batch_size: int, buffer_sentences: int,
+                         n_epochs: int, rng: np.random.Generator, lowercase: bool = False,
+                         skip: np.ndarray | None = None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Minibatches of ``batch_size`` sentences from a seeded shuffle of each buffer of ``buffer_sentences``."""
+    from ..infer.stochastic_hmm import gather_sentences
+
+    if buffer_sentences < batch_size:
+        raise ConfigError(f"the shuffle buffer ({buffer_sentences} sentences) must hold at least one minibatch "
+                          f"({batch_size})")
+    for _ in range(n_epochs):
+        for tokens, offsets in sentence_chunks(path, format, vocab, chunk_sentences=buffer_sentences,
+                                               lowercase=lowercase, skip=skip):
+            order = rng.permutation(len(offsets) - 1)
+            for lo in range(0, len(order), batch_size):
+                yield gather_sentences(tokens, offsets, np.sort(order[lo:lo + batch_size]))

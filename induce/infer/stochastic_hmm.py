@@ -1,0 +1,455 @@
+"""Stochastic inference for the Bayesian HMM: SVI and SCVI, for many sequences or one long one.
+
+Global state (:class:`GlobalCounts`): stochastic expected transition counts
+``N_{j,k}`` (K+1, K; row 0 = start) and emission counts ``N_{k,w}`` (stored
+(W, K) by word), initialised from exponential distributions with means
+``I*T/K^2`` and ``I*T/(K*W)`` (thesis eq. 3.106-3.107).  Each minibatch runs a
+local step under parameters formed from ``N`` and then moves ``N`` towards the
+rescaled minibatch statistics, ``N <- (1 - rho_m) N + rho_m * scale * E[C^B]``
+(thesis eq. 3.103; :func:`induce.infer.schedules.blend`), with
+``rho_m = (tau + m + 1)^-kappa``.  The algorithms differ in the parameters of
+the local step and in what a minibatch is:
+
+``svi``   minibatches of sentences; local step under the inverted expected
+          natural parameters ``exp(psi(N + a) - psi(N. + K a))`` (Hoffman et al.
+          2013; Johnson & Willsky 2014 eq. 10-12: ``N`` is the Dirichlet natural
+          parameter minus the prior, so the natural-gradient step is 3.103);
+``scvi``  minibatches of sentences; local step under the surrogate parameters
+          ``(N + a) / (N. + K a)`` (thesis eq. 3.98-3.100), no per-sentence
+          statistics kept;
+``scvi3`` one long sequence cut into subsequences of length ``T``; minibatches
+          of ``M`` subsequences; the guarded sum-product of
+          :mod:`induce.kernels.subchain` with the neighbours' boundary
+          marginals (paper 001 eq. 6-21; the only per-subsequence memory is
+          ``q(z_1)`` and ``q(z_T)``);
+``scvi3-vanilla``  as ``scvi3`` but every subsequence starts from the
+          stationary distribution and has no right guard;
+``svi-buffered``  SVI on subsequences padded with ``B`` observations on each
+          side (Foti et al. 2014), started from the stationary distribution;
+          statistics from the inner range only;
+``svi-vanilla``  as ``svi-buffered`` with ``B = 0``.
+
+Emission counts are stored as ``factor * table`` so that the decay
+``(1 - rho)`` is one scalar multiply and a minibatch touches only the rows of
+its words: memory is ``O(K^2 + K W + minibatch)`` and time per minibatch is
+independent of the vocabulary size.
+
+:func:`run` drives any of them over an iterator of minibatches with held-out
+predictive log-likelihood (thesis eq. 3.108-3.109) in the trace, atomic
+checkpoints and resumption, and clean stops on SIGINT / SIGTERM.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Iterator
+
+import numba
+import numpy as np
+
+from ..checkpoint import CheckpointPolicy, StopRequest, load_checkpoint, save_checkpoint
+from ..errors import ConfigError
+from ..kernels.subchain import guard_messages, stationary_distribution, subchain_batch_pass
+from . import hmm_passes as passes
+from .cvi3 import subsequence_offsets
+from .estimators import params_from_counts, selected_params
+from .schedules import blend, exponential_init, minibatches, step_size
+
+STOCHASTIC = ("svi", "scvi")
+SINGLE_SEQUENCE = ("scvi3", "scvi3-vanilla", "svi-buffered", "svi-vanilla")
+ESTIMATOR = {"svi": "vi", "scvi": "cvi", "scvi3": "cvi", "scvi3-vanilla": "cvi",
+             "svi-buffered": "vi", "svi-vanilla": "vi"}
+_NO_MASK = np.zeros((0, 0), dtype=np.uint8)
+_RENORMALISE_BELOW = 1e-100
+_TOKENS_PER_THREAD = 50_000
+
+
+class GlobalCounts:
+    """Stochastic expected counts ``N``: transitions (K+1, K) and emissions ``factor * emit_scaled`` (W, K)."""
+
+    def __init__(self, trans: np.ndarray, emit: np.ndarray):
+        self.trans = np.array(trans, dtype=np.float64)
+        self.emit_scaled = np.array(emit, dtype=np.float64)
+        self.emit_factor = 1.0
+        self.emit_totals = self.emit_scaled.sum(axis=0)
+
+    @classmethod
+    def exponential(cls, rng: np.random.Generator, K: int, W: int, n_tokens: int) -> "GlobalCounts":
+        """Thesis eq. 3.106-3.107: ``N_{j,k} ~ Exp(IT/K^2)``, ``N_{k,w} ~ Exp(IT/(KW))``."""
+        trans = exponential_init(rng, (K + 1, K), n_tokens / K**2)
+        emit = exponential_init(rng, (W, K), n_tokens / (K * W))
+        return cls(trans, emit)
+
+    @property
+    def n_states(self) -> int:
+        return self.trans.shape[1]
+
+    @property
+    def n_words(self) -> int:
+        return self.emit_scaled.shape[0]
+
+    def emission_rows(self, ids: np.ndarray) -> np.ndarray:
+        """Emission counts of the words ``ids`` (ids equal to ``W`` are unseen words: zero counts)."""
+        ids = np.asarray(ids)
+        known = ids < self.n_words
+        rows = np.zeros((len(ids), self.n_states))
+        rows[known] = self.emit_factor * self.emit_scaled[ids[known]]
+        return rows
+
+    def emissions(self) -> np.ndarray:
+        return self.emit_factor * self.emit_scaled
+
+    def update(self, rho: float, trans_stats: np.ndarray, trans_scale: float,
+               ids: np.ndarray, emit_stats: np.ndarray, emit_scale: float) -> None:
+        """Thesis eq. 3.103 on every count; ``ids`` (unique) are the words with statistics ``emit_stats``."""
+        blend(self.trans, trans_stats, rho, trans_scale)
+        blend(self.emit_totals, emit_stats.sum(axis=0), rho, emit_scale)
+        # the same blend on the (W, K) table in factored form: N = f * S, so
+        # (1 - rho) N is f <- (1 - rho) f and rho * s * X is S[ids] += rho * s * X / f
+        if rho >= 1.0:
+            self.emit_scaled[:] = 0.0
+            self.emit_factor = 1.0
+        else:
+            self.emit_factor *= 1.0 - rho
+        self.emit_scaled[ids] += (rho * emit_scale / self.emit_factor) * emit_stats
+        if self.emit_factor < _RENORMALISE_BELOW:
+            self.emit_scaled *= self.emit_factor
+            self.emit_factor = 1.0
+            self.emit_totals = self.emit_scaled.sum(axis=0)
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        return {"trans": self.trans, "emit_scaled": self.emit_scaled,
+                "emit_factor": np.array(self.emit_factor), "emit_totals": self.emit_totals}
+
+    def load(self, arrays: dict[str, np.ndarray]) -> None:
+        if arrays["trans"].shape != self.trans.shape or arrays["emit_scaled"].shape != self.emit_scaled.shape:
+            raise ConfigError(f"checkpoint counts have shapes {arrays['trans'].shape}/{arrays['emit_scaled'].shape}, "
+                              f"this run needs {self.trans.shape}/{self.emit_scaled.shape}")
+        self.trans = np.array(arrays["trans"], dtype=np.float64)
+        self.emit_scaled = np.array(arrays["emit_scaled"], dtype=np.float64)
+        self.emit_factor = float(arrays["emit_factor"])
+        self.emit_totals = np.array(arrays["emit_totals"], dtype=np.float64)
+
+
+def local_parameters(counts: GlobalCounts, estimator: str, alpha: float, beta: float, ids: np.ndarray):
+    """Transition table (K+1, K) and emission rows of ``ids`` (len(ids), K) for a local step."""
+    A = params_from_counts(estimator, counts.trans, alpha)
+    P = selected_params(estimator, counts.emission_rows(ids), counts.emit_totals, beta, counts.n_words)
+    return np.ascontiguousarray(A), np.ascontiguousarray(P)
+
+
+def sentence_statistics(counts: GlobalCounts, estimator: str, alpha: float, beta: float,
+                        tokens: np.ndarray, offsets: np.ndarray, allowed: np.ndarray = _NO_MASK):
+    """Local step on a minibatch of sentences (CSR): forward-backward under the parameters of ``estimator``.
+
+    Returns ``(trans_stats (K+1, K), ids, emit_stats (len(ids), K), log-likelihood)``
+    where ``ids`` are the distinct words of the minibatch.
+    """
+    K = counts.n_states
+    ids, local = np.unique(tokens, return_inverse=True)
+    A, P = local_parameters(counts, estimator, alpha, beta, ids)
+    mask = _NO_MASK
+    if allowed.shape[0]:
+        mask = np.ones((len(ids), K), dtype=np.uint8)  # unseen words: unconstrained
+        known = ids < allowed.shape[0]
+        mask[known] = allowed[ids[known]]
+    trans_stats = np.zeros((K + 1, K))
+    emit_stats = np.zeros((len(ids), K))
+    n = _threads(len(tokens))
+    before = numba.get_num_threads()
+    numba.set_num_threads(n)
+    try:
+        ll = passes.batch_pass(A, P, mask, local.astype(np.int32).reshape(-1),
+                               np.ascontiguousarray(offsets, dtype=np.int64), trans_stats, emit_stats,
+                               np.empty((0, K)), n)
+    finally:
+        numba.set_num_threads(before)
+    return trans_stats, ids, emit_stats, ll
+
+
+def _threads(n_tokens: int) -> int:
+    """Threads for a local step: one per ``_TOKENS_PER_THREAD`` tokens.  Waking numba's thread
+    pool costs more than a small minibatch's forward-backward (measured: ~0.3 ms serial vs
+    ~100 ms with two threads for 200 tokens on a loaded 2-core machine)."""
+    return max(1, min(numba.config.NUMBA_NUM_THREADS, n_tokens // _TOKENS_PER_THREAD))
+
+
+def heldout_loglik(counts: GlobalCounts, alpha: float, beta: float, tokens: np.ndarray, offsets: np.ndarray) -> float:
+    """Per-token predictive log-likelihood (nats) of held-out sequences, thesis eq. 3.108-3.109.
+
+    ``theta = (N + a) / (N. + K a)`` and ``phi = (N + b) / (N. + W b)``; word id
+    ``W`` stands for words unseen in training (zero counts).
+    """
+    if len(tokens) == 0:
+        raise ConfigError("the held-out set is empty")
+    _, _, _, ll = sentence_statistics(counts, "cvi", alpha, beta, tokens, offsets)
+    return float(ll / len(tokens))
+
+
+def gather_sentences(tokens: np.ndarray, offsets: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The sentences ``idx`` of a CSR corpus as a new CSR pair (vectorised)."""
+    starts = offsets[idx]
+    lengths = offsets[idx + 1] - starts
+    new = np.zeros(len(idx) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=new[1:])
+    pos = np.repeat(starts - new[:-1], lengths) + np.arange(new[-1], dtype=np.int64)
+    return tokens[pos], new
+
+
+def sentence_batches(tokens, offsets, batch_size: int, n_epochs: int, rng: np.random.Generator):
+    """Seeded minibatches of whole sentences of an in-memory corpus, epoch after epoch."""
+    for idx in minibatches(len(offsets) - 1, batch_size, rng, n_epochs):
+        yield gather_sentences(tokens, offsets, np.sort(idx))
+
+
+class SentenceUpdater:
+    """``svi`` / ``scvi`` on minibatches of sentences; the scale is ``I / |B|`` (thesis eq. 3.103)."""
+
+    def __init__(self, algorithm: str, alpha: float, beta: float, n_sentences: int, allowed: np.ndarray = _NO_MASK):
+        if algorithm not in STOCHASTIC:
+            raise ConfigError(f"sentence minibatches serve {STOCHASTIC}, not {algorithm!r}")
+        self.estimator = ESTIMATOR[algorithm]
+        self.alpha, self.beta = alpha, beta
+        self.n_sentences = int(n_sentences)
+        self.allowed = allowed
+
+    def __call__(self, counts: GlobalCounts, rho: float, batch) -> tuple[float, int]:
+        tokens, offsets = batch
+        ts, ids, es, ll = sentence_statistics(counts, self.estimator, self.alpha, self.beta, tokens, offsets,
+                                              self.allowed)
+        scale = self.n_sentences / max(1, len(offsets) - 1)
+        counts.update(rho, ts, scale, ids, es, scale)
+        return ll, len(tokens)
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        return {}
+
+    def load(self, arrays: dict[str, np.ndarray]) -> None:
+        return None
+
+
+class SubchainUpdater:
+    """Single-sequence algorithms on minibatches of subsequence ids (see the module docstring).
+
+    ``tokens`` is the one long training sequence, cut into subsequences of
+    ``length``.  ``scvi3`` keeps the boundary marginals ``q(z_1)``, ``q(z_T)`` of
+    every subsequence (float32, initially uniform) as the guards of its
+    neighbours (thesis eq. 3.72, 3.76).
+    """
+
+    def __init__(self, algorithm: str, alpha: float, beta: float, tokens: np.ndarray, length: int,
+                 buffer: int, n_states: int):
+        if algorithm not in SINGLE_SEQUENCE:
+            raise ConfigError(f"subsequence minibatches serve {SINGLE_SEQUENCE}, not {algorithm!r}")
+        if length < 1:
+            raise ConfigError(f"subsequence length must be at least 1, got {length}")
+        if algorithm != "scvi3" and length < 2:
+            raise ConfigError(f"{algorithm} takes statistics from transitions inside a subsequence; length must be >= 2")
+        if buffer < 0:
+            raise ConfigError(f"buffer must be non-negative, got {buffer}")
+        self.algorithm = algorithm
+        self.estimator = ESTIMATOR[algorithm]
+        self.alpha, self.beta = alpha, beta
+        self.tokens = np.ascontiguousarray(tokens, dtype=np.int32)
+        self.sub_offsets = subsequence_offsets(len(self.tokens), length)
+        self.n_sub = len(self.sub_offsets) - 1
+        self.guarded = algorithm == "scvi3"
+        self.buffer = int(buffer) if algorithm == "svi-buffered" else 0
+        K = n_states
+        self.boundary = (np.full((self.n_sub, 2, K), 1.0 / K, dtype=np.float32) if self.guarded
+                         else np.zeros((0, 2, K), dtype=np.float32))
+
+    def __call__(self, counts: GlobalCounts, rho: float, sub_ids: np.ndarray) -> tuple[float, int]:
+        K = counts.n_states
+        N = len(self.tokens)
+        sub_ids = np.sort(np.asarray(sub_ids, dtype=np.int64))
+        starts = self.sub_offsets[sub_ids]
+        ends = self.sub_offsets[sub_ids + 1]
+        wlo = np.maximum(starts - self.buffer, 0)
+        whi = np.minimum(ends + self.buffer, N)
+        win = np.zeros(len(sub_ids) + 1, dtype=np.int64)
+        np.cumsum(whi - wlo, out=win[1:])
+        pos = np.repeat(wlo - win[:-1], whi - wlo) + np.arange(win[-1], dtype=np.int64)
+        ids, local = np.unique(self.tokens[pos], return_inverse=True)
+        A, P = local_parameters(counts, self.estimator, self.alpha, self.beta, ids)
+        M = len(sub_ids)
+        C = np.ascontiguousarray(counts.trans[1:])
+        if self.guarded:
+            has_prev = sub_ids > 0
+            has_next = sub_ids < self.n_sub - 1
+            q0 = np.zeros((M, K))
+            q0[has_prev] = self.boundary[sub_ids[has_prev] - 1, 1]
+            qn = np.zeros((M, K))
+            qn[has_next] = self.boundary[sub_ids[has_next] + 1, 0]
+            left = np.empty((M, K))
+            right = np.empty((M, K))
+            guard_messages(q0, qn, C, counts.trans[0], self.alpha, has_prev, has_next, left, right)
+            edge = np.where(has_prev, 2, 1).astype(np.int8)
+        else:
+            pi = stationary_distribution(A)
+            left = np.repeat(pi[None, :], M, axis=0)
+            right = np.ones((M, K))
+            edge = np.zeros(M, dtype=np.int8)
+            q0 = np.zeros((M, K))
+        trans_stats = np.zeros((K + 1, K))
+        emit_stats = np.zeros((len(ids), K))
+        first = np.zeros((M, K))
+        last = np.zeros((M, K))
+        ll = subchain_batch_pass(A, P, local.astype(np.int32).reshape(-1), win, starts - wlo, ends - wlo,
+                                 left, right, edge, q0, C, self.alpha, trans_stats, emit_stats, first, last)
+        if self.guarded:
+            self.boundary[sub_ids, 0] = first
+            self.boundary[sub_ids, 1] = last
+            # every subsequence contributes its entering transition: L transitions per L tokens
+            trans_scale = N / float(np.sum(ends - starts))
+        else:
+            trans_scale = max(N - 1, 1) / max(1.0, float(np.sum(ends - starts - 1)))
+        emit_scale = N / float(np.sum(ends - starts))
+        counts.update(rho, trans_stats, trans_scale, ids, emit_stats, emit_scale)
+        return ll, int(np.sum(ends - starts))
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        return {"boundary": self.boundary}
+
+    def load(self, arrays: dict[str, np.ndarray]) -> None:
+        if arrays["boundary"].shape != self.boundary.shape:
+            raise ConfigError("checkpoint boundary marginals do not match this sequence / subsequence length")
+        self.boundary = np.array(arrays["boundary"], dtype=np.float32)
+
+
+@dataclass
+class RunResult:
+    trace: list[dict] = field(default_factory=list)
+    batches: int = 0
+    tokens_seen: int = 0
+    seconds: float = 0.0
+    interrupted: bool = False
+
+
+def run(counts: GlobalCounts, updater, batches: Iterable, *, tau: float, kappa: float,
+        heldout: tuple[np.ndarray, np.ndarray] | None = None, heldout_every: int = 0,
+        alpha: float = 0.1, beta: float = 0.1, max_batches: int | None = None,
+        checkpoint: str | None = None, checkpoint_every: int = 0, checkpoint_minutes: float = 0.0,
+        resume: bool = False, meta: dict | None = None,
+        callback: Callable[[dict], None] | None = None, progress: bool = False,
+        stop_after: int | None = None) -> RunResult:
+    """Apply ``updater`` to ``counts`` for each minibatch of ``batches`` (an iterator that the
+    same seed reproduces), with step sizes ``rho_m = (tau + m + 1)^-kappa``.
+
+    Every ``heldout_every`` minibatches (and at the start and the end) the
+    held-out per-token log-likelihood (3.108-3.109) is added to the trace
+    against tokens seen and training seconds (held-out evaluation time excluded;
+    ``wall_seconds`` includes it).  With ``checkpoint`` the counts, the
+    updater's state, the trace and the number of minibatches done are written
+    atomically every ``checkpoint_every`` minibatches / ``checkpoint_minutes``
+    minutes, at the end, and when SIGINT / SIGTERM arrives (the run then stops
+    and returns ``interrupted=True``).  ``resume`` reloads the checkpoint and
+    skips the minibatches already done, so an interrupted and resumed run ends
+    with the same counts as an uninterrupted one.  ``meta`` (the run's
+    settings) must match the checkpoint's.  ``stop_after`` stops (as if
+    interrupted) after that many minibatches in total; tests use it.
+    """
+    meta = dict(meta or {})
+    result = RunResult()
+    start_batch = 0
+    prior_seconds = 0.0
+    if resume:
+        if not checkpoint:
+            raise ConfigError("--resume needs --checkpoint FILE")
+        try:
+            saved, arrays = load_checkpoint(checkpoint, "stochastic_hmm")
+        except FileNotFoundError:
+            raise ConfigError(f"no checkpoint to resume from at {checkpoint}") from None
+        for key, value in meta.items():
+            if saved["settings"].get(key) != value:
+                raise ConfigError(f"checkpoint {checkpoint} was made with {key}={saved['settings'].get(key)!r}, "
+                                  f"this run has {key}={value!r}")
+        counts.load({k[7:]: v for k, v in arrays.items() if k.startswith("counts.")})
+        updater.load({k[8:]: v for k, v in arrays.items() if k.startswith("updater.")})
+        start_batch = int(saved["batches"])
+        result.tokens_seen = int(saved["tokens_seen"])
+        prior_seconds = float(saved["seconds"])
+        result.trace = list(saved["trace"])
+    policy = CheckpointPolicy(checkpoint_every, checkpoint_minutes)
+
+    def write() -> None:
+        if not checkpoint:
+            return
+        arrays = {f"counts.{k}": v for k, v in counts.arrays().items()}
+        arrays.update({f"updater.{k}": v for k, v in updater.arrays().items()})
+        save_checkpoint(checkpoint, "stochastic_hmm",
+                        {"settings": meta, "batches": result.batches, "tokens_seen": result.tokens_seen,
+                         "seconds": result.seconds, "trace": result.trace}, arrays)
+        policy.written()
+
+    train_seconds = prior_seconds
+    wall0 = time.perf_counter() - prior_seconds
+
+    def evaluate(m: int, rho: float, batch_ll: float, batch_tokens: int) -> None:
+        rec = {"batch": m, "tokens_seen": result.tokens_seen, "seconds": round(train_seconds, 4),
+               "wall_seconds": round(time.perf_counter() - wall0, 4), "rho": rho}
+        if batch_tokens:
+            rec["minibatch_log_likelihood_per_token"] = batch_ll / batch_tokens
+        if heldout is not None:
+            rec["heldout_log_likelihood_per_token"] = heldout_loglik(counts, alpha, beta, *heldout)
+        result.trace.append(rec)
+        if callback is not None:
+            callback(rec)
+
+    result.batches = start_batch
+    result.seconds = prior_seconds
+    if start_batch == 0 and (heldout is not None and heldout_every > 0):
+        evaluate(0, 0.0, 0.0, 0)
+    it: Iterator = iter(batches)
+    if start_batch:
+        it = itertools.islice(it, start_batch, None)
+    if max_batches is not None:
+        it = itertools.islice(it, max(0, max_batches - start_batch))
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=max_batches, initial=start_batch, desc=meta.get("infer", "stochastic"), unit="batch",
+                   dynamic_ncols=True)
+    rho, ll, ntok = 0.0, 0.0, 0
+    evaluated_last = True
+    with StopRequest() if checkpoint else _NoStop() as stop:
+        for batch in it:
+            t0 = time.perf_counter()
+            rho = step_size(result.batches, tau, kappa)
+            ll, ntok = updater(counts, rho, batch)
+            train_seconds += time.perf_counter() - t0
+            result.batches += 1
+            result.tokens_seen += ntok
+            result.seconds = train_seconds
+            evaluated_last = False
+            if heldout_every > 0 and result.batches % heldout_every == 0:
+                evaluate(result.batches, rho, ll, ntok)
+                evaluated_last = True
+            if bar is not None:
+                bar.update(1)
+                if result.trace and "heldout_log_likelihood_per_token" in result.trace[-1]:
+                    bar.set_postfix({"heldout": f"{result.trace[-1]['heldout_log_likelihood_per_token']:.4f}"})
+            if stop.requested or (stop_after is not None and result.batches >= stop_after):
+                result.interrupted = True
+                break
+            if checkpoint and policy.due(result.batches):
+                write()
+    if bar is not None:
+        bar.close()
+    if not evaluated_last and not result.interrupted:
+        evaluate(result.batches, rho, ll, ntok)
+    write()
+    return result
+
+
+class _NoStop:
+    requested = False
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return None

@@ -1,0 +1,71 @@
+"""Streaming from disk, and a SIGTERM-interrupted ``induce tag --stream`` resumed with ``--resume``."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from induce import HMMTagger
+from induce.corpus import stream
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def write_plain(path, n=300, seed=0):
+    rng = np.random.default_rng(seed)
+    words = [f"w{i}" for i in range(30)]
+    with open(path, "w") as out:
+        for _ in range(n):
+            out.write(" ".join(rng.choice(words, size=rng.integers(3, 12))) + "\n")
+
+
+def test_scan_and_minibatches_cover_the_training_sentences(tmp_path):
+    path = tmp_path / "text.txt"
+    write_plain(path)
+    info = stream.scan(path, "plain", heldout_fraction=0.1, seed=1)
+    assert info.n_sentences + len(info.heldout_ids) == 300
+    assert info.n_tokens + len(info.heldout_tokens) == sum(len(l.split()) for l in open(path))
+    batches = list(stream.shuffled_minibatches(path, "plain", info.vocab, batch_size=16, buffer_sentences=64,
+                                               n_epochs=1, rng=np.random.default_rng(0), skip=info.heldout_ids))
+    assert sum(len(o) - 1 for _, o in batches) == info.n_sentences
+    assert sum(len(t) for t, _ in batches) == info.n_tokens
+    fits = [HMMTagger(n_states=4, infer="scvi", batch_size=16, n_epochs=2, heldout_every=10)
+            .fit_stream(path, "plain", heldout_fraction=0.1, buffer_sentences=64) for _ in range(2)]
+    np.testing.assert_array_equal(fits[0].emission_counts_, fits[1].emission_counts_)
+    assert [r["batch"] for r in fits[0].trace_] == [0, 10, 20, 30, fits[0].n_batches_]
+    assert fits[0].emission_counts_.shape == (len(info.vocab), 4)
+
+
+def test_sigterm_writes_checkpoint_and_resume_matches_uninterrupted(tmp_path):
+    path = tmp_path / "text.txt"
+    write_plain(path, n=400)
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    base = [sys.executable, "-m", "induce", "tag", str(path), "--format", "plain", "--stream", "--infer", "scvi",
+            "--states", "4", "--batch-size", "4", "--epochs", "1000", "--seed", "5", "--quiet"]
+    ck = tmp_path / "run.ckpt"
+    proc = subprocess.Popen(base + ["--checkpoint", str(ck), "--checkpoint-every", "1"], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.time() + 60
+    while not ck.exists() and time.time() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err.decode()
+    assert b"--resume" in err
+    from induce.checkpoint import load_checkpoint
+
+    done = load_checkpoint(ck, "stochastic_hmm")[0]["batches"]
+    total = str(done + 25)
+    subprocess.run(base + ["--checkpoint", str(ck), "--resume", "--max-batches", total, "--save",
+                           str(tmp_path / "b.npz")], env=env, check=True, capture_output=True)
+    out = subprocess.run(base + ["--max-batches", total, "--save", str(tmp_path / "a.npz"), "--json", "-"], env=env,
+                         check=True, capture_output=True)
+    assert json.loads(out.stdout)["minibatches"] == done + 25
+    a, b = HMMTagger.load(tmp_path / "a.npz"), HMMTagger.load(tmp_path / "b.npz")
+    np.testing.assert_allclose(b.transition_counts_, a.transition_counts_, rtol=1e-12)
+    np.testing.assert_allclose(b.emission_counts_, a.emission_counts_, rtol=1e-12)
