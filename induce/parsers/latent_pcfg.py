@@ -19,7 +19,7 @@ Training (the tree skeletons are observed, :mod:`induce.kernels.latent_tree`):
   (eq. 4.24 on annotated rules).
 
 Passes stop when the relative change of the training log-likelihood falls
-below ``tol`` or after ``n_iter`` passes.  The fitted parameters are the MLE
+below ``tol`` (from pass ``min_iter`` on) or after ``n_iter`` passes.  The fitted parameters are the MLE
 for ``em`` and the posterior mean ``(C + a) / (C_A. + |R_A| a)`` for ``vi`` and
 ``cvi``.  With a development treebank and a list of priors, ``fit`` trains one
 grammar per ``alpha`` and keeps the one with the best dev F1 (thesis: alpha in
@@ -93,7 +93,8 @@ class LatentPCFGParser:
     n_subtypes : ``H``, latent subtypes per symbol (1 = the plain treebank PCFG).
     infer : ``"em"``, ``"vi"`` or ``"cvi"``.
     prior : Dirichlet ``alpha`` (vi/cvi), or a sequence of values to choose from on ``dev`` in :meth:`fit`.
-    n_iter : at most this many passes; ``tol`` : stop when the log-likelihood changes by less (relative).
+    n_iter : at most this many passes; ``tol`` : stop when the log-likelihood changes by less (relative),
+        checked from pass ``min_iter`` on (the nearly symmetric split start changes slowly at first).
     horizontal, vertical : markovisation orders of the binarisation (:func:`.treebank.binarize`).
     min_count : training words seen fewer times become unknown-word signatures.
     init_noise : relative perturbation of the split parameters (0.01 = 1%).
@@ -103,7 +104,7 @@ class LatentPCFGParser:
     """
 
     def __init__(self, n_subtypes: int = 2, infer: str = "em", prior: float | Sequence[float] = 1.0,
-                 n_iter: int = 50, tol: float = 1e-4, horizontal: int = 1, vertical: int = 1, min_count: int = 2,
+                 n_iter: int = 100, tol: float = 1e-4, min_iter: int = 20, horizontal: int = 1, vertical: int = 1, min_count: int = 2,
                  init_noise: float = 0.01, prune: float = 1e-4, decode: str = "max-rule-sum",
                  random_state: int | None = 0, verbose: bool = False):
         self.n_subtypes = n_subtypes
@@ -111,6 +112,7 @@ class LatentPCFGParser:
         self.prior = prior
         self.n_iter = n_iter
         self.tol = tol
+        self.min_iter = min_iter
         self.horizontal = horizontal
         self.vertical = vertical
         self.min_count = min_count
@@ -312,7 +314,7 @@ class LatentPCFGParser:
             iterations = it
             history.append({"iteration": it, "log_likelihood": ll, "seconds": time.perf_counter() - t0})
             bar.set_postfix({"log_likelihood": f"{ll:.1f}"})
-            if abs(ll - prev) <= self.tol * abs(prev):
+            if it >= self.min_iter and abs(ll - prev) <= self.tol * abs(prev):
                 break
         self.bin_p_, self.lex_p_, self.root_p_ = self._estimate("em" if self.infer == "em" else "cvi",
                                                                 *counts, prior)
@@ -325,7 +327,8 @@ class LatentPCFGParser:
     def _emissions(self, ids: list[int], lex_p: np.ndarray, tags: list[str] | None) -> np.ndarray:
         """``e[i, A, a]`` = theta(A[a] -> x_i), rows scaled to sum 1.  A terminal the grammar never
         emits gets the summed probability of the unknown-word signatures; gold ``tags`` (when given)
-        keep the symbols whose POS matches (unless none does)."""
+        keep the symbols whose POS matches (a word never seen with its tag also gets the signatures'
+        probabilities; if still no symbol matches, the tag is ignored)."""
         n, h = len(ids), lex_p.shape[1]
         e = np.zeros((n, len(self.symbols_), h))
         for i, w in enumerate(ids):
@@ -335,6 +338,8 @@ class LatentPCFGParser:
             np.add.at(e[i], self.lex_rules_[rules, 0], lex_p[rules])
             if tags is not None:
                 keep = self._pos_of == tags[i]
+                if not (e[i][keep] > 0).any():  # a known word never seen with this tag: unknown-word classes
+                    np.add.at(e[i], self.lex_rules_[self._signature_rules, 0], lex_p[self._signature_rules])
                 if (e[i][keep] > 0).any():
                     e[i][~keep] = 0.0
             total = e[i].sum()
@@ -398,7 +403,7 @@ class LatentPCFGParser:
     # -------------------------------------------------------------- save/load
     def get_params(self) -> dict:
         return {"n_subtypes": self.n_subtypes, "infer": self.infer, "prior": self.prior, "n_iter": self.n_iter,
-                "tol": self.tol, "horizontal": self.horizontal, "vertical": self.vertical,
+                "tol": self.tol, "min_iter": self.min_iter, "horizontal": self.horizontal, "vertical": self.vertical,
                 "min_count": self.min_count, "init_noise": self.init_noise, "prune": self.prune,
                 "decode": self.decode, "random_state": self.random_state, "verbose": self.verbose}
 

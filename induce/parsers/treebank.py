@@ -13,7 +13,7 @@ transform to Chomsky normal form, applied by :func:`binarize`, is:
    ``X1 ... Xm`` (``m > 2``) becomes ``A -> X1 @A|X1``,
    ``@A|X1 -> X2 @A|X2``, ..., ``@A|Xm-2 -> Xm-1 Xm``.  The intermediate
    symbol ``@A|...`` covering ``Xi ... Xm`` remembers the ``h`` siblings
-   generated just before it (horizontal order ``h``, default 1; ``h = 0``
+   generated just before it (their top labels, without ``+`` chains) (horizontal order ``h``, default 1; ``h = 0``
    gives the X-bar symbol ``@A`` of Petrov et al. 2006, ``h = 2`` records
    ``X_{i-2} X_{i-1}`` joined by ``_``).  Vertical order ``v`` (default 1)
    is the node's own label only; ``v = 2`` appends the parent's label as
@@ -74,7 +74,7 @@ def _binarize(tree: Tree, parent: str | None, horizontal: int, vertical: int) ->
     if vertical >= 2 and parent is not None:
         label = f"{label}{PARENT_MARK}{parent}"
     kids = [_binarize(child, base, horizontal, vertical) for child in tree]
-    names = [child.label().split(PARENT_MARK, 1)[0] for child in tree]
+    names = [child.label().split(PARENT_MARK, 1)[0].split(UNARY_JOIN, 1)[0] for child in kids]
     # right-factored: the node over X_i..X_m (i >= 1) is @A|<previous h siblings>
     right = kids[-1]
     for i in range(len(kids) - 2, 0, -1):
