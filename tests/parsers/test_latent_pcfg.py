@@ -297,3 +297,21 @@ def test_determinism_and_errors(small_treebank):
         LatentPCFGParser(prior=[1.0, 0.1]).fit(small_treebank)
     with pytest.raises(ConfigError):
         LatentPCFGParser().fit([["a", "b"]])
+
+
+def test_cli_train_save_load(corpora, tmp_path):
+    from induce.cli import main
+
+    train = tmp_path / "train"
+    train.mkdir()
+    for f in range(1, 6):
+        (train / f"wsj_{f:04d}.mrg").symlink_to(corpora / "ptb-sample" / f"wsj_{f:04d}.mrg")
+    test = corpora / "ptb-sample" / "wsj_0180.mrg"
+    out, model = tmp_path / "out.mrg", tmp_path / "la.npz"
+    rc = main(["parse", "--model", "pcfg-la", "--infer", "vi", "--subtypes", "2", "--train", str(train),
+               "--iterations", "3", "--quiet", str(test), "-o", str(out), "--save-model", str(model)])
+    assert rc == 0 and out.exists() and model.exists()
+    again = tmp_path / "again.mrg"
+    assert main(["parse", "--model", "pcfg-la", "--load", str(model), "--quiet", str(test), "-o", str(again)]) == 0
+    assert again.read_text() == out.read_text()
+    assert main(["parse", "--model", "pcfg-la", "--quiet", str(test), "-o", str(again)]) == 2
