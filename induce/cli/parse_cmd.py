@@ -136,12 +136,7 @@ def run(args) -> int:
     else:
         result.update(_output_dmv(model, corpus, args, detect_format(args.input, args.encoding)
                                   if args.format == "auto" else args.format))
-    if args.save_model:
-        model.save(args.save_model)
-        result["model_file"] = args.save_model
-    result["output"] = args.output
-    emit(result, args.json)
-    return 0
+    return _finish(model, result, args)
 
 
 def _output_pcfg(model, corpus, args) -> dict:
@@ -219,6 +214,11 @@ def _run_latent(args) -> int:
         for name, cutoff in (("labeled_brackets", None), ("labeled_brackets_40", 40)):
             result[name] = {k: v for k, v in bracket_scores(trees, gold, max_length=cutoff).items()
                             if k in ("precision", "recall", "f1", "exact", "sentences")}
+    return _finish(model, result, args)
+
+
+def _finish(model, result: dict, args) -> int:
+    """Save the model when asked, print the result; exit status 0."""
     if args.save_model:
         model.save(args.save_model)
         result["model_file"] = args.save_model

@@ -14,7 +14,9 @@ threshold for the fine pass: coarse-to-fine pruning, Petrov & Klein 2007).
 Each allowed item owns a row of ``H`` scores in a pool, ``idx[i, j, A]`` is
 its row (``-1`` when pruned); ``act`` lists per cell the symbols with a
 non-zero inside score.  Binary rules are visited by their left child
-(``left_off``/``left_rules``, a CSR index).  Every binary rule is multiplied by
+(``left_off``/``left_rules``, a CSR index) once, in the inside pass, which
+records every rule application with live children; the outside and decoding
+passes replay that list.  Every binary rule is multiplied by
 ``scale``: all trees over ``[i, j)`` have ``j - i - 1`` binary nodes, so this
 rescales every tree of the sentence by ``scale^(n-1)`` and leaves posteriors
 and argmaxes unchanged while keeping long sentences inside the double range.
@@ -40,6 +42,8 @@ import math
 import numpy as np
 from numba import njit
 
+from .latent_tree import binary_adjoint
+
 
 @njit(cache=True)
 def index_items(allowed):
@@ -57,12 +61,23 @@ def index_items(allowed):
 
 
 @njit(cache=True)
+def _grow(apps, used):
+    """``apps`` with twice the capacity (the first ``used`` rows kept)."""
+    bigger = np.empty((2 * apps.shape[0], apps.shape[1]), dtype=apps.dtype)
+    bigger[:used] = apps[:used]
+    return bigger
+
+
+@njit(cache=True)
 def chart_inside(e, allowed, bin_rules, left_off, left_rules, bin_p, scale, use_max):
     """Inside (or Viterbi, ``use_max``) scores of the allowed items.
 
-    Returns ``(idx, inside, live, act_start, act_len, act)``: pool rows, scores
-    ``inside[row, a]``, ``live[row]`` (score non-zero) and, per cell ``(i, j)``,
-    the live symbols ``act[act_start[i, j] : act_start[i, j] + act_len[i, j]]``.
+    Returns ``(idx, inside, live, apps, back)``: pool rows, scores
+    ``inside[row, a]``, ``live[row]`` (score non-zero), the rule applications
+    ``apps[t] = (k, r, parent row, left row, right row)`` whose children are
+    live, in bottom-up order (the outside and decoding passes replay them), and
+    for ``use_max`` the back-pointers ``back[row, a] = (t, b, c)`` of the best
+    derivation of each item (shape ``(0, h, 3)`` otherwise).
     """
     n = e.shape[0]
     n_sym = e.shape[1]
@@ -73,6 +88,9 @@ def chart_inside(e, allowed, bin_rules, left_off, left_rules, bin_p, scale, use_
     act_start = np.zeros((n + 1, n + 1), dtype=np.int64)
     act_len = np.zeros((n + 1, n + 1), dtype=np.int64)
     act = np.empty(rows, dtype=np.int32)
+    apps = np.empty((max(16, 4 * rows), 5), dtype=np.int32)
+    used = 0
+    back = np.full((rows if use_max else 0, h, 3), -1, dtype=np.int32)
     top = 0
     tmp = np.empty((h, h))
     for width in range(1, n + 1):
@@ -97,25 +115,38 @@ def chart_inside(e, allowed, bin_rules, left_off, left_rules, bin_p, scale, use_
                             rrow = idx[k, j, bin_rules[r, 2]]
                             if rrow < 0 or not live[rrow]:
                                 continue
+                            if used == apps.shape[0]:
+                                apps = _grow(apps, used)
+                            apps[used, 0] = k
+                            apps[used, 1] = r
+                            apps[used, 2] = prow
+                            apps[used, 3] = lrow
+                            apps[used, 4] = rrow
                             for b in range(h):
                                 for c in range(h):
                                     tmp[b, c] = inside[lrow, b] * inside[rrow, c]
                             for a in range(h):
                                 s = 0.0
+                                arg = 0
                                 for b in range(h):
                                     for c in range(h):
                                         v = bin_p[r, a, b, c] * tmp[b, c]
                                         if use_max:
                                             if v > s:
                                                 s = v
+                                                arg = b * h + c
                                         else:
                                             s += v
                                 s *= scale
                                 if use_max:
                                     if s > inside[prow, a]:
                                         inside[prow, a] = s
+                                        back[prow, a, 0] = used
+                                        back[prow, a, 1] = arg // h
+                                        back[prow, a, 2] = arg % h
                                 else:
                                     inside[prow, a] += s
+                            used += 1
             act_start[i, j] = top
             for a_sym in range(n_sym):
                 row = idx[i, j, a_sym]
@@ -129,7 +160,7 @@ def chart_inside(e, allowed, bin_rules, left_off, left_rules, bin_p, scale, use_
                     act[top] = a_sym
                     top += 1
             act_len[i, j] = top - act_start[i, j]
-    return idx, inside, live, act_start, act_len, act
+    return idx, inside, live, apps[:used], back
 
 
 @njit(cache=True)
@@ -145,12 +176,12 @@ def sentence_z(n, idx, inside, root_p):
 
 
 @njit(cache=True)
-def chart_outside(idx, inside, live, act_start, act_len, act, bin_rules, left_off, left_rules, bin_p, scale,
-                  root_p):
-    """Outside scores ``outside[row, a]`` of the live items (thesis eq. 4.9) and ``Z``."""
+def chart_outside(idx, inside, apps, bin_p, scale, root_p):
+    """Outside scores ``outside[row, a]`` (thesis eq. 4.9), replaying the applications top-down; and ``Z``."""
     n = idx.shape[0] - 1
     h = inside.shape[1]
     outside = np.zeros(inside.shape)
+    no_post = np.zeros((0, 0))
     z = sentence_z(n, idx, inside, root_p)
     if z <= 0.0:
         return outside, z
@@ -159,31 +190,11 @@ def chart_outside(idx, inside, live, act_start, act_len, act, bin_rules, left_of
         if row >= 0:
             for a in range(h):
                 outside[row, a] = root_p[a_sym, a]
-    for width in range(n, 1, -1):
-        for i in range(n - width + 1):
-            j = i + width
-            for k in range(i + 1, j):
-                for q in range(act_start[i, k], act_start[i, k] + act_len[i, k]):
-                    b_sym = act[q]
-                    lrow = idx[i, k, b_sym]
-                    for x in range(left_off[b_sym], left_off[b_sym + 1]):
-                        r = left_rules[x]
-                        prow = idx[i, j, bin_rules[r, 0]]
-                        if prow < 0 or not live[prow]:
-                            continue
-                        rrow = idx[k, j, bin_rules[r, 2]]
-                        if rrow < 0 or not live[rrow]:
-                            continue
-                        for a in range(h):
-                            oa = outside[prow, a] * scale
-                            if oa == 0.0:
-                                continue
-                            for b in range(h):
-                                lb = inside[lrow, b]
-                                for c in range(h):
-                                    v = oa * bin_p[r, a, b, c]
-                                    outside[lrow, b] += v * inside[rrow, c]
-                                    outside[rrow, c] += v * lb
+    for t in range(apps.shape[0] - 1, -1, -1):
+        r, prow, lrow, rrow = apps[t, 1], apps[t, 2], apps[t, 3], apps[t, 4]
+        for a in range(h):
+            binary_adjoint(outside[prow, a] * scale, bin_p[r, a], inside[lrow], inside[rrow], outside[lrow],
+                           outside[rrow], no_post)
     return outside, z
 
 
@@ -207,145 +218,10 @@ def item_posteriors(idx, inside, outside, z):
 
 
 @njit(cache=True)
-def _write_tree(n, root_row_sym, idx, bk, br, bin_rules, nodes):
-    """Preorder rows from the back-pointers ``bk`` (split) and ``br`` (rule) of the pool rows."""
-    stack = np.empty((2 * n, 3), dtype=np.int64)
-    stack[0, 0] = root_row_sym
-    stack[0, 1] = 0
-    stack[0, 2] = n
-    top = 1
-    pos = 0
-    while top > 0:
-        top -= 1
-        a_sym, i, j = stack[top, 0], stack[top, 1], stack[top, 2]
-        row = idx[i, j, a_sym]
-        nodes[pos, 0] = a_sym
-        nodes[pos, 1] = i
-        nodes[pos, 2] = j
-        if j - i == 1:
-            nodes[pos, 3] = -1
-            nodes[pos, 4] = -1
-            nodes[pos, 5] = -1
-            pos += 1
-            continue
-        k = bk[row]
-        r = br[row]
-        nodes[pos, 3] = k
-        nodes[pos, 4] = bin_rules[r, 1]
-        nodes[pos, 5] = bin_rules[r, 2]
-        pos += 1
-        stack[top, 0] = bin_rules[r, 2]
-        stack[top, 1] = k
-        stack[top, 2] = j
-        stack[top + 1, 0] = bin_rules[r, 1]
-        stack[top + 1, 1] = i
-        stack[top + 1, 2] = k
-        top += 2
-    return pos
-
-
-@njit(cache=True)
-def max_rule_sum(idx, inside, outside, z, live, act_start, act_len, act, bin_rules, left_off, left_rules, bin_p,
-                 scale, root_p, nodes):
-    """Max-rule-sum decoding (Petrov & Klein 2007) into ``nodes``; returns the tree's score.
-
-    ``best(i, j, A) = max_{k, A->BC} r(A -> B C, i, k, j) + best(i, k, B) + best(k, j, C)``
-    with ``best(i, i+1, A)`` the posterior of the preterminal item, and the root
-    symbol's posterior ``sum_a theta(ROOT -> A[a]) I(0,n,A[a]) / Z`` added at the top.
-    Returns ``-inf`` (and writes nothing) when ``Z = 0``.
-    """
+def _write_tree(top_sym, top_sub, idx, apps, back, bin_rules, nodes):
+    """Preorder node rows of the derivation rooted in ``(0, n, top_sym[top_sub])`` following
+    ``back[row, a] = (application, b, c)``."""
     n = idx.shape[0] - 1
-    h = inside.shape[1]
-    rows = inside.shape[0]
-    if z <= 0.0:
-        return -math.inf
-    best = np.full(rows, -math.inf)
-    bk = np.full(rows, -1, dtype=np.int32)
-    br = np.full(rows, -1, dtype=np.int32)
-    for i in range(n):
-        for q in range(act_start[i, i + 1], act_start[i, i + 1] + act_len[i, i + 1]):
-            row = idx[i, i + 1, act[q]]
-            s = 0.0
-            for a in range(h):
-                s += inside[row, a] * outside[row, a]
-            if s > 0.0:
-                best[row] = s / z
-    for width in range(2, n + 1):
-        for i in range(n - width + 1):
-            j = i + width
-            for k in range(i + 1, j):
-                for q in range(act_start[i, k], act_start[i, k] + act_len[i, k]):
-                    b_sym = act[q]
-                    lrow = idx[i, k, b_sym]
-                    if best[lrow] == -math.inf:
-                        continue
-                    for x in range(left_off[b_sym], left_off[b_sym + 1]):
-                        r = left_rules[x]
-                        prow = idx[i, j, bin_rules[r, 0]]
-                        if prow < 0 or not live[prow]:
-                            continue
-                        rrow = idx[k, j, bin_rules[r, 2]]
-                        if rrow < 0 or not live[rrow] or best[rrow] == -math.inf:
-                            continue
-                        post = 0.0
-                        for a in range(h):
-                            oa = outside[prow, a]
-                            if oa == 0.0:
-                                continue
-                            for b in range(h):
-                                t = oa * inside[lrow, b]
-                                for c in range(h):
-                                    post += t * bin_p[r, a, b, c] * inside[rrow, c]
-                        if post <= 0.0:
-                            continue
-                        cand = post * scale / z + best[lrow] + best[rrow]
-                        if cand > best[prow]:
-                            best[prow] = cand
-                            bk[prow] = k
-                            br[prow] = r
-    top_sym = -1
-    top_score = -math.inf
-    for a_sym in range(root_p.shape[0]):
-        row = idx[0, n, a_sym]
-        if row < 0 or best[row] == -math.inf:
-            continue
-        s = 0.0
-        for a in range(h):
-            s += root_p[a_sym, a] * inside[row, a]
-        if s <= 0.0:
-            continue
-        score = best[row] + s / z
-        if score > top_score:
-            top_score = score
-            top_sym = a_sym
-    if top_sym < 0:
-        return -math.inf
-    _write_tree(n, top_sym, idx, bk, br, bin_rules, nodes)
-    return top_score
-
-
-@njit(cache=True)
-def viterbi_trace(idx, inside, live, act_start, act_len, act, bin_rules, left_off, left_rules, bin_p, scale,
-                  root_p, nodes):
-    """The best annotated derivation from a max-semiring :func:`chart_inside` chart, written to ``nodes``
-    without its annotations; returns its scaled probability (0 when the sentence has no parse)."""
-    n = idx.shape[0] - 1
-    h = inside.shape[1]
-    top_sym = -1
-    top_sub = -1
-    top_score = 0.0
-    for a_sym in range(root_p.shape[0]):
-        row = idx[0, n, a_sym]
-        if row < 0:
-            continue
-        for a in range(h):
-            v = root_p[a_sym, a] * inside[row, a]
-            if v > top_score:
-                top_score = v
-                top_sym = a_sym
-                top_sub = a
-    if top_sym < 0:
-        return 0.0
     stack = np.empty((2 * n, 4), dtype=np.int64)
     stack[0, 0] = top_sym
     stack[0, 1] = top_sub
@@ -365,39 +241,109 @@ def viterbi_trace(idx, inside, live, act_start, act_len, act, bin_rules, left_of
             nodes[pos, 5] = -1
             pos += 1
             continue
-        target = inside[idx[i, j, a_sym], a]
-        best = -1.0
-        bk = bb = bc = br = -1
-        for k in range(i + 1, j):
-            for q in range(act_start[i, k], act_start[i, k] + act_len[i, k]):
-                b_sym = act[q]
-                lrow = idx[i, k, b_sym]
-                for x in range(left_off[b_sym], left_off[b_sym + 1]):
-                    r = left_rules[x]
-                    if bin_rules[r, 0] != a_sym:
-                        continue
-                    rrow = idx[k, j, bin_rules[r, 2]]
-                    if rrow < 0 or not live[rrow]:
-                        continue
-                    for b in range(h):
-                        for c in range(h):
-                            v = scale * bin_p[r, a, b, c] * inside[lrow, b] * inside[rrow, c]
-                            if v > best:
-                                best = v
-                                bk, bb, bc, br = k, b, c, r
-            if best >= target:
-                break
-        nodes[pos, 3] = bk
-        nodes[pos, 4] = bin_rules[br, 1]
-        nodes[pos, 5] = bin_rules[br, 2]
+        t, b, c = back[idx[i, j, a_sym], a]
+        k, r = apps[t, 0], apps[t, 1]
+        nodes[pos, 3] = k
+        nodes[pos, 4] = bin_rules[r, 1]
+        nodes[pos, 5] = bin_rules[r, 2]
         pos += 1
-        stack[top, 0] = bin_rules[br, 2]
-        stack[top, 1] = bc
-        stack[top, 2] = bk
+        stack[top, 0] = bin_rules[r, 2]
+        stack[top, 1] = c
+        stack[top, 2] = k
         stack[top, 3] = j
-        stack[top + 1, 0] = bin_rules[br, 1]
-        stack[top + 1, 1] = bb
+        stack[top + 1, 0] = bin_rules[r, 1]
+        stack[top + 1, 1] = b
         stack[top + 1, 2] = i
-        stack[top + 1, 3] = bk
+        stack[top + 1, 3] = k
         top += 2
+    return pos
+
+
+@njit(cache=True)
+def max_rule_sum(idx, inside, outside, z, live, apps, bin_rules, bin_p, scale, root_p, nodes):
+    """Max-rule-sum decoding (Petrov & Klein 2007) into ``nodes``; returns the tree's score.
+
+    ``best(i, j, A) = max_{k, A->BC} r(A -> B C, i, k, j) + best(i, k, B) + best(k, j, C)``
+    with ``best(i, i+1, A)`` the posterior of the preterminal item, and the root
+    symbol's posterior ``sum_a theta(ROOT -> A[a]) I(0,n,A[a]) / Z`` added at the top.
+    Returns ``-inf`` (and writes nothing) when ``Z = 0``.
+    """
+    n = idx.shape[0] - 1
+    h = inside.shape[1]
+    rows = inside.shape[0]
+    if z <= 0.0:
+        return -math.inf
+    best = np.full(rows, -math.inf)
+    back = np.full((rows, 1, 3), 0, dtype=np.int32)
+    for i in range(n):
+        for a_sym in range(idx.shape[2]):
+            row = idx[i, i + 1, a_sym]
+            if row < 0 or not live[row]:
+                continue
+            s = 0.0
+            for a in range(h):
+                s += inside[row, a] * outside[row, a]
+            if s > 0.0:
+                best[row] = s / z
+    for t in range(apps.shape[0]):
+        r, prow, lrow, rrow = apps[t, 1], apps[t, 2], apps[t, 3], apps[t, 4]
+        if best[lrow] == -math.inf or best[rrow] == -math.inf:
+            continue
+        post = 0.0
+        for a in range(h):
+            oa = outside[prow, a]
+            if oa == 0.0:
+                continue
+            for b in range(h):
+                ob = oa * inside[lrow, b]
+                for c in range(h):
+                    post += ob * bin_p[r, a, b, c] * inside[rrow, c]
+        if post <= 0.0:
+            continue
+        cand = post * scale / z + best[lrow] + best[rrow]
+        if cand > best[prow]:
+            best[prow] = cand
+            back[prow, 0, 0] = t
+    top_sym = -1
+    top_score = -math.inf
+    for a_sym in range(root_p.shape[0]):
+        row = idx[0, n, a_sym]
+        if row < 0 or best[row] == -math.inf:
+            continue
+        s = 0.0
+        for a in range(h):
+            s += root_p[a_sym, a] * inside[row, a]
+        if s <= 0.0:
+            continue
+        score = best[row] + s / z
+        if score > top_score:
+            top_score = score
+            top_sym = a_sym
+    if top_sym < 0:
+        return -math.inf
+    _write_tree(top_sym, 0, idx, apps, back, bin_rules, nodes)
+    return top_score
+
+
+@njit(cache=True)
+def viterbi_trace(idx, inside, back, apps, bin_rules, root_p, nodes):
+    """The best annotated derivation of a max-semiring :func:`chart_inside` chart, written to ``nodes``
+    without its annotations; returns its scaled probability (0 when the sentence has no parse)."""
+    n = idx.shape[0] - 1
+    top_sym = -1
+    top_sub = -1
+    top_score = 0.0
+    for a_sym in range(root_p.shape[0]):
+        row = idx[0, n, a_sym]
+        if row < 0:
+            continue
+        for a in range(root_p.shape[1]):
+            v = root_p[a_sym, a] * inside[row, a]
+            if v > top_score:
+                top_score = v
+                top_sym = a_sym
+                top_sub = a
+    if top_sym < 0:
+        return 0.0
+    _write_tree(top_sym, top_sub, idx, apps, back, bin_rules, nodes)
     return top_score

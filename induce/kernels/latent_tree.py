@@ -39,6 +39,31 @@ from ..infer.estimators import cvi_ratio_nb
 TREE_COLS = 5
 
 
+@njit(cache=True, inline="always")
+def binary_adjoint(oa, theta, in_left, in_right, out_left, out_right, post):
+    """Outside pass through one annotated binary rule ``A[a] -> B[b] C[c]`` (thesis eq. 4.9).
+
+    With ``oa`` = O(A[a]) and ``theta[b, c]``: ``out_left[b] += oa sum_c theta[b, c] in_right[c]``,
+    ``out_right[c] += oa sum_b theta[b, c] in_left[b]``; when ``post`` has rows it receives the
+    unnormalised posteriors ``oa theta[b, c] in_left[b] in_right[c]``.  Returns their sum.
+    """
+    keep = post.shape[0] > 0
+    tot = 0.0
+    if oa == 0.0:
+        return tot
+    for b in range(theta.shape[0]):
+        lb = in_left[b]
+        for c in range(theta.shape[1]):
+            v = oa * theta[b, c]
+            out_left[b] += v * in_right[c]
+            out_right[c] += v * lb
+            w = v * lb * in_right[c]
+            tot += w
+            if keep:
+                post[b, c] = w
+    return tot
+
+
 @njit(cache=True)
 def tree_posteriors(nodes, tb, tl, troot, post_bin, post_lex, post_root):
     """Inside-outside over the subtypes of one tree; returns ``log P(tree | scores)``.
@@ -98,16 +123,8 @@ def tree_posteriors(nodes, tb, tl, troot, post_bin, post_lex, post_root):
         right = nodes[p, 3]
         tot = 0.0
         for a in range(h):
-            oa = outside[p, a]
-            for b in range(h):
-                lb = inside[left, b]
-                for c in range(h):
-                    v = oa * tb[p, a, b, c]
-                    outside[left, b] += v * inside[right, c]
-                    outside[right, c] += v * lb
-                    w = v * lb * inside[right, c]
-                    post_bin[p, a, b, c] = w
-                    tot += w
+            tot += binary_adjoint(outside[p, a], tb[p, a], inside[left], inside[right], outside[left],
+                                  outside[right], post_bin[p, a])
         for a in range(h):
             for b in range(h):
                 for c in range(h):

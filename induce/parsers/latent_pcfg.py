@@ -349,38 +349,35 @@ class LatentPCFGParser:
                 e[i] = 1.0
         return e
 
-    def _chart_args(self):
-        return self.bin_rules_, self._left_off, self._left_rules
-
     def parse_one(self, words: list[str], tags: list[str] | None = None) -> Tree:
         """The tree of one tokenized sentence (coarse-to-fine, then ``decode``)."""
         n = len(words)
         if n == 0:
             return Tree(self.symbols_[int(np.argmax(self.coarse_root_[:, 0]))], [])
         ids = [self._tindex.get(t, -1) for t in self.lexicon_.terminals(words)]
-        rules = self._chart_args()
+        rules = (self.bin_rules_, self._left_off, self._left_rules)
         e = self._emissions(ids, self.coarse_lex_, tags)
         allowed = np.ones((n + 1, n + 1, len(self.symbols_)), dtype=bool)
-        chart = lc.chart_inside(e, allowed, *rules, self.coarse_bin_, 1.0, False)
-        outside, z = lc.chart_outside(*chart, *rules, self.coarse_bin_, 1.0, self.coarse_root_)
+        idx, inside, live, apps, _ = lc.chart_inside(e, allowed, *rules, self.coarse_bin_, 1.0, False)
+        outside, z = lc.chart_outside(idx, inside, apps, self.coarse_bin_, 1.0, self.coarse_root_)
         nodes = np.zeros((2 * n - 1, NODE_COLS), dtype=np.int32)
         if z <= 0.0:
             return self._flat_tree(words, e)
-        post = lc.item_posteriors(chart[0], chart[1], outside, z)
+        post = lc.item_posteriors(idx, inside, outside, z)
         scale = math.exp(-math.log(z) / (n - 1)) if n > 1 else 1.0
         fine = (self._emissions(ids, self.lex_p_, tags), post >= self.prune, *rules, self.bin_p_, scale)
         ok = False
         if self.decode == "viterbi":
-            fchart = lc.chart_inside(*fine, True)
-            ok = lc.viterbi_trace(*fchart, *rules, self.bin_p_, scale, self.root_p_, nodes) > 0.0
+            f_idx, f_in, _, f_apps, back = lc.chart_inside(*fine, True)
+            ok = lc.viterbi_trace(f_idx, f_in, back, f_apps, self.bin_rules_, self.root_p_, nodes) > 0.0
         else:
-            fchart = lc.chart_inside(*fine, False)
-            fout, fz = lc.chart_outside(*fchart, *rules, self.bin_p_, scale, self.root_p_)
+            f_idx, f_in, f_live, f_apps, _ = lc.chart_inside(*fine, False)
+            f_out, fz = lc.chart_outside(f_idx, f_in, f_apps, self.bin_p_, scale, self.root_p_)
             if fz > 0.0 and math.isfinite(fz):
-                ok = lc.max_rule_sum(fchart[0], fchart[1], fout, fz, *fchart[2:], *rules, self.bin_p_, scale,
+                ok = lc.max_rule_sum(f_idx, f_in, f_out, fz, f_live, f_apps, self.bin_rules_, self.bin_p_, scale,
                                      self.root_p_, nodes) > -math.inf
         if not ok:  # the split grammar lost every pruned parse: decode with the coarse chart
-            lc.max_rule_sum(chart[0], chart[1], outside, z, *chart[2:], *rules, self.coarse_bin_, 1.0,
+            lc.max_rule_sum(idx, inside, outside, z, live, apps, self.bin_rules_, self.coarse_bin_, 1.0,
                             self.coarse_root_, nodes)
         return debinarize(nodes_to_tree(nodes, list(words), self.symbols_))
 

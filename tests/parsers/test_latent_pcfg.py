@@ -170,8 +170,9 @@ def test_cvi_pass_keeps_the_count_sums(small_treebank):
 
 # ------------------------------------------------------ chart vs brute force
 def _brute_chart(e, bin_p, root_p, n_sym):
-    """All labelled, annotated binary trees over the sentence: Z, best derivation, item posteriors,
-    and the best max-rule-sum score over unannotated trees."""
+    """All labelled, annotated binary trees over the sentence: Z, best derivation probability, item
+    posteriors, the best max-rule-sum score over unannotated trees, its spans and the best derivation's
+    ``(A, i, j)`` items."""
     n, h = e.shape[0], e.shape[2]
 
     def brackets(i, j):
@@ -213,7 +214,8 @@ def _brute_chart(e, bin_p, root_p, n_sym):
         for a_sym, a, p, its, rules in derivations(t):
             p *= root_p[a_sym, a]
             z += p
-            best = max(best, p)
+            if p > best:
+                best, best_items = p, [list(x) for x in its]
             key = (tuple(its), tuple(rules))
             trees.append(key)
             for it in its:
@@ -225,7 +227,9 @@ def _brute_chart(e, bin_p, root_p, n_sym):
         leaves = [it for it in its if it[1] - it[0] == 1]
         root = its[0]
         scores[(its, rules)] = (sum(items[x] for x in leaves) + items[root] + sum(anchored[x] for x in rules)) / z
-    return z, best, {k: v / z for k, v in items.items()}, max(scores.values())
+    top = max(scores, key=scores.get)
+    return (z, best, {k: v / z for k, v in items.items()}, scores[top], [[i, j] for i, j, _ in top[0]],
+            [[a, i, j] for i, j, a in best_items])
 
 
 @pytest.mark.parametrize("seed", [0, 1])
@@ -242,23 +246,25 @@ def test_chart_decoders_match_enumeration(seed):
     np.cumsum(np.bincount(bin_rules[:, 1], minlength=n_sym), out=left_off[1:])
     rules = (bin_rules, left_off, order)
     allowed = np.ones((n + 1, n + 1, n_sym), dtype=bool)
-    z_true, best_true, items_true, mrs_true = _brute_chart(e, bin_p, root_p, n_sym)
-    chart = lc.chart_inside(e, allowed, *rules, bin_p, 1.0, False)
-    outside, z = lc.chart_outside(*chart, *rules, bin_p, 1.0, root_p)
+    z_true, best_true, items_true, mrs_true, mrs_spans, best_nodes = _brute_chart(e, bin_p, root_p, n_sym)
+    idx, inside, live, apps, _ = lc.chart_inside(e, allowed, *rules, bin_p, 1.0, False)
+    outside, z = lc.chart_outside(idx, inside, apps, bin_p, 1.0, root_p)
     assert z == pytest.approx(z_true, rel=1e-10)
-    post = lc.item_posteriors(chart[0], chart[1], outside, z)
+    post = lc.item_posteriors(idx, inside, outside, z)
     for (i, j, a_sym), p in items_true.items():
         assert post[i, j, a_sym] == pytest.approx(p, rel=1e-9)
     nodes = np.zeros((2 * n - 1, 6), np.int32)
-    score = lc.max_rule_sum(chart[0], chart[1], outside, z, *chart[2:], *rules, bin_p, 1.0, root_p, nodes)
+    score = lc.max_rule_sum(idx, inside, outside, z, live, apps, bin_rules, bin_p, 1.0, root_p, nodes)
     assert score == pytest.approx(mrs_true, rel=1e-9)
+    assert nodes[0, 1:3].tolist() == [0, n] and sorted(nodes[:, 1:3].tolist()) == sorted(mrs_spans)
     # the scale factor changes nothing but Z
     chart2 = lc.chart_inside(e, allowed, *rules, bin_p, 3.0, False)
     assert lc.sentence_z(n, chart2[0], chart2[1], root_p) == pytest.approx(z_true * 3.0 ** (n - 1), rel=1e-10)
-    vchart = lc.chart_inside(e, allowed, *rules, bin_p, 1.0, True)
+    v_idx, v_in, _, v_apps, back = lc.chart_inside(e, allowed, *rules, bin_p, 1.0, True)
     vnodes = np.zeros((2 * n - 1, 6), np.int32)
-    assert lc.viterbi_trace(*vchart, *rules, bin_p, 1.0, root_p, vnodes) == pytest.approx(best_true, rel=1e-10)
-    assert sorted(vnodes[:, 1:3].tolist())[0] == [0, 1] and vnodes[0, 1:3].tolist() == [0, n]
+    assert lc.viterbi_trace(v_idx, v_in, back, v_apps, bin_rules, root_p, vnodes) == pytest.approx(best_true,
+                                                                                                  rel=1e-10)
+    assert sorted(vnodes[:, :3].tolist()) == sorted(best_nodes)
 
 
 # ---------------------------------------------------------------- API
