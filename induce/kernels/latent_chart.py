@@ -217,6 +217,18 @@ def item_posteriors(idx, inside, outside, z):
     return post
 
 
+@njit(cache=True, inline="always")
+def _put(nodes, pos, a_sym, i, j, k, b_sym, c_sym):
+    """Write node row ``pos`` = ``(A, i, j, k, B, C)``; returns ``pos + 1``."""
+    nodes[pos, 0] = a_sym
+    nodes[pos, 1] = i
+    nodes[pos, 2] = j
+    nodes[pos, 3] = k
+    nodes[pos, 4] = b_sym
+    nodes[pos, 5] = c_sym
+    return pos + 1
+
+
 @njit(cache=True)
 def _write_tree(top_sym, top_sub, idx, apps, back, bin_rules, nodes):
     """Preorder node rows of the derivation rooted in ``(0, n, top_sym[top_sub])`` following
@@ -232,21 +244,12 @@ def _write_tree(top_sym, top_sub, idx, apps, back, bin_rules, nodes):
     while top > 0:
         top -= 1
         a_sym, a, i, j = stack[top, 0], stack[top, 1], stack[top, 2], stack[top, 3]
-        nodes[pos, 0] = a_sym
-        nodes[pos, 1] = i
-        nodes[pos, 2] = j
         if j - i == 1:
-            nodes[pos, 3] = -1
-            nodes[pos, 4] = -1
-            nodes[pos, 5] = -1
-            pos += 1
+            pos = _put(nodes, pos, a_sym, i, j, -1, -1, -1)
             continue
         t, b, c = back[idx[i, j, a_sym], a]
         k, r = apps[t, 0], apps[t, 1]
-        nodes[pos, 3] = k
-        nodes[pos, 4] = bin_rules[r, 1]
-        nodes[pos, 5] = bin_rules[r, 2]
-        pos += 1
+        pos = _put(nodes, pos, a_sym, i, j, k, bin_rules[r, 1], bin_rules[r, 2])
         stack[top, 0] = bin_rules[r, 2]
         stack[top, 1] = c
         stack[top, 2] = k
