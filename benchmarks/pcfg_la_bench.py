@@ -87,6 +87,8 @@ def main() -> None:
     p.add_argument("--subtypes", type=int, nargs="+", default=[1, 2, 4, 8])
     p.add_argument("--infer", nargs="+", default=["em", "vi", "cvi"])
     p.add_argument("--grid-at", type=int, nargs="*", default=[2, 4], help="H values where alpha is tuned on dev")
+    p.add_argument("--alpha", nargs="*", default=[], metavar="INFER=VALUE",
+                   help="prior of vi/cvi outside --grid-at (default: chosen at the largest grid size, else 0.01)")
     p.add_argument("--max-iter", type=int, default=100)
     p.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "pcfg_la.json"))
     p.add_argument("--one-h", type=int, help=argparse.SUPPRESS)
@@ -97,7 +99,8 @@ def main() -> None:
     if args.one_h is not None:
         run_one(args)
         return
-    rows, chosen, candidates = [], {}, []
+    rows, candidates = [], []
+    chosen = {k: float(v) for k, v in (a.split("=", 1) for a in args.alpha)}
     for h in args.subtypes:
         for infer in args.infer:
             if infer == "em":

@@ -104,7 +104,8 @@ class LatentPCFGParser:
     """
 
     def __init__(self, n_subtypes: int = 2, infer: str = "em", prior: float | Sequence[float] = 1.0,
-                 n_iter: int = 100, tol: float = 1e-4, min_iter: int = 20, horizontal: int = 1, vertical: int = 1, min_count: int = 2,
+                 n_iter: int = 100, tol: float = 1e-4, min_iter: int = 20, horizontal: int = 1, vertical: int = 1,
+                 min_count: int = 2,
                  init_noise: float = 0.01, prune: float = 1e-4, decode: str = "max-rule-sum",
                  random_state: int | None = 0, verbose: bool = False):
         self.n_subtypes = n_subtypes
