@@ -76,7 +76,8 @@ def as_sentences(X) -> tuple[list[list[str]], list[list[str]] | None]:
     """Words (and gold POS tags, when present) of a Corpus, a list of trees or a list of token lists."""
     if isinstance(X, Corpus):
         words = [X.words(i) for i in range(X.n_sentences)]
-        tags = [X.tag_strings("pos", i) for i in range(X.n_sentences)] if "pos" in X.tags else None
+        column = next((c for c in ("pos", "xpos") if c in X.tags), None)  # PTB tags (CoNLL-U: XPOS)
+        tags = [X.tag_strings(column, i) for i in range(X.n_sentences)] if column else None
         return words, tags
     items = list(X)
     if items and isinstance(items[0], Tree):
