@@ -2,7 +2,7 @@
 
 The main entry points are importable from the top level (loaded lazily):
 :class:`HMMTagger`, :class:`HDPHMMTagger`, :class:`TagDictionary`, :class:`WordAligner`,
-:class:`PCFGInducer`, :class:`DMVParser`, :class:`Corpus` and
+:class:`PCFGInducer`, :class:`DMVParser`, :class:`LatentPCFGParser`, :class:`Corpus` and
 :func:`load_corpus`.
 """
 
@@ -15,6 +15,7 @@ _EXPORTS = {
     "WordAligner": "induce.align",
     "PCFGInducer": "induce.parsers",
     "DMVParser": "induce.parsers",
+    "LatentPCFGParser": "induce.parsers",
     "Corpus": "induce.corpus",
     "load_corpus": "induce.corpus",
     "read_sentences": "induce.corpus",

@@ -1,4 +1,5 @@
-"""``induce parse``: induce a PCFG or a DMV from raw or tagged sentences and parse them.
+"""``induce parse``: induce a PCFG or a DMV from raw or tagged sentences and parse them,
+or train a PCFG with latent annotations on a treebank and parse new sentences with it.
 
 Input: any format the corpus readers know (CoNLL-U, CoNLL-X, PTB, Malt ``.dp``,
 one sentence per line).  With ``--use-tags`` the models read a tag column
@@ -8,6 +9,13 @@ of the words.  Output: PTB brackets (``--model pcfg``), or dependency heads
 CoNLL-X otherwise.  When the input has gold trees / heads the bracket F1
 (unlabeled, evalb conventions) / attachment accuracy of the output is printed;
 punctuation is scored unless ``--strip-punct`` removed it.
+
+``--model pcfg-la`` (thesis section 4.5.3) trains on the treebank ``--train``
+(``--subtypes H``, ``--infer em|vi|cvi``; with ``--dev`` the prior of vi/cvi is
+chosen from 1, 0.1, 0.01, 0.001 by dev F1) or reads ``--load MODEL``, then
+parses INPUT (tokenized sentences, with gold POS used under ``--use-tags``) to
+PTB brackets; when INPUT has gold trees the labeled evalb scores (all lengths
+and <= 40 words) are printed.
 """
 
 from __future__ import annotations
@@ -29,14 +37,19 @@ def register(subparsers) -> None:
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("input", metavar="INPUT", help="corpus file or directory")
     p.add_argument("-o", "--output", required=True, help="parsed output file")
-    p.add_argument("--model", choices=("pcfg", "dmv"), default="dmv")
+    p.add_argument("--model", choices=("pcfg", "dmv", "pcfg-la"), default="dmv")
     p.add_argument("--infer", choices=("em", "vi", "cvi", "mh"), default="em",
                    help="inference algorithm (mh: PCFG only)")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--grammar", metavar="FILE", help="PCFG rule file 'LHS -> RHS weight'")
     g.add_argument("--nonterminals", type=int, default=10, metavar="N",
                    help="size of the generated fully connected PCFG (default 10)")
-    p.add_argument("--iterations", type=int, default=20, metavar="N")
+    p.add_argument("--iterations", type=int, metavar="N", help="passes (default 20; pcfg-la: at most 100)")
+    p.add_argument("--subtypes", type=int, default=2, metavar="H", help="pcfg-la: latent subtypes per symbol")
+    p.add_argument("--train", metavar="TREEBANK", help="pcfg-la: training treebank (file or directory)")
+    p.add_argument("--dev", metavar="TREEBANK", help="pcfg-la: dev treebank choosing the prior of vi/cvi")
+    p.add_argument("--load", metavar="MODEL", help="pcfg-la: parse with a saved grammar instead of training")
+    p.add_argument("--decode", choices=("max-rule-sum", "viterbi"), default="max-rule-sum", help="pcfg-la decoder")
     p.add_argument("--seed", type=int, default=0, metavar="S")
     p.add_argument("--prior", type=float, default=1.0, help="Dirichlet hyperparameter alpha (default 1)")
     p.add_argument("--init", choices=("harmonic", "random"), default="harmonic", help="DMV initialiser")
@@ -67,6 +80,7 @@ def _tag_column(corpus, args) -> str | None:
 
 
 def _build_model(args, column):
+    args.iterations = 20 if args.iterations is None else args.iterations
     if args.model == "pcfg":
         from ..parsers import PCFGInducer
 
@@ -101,6 +115,9 @@ def _with_heads(sentence, heads):
 def run(args) -> int:
     from ..corpus.formats import detect_format, load_corpus
 
+    if args.model == "pcfg-la":
+        return _run_latent(args)
+
     corpus = load_corpus(args.input, args.format, encoding=args.encoding, max_length=args.max_length,
                          wsj10=args.wsj10, strip_punct=args.strip_punct)
     if corpus.n_sentences == 0:
@@ -119,12 +136,7 @@ def run(args) -> int:
     else:
         result.update(_output_dmv(model, corpus, args, detect_format(args.input, args.encoding)
                                   if args.format == "auto" else args.format))
-    if args.save_model:
-        model.save(args.save_model)
-        result["model_file"] = args.save_model
-    result["output"] = args.output
-    emit(result, args.json)
-    return 0
+    return _finish(model, result, args)
 
 
 def _output_pcfg(model, corpus, args) -> dict:
@@ -160,3 +172,56 @@ def _output_dmv(model, corpus, args, fmt: str) -> dict:
         out["attachment"] = {"directed": scores["directed"], "undirected": scores["undirected"],
                              "punctuation": "stripped" if args.strip_punct else "scored"}
     return out
+
+
+def _run_latent(args) -> int:
+    """``--model pcfg-la``: train on ``--train`` (or ``--load``), parse INPUT, score against its gold trees."""
+    from ..corpus.formats import load_corpus
+    from ..corpus.writers import write_ptb
+    from ..eval.brackets import bracket_scores
+    from ..parsers.latent_pcfg import PRIOR_GRID, LatentPCFGParser
+
+    if args.infer == "mh":
+        raise ConfigError("--model pcfg-la supports --infer em, vi and cvi")
+    corpus = load_corpus(args.input, args.format, encoding=args.encoding, max_length=args.max_length)
+    if corpus.n_sentences == 0:
+        raise ConfigError(f"{args.input}: no sentences left to parse")
+    result = {"model": "pcfg-la", "sentences": corpus.n_sentences, "tokens": corpus.n_tokens}
+    if args.load:
+        model = LatentPCFGParser.load(args.load)
+        model.decode, model.verbose = args.decode, not args.quiet
+    elif args.train:
+        train = load_corpus(args.train, encoding=args.encoding)
+        dev = load_corpus(args.dev, encoding=args.encoding) if args.dev else None
+        prior = list(PRIOR_GRID) if dev is not None and args.infer != "em" else args.prior
+        model = LatentPCFGParser(n_subtypes=args.subtypes, infer=args.infer, prior=prior,
+                                 n_iter=100 if args.iterations is None else args.iterations, decode=args.decode,
+                                 random_state=args.seed, verbose=not args.quiet).fit(train, dev=dev)
+        result.update({"train_sentences": train.n_sentences, "train_seconds": model.train_seconds_,
+                       "iterations": model.n_iter_, "prior": model.prior_})
+        if model.dev_scores_:
+            result["dev_scores"] = model.dev_scores_
+    else:
+        raise ConfigError("--model pcfg-la needs --train TREEBANK or --load MODEL")
+    result.update({"infer": model.infer, "subtypes": model.n_subtypes, "decode": model.decode})
+    start = time.perf_counter()
+    trees = model.parse(corpus, use_tags=args.use_tags)
+    seconds = time.perf_counter() - start
+    result.update({"parse_seconds": seconds, "sentences_per_second": corpus.n_sentences / max(seconds, 1e-9)})
+    write_ptb(args.output, trees)
+    if corpus.sentences and all(s.tree is not None for s in corpus.sentences):
+        gold = [s.tree for s in corpus.sentences]
+        for name, cutoff in (("labeled_brackets", None), ("labeled_brackets_40", 40)):
+            result[name] = {k: v for k, v in bracket_scores(trees, gold, max_length=cutoff).items()
+                            if k in ("precision", "recall", "f1", "exact", "sentences")}
+    return _finish(model, result, args)
+
+
+def _finish(model, result: dict, args) -> int:
+    """Save the model when asked, print the result; exit status 0."""
+    if args.save_model:
+        model.save(args.save_model)
+        result["model_file"] = args.save_model
+    result["output"] = args.output
+    emit(result, args.json)
+    return 0
