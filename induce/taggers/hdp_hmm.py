@@ -130,10 +130,7 @@ class HDPHMMTagger(HMMTagger):
             raise ConfigError(f"unknown HDP-HMM inference {self.infer!r}; expected one of {', '.join(HDP_ALGORITHMS)}")
         if self.qc not in QC_METHODS:
             raise ConfigError(f"unknown q(C>0) method {self.qc!r}; expected one of {', '.join(QC_METHODS)}")
-        if self.decode not in ("posterior", "viterbi"):
-            raise ConfigError(f"unknown decoder {self.decode!r}; expected posterior or viterbi")
-        if self.order not in ("sequential", "shuffle"):
-            raise ConfigError(f"order must be 'sequential' or 'shuffle', got {self.order!r}")
+        self._validate_shared(corpus)
         if int(self.truncation) < 1:
             raise ConfigError(f"truncation must be at least 1, got {self.truncation}")
         if not (self.gamma > 0 and self.sigma > 0 and self.beta > 0):
@@ -144,12 +141,6 @@ class HDPHMMTagger(HMMTagger):
             raise ConfigError(f"coverage must be in (0, 1], got {self.coverage}")
         if self.infer in ("scvi", "svi"):
             check_schedule(self.tau, self.kappa, int(self.batch_size))
-        if corpus.n_tokens == 0:
-            raise ConfigError("cannot fit a tagger on an empty corpus")
-        if self.eval_column is not None and self.eval_column not in corpus.tags:
-            raise ConfigError(
-                f"corpus has no gold column {self.eval_column!r}; it has {sorted(corpus.tags) or 'no gold tags'}"
-            )
 
     # --------------------------------------------------------------------- fit
     def fit(self, corpus: Corpus, tag_dict=None) -> "HDPHMMTagger":

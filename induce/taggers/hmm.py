@@ -179,13 +179,23 @@ class HMMTagger:
         self.resume = resume
 
     # ------------------------------------------------------------------ checks
-    def _validate(self, corpus: Corpus) -> None:
-        if self.infer not in ALGORITHMS:
-            raise ConfigError(f"unknown inference algorithm {self.infer!r}; expected one of {', '.join(ALGORITHMS)}")
+    def _validate_shared(self, corpus: Corpus) -> None:
+        """Checks common to every HMM-family tagger: decoder, order, a non-empty corpus, the gold column."""
         if self.decode not in DECODERS:
             raise ConfigError(f"unknown decoder {self.decode!r}; expected one of {', '.join(DECODERS)}")
         if self.order not in ("sequential", "shuffle"):
             raise ConfigError(f"order must be 'sequential' or 'shuffle', got {self.order!r}")
+        if corpus.n_tokens == 0:
+            raise ConfigError("cannot fit a tagger on an empty corpus")
+        if self.eval_column is not None and self.eval_column not in corpus.tags:
+            raise ConfigError(
+                f"corpus has no gold column {self.eval_column!r}; it has {sorted(corpus.tags) or 'no gold tags'}"
+            )
+
+    def _validate(self, corpus: Corpus) -> None:
+        if self.infer not in ALGORITHMS:
+            raise ConfigError(f"unknown inference algorithm {self.infer!r}; expected one of {', '.join(ALGORITHMS)}")
+        self._validate_shared(corpus)
         if int(self.cvi2_block) < 0:
             raise ConfigError(f"cvi2_block must be 0 (exact) or a positive block size, got {self.cvi2_block}")
         if int(self.n_states) < 1:
@@ -195,18 +205,12 @@ class HMMTagger:
         t0, t1 = self.temperature
         if t0 <= 0 or t1 <= 0:
             raise ConfigError(f"temperatures must be positive, got {self.temperature}")
-        if corpus.n_tokens == 0:
-            raise ConfigError("cannot fit a tagger on an empty corpus")
         if self.infer in STOCHASTIC_ALGORITHMS:
             check_schedule(self.tau, self.kappa, self.batch_size)
             if self.n_epochs < 1:
                 raise ConfigError(f"n_epochs must be at least 1, got {self.n_epochs}")
         if self.infer in ("cvi3",) + stochastic.SINGLE_SEQUENCE and self.subseq_length < 1:
             raise ConfigError(f"subseq_length must be at least 1, got {self.subseq_length}")
-        if self.eval_column is not None and self.eval_column not in corpus.tags:
-            raise ConfigError(
-                f"corpus has no gold column {self.eval_column!r}; it has {sorted(corpus.tags) or 'no gold tags'}"
-            )
 
     # --------------------------------------------------------------------- fit
     def fit(self, corpus: Corpus, tag_dict: TagDictionary | None = None,
