@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..kernels.hmm import fb_workspace
 from ..kernels.subchain import guard_in, guard_out, subchain_forward_backward
 from .estimators import cvi_ratio_nb
 
@@ -84,11 +85,7 @@ def cvi3_pass(C_trans, C_emit, pair, gamma, tokens, sub_offsets, order, alpha, b
     T_max = 1
     for i in range(I):
         T_max = max(T_max, sub_offsets[i + 1] - sub_offsets[i])
-    fwd = np.empty((T_max, K))
-    bwd = np.empty((T_max, K))
-    E = np.empty((T_max, K))
-    scale = np.empty(T_max)
-    xi = np.empty((K, K))
+    fwd, bwd, E, scale, xi = fb_workspace(T_max, K)
     A = np.empty((K + 1, K))
     Cx = np.empty((K + 1, K))
     left = np.empty(K)

@@ -16,7 +16,7 @@ import numpy as np
 from numba import njit
 
 from ..kernels.hdp_qc import accumulate_qc
-from ..kernels.hmm import forward_backward
+from ..kernels.hmm import fb_workspace, forward_backward
 from .hmm_passes import _max_length
 
 
@@ -55,8 +55,8 @@ def _surrogate(C_trans, row_tot, C_emit, col_tot, prior, sigma, beta, tokens, s,
 @njit(cache=True)
 def _buffers(T_max, K):
     """Work arrays of one sentence: forward, backward, potentials, scales, pair statistics, transitions."""
-    return (np.empty((T_max, K)), np.empty((T_max, K)), np.empty((T_max, K)), np.empty(T_max), np.empty((K, K)),
-            np.empty((K + 1, K)))
+    fwd, bwd, E, scale, xi = fb_workspace(T_max, K)
+    return fwd, bwd, E, scale, xi, np.empty((K + 1, K))
 
 
 @njit(cache=True)

@@ -104,6 +104,13 @@ def forward_backward(A, E, T, fwd, bwd, scale, xi):
 
 
 @njit(cache=True)
+def fb_workspace(T_max, K):
+    """Work arrays of :func:`forward_backward` for sentences up to ``T_max`` tokens:
+    ``fwd``, ``bwd``, emission potentials ``E`` (each ``T_max x K``), ``scale`` and ``xi`` (K x K)."""
+    return (np.empty((T_max, K)), np.empty((T_max, K)), np.empty((T_max, K)), np.empty(T_max), np.empty((K, K)))
+
+
+@njit(cache=True)
 def viterbi(A, E, T, out):
     """Most probable state path under ``A`` and potentials ``E`` (max-product, in logs)."""
     K = A.shape[1]
