@@ -83,6 +83,13 @@ def corpus_by_name(name: str):
         return Corpus.from_sentences(sents, name="ewt"), "xpos"
     if name == "brown":
         return load_corpus(CORPORA / "brown", universal_map="en-brown"), "universal"
+    if name == "brown-base":
+        from induce.corpus.corpus import Corpus
+        from induce.corpus.formats import read_sentences
+        from induce.corpus.read_brown import add_base_tags
+
+        # the 104 Brown base tags (affixes and contractions removed, induce.corpus.read_brown.base_tag)
+        return Corpus.from_sentences(map(add_base_tags, read_sentences(CORPORA / "brown")), name="brown-base"), "base"
     raise SystemExit(f"unknown corpus {name}")
 
 
@@ -331,7 +338,7 @@ def mode_peer(args):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("mode", choices=("speed", "accuracy", "peer", "tune", "blocks", "semi"))
-    parser.add_argument("--corpus", default=None, help="conll2000 | wsj1k | wsj | ewt | brown")
+    parser.add_argument("--corpus", default=None, help="conll2000 | wsj1k | wsj | ewt | brown | brown-base")
     parser.add_argument("--states", type=int, default=None)
     parser.add_argument("--iterations", type=int, default=None)
     parser.add_argument("--cgs-iterations", type=int, default=2000)

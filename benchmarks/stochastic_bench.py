@@ -2,7 +2,7 @@
 
 Usage::
 
-    python benchmarks/stochastic_bench.py fig315 [--epochs 5] [--ref-iterations 50]
+    python benchmarks/stochastic_bench.py fig315 [--corpus wsj|brown] [--epochs 5] [--ref-iterations 50]
     python benchmarks/stochastic_bench.py fig317 [--steps 1000] [--seeds 5]
     python benchmarks/stochastic_bench.py scale [--tokens 100000000] [--minutes 9]
     python benchmarks/stochastic_bench.py resume
@@ -13,7 +13,8 @@ text is used, so the CoNLL-2000 tags being silver does not matter), 90:10
 seeded sentence split, K=45, alpha=beta=0.1, held-out per-token predictive
 log-likelihood (thesis eq. 3.108-3.109) against time for ``svi`` and ``scvi``
 with M=100 and kappa in {0.5, 0.7, 0.9}, and kappa=0.5 with M in {20, 100,
-500}; batch ``vi`` and ``cvi2`` as reference lines.
+500}; batch ``vi`` and ``cvi2`` as reference lines.  ``--corpus brown``: the
+same on the Brown corpus (57k sentences, 1.16M tokens; words only).
 ``fig317``: the same training sentences concatenated with an end-of-sentence
 symbol into one sequence (test sentences likewise into one held-out sequence);
 T in {2, 5, 10}, T*M = 1000, kappa = 0.5; ``scvi3``, ``scvi3-vanilla``,
@@ -58,6 +59,7 @@ CORPORA = Path(os.environ.get("INDUCE_CORPORA", ROOT.parent.parent / "shared" / 
 RESULTS = ROOT / "results"
 EOS = "</s>"
 WSJ = ("ptb-sample", "conll2000/train.txt", "conll2000/test.txt")
+FIG315_CORPORA = {"wsj": WSJ, "brown": ("brown",)}
 
 
 def peak_rss_mb() -> float:
@@ -85,9 +87,9 @@ def save(name: str, payload: dict) -> None:
 
 # ----------------------------------------------------------------- fig 3.15
 def fig315(args) -> None:
-    corpus = load_text(WSJ)
+    corpus = load_text(FIG315_CORPORA[args.corpus])
     train, held = split(corpus)
-    print(f"WSJ: {train.n_sentences} train / {held.n_sentences} held-out sentences, "
+    print(f"{args.corpus}: {train.n_sentences} train / {held.n_sentences} held-out sentences, "
           f"{train.n_tokens} / {held.n_tokens} tokens, W={len(corpus.vocab)}")
     runs = []
     settings = [(100, 0.5), (100, 0.7), (100, 0.9), (20, 0.5), (500, 0.5)]
@@ -125,8 +127,9 @@ def fig315(args) -> None:
               f"{b['final_heldout'] - a['final_heldout']:+.4f} | {a['train_seconds']:.0f} | {b['train_seconds']:.0f} |")
     for r in refs:
         print(f"| batch {r['infer']} ({r['iterations']} it.) | | {r['heldout']:.4f} | | | {r['seconds']:.0f} | |")
-    name = "stochastic_fig315.json" if args.tau == 1.0 else f"stochastic_fig315_tau{args.tau:g}.json"
-    save(name, {"tau": args.tau, "train_sentences": train.n_sentences, "train_tokens": train.n_tokens,
+    name = "stochastic_fig315" + ("" if args.corpus == "wsj" else f"_{args.corpus}")
+    name += ("" if args.tau == 1.0 else f"_tau{args.tau:g}") + ".json"
+    save(name, {"corpus": args.corpus, "tau": args.tau, "train_sentences": train.n_sentences, "train_tokens": train.n_tokens,
                 "heldout_tokens": held.n_tokens, "W": len(corpus.vocab), "runs": runs,
                 "references": refs, "peak_rss_mb": peak_rss_mb(),
                 "command": " ".join(sys.argv)})
@@ -299,6 +302,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="mode", required=True)
     p = sub.add_parser("fig315")
+    p.add_argument("--corpus", choices=sorted(FIG315_CORPORA), default="wsj")
     p.add_argument("--epochs", type=int, default=5)
     p.add_argument("--ref-iterations", type=int, default=50)
     p.add_argument("--tau", type=float, default=1.0)

@@ -36,7 +36,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--format", default="auto", help="input format (default: detect)")
     p.add_argument("--model", choices=("hmm", "hdp-hmm"), default="hmm",
                    help="finite HMM (default) or HDP-HMM (learns the number of states up to --truncation)")
-    p.add_argument("--infer", choices=ALGORITHMS + HDP_ALGORITHMS, default=None,
+    p.add_argument("--infer", choices=tuple(dict.fromkeys(ALGORITHMS + HDP_ALGORITHMS)), default=None,
                    help="inference algorithm (default cvi2; hdp-hmm: cvi, scvi, svi or beam, default cvi)")
     p.add_argument("--states", type=int, default=45, help="number of hidden states K (default 45)")
     p.add_argument("--iterations", type=int, default=50, help="passes over the corpus (default 50)")

@@ -5,11 +5,16 @@ the token is split at its *rightmost* ``/`` and the tag is upper-cased, so
 ``Fulton/np-tl`` gives ``("Fulton", "NP-TL")`` -- the case used by the keys of
 ``universal-tagset/en-brown.map``.  The tag column is ``"pos"``;
 ``Sentence.record`` keeps the rows ``[word, tag as written]``.
+
+:func:`base_tag` reduces a full Brown tag to its base tag (the evaluation tag
+set "Brown base tags"); :func:`add_base_tags` adds it as the ``"base"`` column.
 """
 
 from __future__ import annotations
 
 import os
+import re
+from dataclasses import replace
 from typing import Iterator
 
 from ..errors import CorpusFormatError
@@ -23,6 +28,36 @@ def split_tagged(token: str) -> tuple[str, str] | None:
     if loc <= 0 or loc == len(token) - 1:
         return None
     return token[:loc], token[loc + 1 :]
+
+
+_AFFIX = re.compile(r"-(?:HL|TL|NC)$")
+
+
+def base_tag(tag: str) -> str:
+    """The base tag of a Brown tag: affixes and compounds removed.
+
+    ``FW-`` (foreign word) prefix and the ``-HL`` (headline), ``-TL`` (title)
+    and ``-NC`` (cited word) suffixes, in any combination, are dropped, and a
+    ``+`` contraction keeps its first part: ``NN-TL-HL`` -> ``NN``,
+    ``FW-IN+AT`` -> ``IN``, ``PPS+BEZ`` -> ``PPS``.  Possessive ``$`` and the
+    negation ``*`` stay part of the tag (``NP$``, ``BEZ*``), as in the Brown
+    manual's tag list.  On the shared Brown corpus the 472 full tags become 104.
+    """
+    tag = tag.split("+", 1)[0]
+    if tag.startswith("FW-") and len(tag) > 3:
+        tag = tag[3:]
+    while True:
+        stripped = _AFFIX.sub("", tag)
+        if stripped == tag or not stripped:
+            return tag
+        tag = stripped
+
+
+def add_base_tags(sent: Sentence) -> Sentence:
+    """``sent`` with the ``"base"`` tag column: :func:`base_tag` of its ``"pos"`` column."""
+    tags = dict(sent.tags)
+    tags["base"] = [base_tag(t) for t in sent.tags["pos"]]
+    return replace(sent, tags=tags)
 
 
 def read_brown(path: str | os.PathLike, encoding: str = "utf-8") -> Iterator[Sentence]:

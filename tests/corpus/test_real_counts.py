@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from induce.corpus import detect_format, read_sentences
+from induce.corpus.read_brown import add_base_tags, base_tag
 
 # path, format, encoding, sentences, tokens (README table; UD tokens = syntactic words)
 TABLE = [
@@ -105,3 +106,25 @@ def test_conllu_skips_multiword_tokens_and_empty_nodes(corpora):
     words = [t for t in sent.record if isinstance(t["id"], int)]
     assert sent.words == [t["form"] for t in words]
     assert len(sent.record) > len(sent)
+
+
+@pytest.mark.parametrize(
+    "tag, base",
+    [("NN", "NN"), ("NN-TL", "NN"), ("NN-TL-HL", "NN"), ("FW-IN+AT", "IN"), ("PPS+BEZ", "PPS"),
+     ("NP$", "NP$"), ("BEZ*", "BEZ*"), ("FW-NN-TL", "NN"), ("--", "--"), ("-HL", "-HL")],
+)
+def test_brown_base_tag(tag, base):
+    assert base_tag(tag) == base
+
+
+def test_brown_base_tags_on_the_corpus(corpora):
+    """The 472 full tags of the shared Brown corpus reduce to 104 base tags, one per token."""
+    full, bases, n = set(), set(), 0
+    for sent in read_sentences(corpora / "brown"):
+        sent = add_base_tags(sent)
+        assert len(sent.tags["base"]) == len(sent.words)
+        full.update(sent.tags["pos"])
+        bases.update(sent.tags["base"])
+        n += len(sent.words)
+    assert (len(full), len(bases), n) == (472, 104, 1161192)
+    assert {"NN", "NP$", "BEZ*", "PPS"} <= bases and not any(b.endswith("-TL") for b in bases)
