@@ -34,6 +34,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("input", help="corpus file or directory (any supported format) or 'demo'")
     p.add_argument("-o", "--output", help="write the tagged corpus here (same format as the input)")
     p.add_argument("--format", default="auto", help="input format (default: detect)")
+    p.add_argument("--encoding", default="utf-8",
+                   help="input text encoding (default utf-8; latin-1 for CoNLL-2007 Basque); the output is UTF-8")
     p.add_argument("--model", choices=("hmm", "hdp-hmm"), default="hmm",
                    help="finite HMM (default) or HDP-HMM (learns the number of states up to --truncation)")
     p.add_argument("--infer", choices=tuple(dict.fromkeys(ALGORITHMS + HDP_ALGORITHMS)), default=None,
@@ -203,8 +205,11 @@ def run(args: argparse.Namespace) -> int:
     if args.resume and not args.checkpoint:
         raise ConfigError("--resume needs --checkpoint FILE")
     if args.stream:
+        if args.encoding.replace("-", "").lower() not in ("utf8", "ascii"):
+            raise ConfigError("--stream reads UTF-8 input; convert the file first (e.g. iconv -f latin-1 -t utf-8)")
         return _run_stream(args)
-    corpus = load_corpus(args.input, args.format, lowercase=args.lowercase, unk_threshold=args.unk_threshold)
+    corpus = load_corpus(args.input, args.format, encoding=args.encoding, lowercase=args.lowercase,
+                         unk_threshold=args.unk_threshold)
     if corpus.n_tokens == 0:
         raise ConfigError(f"{args.input}: no tokens to tag")
     if not 0.0 <= args.heldout < 1.0:
@@ -286,7 +291,7 @@ def run(args: argparse.Namespace) -> int:
     if args.output:
         if corpus.sentences is None:
             raise ConfigError("the input's sentences were not kept; cannot write the output")
-        fmt = args.format if args.format != "auto" else detect_format(args.input)
+        fmt = args.format if args.format != "auto" else detect_format(args.input, args.encoding)
         tags = [names[states[s]].tolist() for s in corpus.iter_slices()]
         column = args.output_column or ("induced" if fmt == "conllu" and tag_dict is None else None)
         write_tagged(args.output, corpus.sentences, tags, fmt, column)
