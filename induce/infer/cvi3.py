@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..kernels.hmm import fb_workspace
+from ..kernels.hmm import fb_workspace, forward_backward, gather_emissions
 from ..kernels.subchain import guard_in, guard_out, subchain_forward_backward
 from .estimators import cvi_ratio_nb
 
@@ -156,6 +156,37 @@ def cvi3_pass(C_trans, C_emit, pair, gamma, tokens, sub_offsets, order, alpha, b
                 C_emit[w, k] += gamma[p, k]
                 col_tot[k] += gamma[p, k]
     return ll
+
+
+@njit(cache=True)
+def init_from_parameters(A, phi, tokens, sub_offsets, pair, gamma):
+    """Local statistics of every subsequence under fixed parameters: the starting point of cvi3.
+
+    ``A`` (K+1, K) transitions with row 0 the entry distribution of every
+    subsequence, ``phi`` (W, K) emissions by word; ``gamma`` (N, K) and ``pair``
+    (I, K, K) receive the forward-backward marginals and interior expected
+    transition counts of each subsequence on its own.
+    """
+    K = A.shape[1]
+    I = sub_offsets.shape[0] - 1
+    T_max = 1
+    for i in range(I):
+        T_max = max(T_max, sub_offsets[i + 1] - sub_offsets[i])
+    fwd, bwd, E, scale, xi = fb_workspace(T_max, K)
+    no_mask = np.zeros((0, 0), dtype=np.uint8)
+    for i in range(I):
+        s = sub_offsets[i]
+        T = sub_offsets[i + 1] - s
+        if T == 0:
+            continue
+        gather_emissions(phi, tokens[s:s + T], no_mask, E)
+        forward_backward(A, E, T, fwd, bwd, scale, xi)
+        for j in range(K):
+            for k in range(K):
+                pair[i, j, k] = A[j + 1, k] * xi[j, k]
+        for t in range(T):
+            for k in range(K):
+                gamma[s + t, k] = fwd[t, k] * bwd[t, k]
 
 
 def subsequence_offsets(n_tokens: int, length: int) -> np.ndarray:

@@ -39,8 +39,8 @@ from ..errors import ConfigError, ModelFormatError
 from ..infer import hmm_passes as passes
 from ..infer.hmm_batched import Layout, cvi2_block_pass, lockstep_pass
 from ..infer import stochastic_hmm as stochastic
-from ..infer.cvi3 import cvi3_pass, cvi3_totals, subsequence_offsets
-from ..infer.schedules import check_schedule, minibatches
+from ..infer.cvi3 import cvi3_pass, cvi3_totals, init_from_parameters, subsequence_offsets
+from ..infer.schedules import check_schedule, exponential_init, minibatches
 from ..infer.estimators import cvi_params, em_params, map_params, vi_params
 from ..kernels.hmm import forward_backward, gather_emissions, viterbi
 from .tag_dict import TagDictionary
@@ -484,14 +484,21 @@ class HMMTagger:
 
     def _fit_cvi3(self, data, gold, seeds):
         """CVI algorithm 3 (thesis 3.56-3.82): the corpus as one long sequence of subsequences."""
-        K = self.n_states_
-        so = subsequence_offsets(int(data.tokens.shape[0]), self.subseq_length)
+        K, N = self.n_states_, int(data.tokens.shape[0])
+        so = subsequence_offsets(N, self.subseq_length)
         I = so.shape[0] - 1
-        sent_trans = np.zeros((I, K + 1, K))
-        gamma = np.zeros((data.tokens.shape[0], K))
-        passes.init_chain_posteriors(data.tokens, so, K, int(seeds[0]), sent_trans, gamma)
-        pair = np.ascontiguousarray(sent_trans[:, 1:, :])
-        del sent_trans
+        # Start: the local posteriors under parameters drawn as scvi3 draws its
+        # global counts (exponential, means N/K^2 and N/(K W), thesis eq.
+        # 3.106-3.107).  Random local posteriors (footnote 5, the cvi2 start) are
+        # nearly uniform after a chain's first token, and on one long sequence
+        # nothing else breaks the symmetry: cvi3 then idles for ~150 passes
+        # (benchmarks/RESULTS.md, issue 4).
+        rng = np.random.default_rng(int(seeds[0]))
+        A = cvi_params(exponential_init(rng, (K + 1, K), N / K**2), self.alpha)
+        phi = cvi_params(exponential_init(rng, (K, data.W), N / (K * data.W)), self.beta).T.copy()
+        pair = np.zeros((I, K, K))
+        gamma = np.zeros((N, K))
+        init_from_parameters(A, phi, data.tokens, so, pair, gamma)
         trans = np.zeros((K + 1, K))
         emit = np.zeros((data.W, K))
         seq = _Data(data.tokens, so, data.W)
