@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..kernels.hmm import fb_workspace, forward_backward, gather_emissions
+from ..kernels.hmm import fb_workspace_for, forward_backward, gather_emissions
 from ..kernels.subchain import guard_in, guard_out, subchain_forward_backward
 from .estimators import cvi_ratio_nb
 
@@ -60,6 +60,18 @@ def _emissions(C_emit, sign, tokens, gamma, lo, hi):
 
 
 @njit(cache=True)
+def _store_local(A, xi, fwd, bwd, T, pair, i, gamma, s):
+    """Subsequence ``i``'s interior expected transitions ``A * xi`` and token marginals ``fwd * bwd``."""
+    K = A.shape[1]
+    for j in range(K):
+        for k in range(K):
+            pair[i, j, k] = A[j + 1, k] * xi[j, k]
+    for t in range(T):
+        for k in range(K):
+            gamma[s + t, k] = fwd[t, k] * bwd[t, k]
+
+
+@njit(cache=True)
 def cvi3_totals(tokens, sub_offsets, pair, gamma, C_trans, C_emit):
     """Global expected counts as the exact sum of the local statistics (no drift)."""
     C_trans[:] = 0.0
@@ -82,10 +94,7 @@ def cvi3_pass(C_trans, C_emit, pair, gamma, tokens, sub_offsets, order, alpha, b
     K = C_trans.shape[1]
     W = C_emit.shape[0]
     I = sub_offsets.shape[0] - 1
-    T_max = 1
-    for i in range(I):
-        T_max = max(T_max, sub_offsets[i + 1] - sub_offsets[i])
-    fwd, bwd, E, scale, xi = fb_workspace(T_max, K)
+    fwd, bwd, E, scale, xi = fb_workspace_for(sub_offsets, K)
     A = np.empty((K + 1, K))
     Cx = np.empty((K + 1, K))
     left = np.empty(K)
@@ -140,12 +149,7 @@ def cvi3_pass(C_trans, C_emit, pair, gamma, tokens, sub_offsets, order, alpha, b
             right[:] = 1.0
         ll += subchain_forward_backward(A, E, T, left, right, fwd, bwd, scale, xi)
         # store and add back
-        for j in range(K):
-            for k in range(K):
-                pair[i, j, k] = A[j + 1, k] * xi[j, k]
-        for t in range(T):
-            for k in range(K):
-                gamma[s + t, k] = fwd[t, k] * bwd[t, k]
+        _store_local(A, xi, fwd, bwd, T, pair, i, gamma, s)
         _interior(C_trans, 1.0, pair, i)
         _edge(C_trans, 1.0, gamma, sub_offsets, i)
         if i + 1 < I:
@@ -169,10 +173,7 @@ def init_from_parameters(A, phi, tokens, sub_offsets, pair, gamma):
     """
     K = A.shape[1]
     I = sub_offsets.shape[0] - 1
-    T_max = 1
-    for i in range(I):
-        T_max = max(T_max, sub_offsets[i + 1] - sub_offsets[i])
-    fwd, bwd, E, scale, xi = fb_workspace(T_max, K)
+    fwd, bwd, E, scale, xi = fb_workspace_for(sub_offsets, K)
     no_mask = np.zeros((0, 0), dtype=np.uint8)
     for i in range(I):
         s = sub_offsets[i]
@@ -181,12 +182,7 @@ def init_from_parameters(A, phi, tokens, sub_offsets, pair, gamma):
             continue
         gather_emissions(phi, tokens[s:s + T], no_mask, E)
         forward_backward(A, E, T, fwd, bwd, scale, xi)
-        for j in range(K):
-            for k in range(K):
-                pair[i, j, k] = A[j + 1, k] * xi[j, k]
-        for t in range(T):
-            for k in range(K):
-                gamma[s + t, k] = fwd[t, k] * bwd[t, k]
+        _store_local(A, xi, fwd, bwd, T, pair, i, gamma, s)
 
 
 def subsequence_offsets(n_tokens: int, length: int) -> np.ndarray:

@@ -104,6 +104,15 @@ def forward_backward(A, E, T, fwd, bwd, scale, xi):
 
 
 @njit(cache=True)
+def fb_workspace_for(offsets, K):
+    """:func:`fb_workspace` sized for the longest of the sequences cut at ``offsets`` (at least 1 token)."""
+    T_max = 1
+    for i in range(offsets.shape[0] - 1):
+        T_max = max(T_max, offsets[i + 1] - offsets[i])
+    return fb_workspace(T_max, K)
+
+
+@njit(cache=True)
 def fb_workspace(T_max, K):
     """Work arrays of :func:`forward_backward` for sentences up to ``T_max`` tokens:
     ``fwd``, ``bwd``, emission potentials ``E`` (each ``T_max x K``), ``scale`` and ``xi`` (K x K)."""

@@ -39,7 +39,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .hmm import fb_workspace, forward_backward, gather_emissions
+from .hmm import fb_workspace_for, forward_backward, gather_emissions
 
 _TINY = 1e-300
 
@@ -209,10 +209,7 @@ def subchain_batch_pass(A, emit, tokens, win_offsets, inner_lo, inner_hi, left, 
     """
     K = A.shape[1]
     Mw = win_offsets.shape[0] - 1
-    T_max = 1
-    for m in range(Mw):
-        T_max = max(T_max, win_offsets[m + 1] - win_offsets[m])
-    fwd, bwd, E, scale, xi = fb_workspace(T_max, K)
+    fwd, bwd, E, scale, xi = fb_workspace_for(win_offsets, K)
     Aw = A.copy()
     no_mask = np.zeros((0, 0), dtype=np.uint8)
     ll = 0.0
