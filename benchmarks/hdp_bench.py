@@ -223,6 +223,7 @@ def qc_alice(args) -> None:
         trans, emit = np.zeros((K + 1, K)), np.zeros((W, K))
         glob = hdp.HDPGlobals(K, 5.0, 3.0)
         order = np.arange(I, dtype=np.int64)
+        beta_w = np.full(W, 1.0 / 27)  # Dir(1/27) over the 27 symbols: pseudo-counts 1/27, total 1
         errs = {n: [] for n, _, _ in APPROX}
         driver = EXACT if args.driver == "exact" else HEURISTIC
         for it in range(args.iterations):
@@ -238,14 +239,14 @@ def qc_alice(args) -> None:
                     continue
                 lq, lr = np.zeros((K + 1, K)), np.zeros(K + 1)
                 hdp_cvi_pass(trans.copy(), emit.copy(), sent_trans.copy(), gamma.copy(), tokens, offsets, order,
-                             prior, glob.sigma, 1.0 / 27, code, S, 1000 * run + it, lq, lr)
+                             prior, glob.sigma, beta_w, 1.0, code, S, 1000 * run + it, lq, lr)
                 errs[name].append(lq)
             if evaluate and driver != EXACT:
                 ex, ex_row = np.zeros((K + 1, K)), np.zeros(K + 1)
                 hdp_cvi_pass(trans.copy(), emit.copy(), sent_trans.copy(), gamma.copy(), tokens, offsets, order,
-                             prior, glob.sigma, 1.0 / 27, EXACT, 1, it, ex, ex_row)
+                             prior, glob.sigma, beta_w, 1.0, EXACT, 1, it, ex, ex_row)
             lq, lr = np.zeros((K + 1, K)), np.zeros(K + 1)
-            hdp_cvi_pass(trans, emit, sent_trans, gamma, tokens, offsets, order, prior, glob.sigma, 1.0 / 27,
+            hdp_cvi_pass(trans, emit, sent_trans, gamma, tokens, offsets, order, prior, glob.sigma, beta_w, 1.0,
                          driver, 1, it, lq, lr)
             if driver == EXACT:
                 ex = lq
