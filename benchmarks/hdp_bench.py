@@ -278,60 +278,98 @@ def qc_alice(args) -> None:
 
 
 # ------------------------------------------------------------------ text
-def wsj_split(n_sentences: int) -> tuple[Corpus, Corpus]:
-    """First ``n_sentences`` of ptb-sample, random 90:10 train/test split (seed 0)."""
+WSJ = ("ptb-sample", "conll2000/train.txt", "conll2000/test.txt")
+
+
+def wsj_split(n_sentences: int, lowercase: bool = False) -> tuple[Corpus, Corpus]:
+    """First ``n_sentences`` of WSJ (ptb-sample, then CoNLL-2000 train and test; 0 = all), random 90:10 split (seed 0).
+
+    ``lowercase`` as in ``benchmarks/stochastic_bench.py`` (the thesis's WSJ text experiments).
+    """
+    import itertools
+
     from induce.corpus.formats import load_corpus
 
-    sents = load_corpus(CORPORA / "ptb-sample").sentences[:n_sentences]
+    sents = list(itertools.chain.from_iterable(load_corpus(CORPORA / p).sentences for p in WSJ))
+    if n_sentences:
+        sents = sents[:n_sentences]
+    if lowercase:
+        sents = [Sentence([w.lower() for w in s.words]) for s in sents]
     idx = np.random.default_rng(0).permutation(len(sents))
     cut = int(0.9 * len(sents))
     return Corpus.from_sentences([sents[i] for i in idx[:cut]]), Corpus.from_sentences([sents[i] for i in idx[cut:]])
 
 
-def stochastic(args) -> None:
-    """HDP-HMM scvi and svi on the text split: test log-likelihood per token after each epoch budget."""
-    train, test = wsj_split(args.sentences)
-    rows = []
-    for infer in ("scvi", "svi"):
-        t0 = time.perf_counter()
-        model = HDPHMMTagger(truncation=45, infer=infer, n_iter=args.epochs, gamma=10, sigma=5, beta=0.1,
-                             fix_hyper=args.fix_hyper, batch_size=args.batch_size, tau=args.tau, kappa=args.kappa,
-                             random_state=0).fit(train)
-        row = {"infer": infer, "epochs": args.epochs, "test_ll_per_token": model.score(test),
-               "effective_states": model.effective_states_, "gamma": model.gamma_, "sigma": model.sigma_,
-               "seconds": time.perf_counter() - t0}
-        rows.append(row)
-        print(row, flush=True)
-    _save(f"hdp_stochastic_wsj1k{'_fixed' if args.fix_hyper else ''}.json", {"args": vars(args), "rows": rows})
+def _text_models(iterations: int, seed: int, which: list[str]):
+    hdp_kw = dict(truncation=45, infer="cvi", n_iter=iterations, gamma=10, sigma=5, beta=0.1, random_state=seed)
+    models = {
+        "hmm-cvi2": ("HMM cvi2 (alpha=beta=0.1)",
+                     lambda: HMMTagger(n_states=45, infer="cvi2", n_iter=iterations, alpha=0.1, beta=0.1,
+                                       random_state=seed)),
+        "hdp-fixed": ("HDP-HMM cvi (gamma=10, sigma=5, beta=0.1 fixed)",
+                      lambda: HDPHMMTagger(fix_hyper=True, **hdp_kw)),
+        "hdp-learned": ("HDP-HMM cvi (gamma, sigma learned; Dir(0.1))", lambda: HDPHMMTagger(**hdp_kw)),
+        "hdp-asym": ("HDP-HMM cvi (gamma, sigma, beta, tau learned; Dir(beta tau))",
+                     lambda: HDPHMMTagger(emission_prior="asymmetric", **hdp_kw)),
+        "hdp-learned-b50": ("HDP-HMM cvi (gamma, sigma learned after 50 passes; Dir(0.1))",
+                            lambda: HDPHMMTagger(hyper_burn_in=50, **hdp_kw)),
+        "hdp-asym-b50": ("HDP-HMM cvi (gamma, sigma, beta, tau learned after 50 passes; Dir(beta tau))",
+                         lambda: HDPHMMTagger(emission_prior="asymmetric", hyper_burn_in=50, **hdp_kw)),
+    }
+    return [(k, *models[k]) for k in which]
 
 
 def text(args) -> None:
-    train, test = wsj_split(args.sentences)
+    """HDP-HMM cvi vs HMM cvi2 at K = 45 (thesis Figure 5.9) on WSJ subsets; test log-likelihood per token."""
+    train, test = wsj_split(args.sentences, lowercase=args.lowercase)
+    print(f"{args.sentences or 'all'} sentences: {train.n_sentences} train / {test.n_sentences} test, "
+          f"{train.n_tokens} / {test.n_tokens} tokens", flush=True)
     rows = []
     for seed in range(args.runs):
-        for label, model in (
-            ("HMM cvi2 (alpha=beta=0.1)", HMMTagger(n_states=45, infer="cvi2", n_iter=args.iterations, alpha=0.1,
-                                                     beta=0.1, random_state=seed)),
-            ("HDP-HMM cvi (gamma=10, sigma=5 learned)", HDPHMMTagger(truncation=45, infer="cvi",
-                                                                      n_iter=args.iterations, gamma=10, sigma=5,
-                                                                      beta=0.1, random_state=seed)),
-            ("HDP-HMM cvi (gamma=10, sigma=5 fixed)", HDPHMMTagger(truncation=45, infer="cvi", n_iter=args.iterations,
-                                                                    gamma=10, sigma=5, beta=0.1, fix_hyper=True,
-                                                                    random_state=seed)),
-        ):
+        for key, label, make in _text_models(args.iterations, seed, args.models):
+            model = make()
             t0 = time.perf_counter()
             model.fit(train)
             secs = time.perf_counter() - t0
-            row = {"model": label, "seed": seed, "test_ll_per_token": model.score(test), "seconds": secs}
+            row = {"model": label, "key": key, "seed": seed, "iterations": args.iterations,
+                   "test_ll_per_token": model.score(test), "seconds": secs}
             if isinstance(model, HDPHMMTagger):
-                row |= {"effective_states": model.effective_states_, "gamma": model.gamma_, "sigma": model.sigma_}
+                row |= {"effective_states": model.effective_states_, "gamma": model.gamma_, "sigma": model.sigma_,
+                        "emission_concentration": model.emission_concentration_,
+                        "sigma_trace": [r["sigma"] for r in model.trace_]}
             rows.append(row)
-            print(row, flush=True)
-    _save("hdp_text_wsj1k.json", {"args": vars(args), "rows": rows})
-    print("\nmodel                                       test log-lik/token (mean over seeds)")
+            print({k: v for k, v in row.items() if k != "sigma_trace"}, flush=True)
+    tag = f"{args.sentences // 1000}k" if args.sentences else "all"
+    _save(f"hdp_text_wsj{tag}.json", {"args": vars(args), "train_tokens": train.n_tokens,
+                                      "test_tokens": test.n_tokens, "rows": rows})
+    print("\nmodel                                                        test log-lik/token (mean over seeds)")
     for label in dict.fromkeys(r["model"] for r in rows):
         v = [r["test_ll_per_token"] for r in rows if r["model"] == label]
-        print(f"{label:43s} {np.mean(v):.4f} +- {np.std(v):.4f}")
+        print(f"{label:60s} {np.mean(v):.4f} +- {np.std(v):.4f}")
+
+
+def stochastic(args) -> None:
+    """scvi HDP vs scvi HMM (thesis Figure 5.10) and svi (J&W) on the same split, minibatches and step schedule."""
+    train, test = wsj_split(args.sentences, lowercase=args.lowercase)
+    rows = []
+    common = dict(batch_size=args.batch_size, tau=args.tau, kappa=args.kappa, random_state=0)
+    runs = [("HMM scvi (alpha=beta=0.1)", lambda: HMMTagger(n_states=45, infer="scvi", alpha=0.1, beta=0.1,
+                                                             n_epochs=args.epochs, **common))]
+    for infer in args.hdp_infer:
+        runs.append((f"HDP-HMM {infer} ({'fixed' if args.fix_hyper else 'learned'} gamma, sigma)",
+                     lambda infer=infer: HDPHMMTagger(truncation=45, infer=infer, n_iter=args.epochs, gamma=10,
+                                                      sigma=5, beta=0.1, fix_hyper=args.fix_hyper, **common)))
+    for label, make in runs:
+        t0 = time.perf_counter()
+        model = make().fit(train)
+        row = {"model": label, "epochs": args.epochs, "test_ll_per_token": model.score(test),
+               "seconds": time.perf_counter() - t0}
+        if isinstance(model, HDPHMMTagger):
+            row |= {"effective_states": model.effective_states_, "gamma": model.gamma_, "sigma": model.sigma_}
+        rows.append(row)
+        print(row, flush=True)
+    tag = f"{args.sentences // 1000}k" if args.sentences else "all"
+    _save(f"hdp_stochastic_wsj{tag}{'_fixed' if args.fix_hyper else ''}.json", {"args": vars(args), "rows": rows})
 
 
 def tagging(args) -> None:
@@ -376,11 +414,16 @@ def main() -> None:
                    help="q(C>0) method that drives cvi (heuristic: exact only at evaluated iterations)")
     a.add_argument("--eval-every", type=int, default=1, help="with --driver heuristic: compare every N iterations")
     t = sub.add_parser("text")
-    t.add_argument("--sentences", type=int, default=1000)
+    t.add_argument("--sentences", type=int, default=1000, help="first N WSJ sentences (0: all)")
     t.add_argument("--iterations", type=int, default=100)
     t.add_argument("--runs", type=int, default=1)
+    t.add_argument("--lowercase", action="store_true")
+    t.add_argument("--models", nargs="+", default=["hmm-cvi2", "hdp-fixed", "hdp-learned", "hdp-asym"],
+                   choices=["hmm-cvi2", "hdp-fixed", "hdp-learned", "hdp-asym", "hdp-learned-b50", "hdp-asym-b50"])
     st = sub.add_parser("stochastic")
-    st.add_argument("--sentences", type=int, default=1000)
+    st.add_argument("--sentences", type=int, default=1000, help="first N WSJ sentences (0: all)")
+    st.add_argument("--lowercase", action="store_true")
+    st.add_argument("--hdp-infer", nargs="+", default=["scvi", "svi"], choices=["scvi", "svi"])
     st.add_argument("--epochs", type=int, default=20)
     st.add_argument("--batch-size", type=int, default=100)
     st.add_argument("--tau", type=float, default=1.0)

@@ -70,6 +70,12 @@ class HDPHMMTagger(HMMTagger):
         instead of learning them (eq. 5.17, 5.20).  While the random initial posteriors are still symmetric the
         ``sigma`` fixed point drifts upwards; on small data fixed values did
         better (see benchmarks/RESULTS.md, issue 5).
+    hyper_burn_in : ``cvi``: passes during which the hyperparameters stay at their
+        initial values (the sticks are still updated).  From a symmetric start
+        the fixed points 5.20 (``sigma``) and 5.20 applied to the emissions
+        (``beta`` of ``Dir(beta tau)``) grow while all states still look alike,
+        which delays or (asymmetric prior) prevents the symmetry breaking; see
+        benchmarks/RESULTS.md, issue 5.  0 (default): learn from the first pass.
     qc : ``q(C > 0)`` method: ``heuristic``, ``exact``, ``meanfield``, ``sampling``.
     qc_samples : paths per sentence for ``qc="sampling"``.
     batch_size, tau, kappa : minibatch size and Robbins-Monro step ``(tau + m)^-kappa``
@@ -99,6 +105,7 @@ class HDPHMMTagger(HMMTagger):
         beta: float = 0.1,
         emission_prior: str = "symmetric",
         fix_hyper: bool = False,
+        hyper_burn_in: int = 0,
         qc: str = "heuristic",
         qc_samples: int = 100,
         batch_size: int = 100,
@@ -121,6 +128,7 @@ class HDPHMMTagger(HMMTagger):
         self.beta = beta
         self.emission_prior = emission_prior
         self.fix_hyper = fix_hyper
+        self.hyper_burn_in = hyper_burn_in
         self.qc = qc
         self.qc_samples = qc_samples
         self.batch_size = batch_size
@@ -150,6 +158,8 @@ class HDPHMMTagger(HMMTagger):
             raise ConfigError(f"truncation must be at least 1, got {self.truncation}")
         if not (self.gamma > 0 and self.sigma > 0 and self.beta > 0):
             raise ConfigError(f"gamma, sigma and beta must be positive (got {self.gamma}, {self.sigma}, {self.beta})")
+        if int(self.hyper_burn_in) < 0:
+            raise ConfigError(f"hyper_burn_in must be non-negative, got {self.hyper_burn_in}")
         if int(self.qc_samples) < 1:
             raise ConfigError(f"qc_samples must be at least 1, got {self.qc_samples}")
         if not 0 < self.coverage <= 1:
@@ -228,10 +238,11 @@ class HDPHMMTagger(HMMTagger):
                               glob.sigma, em.pseudo_counts(), em.concentration, qcode, int(self.qc_samples),
                               int(seeds[it]), logq0, logq0_row)
             usage = emit.sum(axis=0)
-            stats = glob.update(trans, usage, logq0, logq0_row, not self.fix_hyper, not self.fix_hyper)
+            learn = not self.fix_hyper and it > int(self.hyper_burn_in)
+            stats = glob.update(trans, usage, logq0, logq0_row, learn, learn)
             self.gamma_, self.sigma_ = glob.gamma, glob.sigma
             extra = {}
-            if learn_emission:  # thesis 5.5.3: Dir(beta tau) from the emission table counts, once per pass
+            if learn_emission and learn:  # thesis 5.5.3: Dir(beta tau) from the emission table counts, once per pass
                 emission_log_q0(data.tokens, gamma, logq0_emit)
                 extra = {"emission_tables": em.update(emit, logq0_emit), "beta": em.concentration}
             self._hdp_record(bar, it, ll, "predictive_log_likelihood", time.perf_counter() - t0, data, usage,
@@ -338,7 +349,7 @@ class HDPHMMTagger(HMMTagger):
             raise ConfigError("this HDPHMMTagger is not fitted yet; call fit() or load() first")
 
     # ------------------------------------------------------------- save/load
-    _PARAMS = ("truncation", "infer", "n_iter", "gamma", "sigma", "beta", "emission_prior", "fix_hyper", "qc", "qc_samples",
+    _PARAMS = ("truncation", "infer", "n_iter", "gamma", "sigma", "beta", "emission_prior", "fix_hyper", "hyper_burn_in", "qc", "qc_samples",
                "batch_size", "tau", "kappa", "coverage", "decode", "order", "random_state")
     _ARRAYS = ("transitions_", "emissions_", "transition_counts_", "emission_counts_", "stick_u_", "stick_v_",
                "stick_order_", "state_prior_", "qc_positive_", "emission_base_")
