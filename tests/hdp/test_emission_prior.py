@@ -51,6 +51,17 @@ def test_learned_emission_prior_is_deterministic_and_saves(tmp_path):
     assert m.score(c) == pytest.approx(a.score(c))
 
 
+def test_burn_in_holds_the_hyperparameters():
+    c = _corpus(seed=4)
+    m = HDPHMMTagger(truncation=4, n_iter=5, gamma=2.0, sigma=3.0, beta=0.3, emission_prior="asymmetric",
+                     hyper_burn_in=3, random_state=0).fit(c)
+    assert [r["sigma"] for r in m.trace_[:3]] == [3.0] * 3 and [r["gamma"] for r in m.trace_[:3]] == [2.0] * 3
+    assert "beta" not in m.trace_[2] and "beta" in m.trace_[3]
+    assert m.trace_[4]["sigma"] != 3.0
+    with pytest.raises(ConfigError, match="hyper_burn_in"):
+        HDPHMMTagger(hyper_burn_in=-1).fit(c)
+
+
 def test_asymmetric_prior_needs_cvi():
     with pytest.raises(ConfigError, match="cvi"):
         HDPHMMTagger(infer="scvi", emission_prior="asymmetric").fit(_corpus())
