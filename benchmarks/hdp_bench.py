@@ -300,7 +300,7 @@ def wsj_split(n_sentences: int, lowercase: bool = False) -> tuple[Corpus, Corpus
     return Corpus.from_sentences([sents[i] for i in idx[:cut]]), Corpus.from_sentences([sents[i] for i in idx[cut:]])
 
 
-def _text_models(iterations: int, seed: int, which: list[str]):
+def _text_models(iterations: int, seed: int, which: list[str], burn_in: int):
     hdp_kw = dict(truncation=45, infer="cvi", n_iter=iterations, gamma=10, sigma=5, beta=0.1, random_state=seed)
     models = {
         "hmm-cvi2": ("HMM cvi2 (alpha=beta=0.1)",
@@ -311,10 +311,10 @@ def _text_models(iterations: int, seed: int, which: list[str]):
         "hdp-learned": ("HDP-HMM cvi (gamma, sigma learned; Dir(0.1))", lambda: HDPHMMTagger(**hdp_kw)),
         "hdp-asym": ("HDP-HMM cvi (gamma, sigma, beta, tau learned; Dir(beta tau))",
                      lambda: HDPHMMTagger(emission_prior="asymmetric", **hdp_kw)),
-        "hdp-learned-b50": ("HDP-HMM cvi (gamma, sigma learned after 50 passes; Dir(0.1))",
-                            lambda: HDPHMMTagger(hyper_burn_in=50, **hdp_kw)),
-        "hdp-asym-b50": ("HDP-HMM cvi (gamma, sigma, beta, tau learned after 50 passes; Dir(beta tau))",
-                         lambda: HDPHMMTagger(emission_prior="asymmetric", hyper_burn_in=50, **hdp_kw)),
+        "hdp-learned-burn": (f"HDP-HMM cvi (gamma, sigma learned after {burn_in} passes; Dir(0.1))",
+                             lambda: HDPHMMTagger(hyper_burn_in=burn_in, **hdp_kw)),
+        "hdp-asym-burn": (f"HDP-HMM cvi (gamma, sigma, beta, tau learned after {burn_in} passes; Dir(beta tau))",
+                          lambda: HDPHMMTagger(emission_prior="asymmetric", hyper_burn_in=burn_in, **hdp_kw)),
     }
     return [(k, *models[k]) for k in which]
 
@@ -326,7 +326,7 @@ def text(args) -> None:
           f"{train.n_tokens} / {test.n_tokens} tokens", flush=True)
     rows = []
     for seed in range(args.runs):
-        for key, label, make in _text_models(args.iterations, seed, args.models):
+        for key, label, make in _text_models(args.iterations, seed, args.models, args.burn_in):
             model = make()
             t0 = time.perf_counter()
             model.fit(train)
@@ -419,7 +419,8 @@ def main() -> None:
     t.add_argument("--runs", type=int, default=1)
     t.add_argument("--lowercase", action="store_true")
     t.add_argument("--models", nargs="+", default=["hmm-cvi2", "hdp-fixed", "hdp-learned", "hdp-asym"],
-                   choices=["hmm-cvi2", "hdp-fixed", "hdp-learned", "hdp-asym", "hdp-learned-b50", "hdp-asym-b50"])
+                   choices=["hmm-cvi2", "hdp-fixed", "hdp-learned", "hdp-asym", "hdp-learned-burn", "hdp-asym-burn"])
+    t.add_argument("--burn-in", type=int, default=50, help="hyper_burn_in of the *-burn models")
     st = sub.add_parser("stochastic")
     st.add_argument("--sentences", type=int, default=1000, help="first N WSJ sentences (0: all)")
     st.add_argument("--lowercase", action="store_true")
