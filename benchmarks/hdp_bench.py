@@ -325,7 +325,7 @@ def text(args) -> None:
     print(f"{args.sentences or 'all'} sentences: {train.n_sentences} train / {test.n_sentences} test, "
           f"{train.n_tokens} / {test.n_tokens} tokens", flush=True)
     rows = []
-    for seed in range(args.runs):
+    for seed in range(args.first_seed, args.first_seed + args.runs):
         for key, label, make in _text_models(args.iterations, seed, args.models, args.burn_in):
             model = make()
             t0 = time.perf_counter()
@@ -340,6 +340,7 @@ def text(args) -> None:
             rows.append(row)
             print({k: v for k, v in row.items() if k != "sigma_trace"}, flush=True)
     tag = f"{args.sentences // 1000}k" if args.sentences else "all"
+    tag += f"_{args.iterations}it" + (f"_seed{args.first_seed}" if args.first_seed else "")
     _save(f"hdp_text_wsj{tag}.json", {"args": vars(args), "train_tokens": train.n_tokens,
                                       "test_tokens": test.n_tokens, "rows": rows})
     print("\nmodel                                                        test log-lik/token (mean over seeds)")
@@ -417,6 +418,7 @@ def main() -> None:
     t.add_argument("--sentences", type=int, default=1000, help="first N WSJ sentences (0: all)")
     t.add_argument("--iterations", type=int, default=100)
     t.add_argument("--runs", type=int, default=1)
+    t.add_argument("--first-seed", type=int, default=0)
     t.add_argument("--lowercase", action="store_true")
     t.add_argument("--models", nargs="+", default=["hmm-cvi2", "hdp-fixed", "hdp-learned", "hdp-asym"],
                    choices=["hmm-cvi2", "hdp-fixed", "hdp-learned", "hdp-asym", "hdp-learned-burn", "hdp-asym-burn"])
