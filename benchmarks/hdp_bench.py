@@ -6,8 +6,8 @@ Usage::
     python benchmarks/hdp_bench.py speed [--iterations 300]
     python benchmarks/hdp_bench.py qc-sim [--runs 5]
     python benchmarks/hdp_bench.py qc-alice [--K 10] [--iterations 100] [--runs 1] [--driver heuristic --eval-every 20]
-    python benchmarks/hdp_bench.py text [--iterations 100]
-    python benchmarks/hdp_bench.py stochastic [--epochs 20] [--batch-size 100] [--fix-hyper]
+    python benchmarks/hdp_bench.py text [--sentences 1000|5000|0] [--iterations 100] [--lowercase] [--models ...]
+    python benchmarks/hdp_bench.py stochastic [--sentences N] [--epochs 20] [--batch-size 100] [--fix-hyper]
     python benchmarks/hdp_bench.py tagging [--truncations 45 100] [--iterations 200]
 
 ``recovery`` (thesis Figure 5.7): 100 sequences of length 100 from
@@ -22,9 +22,12 @@ q(C>0) against the exact one on random chains of total length I*T.
 first 10,000 characters of Alice (26 letters + space, 100 x 100);
 gamma=5, sigma=3, beta=1/27; heat maps of the exact q(C>0) after the first
 and last iteration (PNG).
-``text`` (Figure 5.9): HDP-HMM cvi vs HMM cvi2 at K=45 on the first 1,000
-WSJ sentences of ptb-sample, predictive log-likelihood per token on a 90:10 split.
-``stochastic``: HDP-HMM scvi and svi (J&W) on the same split.
+``text`` (Figure 5.9): HDP-HMM cvi (hyperparameters fixed, learned, learned
+after a burn-in, with the symmetric or the asymmetric emission prior) vs HMM
+cvi2 at K=45 on the first N WSJ sentences (ptb-sample, then CoNLL-2000; 0 =
+all), log-likelihood per token on a 90:10 split.
+``stochastic`` (Figure 5.10): HMM scvi vs HDP-HMM scvi (and svi, J&W) on the
+same split with the same minibatches and step schedule.
 ``tagging``: unsupervised tagging metrics (cross-validated M-1, 1-1, VI, V-M)
 and the effective number of states of HDP cvi on the same 1,000 sentences.
 Every mode prints a table and writes JSON (and PNGs) under ``benchmarks/results/``.
