@@ -28,7 +28,7 @@ al. 2008): ``order[p]`` is the state at stick position ``p``.
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import digamma, polygamma
+from scipy.special import digamma, gammaln, polygamma
 
 _TINY = 1e-300
 
@@ -191,8 +191,6 @@ def concentration_objective(beta: float, tables_total: float, row_counts: np.nda
     fixed-point step of this function (it never decreases it: the step
     maximises Minka's lower bound ``log Gamma(b) - log Gamma(b + n) >= ...``).
     """
-    from scipy.special import gammaln
-
     n = np.maximum(np.asarray(row_counts, dtype=np.float64), 0.0)
     return float(tables_total * np.log(beta) + np.sum(gammaln(beta) - gammaln(beta + n)))
 

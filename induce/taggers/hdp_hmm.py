@@ -280,7 +280,8 @@ class HDPHMMTagger(HMMTagger):
                 items = batches[b]
                 prior = self.sigma_ * G_state
                 ll += hdp_minibatch_pass(N_trans, N_emit, data.tokens, data.offsets, items, prior, self.sigma_,
-                                         emit_prior, emit_total, qcode, int(self.qc_samples), int(rng.integers(2**31 - 1)),
+                                         emit_prior, emit_total, qcode, int(self.qc_samples),
+                                         int(rng.integers(2**31 - 1)),
                                          trans_b, emit_b, logq0_b[b], logq0_row_b[b])
                 rho = step_size(m, self.tau, self.kappa)
                 scale = I / len(items)
@@ -349,8 +350,8 @@ class HDPHMMTagger(HMMTagger):
             raise ConfigError("this HDPHMMTagger is not fitted yet; call fit() or load() first")
 
     # ------------------------------------------------------------- save/load
-    _PARAMS = ("truncation", "infer", "n_iter", "gamma", "sigma", "beta", "emission_prior", "fix_hyper", "hyper_burn_in", "qc", "qc_samples",
-               "batch_size", "tau", "kappa", "coverage", "decode", "order", "random_state")
+    _PARAMS = ("truncation", "infer", "n_iter", "gamma", "sigma", "beta", "emission_prior", "fix_hyper", "hyper_burn_in",
+               "qc", "qc_samples", "batch_size", "tau", "kappa", "coverage", "decode", "order", "random_state")
     _ARRAYS = ("transitions_", "emissions_", "transition_counts_", "emission_counts_", "stick_u_", "stick_v_",
                "stick_order_", "state_prior_", "qc_positive_", "emission_base_")
 
