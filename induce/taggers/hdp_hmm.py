@@ -66,10 +66,10 @@ class HDPHMMTagger(HMMTagger):
         concentration ``W beta`` (so the first pass is the symmetric one),
         then both learned from the expected emission table counts
         (:class:`induce.infer.hdp.EmissionPrior`) unless ``fix_hyper``.
-    fix_hyper : keep ``gamma`` and ``sigma`` (and the asymmetric emission prior) fixed
-        instead of learning them (eq. 5.17, 5.20).  While the random initial posteriors are still symmetric the
-        ``sigma`` fixed point drifts upwards; on small data fixed values did
-        better (see benchmarks/RESULTS.md, issue 5).
+    fix_hyper : keep ``gamma`` and ``sigma`` (and the asymmetric emission prior)
+        fixed instead of learning them (eq. 5.17, 5.20).  While the random
+        initial posteriors are still symmetric the ``sigma`` fixed point
+        drifts upwards (see ``hyper_burn_in`` and benchmarks/RESULTS.md, issue 5).
     hyper_burn_in : ``cvi``: passes during which the hyperparameters stay at their
         initial values (the sticks are still updated).  From a symmetric start
         the fixed points 5.20 (``sigma``) and 5.20 applied to the emissions
