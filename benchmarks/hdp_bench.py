@@ -6,8 +6,8 @@ Usage::
     python benchmarks/hdp_bench.py speed [--iterations 300]
     python benchmarks/hdp_bench.py qc-sim [--runs 5]
     python benchmarks/hdp_bench.py qc-alice [--K 10] [--iterations 100] [--runs 1] [--driver heuristic --eval-every 20]
-    python benchmarks/hdp_bench.py text [--iterations 100]
-    python benchmarks/hdp_bench.py stochastic [--epochs 20] [--batch-size 100] [--fix-hyper]
+    python benchmarks/hdp_bench.py text [--sentences 1000|5000|0] [--iterations 100] [--lowercase] [--models ...]
+    python benchmarks/hdp_bench.py stochastic [--sentences N] [--epochs 20] [--batch-size 100] [--fix-hyper]
     python benchmarks/hdp_bench.py tagging [--truncations 45 100] [--iterations 200]
 
 ``recovery`` (thesis Figure 5.7): 100 sequences of length 100 from
@@ -22,9 +22,12 @@ q(C>0) against the exact one on random chains of total length I*T.
 first 10,000 characters of Alice (26 letters + space, 100 x 100);
 gamma=5, sigma=3, beta=1/27; heat maps of the exact q(C>0) after the first
 and last iteration (PNG).
-``text`` (Figure 5.9): HDP-HMM cvi vs HMM cvi2 at K=45 on the first 1,000
-WSJ sentences of ptb-sample, predictive log-likelihood per token on a 90:10 split.
-``stochastic``: HDP-HMM scvi and svi (J&W) on the same split.
+``text`` (Figure 5.9): HDP-HMM cvi (hyperparameters fixed, learned, learned
+after a burn-in, with the symmetric or the asymmetric emission prior) vs HMM
+cvi2 at K=45 on the first N WSJ sentences (ptb-sample, then CoNLL-2000; 0 =
+all), log-likelihood per token on a 90:10 split.
+``stochastic`` (Figure 5.10): HMM scvi vs HDP-HMM scvi (and svi, J&W) on the
+same split with the same minibatches and step schedule.
 ``tagging``: unsupervised tagging metrics (cross-validated M-1, 1-1, VI, V-M)
 and the effective number of states of HDP cvi on the same 1,000 sentences.
 Every mode prints a table and writes JSON (and PNGs) under ``benchmarks/results/``.
@@ -223,6 +226,7 @@ def qc_alice(args) -> None:
         trans, emit = np.zeros((K + 1, K)), np.zeros((W, K))
         glob = hdp.HDPGlobals(K, 5.0, 3.0)
         order = np.arange(I, dtype=np.int64)
+        beta_w = np.full(W, 1.0 / 27)  # Dir(1/27) over the 27 symbols: pseudo-counts 1/27, total 1
         errs = {n: [] for n, _, _ in APPROX}
         driver = EXACT if args.driver == "exact" else HEURISTIC
         for it in range(args.iterations):
@@ -238,14 +242,14 @@ def qc_alice(args) -> None:
                     continue
                 lq, lr = np.zeros((K + 1, K)), np.zeros(K + 1)
                 hdp_cvi_pass(trans.copy(), emit.copy(), sent_trans.copy(), gamma.copy(), tokens, offsets, order,
-                             prior, glob.sigma, 1.0 / 27, code, S, 1000 * run + it, lq, lr)
+                             prior, glob.sigma, beta_w, 1.0, code, S, 1000 * run + it, lq, lr)
                 errs[name].append(lq)
             if evaluate and driver != EXACT:
                 ex, ex_row = np.zeros((K + 1, K)), np.zeros(K + 1)
                 hdp_cvi_pass(trans.copy(), emit.copy(), sent_trans.copy(), gamma.copy(), tokens, offsets, order,
-                             prior, glob.sigma, 1.0 / 27, EXACT, 1, it, ex, ex_row)
+                             prior, glob.sigma, beta_w, 1.0, EXACT, 1, it, ex, ex_row)
             lq, lr = np.zeros((K + 1, K)), np.zeros(K + 1)
-            hdp_cvi_pass(trans, emit, sent_trans, gamma, tokens, offsets, order, prior, glob.sigma, 1.0 / 27,
+            hdp_cvi_pass(trans, emit, sent_trans, gamma, tokens, offsets, order, prior, glob.sigma, beta_w, 1.0,
                          driver, 1, it, lq, lr)
             if driver == EXACT:
                 ex = lq
@@ -277,60 +281,99 @@ def qc_alice(args) -> None:
 
 
 # ------------------------------------------------------------------ text
-def wsj_split(n_sentences: int) -> tuple[Corpus, Corpus]:
-    """First ``n_sentences`` of ptb-sample, random 90:10 train/test split (seed 0)."""
+WSJ = ("ptb-sample", "conll2000/train.txt", "conll2000/test.txt")
+
+
+def wsj_split(n_sentences: int, lowercase: bool = False) -> tuple[Corpus, Corpus]:
+    """First ``n_sentences`` of WSJ (ptb-sample, then CoNLL-2000 train and test; 0 = all), random 90:10 split (seed 0).
+
+    ``lowercase`` as in ``benchmarks/stochastic_bench.py`` (the thesis's WSJ text experiments).
+    """
+    import itertools
+
     from induce.corpus.formats import load_corpus
 
-    sents = load_corpus(CORPORA / "ptb-sample").sentences[:n_sentences]
+    sents = list(itertools.chain.from_iterable(load_corpus(CORPORA / p).sentences for p in WSJ))
+    if n_sentences:
+        sents = sents[:n_sentences]
+    if lowercase:
+        sents = [Sentence([w.lower() for w in s.words]) for s in sents]
     idx = np.random.default_rng(0).permutation(len(sents))
     cut = int(0.9 * len(sents))
     return Corpus.from_sentences([sents[i] for i in idx[:cut]]), Corpus.from_sentences([sents[i] for i in idx[cut:]])
 
 
-def stochastic(args) -> None:
-    """HDP-HMM scvi and svi on the text split: test log-likelihood per token after each epoch budget."""
-    train, test = wsj_split(args.sentences)
-    rows = []
-    for infer in ("scvi", "svi"):
-        t0 = time.perf_counter()
-        model = HDPHMMTagger(truncation=45, infer=infer, n_iter=args.epochs, gamma=10, sigma=5, beta=0.1,
-                             fix_hyper=args.fix_hyper, batch_size=args.batch_size, tau=args.tau, kappa=args.kappa,
-                             random_state=0).fit(train)
-        row = {"infer": infer, "epochs": args.epochs, "test_ll_per_token": model.score(test),
-               "effective_states": model.effective_states_, "gamma": model.gamma_, "sigma": model.sigma_,
-               "seconds": time.perf_counter() - t0}
-        rows.append(row)
-        print(row, flush=True)
-    _save(f"hdp_stochastic_wsj1k{'_fixed' if args.fix_hyper else ''}.json", {"args": vars(args), "rows": rows})
+def _text_models(iterations: int, seed: int, which: list[str], burn_in: int):
+    hdp_kw = dict(truncation=45, infer="cvi", n_iter=iterations, gamma=10, sigma=5, beta=0.1, random_state=seed)
+    models = {
+        "hmm-cvi2": ("HMM cvi2 (alpha=beta=0.1)",
+                     lambda: HMMTagger(n_states=45, infer="cvi2", n_iter=iterations, alpha=0.1, beta=0.1,
+                                       random_state=seed)),
+        "hdp-fixed": ("HDP-HMM cvi (gamma=10, sigma=5, beta=0.1 fixed)",
+                      lambda: HDPHMMTagger(fix_hyper=True, **hdp_kw)),
+        "hdp-learned": ("HDP-HMM cvi (gamma, sigma learned; Dir(0.1))", lambda: HDPHMMTagger(**hdp_kw)),
+        "hdp-asym": ("HDP-HMM cvi (gamma, sigma, beta, tau learned; Dir(beta tau))",
+                     lambda: HDPHMMTagger(emission_prior="asymmetric", **hdp_kw)),
+        "hdp-learned-burn": (f"HDP-HMM cvi (gamma, sigma learned after {burn_in} passes; Dir(0.1))",
+                             lambda: HDPHMMTagger(hyper_burn_in=burn_in, **hdp_kw)),
+        "hdp-asym-burn": (f"HDP-HMM cvi (gamma, sigma, beta, tau learned after {burn_in} passes; Dir(beta tau))",
+                          lambda: HDPHMMTagger(emission_prior="asymmetric", hyper_burn_in=burn_in, **hdp_kw)),
+    }
+    return [(k, *models[k]) for k in which]
 
 
 def text(args) -> None:
-    train, test = wsj_split(args.sentences)
+    """HDP-HMM cvi vs HMM cvi2 at K = 45 (thesis Figure 5.9) on WSJ subsets; test log-likelihood per token."""
+    train, test = wsj_split(args.sentences, lowercase=args.lowercase)
+    print(f"{args.sentences or 'all'} sentences: {train.n_sentences} train / {test.n_sentences} test, "
+          f"{train.n_tokens} / {test.n_tokens} tokens", flush=True)
     rows = []
-    for seed in range(args.runs):
-        for label, model in (
-            ("HMM cvi2 (alpha=beta=0.1)", HMMTagger(n_states=45, infer="cvi2", n_iter=args.iterations, alpha=0.1,
-                                                     beta=0.1, random_state=seed)),
-            ("HDP-HMM cvi (gamma=10, sigma=5 learned)", HDPHMMTagger(truncation=45, infer="cvi",
-                                                                      n_iter=args.iterations, gamma=10, sigma=5,
-                                                                      beta=0.1, random_state=seed)),
-            ("HDP-HMM cvi (gamma=10, sigma=5 fixed)", HDPHMMTagger(truncation=45, infer="cvi", n_iter=args.iterations,
-                                                                    gamma=10, sigma=5, beta=0.1, fix_hyper=True,
-                                                                    random_state=seed)),
-        ):
+    for seed in range(args.first_seed, args.first_seed + args.runs):
+        for key, label, make in _text_models(args.iterations, seed, args.models, args.burn_in):
+            model = make()
             t0 = time.perf_counter()
             model.fit(train)
             secs = time.perf_counter() - t0
-            row = {"model": label, "seed": seed, "test_ll_per_token": model.score(test), "seconds": secs}
+            row = {"model": label, "key": key, "seed": seed, "iterations": args.iterations,
+                   "test_ll_per_token": model.score(test), "seconds": secs}
             if isinstance(model, HDPHMMTagger):
-                row |= {"effective_states": model.effective_states_, "gamma": model.gamma_, "sigma": model.sigma_}
+                row |= {"effective_states": model.effective_states_, "gamma": model.gamma_, "sigma": model.sigma_,
+                        "emission_concentration": model.emission_concentration_,
+                        "sigma_trace": [r["sigma"] for r in model.trace_]}
             rows.append(row)
-            print(row, flush=True)
-    _save("hdp_text_wsj1k.json", {"args": vars(args), "rows": rows})
-    print("\nmodel                                       test log-lik/token (mean over seeds)")
+            print({k: v for k, v in row.items() if k != "sigma_trace"}, flush=True)
+    tag = f"{args.sentences // 1000}k" if args.sentences else "all"
+    tag += f"_{args.iterations}it" + (f"_seed{args.first_seed}" if args.first_seed else "")
+    _save(f"hdp_text_wsj{tag}.json", {"args": vars(args), "train_tokens": train.n_tokens,
+                                      "test_tokens": test.n_tokens, "rows": rows})
+    print("\nmodel                                                        test log-lik/token (mean over seeds)")
     for label in dict.fromkeys(r["model"] for r in rows):
         v = [r["test_ll_per_token"] for r in rows if r["model"] == label]
-        print(f"{label:43s} {np.mean(v):.4f} +- {np.std(v):.4f}")
+        print(f"{label:60s} {np.mean(v):.4f} +- {np.std(v):.4f}")
+
+
+def stochastic(args) -> None:
+    """scvi HDP vs scvi HMM (thesis Figure 5.10) and svi (J&W) on the same split, minibatches and step schedule."""
+    train, test = wsj_split(args.sentences, lowercase=args.lowercase)
+    rows = []
+    common = dict(batch_size=args.batch_size, tau=args.tau, kappa=args.kappa, random_state=0)
+    runs = [("HMM scvi (alpha=beta=0.1)", lambda: HMMTagger(n_states=45, infer="scvi", alpha=0.1, beta=0.1,
+                                                             n_epochs=args.epochs, **common))]
+    for infer in args.hdp_infer:
+        runs.append((f"HDP-HMM {infer} ({'fixed' if args.fix_hyper else 'learned'} gamma, sigma)",
+                     lambda infer=infer: HDPHMMTagger(truncation=45, infer=infer, n_iter=args.epochs, gamma=10,
+                                                      sigma=5, beta=0.1, fix_hyper=args.fix_hyper, **common)))
+    for label, make in runs:
+        t0 = time.perf_counter()
+        model = make().fit(train)
+        row = {"model": label, "epochs": args.epochs, "test_ll_per_token": model.score(test),
+               "seconds": time.perf_counter() - t0}
+        if isinstance(model, HDPHMMTagger):
+            row |= {"effective_states": model.effective_states_, "gamma": model.gamma_, "sigma": model.sigma_}
+        rows.append(row)
+        print(row, flush=True)
+    tag = f"{args.sentences // 1000}k" if args.sentences else "all"
+    _save(f"hdp_stochastic_wsj{tag}{'_fixed' if args.fix_hyper else ''}.json", {"args": vars(args), "rows": rows})
 
 
 def tagging(args) -> None:
@@ -375,11 +418,18 @@ def main() -> None:
                    help="q(C>0) method that drives cvi (heuristic: exact only at evaluated iterations)")
     a.add_argument("--eval-every", type=int, default=1, help="with --driver heuristic: compare every N iterations")
     t = sub.add_parser("text")
-    t.add_argument("--sentences", type=int, default=1000)
+    t.add_argument("--sentences", type=int, default=1000, help="first N WSJ sentences (0: all)")
     t.add_argument("--iterations", type=int, default=100)
     t.add_argument("--runs", type=int, default=1)
+    t.add_argument("--first-seed", type=int, default=0)
+    t.add_argument("--lowercase", action="store_true")
+    t.add_argument("--models", nargs="+", default=["hmm-cvi2", "hdp-fixed", "hdp-learned", "hdp-asym"],
+                   choices=["hmm-cvi2", "hdp-fixed", "hdp-learned", "hdp-asym", "hdp-learned-burn", "hdp-asym-burn"])
+    t.add_argument("--burn-in", type=int, default=50, help="hyper_burn_in of the *-burn models")
     st = sub.add_parser("stochastic")
-    st.add_argument("--sentences", type=int, default=1000)
+    st.add_argument("--sentences", type=int, default=1000, help="first N WSJ sentences (0: all)")
+    st.add_argument("--lowercase", action="store_true")
+    st.add_argument("--hdp-infer", nargs="+", default=["scvi", "svi"], choices=["scvi", "svi"])
     st.add_argument("--epochs", type=int, default=20)
     st.add_argument("--batch-size", type=int, default=100)
     st.add_argument("--tau", type=float, default=1.0)

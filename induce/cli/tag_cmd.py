@@ -59,7 +59,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                      help="truncation level K (beam: initial number of states; default 45)")
     hdp.add_argument("--gamma", type=float, default=1.0, help="top-level concentration (default 1)")
     hdp.add_argument("--sigma", type=float, default=1.0, help="transition concentration (default 1)")
-    hdp.add_argument("--fix-hyper", action="store_true", help="keep gamma and sigma fixed")
+    hdp.add_argument("--fix-hyper", action="store_true",
+                     help="keep gamma and sigma (and an asymmetric emission prior) fixed")
+    hdp.add_argument("--emission-prior", choices=("symmetric", "asymmetric"), default="symmetric",
+                     help="emissions Dir(beta) or Dir(beta tau) with beta and tau learned (thesis 5.5.3; cvi only)")
+    hdp.add_argument("--hyper-burn-in", type=int, default=0, metavar="N",
+                     help="cvi: keep the hyperparameters at their initial values for the first N passes (default 0)")
     hdp.add_argument("--qc", choices=QC_METHODS, default="heuristic",
                      help="how q(C>0) is computed (default heuristic)")
     hdp.add_argument("--qc-samples", type=int, default=100, help="paths per sentence for --qc sampling")
@@ -236,7 +241,8 @@ def run(args: argparse.Namespace) -> int:
                   random_state=args.seed, progress=not args.quiet,
                   eval_column=gold_column if args.eval_every > 0 else None, eval_every=max(1, args.eval_every))
     model = HDPHMMTagger(
-        truncation=args.truncation, gamma=args.gamma, sigma=args.sigma, fix_hyper=args.fix_hyper, qc=args.qc,
+        truncation=args.truncation, gamma=args.gamma, sigma=args.sigma, fix_hyper=args.fix_hyper,
+        emission_prior=args.emission_prior, hyper_burn_in=args.hyper_burn_in, qc=args.qc,
         qc_samples=args.qc_samples, batch_size=args.batch_size, tau=args.tau, kappa=args.kappa, **common,
     ) if hdp else HMMTagger(
         n_states=args.states, infer=args.infer, n_iter=args.iterations, alpha=args.alpha, beta=args.beta,

@@ -14,7 +14,12 @@ computes
   ``sigma`` (5.20) with the expected digamma terms of eq. 5.36;
 * the partial gradients used by stochastic CVI (eq. 5.16, 5.19, 5.23-5.24;
   step 5.40);
-* the effective number of states (thesis 5.5.1).
+* the effective number of states (thesis 5.5.1);
+* the asymmetric emission prior ``phi_k ~ Dir(beta tau)`` of thesis 5.5.3
+  (Teh et al. 2008): the emission "restaurants" are the states, the dishes
+  the words; ``tau`` and ``beta`` are learned from the expected emission
+  table counts exactly as the top-level stick and ``sigma`` are from the
+  transition ones (:class:`EmissionPrior`).
 
 Stick positions follow decreasing expected usage (thesis footnote 4, Teh et
 al. 2008): ``order[p]`` is the state at stick position ``p``.
@@ -23,7 +28,7 @@ al. 2008): ``order[p]`` is the state at stick position ``p``.
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import digamma, polygamma
+from scipy.special import digamma, gammaln, polygamma
 
 _TINY = 1e-300
 
@@ -161,6 +166,71 @@ def effective_states(usage: np.ndarray, coverage: float = 0.99) -> int:
     if total <= 0:
         return 0
     return int(np.searchsorted(np.cumsum(usage), coverage * total * (1.0 - 1e-12)) + 1)
+
+
+def tau_point_estimate(word_tables: np.ndarray, new_mass: float) -> np.ndarray:
+    """Top-level emission measure ``tau`` over the ``W`` seen words plus one entry for all unseen words.
+
+    ``tau ~ DP(new_mass, H)`` over an open vocabulary; its point estimate
+    given the expected table counts ``E[s_{.,w}]`` is
+    ``tau_w = E[s_{.,w}] / (E[s_{.,.}] + new_mass)`` and the unseen words share
+    ``new_mass / (E[s_{.,.}] + new_mass)`` -- Teh et al. (2008)'s update of the
+    top-level weights (``pi_k`` proportional to ``E[s_{.,k}]``, the rest to
+    the concentration), used by thesis 5.5.3 for ``Dir(beta tau)``.
+    """
+    col = np.maximum(np.asarray(word_tables, dtype=np.float64), 0.0)
+    total = col.sum() + new_mass
+    return np.concatenate([col, [new_mass]]) / total
+
+
+def concentration_objective(beta: float, tables_total: float, row_counts: np.ndarray) -> float:
+    """The terms of the collapsed bound that depend on a concentration, for fixed table counts and row totals.
+
+    ``sum_jk E[s_jk] log beta + sum_j (log Gamma(beta) - log Gamma(beta + C_j.))``
+    (thesis eq. 5.11 / 5.18 with ``C_j.`` at its expectation); eq. 5.20 is the
+    fixed-point step of this function (it never decreases it: the step
+    maximises Minka's lower bound ``log Gamma(b) - log Gamma(b + n) >= ...``).
+    """
+    n = np.maximum(np.asarray(row_counts, dtype=np.float64), 0.0)
+    return float(tables_total * np.log(beta) + np.sum(gammaln(beta) - gammaln(beta + n)))
+
+
+class EmissionPrior:
+    """The emission prior of the HDP-HMM: symmetric ``Dir(beta)`` or asymmetric ``Dir(beta tau)`` (thesis 5.5.3).
+
+    State: the concentration ``concentration`` (``beta`` of ``Dir(beta tau)``)
+    and ``tau`` (``W + 1`` entries: the seen words, then the unseen ones).
+    Both start at the symmetric prior with ``per_word`` pseudo-counts
+    (``concentration = W per_word``, ``tau`` uniform ``1/W`` -- the unseen
+    entry also ``1/W``, the convention of the symmetric model), so the first
+    pass is the symmetric one (thesis 5.5.3: "the same prior counts ... for
+    the first iteration").  :meth:`update` learns them from the expected
+    emission counts ``E[C_{w,k}]`` and ``log q(C_{w,k} = 0)``:
+
+    * tables ``E[s_{k,w}]`` by eq. 5.35 with ``a_w = beta tau_w``;
+    * ``tau`` by :func:`tau_point_estimate` (``new_mass`` = the unseen words' share);
+    * ``beta`` by eq. 5.20 with the state totals ``C_{k,.}`` as the rows (eq. 5.36).
+    """
+
+    def __init__(self, W: int, per_word: float, new_mass: float = 1.0):
+        self.W = W
+        self.concentration = float(per_word) * W
+        self.tau = np.full(W + 1, 1.0 / W)
+        self.new_mass = float(new_mass)
+
+    def pseudo_counts(self) -> np.ndarray:
+        """``beta tau_w`` for the seen words (the surrogate's prior counts, eq. 5.39 with ``Dir(beta tau)``)."""
+        return self.concentration * self.tau[:self.W]
+
+    def update(self, emit: np.ndarray, logq0_emit: np.ndarray) -> float:
+        """One batch round from ``E[C_{w,k}]`` ``(W, K)`` and ``sum log q(C_{w,k} = 0)``; returns ``sum E[s]``."""
+        qpos = q_positive(logq0_emit)
+        tables = expected_tables(emit.T, qpos.T, self.pseudo_counts())  # (K, W): rows are the states' restaurants
+        qpos_state = q_positive(logq0_emit.sum(axis=0))
+        total = float(tables.sum())
+        self.concentration = sigma_update(total, emit.sum(axis=0), qpos_state, self.concentration)
+        self.tau = tau_point_estimate(tables.sum(axis=0), self.new_mass)
+        return total
 
 
 class HDPGlobals:

@@ -38,10 +38,14 @@ def _move_sentence(C_trans, row_tot, C_emit, col_tot, sent_trans_i, gamma, token
 
 
 @njit(cache=True)
-def _surrogate(C_trans, row_tot, C_emit, col_tot, prior, sigma, beta, tokens, s, T, A, E):
-    """Eq. 5.38 (transitions, prior ``sigma G[pi_k]``) and eq. 5.39 (emissions, ``Dir(beta)``)."""
+def _surrogate(C_trans, row_tot, C_emit, col_tot, prior, sigma, emit_prior, emit_total, tokens, s, T, A, E):
+    """Eq. 5.38 (transitions, prior ``sigma G[pi_k]``) and eq. 5.39 (emissions).
+
+    Emission prior counts ``emit_prior[w]`` over ``emit_total``: ``beta`` over
+    ``W beta`` for ``Dir(beta)``; ``beta tau_w`` over ``beta`` for the
+    asymmetric ``Dir(beta tau)`` of thesis 5.5.3.
+    """
     K = C_trans.shape[1]
-    W = C_emit.shape[0]
     for j in range(K + 1):
         den = 1.0 / (max(row_tot[j], 0.0) + sigma)
         for k in range(K):
@@ -49,7 +53,7 @@ def _surrogate(C_trans, row_tot, C_emit, col_tot, prior, sigma, beta, tokens, s,
     for t in range(T):
         w = tokens[s + t]
         for k in range(K):
-            E[t, k] = (max(C_emit[w, k], 0.0) + beta) / (max(col_tot[k], 0.0) + W * beta)
+            E[t, k] = (max(C_emit[w, k], 0.0) + emit_prior[w]) / (max(col_tot[k], 0.0) + emit_total)
 
 
 @njit(cache=True)
@@ -68,14 +72,15 @@ def _posterior(A, E, T, fwd, bwd, scale, xi, qc_method, n_samples, logq0, logq0_
 
 
 @njit(cache=True)
-def hdp_cvi_pass(C_trans, C_emit, sent_trans, gamma, tokens, offsets, order, prior, sigma, beta,
+def hdp_cvi_pass(C_trans, C_emit, sent_trans, gamma, tokens, offsets, order, prior, sigma, emit_prior, emit_total,
                  qc_method, n_samples, seed, logq0, logq0_row):
     """One sweep of batch CVI for the HDP-HMM (thesis eq. 5.37-5.39), sentences in ``order``.
 
     As :func:`induce.infer.hmm_passes.cvi2_pass` -- per sentence: subtract its
     stored expected counts, run forward-backward under the surrogate
     parameters, store and add back the new counts -- with the HDP prior
-    ``prior[k] = sigma G[pi_k]``.  ``logq0`` ``(K+1, K)`` and ``logq0_row``
+    ``prior[k] = sigma G[pi_k]`` and the emission prior counts ``emit_prior``
+    ``(W,)`` over ``emit_total`` (see :func:`_surrogate`).  ``logq0`` ``(K+1, K)`` and ``logq0_row``
     ``(K+1,)`` are reset and receive ``sum_i log q(C^i = 0)`` by
     ``qc_method`` (the sentences' *new* posteriors).  Returns the collapsed
     predictive log-likelihood ``sum_i log p(x^i | theta-^{\\i})``.
@@ -95,7 +100,7 @@ def hdp_cvi_pass(C_trans, C_emit, sent_trans, gamma, tokens, offsets, order, pri
         if T == 0:
             continue
         _move_sentence(C_trans, row_tot, C_emit, col_tot, sent_trans[i], gamma, tokens, s, T, -1.0)
-        _surrogate(C_trans, row_tot, C_emit, col_tot, prior, sigma, beta, tokens, s, T, A, E)
+        _surrogate(C_trans, row_tot, C_emit, col_tot, prior, sigma, emit_prior, emit_total, tokens, s, T, A, E)
         ll += _posterior(A, E, T, fwd, bwd, scale, xi, qc_method, n_samples, logq0, logq0_row)
         for k in range(K):
             sent_trans[i, 0, k] = fwd[0, k] * bwd[0, k]
@@ -110,8 +115,8 @@ def hdp_cvi_pass(C_trans, C_emit, sent_trans, gamma, tokens, offsets, order, pri
 
 
 @njit(cache=True)
-def hdp_minibatch_pass(N_trans, N_emit, tokens, offsets, items, prior, sigma, beta, qc_method, n_samples, seed,
-                       trans_out, emit_out, logq0, logq0_row):
+def hdp_minibatch_pass(N_trans, N_emit, tokens, offsets, items, prior, sigma, emit_prior, emit_total, qc_method,
+                       n_samples, seed, trans_out, emit_out, logq0, logq0_row):
     """The local step of stochastic CVI for one minibatch (thesis 5.3 "Stochastic CVI", eq. 3.98-3.102).
 
     Every sentence in ``items`` sees the surrogate parameters formed from the
@@ -140,7 +145,7 @@ def hdp_minibatch_pass(N_trans, N_emit, tokens, offsets, items, prior, sigma, be
         T = offsets[i + 1] - s
         if T == 0:
             continue
-        _surrogate(N_trans, row_tot, N_emit, col_tot, prior, sigma, beta, tokens, s, T, A, E)
+        _surrogate(N_trans, row_tot, N_emit, col_tot, prior, sigma, emit_prior, emit_total, tokens, s, T, A, E)
         ll += _posterior(A, E, T, fwd, bwd, scale, xi, qc_method, n_samples, logq0, logq0_row)
         for k in range(K):
             trans_out[0, k] += fwd[0, k] * bwd[0, k]
@@ -152,3 +157,19 @@ def hdp_minibatch_pass(N_trans, N_emit, tokens, offsets, items, prior, sigma, be
             for k in range(K):
                 emit_out[w, k] += fwd[t, k] * bwd[t, k]
     return ll
+
+
+@njit(cache=True)
+def emission_log_q0(tokens, gamma, out):
+    """``out[w, k] = sum_{t: x_t = w} log(1 - q(z_t = k))``: ``log q(C_{w,k} = 0)`` (eq. 5.46 for emissions).
+
+    Each token adds one Bernoulli to the emission count ``C_{w,k}``; the
+    probability that none of them is ``k`` is the product over tokens (the
+    factorisation the heuristic 5.67 also uses within a sentence).
+    """
+    out[:] = 0.0
+    K = gamma.shape[1]
+    for t in range(tokens.shape[0]):
+        w = tokens[t]
+        for k in range(K):
+            out[w, k] += np.log(max(1.0 - gamma[t, k], 1e-300))

@@ -1,7 +1,9 @@
 """HDP-HMM tagger: the number of states is learned (thesis ch. 5).
 
 Model (thesis eq. 5.4-5.9): top-level stick ``pi ~ GEM(gamma)``, transition
-rows (row 0 = start) ``theta_j ~ DP(sigma, pi)``, emissions ``phi_k ~ Dir(beta)``,
+rows (row 0 = start) ``theta_j ~ DP(sigma, pi)``, emissions ``phi_k ~ Dir(beta)`` or,
+with ``emission_prior="asymmetric"`` (thesis 5.5.3, ``cvi``), ``phi_k ~ Dir(beta tau)``
+with the concentration and the top-level word distribution ``tau`` learned,
 with the direct-assignment truncation at ``K`` states (thesis 5.3; Teh et al.
 2008): ``q(z) = 0`` whenever a state exceeds ``K``.  Inference (``infer=``):
 
@@ -40,7 +42,7 @@ from ..corpus.vocab import Vocabulary
 from ..errors import ConfigError
 from ..infer import hdp
 from ..infer import hmm_passes as passes
-from ..infer.hdp_passes import hdp_cvi_pass, hdp_minibatch_pass
+from ..infer.hdp_passes import emission_log_q0, hdp_cvi_pass, hdp_minibatch_pass
 from ..infer.schedules import blend, check_schedule, exponential_init, minibatches, step_size
 from ..kernels.hdp_qc import QC_METHODS
 from ..parsers.params import load_model, save_model
@@ -58,11 +60,22 @@ class HDPHMMTagger(HMMTagger):
     infer : ``cvi`` (default), ``scvi``, ``svi`` or ``beam``.
     n_iter : passes over the corpus (``scvi``/``svi``: epochs; ``beam``: sweeps).
     gamma, sigma : initial top-level and transition concentrations.
-    beta : symmetric Dirichlet prior on the emissions.
-    fix_hyper : keep ``gamma`` and ``sigma`` fixed instead of learning them (eq. 5.17,
-        5.20).  While the random initial posteriors are still symmetric the
-        ``sigma`` fixed point drifts upwards; on small data fixed values did
-        better (see benchmarks/RESULTS.md, issue 5).
+    beta : symmetric Dirichlet prior on the emissions (per word).
+    emission_prior : ``symmetric`` (default) or ``asymmetric``: ``Dir(beta tau)``
+        (thesis 5.5.3; ``cvi`` only) starting from ``tau`` uniform and
+        concentration ``W beta`` (so the first pass is the symmetric one),
+        then both learned from the expected emission table counts
+        (:class:`induce.infer.hdp.EmissionPrior`) unless ``fix_hyper``.
+    fix_hyper : keep ``gamma`` and ``sigma`` (and the asymmetric emission prior)
+        fixed instead of learning them (eq. 5.17, 5.20).  While the random
+        initial posteriors are still symmetric the ``sigma`` fixed point
+        drifts upwards (see ``hyper_burn_in`` and benchmarks/RESULTS.md, issue 5).
+    hyper_burn_in : ``cvi``: passes during which the hyperparameters stay at their
+        initial values (the sticks are still updated).  From a symmetric start
+        the fixed points 5.20 (``sigma``) and 5.20 applied to the emissions
+        (``beta`` of ``Dir(beta tau)``) grow while all states still look alike,
+        which delays or (asymmetric prior) prevents the symmetry breaking; see
+        benchmarks/RESULTS.md, issue 5.  0 (default): learn from the first pass.
     qc : ``q(C > 0)`` method: ``heuristic``, ``exact``, ``meanfield``, ``sampling``.
     qc_samples : paths per sentence for ``qc="sampling"``.
     batch_size, tau, kappa : minibatch size and Robbins-Monro step ``(tau + m)^-kappa``
@@ -74,7 +87,9 @@ class HDPHMMTagger(HMMTagger):
     Fitted attributes: ``transitions_`` (K+1, K; posterior-mean rows, which
     leave the mass of the states beyond the truncation unassigned),
     ``emissions_`` (W+1, K), ``transition_counts_``, ``emission_counts_``,
-    ``gamma_``, ``sigma_``, ``stick_u_``/``stick_v_`` and ``stick_order_``
+    ``gamma_``, ``sigma_``, ``emission_concentration_`` and ``emission_base_``
+    (``tau`` over the ``W`` words plus the unseen ones; uniform ``1/W`` for the
+    symmetric prior), ``stick_u_``/``stick_v_`` and ``stick_order_``
     (stick position -> state), ``state_prior_`` (``sigma G[pi_k]``),
     ``qc_positive_`` (last ``q(C > 0)``, K+1 x K), ``effective_states_``,
     ``labels_``, ``trace_``, ``vocab_``, ``n_states_``, ``n_iter_``.
@@ -88,7 +103,9 @@ class HDPHMMTagger(HMMTagger):
         gamma: float = 1.0,
         sigma: float = 1.0,
         beta: float = 0.1,
+        emission_prior: str = "symmetric",
         fix_hyper: bool = False,
+        hyper_burn_in: int = 0,
         qc: str = "heuristic",
         qc_samples: int = 100,
         batch_size: int = 100,
@@ -109,7 +126,9 @@ class HDPHMMTagger(HMMTagger):
         self.gamma = gamma
         self.sigma = sigma
         self.beta = beta
+        self.emission_prior = emission_prior
         self.fix_hyper = fix_hyper
+        self.hyper_burn_in = hyper_burn_in
         self.qc = qc
         self.qc_samples = qc_samples
         self.batch_size = batch_size
@@ -130,11 +149,17 @@ class HDPHMMTagger(HMMTagger):
             raise ConfigError(f"unknown HDP-HMM inference {self.infer!r}; expected one of {', '.join(HDP_ALGORITHMS)}")
         if self.qc not in QC_METHODS:
             raise ConfigError(f"unknown q(C>0) method {self.qc!r}; expected one of {', '.join(QC_METHODS)}")
+        if self.emission_prior not in ("symmetric", "asymmetric"):
+            raise ConfigError(f"unknown emission prior {self.emission_prior!r}; expected symmetric or asymmetric")
+        if self.emission_prior == "asymmetric" and self.infer != "cvi":
+            raise ConfigError("the asymmetric emission prior Dir(beta tau) is implemented for infer='cvi' only")
         self._validate_shared(corpus)
         if int(self.truncation) < 1:
             raise ConfigError(f"truncation must be at least 1, got {self.truncation}")
         if not (self.gamma > 0 and self.sigma > 0 and self.beta > 0):
             raise ConfigError(f"gamma, sigma and beta must be positive (got {self.gamma}, {self.sigma}, {self.beta})")
+        if int(self.hyper_burn_in) < 0:
+            raise ConfigError(f"hyper_burn_in must be non-negative, got {self.hyper_burn_in}")
         if int(self.qc_samples) < 1:
             raise ConfigError(f"qc_samples must be at least 1, got {self.qc_samples}")
         if not 0 < self.coverage <= 1:
@@ -164,6 +189,7 @@ class HDPHMMTagger(HMMTagger):
         rng = np.random.default_rng(self.random_state)
         seeds = rng.integers(0, 2**31 - 1, size=self.n_iter + 1)
         self.gamma_, self.sigma_ = float(self.gamma), float(self.sigma)
+        self._emission = hdp.EmissionPrior(data.W, self.beta)
         if self.infer == "cvi":
             self._fit_cvi(data, gold, seeds)
         elif self.infer == "scvi":
@@ -200,18 +226,28 @@ class HDPHMMTagger(HMMTagger):
         logq0_row = np.zeros(K + 1)
         qcode = self._qc_code()
         stats = {"qpos": np.ones((K + 1, K))}
+        learn_emission = self.emission_prior == "asymmetric" and not self.fix_hyper
+        logq0_emit = np.zeros((data.W, K)) if learn_emission else None
+        em = self._emission
         bar = self._iterations()
         for it in bar:
             t0 = time.perf_counter()
             passes.totals_from_local(data.tokens, data.offsets, sent_trans, gamma, data.W, trans, emit)
             order = self._order(data, seeds[it])
             ll = hdp_cvi_pass(trans, emit, sent_trans, gamma, data.tokens, data.offsets, order, glob.prior(),
-                              glob.sigma, self.beta, qcode, int(self.qc_samples), int(seeds[it]), logq0, logq0_row)
+                              glob.sigma, em.pseudo_counts(), em.concentration, qcode, int(self.qc_samples),
+                              int(seeds[it]), logq0, logq0_row)
             usage = emit.sum(axis=0)
-            stats = glob.update(trans, usage, logq0, logq0_row, not self.fix_hyper, not self.fix_hyper)
+            learn = not self.fix_hyper and it > int(self.hyper_burn_in)
+            stats = glob.update(trans, usage, logq0, logq0_row, learn, learn)
             self.gamma_, self.sigma_ = glob.gamma, glob.sigma
+            extra = {}
+            if learn_emission and learn:  # thesis 5.5.3: Dir(beta tau) from the emission table counts, once per pass
+                emission_log_q0(data.tokens, gamma, logq0_emit)
+                extra = {"emission_tables": em.update(emit, logq0_emit), "beta": em.concentration}
             self._hdp_record(bar, it, ll, "predictive_log_likelihood", time.perf_counter() - t0, data, usage,
-                             gamma.argmax(axis=1) if gold is not None else None, gold, tables=stats["tables"])
+                             gamma.argmax(axis=1) if gold is not None else None, gold, tables=stats["tables"],
+                             **extra)
         self.qc_positive_ = stats["qpos"]
         self._set_sticks(glob.u, glob.v, glob.order)
         self._local_labels = gamma.argmax(axis=1)
@@ -234,6 +270,7 @@ class HDPHMMTagger(HMMTagger):
         trans_b = np.zeros((K + 1, K))
         emit_b = np.zeros((W, K))
         qcode = self._qc_code()
+        emit_prior, emit_total = self._emission.pseudo_counts(), self._emission.concentration
         m = 0
         bar = self._iterations()
         for it in bar:
@@ -243,7 +280,8 @@ class HDPHMMTagger(HMMTagger):
                 items = batches[b]
                 prior = self.sigma_ * G_state
                 ll += hdp_minibatch_pass(N_trans, N_emit, data.tokens, data.offsets, items, prior, self.sigma_,
-                                         self.beta, qcode, int(self.qc_samples), int(rng.integers(2**31 - 1)),
+                                         emit_prior, emit_total, qcode, int(self.qc_samples),
+                                         int(rng.integers(2**31 - 1)),
                                          trans_b, emit_b, logq0_b[b], logq0_row_b[b])
                 rho = step_size(m, self.tau, self.kappa)
                 scale = I / len(items)
@@ -279,6 +317,9 @@ class HDPHMMTagger(HMMTagger):
 
     def _finish(self, trans, emit, data):
         """Store counts and point parameters; labels from the local posteriors or by decoding."""
+        em = self.__dict__.pop("_emission")
+        self.emission_concentration_ = em.concentration
+        self.emission_base_ = em.tau
         self.transition_counts_ = np.asarray(trans, dtype=np.float64)
         self.emission_counts_ = np.asarray(emit, dtype=np.float64)
         self._set_parameters()
@@ -291,30 +332,36 @@ class HDPHMMTagger(HMMTagger):
             self.labels_ = local
 
     def _set_parameters(self):
-        """Posterior means: ``(C_jk + sigma G[pi_k]) / (C_j. + sigma)`` and ``(C_kw + beta) / (C_.k + W beta)``."""
+        """Posterior means: ``(C_jk + sigma G[pi_k]) / (C_j. + sigma)`` and ``(C_kw + b tau_w) / (C_.k + b)``.
+
+        ``b tau_w = beta`` and ``b = W beta`` for the symmetric prior; the last
+        emission row (unseen words) gets ``b tau_unseen / (C_.k + b)``.
+        """
         trans, emit = self.transition_counts_, self.emission_counts_
         A = (trans + self.state_prior_[None, :]) / (trans.sum(axis=1, keepdims=True) + self.sigma_)
-        col = emit.sum(axis=0) + emit.shape[0] * self.beta
-        B = (emit + self.beta) / col
+        pseudo = self.emission_concentration_ * self.emission_base_
+        col = emit.sum(axis=0) + self.emission_concentration_
+        B = (emit + pseudo[:-1, None]) / col
         self.transitions_ = np.ascontiguousarray(A)
-        self.emissions_ = np.ascontiguousarray(np.vstack([B, (self.beta / col)[None, :]]))
+        self.emissions_ = np.ascontiguousarray(np.vstack([B, (pseudo[-1] / col)[None, :]]))
 
     def _check_fitted(self):
         if not hasattr(self, "transitions_"):
             raise ConfigError("this HDPHMMTagger is not fitted yet; call fit() or load() first")
 
     # ------------------------------------------------------------- save/load
-    _PARAMS = ("truncation", "infer", "n_iter", "gamma", "sigma", "beta", "fix_hyper", "qc", "qc_samples",
-               "batch_size", "tau", "kappa", "coverage", "decode", "order", "random_state")
+    _PARAMS = ("truncation", "infer", "n_iter", "gamma", "sigma", "beta", "emission_prior", "fix_hyper", "hyper_burn_in",
+               "qc", "qc_samples", "batch_size", "tau", "kappa", "coverage", "decode", "order", "random_state")
     _ARRAYS = ("transitions_", "emissions_", "transition_counts_", "emission_counts_", "stick_u_", "stick_v_",
-               "stick_order_", "state_prior_", "qc_positive_")
+               "stick_order_", "state_prior_", "qc_positive_", "emission_base_")
 
     def save(self, path: str | Path) -> None:
         """Write the model as one ``.npz`` (arrays + a JSON header), atomically, without pickle."""
         self._check_fitted()
         meta = {
             "params": {k: getattr(self, k) for k in self._PARAMS},
-            "fitted": {"gamma_": self.gamma_, "sigma_": self.sigma_, "effective_states_": self.effective_states_},
+            "fitted": {"gamma_": self.gamma_, "sigma_": self.sigma_, "effective_states_": self.effective_states_,
+                       "emission_concentration_": self.emission_concentration_},
             "vocab": self.vocab_.to_json(),
             "trace": json.loads(json.dumps(self.trace_, default=float)),
         }
@@ -326,6 +373,10 @@ class HDPHMMTagger(HMMTagger):
         model = cls(**meta["params"])
         for k, val in meta["fitted"].items():
             setattr(model, k, val)
+        if "emission_base" not in arrays:  # saved before the asymmetric prior existed: symmetric Dir(beta)
+            W = arrays["emission_counts"].shape[0]
+            arrays["emission_base"] = np.full(W + 1, 1.0 / W)
+            model.emission_concentration_ = model.beta * W
         for k in cls._ARRAYS:
             setattr(model, k, arrays[k.rstrip("_")])
         model.vocab_ = Vocabulary.from_json(meta["vocab"])
