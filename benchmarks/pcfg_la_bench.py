@@ -24,6 +24,7 @@ import resource
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -90,6 +91,7 @@ def main() -> None:
     p.add_argument("--alpha", nargs="*", default=[], metavar="INFER=VALUE",
                    help="prior of vi/cvi outside --grid-at (default: chosen at the largest grid size, else 0.01)")
     p.add_argument("--max-iter", type=int, default=100)
+    p.add_argument("--jobs", type=int, default=1, help="configurations trained at the same time (processes)")
     p.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "pcfg_la.json"))
     p.add_argument("--one-h", type=int, help=argparse.SUPPRESS)
     p.add_argument("--one-infer", help=argparse.SUPPRESS)
@@ -101,18 +103,25 @@ def main() -> None:
         return
     rows, candidates = [], []
     chosen = {k: float(v) for k, v in (a.split("=", 1) for a in args.alpha)}
-    for h in args.subtypes:
-        for infer in args.infer:
-            if infer == "em":
-                rows.append(child(args, h, infer, 1.0, False))
-            elif h in args.grid_at:
-                runs = [child(args, h, infer, a, True) for a in GRID]
-                candidates += runs
-                best = max(runs, key=lambda r: r["dev_f1"])
-                chosen[infer] = best["prior"]
-                rows.append(best)
-            else:
-                rows.append(child(args, h, infer, chosen.get(infer, 0.01), False))
+    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        for h in args.subtypes:  # the configurations of one H run concurrently (--jobs processes)
+            jobs = {}
+            for infer in args.infer:
+                if infer == "em":
+                    jobs[infer] = [pool.submit(child, args, h, infer, 1.0, False)]
+                elif h in args.grid_at:
+                    jobs[infer] = [pool.submit(child, args, h, infer, a, True) for a in GRID]
+                else:
+                    jobs[infer] = [pool.submit(child, args, h, infer, chosen.get(infer, 0.01), False)]
+            for infer in args.infer:
+                runs = [job.result() for job in jobs[infer]]
+                if infer != "em" and h in args.grid_at:
+                    candidates += runs
+                    best = max(runs, key=lambda r: r["dev_f1"])
+                    chosen[infer] = best["prior"]
+                    rows.append(best)
+                else:
+                    rows.append(runs[0])
     print(f"\n{'H':>3} {'infer':5} {'alpha':>6} {'LP':>6} {'LR':>6} {'F1':>6} {'F1<=40':>7} {'exact':>6} "
           f"{'thesis F1':>9} {'train s':>8} {'iters':>5} {'sent/s':>7} {'MB':>6}")
     for r in rows:
