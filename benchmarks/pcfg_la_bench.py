@@ -34,14 +34,71 @@ GRID = (1.0, 0.1, 0.01, 0.001)
 THESIS_F1 = {"em": {2: 74.35, 4: 82.59, 8: 85.48, 16: 87.42},
              "vi": {2: 75.11, 4: 82.62, 8: 85.46, 16: 87.33},
              "cvi": {2: 77.90, 4: 83.36, 8: 86.55, 16: 88.06}}
+#: alpha of vi/cvi in the cross-validation: the values chosen on dev in the fixed split (RESULTS.md)
+CV_ALPHA = {1: {"vi": 0.01, "cvi": 0.01}, 2: {"vi": 1.0, "cvi": 0.1}, 4: {"vi": 0.1, "cvi": 0.1},
+            8: {"vi": 0.01, "cvi": 0.01}}
 THESIS_H2 = {"em": (75.84, 72.92, 11.13), "vi": (76.98, 73.32, 11.49), "cvi": (78.85, 76.98, 12.56)}
 
 
 def _trees(root: Path, part: str):
+    lo, hi = SPLIT[part]
+    return _read(root, range(lo, hi + 1))
+
+
+def _read(root: Path, files) -> list:
     from induce.corpus.read_ptb import read_ptb
 
-    lo, hi = SPLIT[part]
-    return [s.tree for f in range(lo, hi + 1) for s in read_ptb(root / f"wsj_{f:04d}.mrg")]
+    return [s.tree for f in files for s in read_ptb(root / f"wsj_{f:04d}.mrg")]
+
+
+def cv_folds(k: int, first: int = 1, last: int = 199) -> list[list[int]]:
+    """``k`` folds of consecutive file numbers ``first..last`` (sizes differ by at most one)."""
+    files = list(range(first, last + 1))
+    size, extra = divmod(len(files), k)
+    folds, start = [], 0
+    for f in range(k):
+        end = start + size + (1 if f < extra else 0)
+        folds.append(files[start:end])
+        start = end
+    return folds
+
+
+def _scores(pred, gold) -> dict:
+    from induce.eval.brackets import bracket_scores
+
+    out = {}
+    for name, cutoff in (("all", None), ("le40", 40)):
+        s = bracket_scores(pred, gold, max_length=cutoff)
+        out[name] = {k: s[k] for k in ("precision", "recall", "f1", "exact", "sentences")}
+    return out
+
+
+def run_fold(args) -> None:
+    """One cross-validation fold (child process): train every configuration on the other folds, parse the
+    fold's files (one coarse pass shared by all grammars), print a JSON list of rows."""
+    from induce.parsers import LatentPCFGParser
+
+    root = Path(args.corpus)
+    folds = cv_folds(args.cv)
+    test_files = folds[args.one_fold]
+    train = _read(root, [f for fold in folds for f in fold if f not in test_files])
+    test = [t for t in _read(root, test_files) if args.cv_max_length is None or len(t.leaves()) <= args.cv_max_length]
+    rows, pruning = [], None
+    for h in args.subtypes:
+        for infer in args.infer:
+            prior = CV_ALPHA[h][infer] if infer != "em" else 1.0
+            model = LatentPCFGParser(n_subtypes=h, infer=infer, prior=prior, n_iter=args.max_iter,
+                                     random_state=0).fit(train)
+            start = time.perf_counter()
+            if pruning is None:
+                pruning = model.coarse_pruning(test)
+            pred = model.parse(test, pruning=pruning)
+            rows.append({"fold": args.one_fold, "files": [test_files[0], test_files[-1]], "H": h, "infer": infer,
+                         "prior": prior, "train_seconds": model.train_seconds_, "iterations": model.n_iter_,
+                         "parse_seconds": time.perf_counter() - start, **_scores(pred, test)})
+            print(f"  fold {args.one_fold} H={h} {infer:3s} F1={rows[-1]['all']['f1']:.4f}", file=sys.stderr,
+                  flush=True)
+    print(json.dumps(rows))
 
 
 def run_one(args) -> None:
@@ -63,9 +120,7 @@ def run_one(args) -> None:
     seconds = time.perf_counter() - start
     out["parse_seconds"] = seconds
     out["sentences_per_second"] = len(test) / seconds
-    for name, cutoff in (("all", None), ("le40", 40)):
-        s = bracket_scores(pred, test, max_length=cutoff)
-        out[name] = {k: s[k] for k in ("precision", "recall", "f1", "exact", "sentences")}
+    out.update(_scores(pred, test))
     out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(json.dumps(out))
 
@@ -80,6 +135,64 @@ def child(args, h: int, infer: str, prior: float, with_dev: bool) -> dict:
           f"test F1={out['all']['f1']:.4f} train {out['train_seconds']:.0f}s ({out['iterations']} it) "
           f"{out['sentences_per_second']:.1f} sent/s {out['peak_rss_mb']:.0f} MB", flush=True)
     return out
+
+
+def fold_child(args, fold: int) -> list[dict]:
+    cmd = [sys.executable, __file__, "--corpus", args.corpus, "--max-iter", str(args.max_iter), "--cv", str(args.cv),
+           "--one-fold", str(fold), "--subtypes", *map(str, args.subtypes), "--infer", *args.infer]
+    if args.cv_max_length is not None:
+        cmd += ["--cv-max-length", str(args.cv_max_length)]
+    res = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(REPO)), check=True)
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+def cv_summary(rows: list[dict], subtypes, infers) -> list[dict]:
+    """Mean and sd over folds per configuration, and per H the folds where cvi > vi > em in F1."""
+    import numpy as np
+
+    summary = []
+    for h in subtypes:
+        for infer in infers:
+            rs = [r for r in rows if r["H"] == h and r["infer"] == infer]
+            if not rs:
+                continue
+            entry = {"H": h, "infer": infer, "prior": rs[0]["prior"], "folds": len(rs)}
+            for key, values in (("f1", [r["all"]["f1"] for r in rs]), ("f1_le40", [r["le40"]["f1"] for r in rs]),
+                                ("exact", [r["all"]["exact"] for r in rs]), ("train_seconds",
+                                                                             [r["train_seconds"] for r in rs])):
+                entry[key] = {"mean": float(np.mean(values)), "sd": float(np.std(values, ddof=1)) if len(rs) > 1
+                              else 0.0}
+            by_fold = {r["fold"]: {x["infer"]: x["all"]["f1"] for x in rows if x["H"] == h and x["fold"] == r["fold"]}
+                       for r in rs}
+            entry["folds_cvi_gt_vi_gt_em"] = sum(1 for f in by_fold.values() if {"em", "vi", "cvi"} <= f.keys()
+                                                 and f["cvi"] > f["vi"] > f["em"])
+            summary.append(entry)
+    return summary
+
+
+def cross_validate(args) -> None:
+    """``--cv K``: one process per fold (``--jobs`` at a time); JSON rewritten after every fold."""
+    folds = args.folds if args.folds else list(range(args.cv))
+    out = Path(args.out if args.out != str(REPO / "benchmarks" / "results" / "pcfg_la.json")
+               else REPO / "benchmarks" / "results" / f"pcfg_la_cv{args.cv}.json")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    rows: list[dict] = []
+    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        for fold_rows in pool.map(lambda f: fold_child(args, f), folds):
+            rows += fold_rows
+            summary = cv_summary(rows, args.subtypes, args.infer)
+            print(f"fold {fold_rows[0]['fold']} done ({len({r['fold'] for r in rows})} of {len(folds)})", flush=True)
+            with open(out, "w", encoding="utf-8") as handle:
+                json.dump({"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "cv": args.cv,
+                           "folds": cv_folds(args.cv), "max_iter": args.max_iter, "max_length": args.cv_max_length,
+                           "alpha": CV_ALPHA, "summary": summary, "rows": rows}, handle, indent=1)
+    print(f"\n{'H':>3} {'infer':5} {'alpha':>6} {'folds':>5} {'F1':>13} {'F1<=40':>13} {'exact':>13} "
+          f"{'cvi>vi>em':>9}")
+    for e in summary:
+        print(f"{e['H']:>3} {e['infer']:5} {e['prior']:>6g} {e['folds']:>5} "
+              + " ".join(f"{100 * e[k]['mean']:6.2f}+-{100 * e[k]['sd']:4.2f}" for k in ("f1", "f1_le40", "exact"))
+              + f" {e['folds_cvi_gt_vi_gt_em']:>9}")
+    print(f"\nwrote {out}")
 
 
 def main() -> None:
@@ -97,9 +210,19 @@ def main() -> None:
     p.add_argument("--one-infer", help=argparse.SUPPRESS)
     p.add_argument("--one-prior", type=float, default=1.0, help=argparse.SUPPRESS)
     p.add_argument("--with-dev", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--cv", type=int, help="K-fold cross-validation over files (alpha fixed to CV_ALPHA)")
+    p.add_argument("--folds", type=int, nargs="*", help="with --cv: only these folds (0-based)")
+    p.add_argument("--cv-max-length", type=int, help="with --cv: parse only test sentences up to this length")
+    p.add_argument("--one-fold", type=int, help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.one_h is not None:
         run_one(args)
+        return
+    if args.one_fold is not None:
+        run_fold(args)
+        return
+    if args.cv:
+        cross_validate(args)
         return
     rows, candidates = [], []
     chosen = {k: float(v) for k, v in (a.split("=", 1) for a in args.alpha)}
