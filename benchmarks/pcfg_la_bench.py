@@ -176,16 +176,20 @@ def cross_validate(args) -> None:
     out = Path(args.out if args.out != str(REPO / "benchmarks" / "results" / "pcfg_la.json")
                else REPO / "benchmarks" / "results" / f"pcfg_la_cv{args.cv}.json")
     out.parent.mkdir(parents=True, exist_ok=True)
-    rows: list[dict] = []
+    own: list[dict] = []
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
         for fold_rows in pool.map(lambda f: fold_child(args, f), folds):
-            rows += fold_rows
+            own += fold_rows
+            rows = list(own)
+            for path in args.merge or []:  # folds written by another invocation (other --folds), read now
+                rows += [r for r in json.loads(Path(path).read_text(encoding="utf-8"))["rows"] if r["fold"] not in folds]
             summary = cv_summary(rows, args.subtypes, args.infer)
-            print(f"fold {fold_rows[0]['fold']} done ({len({r['fold'] for r in rows})} of {len(folds)})", flush=True)
+            print(f"fold {fold_rows[0]['fold']} done ({len({r['fold'] for r in rows})} of {args.cv})", flush=True)
             with open(out, "w", encoding="utf-8") as handle:
                 json.dump({"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "cv": args.cv,
                            "folds": cv_folds(args.cv), "max_iter": args.max_iter, "max_length": args.cv_max_length,
-                           "alpha": CV_ALPHA, "summary": summary, "rows": rows}, handle, indent=1)
+                           "alpha": CV_ALPHA, "summary": summary, "rows": sorted(rows, key=lambda r: r["fold"])},
+                          handle, indent=1)
     print(f"\n{'H':>3} {'infer':5} {'alpha':>6} {'folds':>5} {'F1':>13} {'F1<=40':>13} {'exact':>13} "
           f"{'cvi>vi>em':>9}")
     for e in summary:
@@ -213,6 +217,7 @@ def main() -> None:
     p.add_argument("--cv", type=int, help="K-fold cross-validation over files (alpha fixed to CV_ALPHA)")
     p.add_argument("--folds", type=int, nargs="*", help="with --cv: only these folds (0-based)")
     p.add_argument("--cv-max-length", type=int, help="with --cv: parse only test sentences up to this length")
+    p.add_argument("--merge", nargs="*", help="with --cv: JSON files of earlier --cv runs whose other folds are kept")
     p.add_argument("--one-fold", type=int, help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.one_h is not None:
