@@ -73,32 +73,67 @@ def _scores(pred, gold) -> dict:
     return out
 
 
-def run_fold(args) -> None:
-    """One cross-validation fold (child process): train every configuration on the other folds, parse the
-    fold's files (one coarse pass shared by all grammars), print a JSON list of rows."""
+def _configs(args, train, test, seed: int, extra: dict) -> list[dict]:
+    """Train every (H, infer) of ``args`` (alpha from ``CV_ALPHA``) on ``train`` and parse ``test`` with one
+    coarse pass shared by all grammars; one row per grammar (``extra`` added to each)."""
     from induce.parsers import LatentPCFGParser
 
-    root = Path(args.corpus)
-    folds = cv_folds(args.cv)
-    test_files = folds[args.one_fold]
-    train = _read(root, [f for fold in folds for f in fold if f not in test_files])
-    test = [t for t in _read(root, test_files) if args.cv_max_length is None or len(t.leaves()) <= args.cv_max_length]
     rows, pruning = [], None
     for h in args.subtypes:
         for infer in args.infer:
             prior = CV_ALPHA[h][infer] if infer != "em" else 1.0
             model = LatentPCFGParser(n_subtypes=h, infer=infer, prior=prior, n_iter=args.max_iter,
-                                     random_state=0).fit(train)
+                                     random_state=seed).fit(train)
             start = time.perf_counter()
             if pruning is None:
                 pruning = model.coarse_pruning(test)
             pred = model.parse(test, pruning=pruning)
-            rows.append({"fold": args.one_fold, "files": [test_files[0], test_files[-1]], "H": h, "infer": infer,
-                         "prior": prior, "train_seconds": model.train_seconds_, "iterations": model.n_iter_,
+            rows.append({**extra, "seed": seed, "H": h, "infer": infer, "prior": prior,
+                         "train_seconds": model.train_seconds_, "iterations": model.n_iter_,
                          "parse_seconds": time.perf_counter() - start, **_scores(pred, test)})
-            print(f"  fold {args.one_fold} H={h} {infer:3s} F1={rows[-1]['all']['f1']:.4f}", file=sys.stderr,
+            print(f"  {extra} seed {seed} H={h} {infer:3s} F1={rows[-1]['all']['f1']:.4f}", file=sys.stderr,
                   flush=True)
-    print(json.dumps(rows))
+    return rows
+
+
+def run_fold(args) -> None:
+    """One cross-validation fold (child process): train every configuration on the other folds, parse the
+    fold's files (one coarse pass shared by all grammars), print a JSON list of rows."""
+    root = Path(args.corpus)
+    folds = cv_folds(args.cv)
+    test_files = folds[args.one_fold]
+    train = _read(root, [f for fold in folds for f in fold if f not in test_files])
+    test = [t for t in _read(root, test_files) if args.cv_max_length is None or len(t.leaves()) <= args.cv_max_length]
+    print(json.dumps(_configs(args, train, test, 0, {"fold": args.one_fold,
+                                                     "files": [test_files[0], test_files[-1]]})))
+
+
+def seeds(args) -> None:
+    """``--seeds``: the fixed split, every configuration once per seed (the seed of the 1% perturbation and
+    of CVI's tree order), all in this process with one shared coarse pass; mean and sd per configuration."""
+    import numpy as np
+
+    root = Path(args.corpus)
+    train, test = _trees(root, "train"), _trees(root, "test")
+    rows = [r for seed in args.seeds for r in _configs(args, train, test, seed, {})]
+    summary = []
+    for h in args.subtypes:
+        for infer in args.infer:
+            rs = [r for r in rows if r["H"] == h and r["infer"] == infer]
+            summary.append({"H": h, "infer": infer, "prior": rs[0]["prior"], "seeds": len(rs),
+                            **{k: {"mean": float(np.mean(v)), "sd": float(np.std(v, ddof=1))}
+                               for k, v in (("f1", [r["all"]["f1"] for r in rs]),
+                                            ("f1_le40", [r["le40"]["f1"] for r in rs]),
+                                            ("exact", [r["all"]["exact"] for r in rs]))}})
+            e = summary[-1]
+            print(f"{h:>3} {infer:5} {e['prior']:>6g} " + " ".join(
+                f"{100 * e[k]['mean']:6.2f}+-{100 * e[k]['sd']:4.2f}" for k in ("f1", "f1_le40", "exact")))
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "split": SPLIT,
+                               "seeds": args.seeds, "max_iter": args.max_iter, "alpha": CV_ALPHA,
+                               "summary": summary, "rows": rows}, indent=1), encoding="utf-8")
+    print(f"wrote {out}")
 
 
 def run_one(args) -> None:
@@ -218,6 +253,7 @@ def main() -> None:
     p.add_argument("--folds", type=int, nargs="*", help="with --cv: only these folds (0-based)")
     p.add_argument("--cv-max-length", type=int, help="with --cv: parse only test sentences up to this length")
     p.add_argument("--merge", nargs="*", help="with --cv: JSON files of earlier --cv runs whose other folds are kept")
+    p.add_argument("--seeds", type=int, nargs="*", help="fixed split, alpha from CV_ALPHA, once per seed")
     p.add_argument("--one-fold", type=int, help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.one_h is not None:
@@ -228,6 +264,9 @@ def main() -> None:
         return
     if args.cv:
         cross_validate(args)
+        return
+    if args.seeds:
+        seeds(args)
         return
     rows, candidates = [], []
     chosen = {k: float(v) for k, v in (a.split("=", 1) for a in args.alpha)}
