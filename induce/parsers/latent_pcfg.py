@@ -36,9 +36,10 @@ expected counts, ``H^3`` float32 per binary node.
 from __future__ import annotations
 
 import copy
+import hashlib
 import math
 import time
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
 import numpy as np
 from nltk import Tree
@@ -58,6 +59,15 @@ ALGORITHMS = ("em", "vi", "cvi")
 DECODERS = ("max-rule-sum", "viterbi")
 #: the dev-set grid of thesis section 4.5.3
 PRIOR_GRID = (1.0, 0.1, 0.01, 0.001)
+
+
+class CoarsePruning(NamedTuple):
+    """Result of the coarse (unsplit grammar) pass over a list of sentences: ``key`` fingerprints the
+    coarse grammar, ``prune`` and the sentences; ``charts[s] = (Z, items)``, the scaled sentence
+    probability and the flat chart indices of the items kept for the fine pass."""
+
+    key: str
+    charts: list[tuple[float, np.ndarray]]
 
 
 def as_trees(X, what: str = "training data") -> list[Tree]:
@@ -243,12 +253,15 @@ class LatentPCFGParser:
         self._index()
         self.dev_scores_: list[dict] = []
         best = None
+        dev_pruning = None
         for prior in priors:
             self._train(nodes, offsets, prior)
             if dev_trees is not None:
                 from ..eval.brackets import bracket_scores
 
-                f1 = bracket_scores(self.parse(dev_trees), dev_trees)["f1"]
+                if dev_pruning is None:  # the unsplit grammar is the same for every prior
+                    dev_pruning = self.coarse_pruning(dev_trees)
+                f1 = bracket_scores(self.parse(dev_trees, pruning=dev_pruning), dev_trees)["f1"]
                 self.dev_scores_.append({"prior": prior, "f1": f1})
                 if best is None or f1 > best[0]:
                     best = (f1, self._fitted())
@@ -351,23 +364,52 @@ class LatentPCFGParser:
                 e[i] = 1.0
         return e
 
-    def parse_one(self, words: list[str], tags: list[str] | None = None) -> Tree:
-        """The tree of one tokenized sentence (coarse-to-fine, then ``decode``)."""
+    def _coarse_chart(self, ids: list[int], tags: list[str] | None) -> tuple:
+        """The unsplit treebank PCFG's full chart of one sentence: ``(e, idx, inside, outside, z, live, apps)``."""
+        n = len(ids)
+        e = self._emissions(ids, self.coarse_lex_, tags)
+        allowed = np.ones((n + 1, n + 1, len(self.symbols_)), dtype=bool)
+        idx, inside, live, apps, _ = lc.chart_inside(e, allowed, self.bin_rules_, self._left_off, self._left_rules,
+                                                     self.coarse_bin_, 1.0, False)
+        outside, z = lc.chart_outside(idx, inside, apps, self.coarse_bin_, 1.0, self.coarse_root_)
+        return e, idx, inside, outside, z, live, apps
+
+    def _prune_one(self, ids: list[int], tags: list[str] | None) -> tuple[float, np.ndarray]:
+        """``(Z, items)`` of the coarse pass: the sentence's scaled probability under the unsplit grammar and
+        the flat indices into the ``(n+1, n+1, S)`` chart of the items whose posterior reaches ``prune``."""
+        _, idx, inside, outside, z, _, _ = self._coarse_chart(ids, tags)
+        if z <= 0.0:
+            return z, np.zeros(0, dtype=np.int64)
+        return z, np.flatnonzero(lc.item_posteriors(idx, inside, outside, z) >= self.prune)
+
+    def _ids(self, words: list[str]) -> list[int]:
+        return [self._tindex.get(t, -1) for t in self.lexicon_.terminals(words)]
+
+    def parse_one(self, words: list[str], tags: list[str] | None = None,
+                  pruned: tuple[float, np.ndarray] | None = None) -> Tree:
+        """The tree of one tokenized sentence (coarse-to-fine, then ``decode``); ``pruned`` = ``(Z, items)``
+        of the coarse pass when already computed (:meth:`coarse_pruning`)."""
         n = len(words)
         if n == 0:
             return Tree(self.symbols_[int(np.argmax(self.coarse_root_[:, 0]))], [])
-        ids = [self._tindex.get(t, -1) for t in self.lexicon_.terminals(words)]
+        ids = self._ids(words)
         rules = (self.bin_rules_, self._left_off, self._left_rules)
-        e = self._emissions(ids, self.coarse_lex_, tags)
-        allowed = np.ones((n + 1, n + 1, len(self.symbols_)), dtype=bool)
-        idx, inside, live, apps, _ = lc.chart_inside(e, allowed, *rules, self.coarse_bin_, 1.0, False)
-        outside, z = lc.chart_outside(idx, inside, apps, self.coarse_bin_, 1.0, self.coarse_root_)
-        nodes = np.zeros((2 * n - 1, NODE_COLS), dtype=np.int32)
+        coarse = None
+        if pruned is None:
+            coarse = self._coarse_chart(ids, tags)
+            z = coarse[4]
+        else:
+            z, items = pruned
         if z <= 0.0:
-            return self._flat_tree(words, e)
-        post = lc.item_posteriors(idx, inside, outside, z)
+            return self._flat_tree(words, self._emissions(ids, self.coarse_lex_, tags))
+        if coarse is None:
+            allowed = np.zeros((n + 1, n + 1, len(self.symbols_)), dtype=bool)
+            allowed.flat[items] = True
+        else:
+            allowed = lc.item_posteriors(*coarse[1:5]) >= self.prune
+        nodes = np.zeros((2 * n - 1, NODE_COLS), dtype=np.int32)
         scale = math.exp(-math.log(z) / (n - 1)) if n > 1 else 1.0
-        fine = (self._emissions(ids, self.lex_p_, tags), post >= self.prune, *rules, self.bin_p_, scale)
+        fine = (self._emissions(ids, self.lex_p_, tags), allowed, *rules, self.bin_p_, scale)
         ok = False
         if self.decode == "viterbi":
             f_idx, f_in, _, f_apps, back = lc.chart_inside(*fine, True)
@@ -379,6 +421,7 @@ class LatentPCFGParser:
                 ok = lc.max_rule_sum(f_idx, f_in, f_out, fz, f_live, f_apps, self.bin_rules_, self.bin_p_, scale,
                                      self.root_p_, nodes) > -math.inf
         if not ok:  # the split grammar lost every pruned parse: decode with the coarse chart
+            _, idx, inside, outside, z, live, apps = coarse if coarse is not None else self._coarse_chart(ids, tags)
             lc.max_rule_sum(idx, inside, outside, z, live, apps, self.bin_rules_, self.coarse_bin_, 1.0,
                             self.coarse_root_, nodes)
         return debinarize(nodes_to_tree(nodes, list(words), self.symbols_))
@@ -390,14 +433,44 @@ class LatentPCFGParser:
         kids = [Tree(self.symbols_[int(np.argmax(e[i, :, 0]))], [w]) for i, w in enumerate(words)]
         return debinarize(Tree(root, kids))
 
-    def parse(self, X, use_tags: bool = False) -> list[Tree]:
-        """Trees of the sentences of ``X`` (Corpus, list of trees or of token lists); ``use_tags`` restricts
-        preterminals to the gold POS tags of the input."""
+    def _coarse_key(self, words: list[list[str]], tags: list[list[str]] | None) -> str:
+        """Fingerprint of what the coarse pass depends on: the unsplit grammar, its lexicon, ``prune`` and the
+        input sentences (grammars trained on the same treebank share it whatever ``H`` and ``infer``)."""
+        digest = hashlib.sha1()
+        for array in (self.bin_rules_, self.lex_rules_, self.coarse_bin_, self.coarse_lex_, self.coarse_root_):
+            digest.update(np.ascontiguousarray(array).tobytes())
+        for strings in (self.symbols_, self.terminals_, sorted(self.lexicon_.known), [repr(self.prune)],
+                        [" ".join(w) for w in words], [" ".join(t) for t in tags] if tags is not None else ["-"]):
+            digest.update("\x00".join(strings).encode("utf-8") + b"\x01")
+        return digest.hexdigest()
+
+    @staticmethod
+    def _sentences(X, use_tags: bool) -> tuple[list[list[str]], list[list[str]] | None]:
+        """Words of ``X`` and, with ``use_tags``, its gold POS tags (``None`` otherwise)."""
         words, tags = as_sentences(X)
         if use_tags and tags is None:
             raise ConfigError("use_tags: the input has no POS tags")
+        return words, tags if use_tags else None
+
+    def coarse_pruning(self, X, use_tags: bool = False) -> CoarsePruning:
+        """The coarse pass of :meth:`parse` for every sentence of ``X``, to be reused by every grammar trained
+        on the same treebank (``parse(X, pruning=...)``; the parses are the same as without it)."""
+        words, tags = self._sentences(X, use_tags)
+        bar = tqdm(range(len(words)), desc="coarse pass", disable=not self.verbose, leave=False)
+        charts = [self._prune_one(self._ids(words[i]), tags[i] if tags is not None else None) if words[i]
+                  else (0.0, np.zeros(0, dtype=np.int64)) for i in bar]
+        return CoarsePruning(self._coarse_key(words, tags), charts)
+
+    def parse(self, X, use_tags: bool = False, pruning: CoarsePruning | None = None) -> list[Tree]:
+        """Trees of the sentences of ``X`` (Corpus, list of trees or of token lists); ``use_tags`` restricts
+        preterminals to the gold POS tags of the input; ``pruning`` (:meth:`coarse_pruning` of the same
+        ``X`` and ``use_tags``, possibly by another grammar of the same treebank) skips the coarse pass."""
+        words, tags = self._sentences(X, use_tags)
+        if pruning is not None and pruning.key != self._coarse_key(words, tags):
+            raise ConfigError("pruning: computed for other sentences or another treebank grammar")
         bar = tqdm(range(len(words)), desc="parsing", disable=not self.verbose, leave=False)
-        return [self.parse_one(words[i], tags[i] if use_tags else None) for i in bar]
+        return [self.parse_one(words[i], tags[i] if tags is not None else None,
+                               pruning.charts[i] if pruning is not None else None) for i in bar]
 
     # -------------------------------------------------------------- save/load
     def get_params(self) -> dict:
@@ -433,4 +506,4 @@ class LatentPCFGParser:
         return model
 
 
-__all__ = ["LatentPCFGParser", "PRIOR_GRID"]
+__all__ = ["CoarsePruning", "LatentPCFGParser", "PRIOR_GRID"]

@@ -291,6 +291,28 @@ def test_fit_parse_save_load(corpora, small_treebank, tmp_path):
         LatentPCFGParser.load(tmp_path / "x.npz")
 
 
+def test_coarse_pruning_is_shared_by_grammars_of_one_treebank(corpora, small_treebank):
+    """The coarse pass of one grammar, reused by another trained on the same treebank, gives the same parses
+    as that grammar's own coarse pass; reuse on other sentences or another treebank is refused."""
+    test = _ptb(corpora, 180, 180)[:12]
+    em = LatentPCFGParser(n_subtypes=1, infer="em", n_iter=1, min_iter=0).fit(small_treebank)
+    cvi = LatentPCFGParser(n_subtypes=2, infer="cvi", prior=0.1, n_iter=3, min_iter=0,
+                           random_state=2).fit(small_treebank)
+    pruning = em.coarse_pruning(test)
+    assert len(pruning.charts) == len(test)
+    assert [str(t) for t in cvi.parse(test, pruning=pruning)] == [str(t) for t in cvi.parse(test)]
+    tagged = em.coarse_pruning(test, use_tags=True)
+    assert [str(t) for t in cvi.parse(test, use_tags=True, pruning=tagged)] == \
+        [str(t) for t in cvi.parse(test, use_tags=True)]
+    with pytest.raises(ConfigError):
+        cvi.parse(test[:5], pruning=pruning)
+    with pytest.raises(ConfigError):
+        cvi.parse(test, pruning=tagged)
+    other = LatentPCFGParser(n_subtypes=2, infer="em", n_iter=1, min_iter=0).fit(small_treebank[:100])
+    with pytest.raises(ConfigError):
+        other.parse(test, pruning=pruning)
+
+
 def test_determinism_and_errors(small_treebank):
     a = LatentPCFGParser(n_subtypes=2, infer="vi", prior=0.1, n_iter=3, min_iter=0, random_state=5).fit(
         small_treebank[:50])
@@ -321,3 +343,19 @@ def test_cli_train_save_load(corpora, tmp_path):
     assert main(["parse", "--model", "pcfg-la", "--load", str(model), "--quiet", str(test), "-o", str(again)]) == 0
     assert again.read_text() == out.read_text()
     assert main(["parse", "--model", "pcfg-la", "--quiet", str(test), "-o", str(again)]) == 2
+
+
+def test_benchmark_cv_folds_cover_every_file_once():
+    """benchmarks/pcfg_la_bench.py --cv: consecutive file numbers, every file in exactly one fold."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "pcfg_la_bench.py"
+    spec = importlib.util.spec_from_file_location("pcfg_la_bench", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    for k in (1, 3, 10):
+        folds = bench.cv_folds(k)
+        assert len(folds) == k and sorted(f for fold in folds for f in fold) == list(range(1, 200))
+        assert all(fold == list(range(fold[0], fold[-1] + 1)) for fold in folds)
+        assert max(map(len, folds)) - min(map(len, folds)) <= 1
