@@ -16,25 +16,8 @@ import numpy as np
 from numba import njit
 
 from ..kernels.hdp_qc import accumulate_qc
-from ..kernels.hmm import fb_workspace, forward_backward
-from .hmm_passes import _max_length
-
-
-@njit(cache=True)
-def _move_sentence(C_trans, row_tot, C_emit, col_tot, sent_trans_i, gamma, tokens, s, T, sign):
-    """Add (``sign=+1``) or subtract (``-1``) one sentence's stored statistics from the totals."""
-    K = C_trans.shape[1]
-    for j in range(K + 1):
-        for k in range(K):
-            v = sign * np.float64(sent_trans_i[j, k])
-            C_trans[j, k] += v
-            row_tot[j] += v
-    for t in range(T):
-        w = tokens[s + t]
-        for k in range(K):
-            v = sign * np.float64(gamma[s + t, k])
-            C_emit[w, k] += v
-            col_tot[k] += v
+from ..kernels.hmm import fb_workspace, forward_backward, store_sentence
+from .hmm_passes import _max_length, move_sentence
 
 
 @njit(cache=True)
@@ -99,18 +82,11 @@ def hdp_cvi_pass(C_trans, C_emit, sent_trans, gamma, tokens, offsets, order, pri
         T = offsets[i + 1] - s
         if T == 0:
             continue
-        _move_sentence(C_trans, row_tot, C_emit, col_tot, sent_trans[i], gamma, tokens, s, T, -1.0)
+        move_sentence(C_trans, row_tot, C_emit, col_tot, sent_trans[i], gamma, tokens, s, T, -1.0)
         _surrogate(C_trans, row_tot, C_emit, col_tot, prior, sigma, emit_prior, emit_total, tokens, s, T, A, E)
         ll += _posterior(A, E, T, fwd, bwd, scale, xi, qc_method, n_samples, logq0, logq0_row)
-        for k in range(K):
-            sent_trans[i, 0, k] = fwd[0, k] * bwd[0, k]
-        for j in range(K):
-            for k in range(K):
-                sent_trans[i, j + 1, k] = A[j + 1, k] * xi[j, k]
-        for t in range(T):
-            for k in range(K):
-                gamma[s + t, k] = fwd[t, k] * bwd[t, k]
-        _move_sentence(C_trans, row_tot, C_emit, col_tot, sent_trans[i], gamma, tokens, s, T, 1.0)
+        store_sentence(A, fwd, bwd, xi, T, sent_trans[i], gamma[s:s + T])
+        move_sentence(C_trans, row_tot, C_emit, col_tot, sent_trans[i], gamma, tokens, s, T, 1.0)
     return ll
 
 

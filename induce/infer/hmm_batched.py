@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ..kernels.hmm import forward_backward
+from ..kernels.hmm import forward_backward, store_sentence
 from .hmm_passes import _max_length
 from ..kernels.hmm_lockstep import forward_backward_lockstep, lockstep_layout
 
@@ -222,15 +222,7 @@ def cvi2_block_pass(C_trans, C_emit, sent_trans, gamma, tokens, offsets, order, 
                 for t in range(T):
                     first[c, tokens[s + t]] = -1
                 ll_loc[c] += forward_backward(Ac, Ec, T, fwd[c], bwd[c], scale[c], xi[c])
-                for k in range(K):
-                    new_trans[m, 0, k] = fwd[c, 0, k] * bwd[c, 0, k]
-                for j in range(K):
-                    for k in range(K):
-                        new_trans[m, j + 1, k] = Ac[j + 1, k] * xi[c, j, k]
-                g0 = start[m]
-                for t in range(T):
-                    for k in range(K):
-                        new_gamma[g0 + t, k] = fwd[c, t, k] * bwd[c, t, k]
+                store_sentence(Ac, fwd[c], bwd[c], xi[c], T, new_trans[m], new_gamma[start[m]:start[m] + T])
         # add every sentence's change to the counts (rounded to the storage dtype)
         for m in range(nb):
             i = order[lo + m]

@@ -25,7 +25,7 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-from ..kernels.hmm import forward_backward, gather_emissions
+from ..kernels.hmm import forward_backward, gather_emissions, store_sentence
 
 _TINY = 1e-300
 
@@ -161,6 +161,28 @@ def totals_from_local(tokens, offsets, sent_trans, gamma, W, trans_out, emit_out
 
 
 @njit(cache=True)
+def move_sentence(C_trans, row_tot, C_emit, col_tot, sent_trans_i, gamma, tokens, s, T, sign):
+    """Add (``sign=+1``) or subtract (``-1``) one sentence's stored statistics from the totals.
+
+    ``sent_trans_i`` (K+1, K) is the sentence's expected transition table and
+    ``gamma[s:s+T]`` its state marginals; ``row_tot`` / ``col_tot`` are the row
+    sums of ``C_trans`` and the column sums of ``C_emit``, kept in step.
+    """
+    K = C_trans.shape[1]
+    for j in range(K + 1):
+        for k in range(K):
+            v = sign * np.float64(sent_trans_i[j, k])
+            C_trans[j, k] += v
+            row_tot[j] += v
+    for t in range(T):
+        w = tokens[s + t]
+        for k in range(K):
+            v = sign * np.float64(gamma[s + t, k])
+            C_emit[w, k] += v
+            col_tot[k] += v
+
+
+@njit(cache=True)
 def cvi2_pass(C_trans, C_emit, sent_trans, gamma, tokens, offsets, order, alpha, beta, allowed):
     """One sweep of CVI algorithm 2 (thesis 3.44-3.50), sentences in ``order``.
 
@@ -193,18 +215,7 @@ def cvi2_pass(C_trans, C_emit, sent_trans, gamma, tokens, offsets, order, alpha,
         T = offsets[i + 1] - s
         if T == 0:
             continue
-        # subtract sentence i
-        for j in range(K + 1):
-            for k in range(K):
-                v = sent_trans[i, j, k]
-                C_trans[j, k] -= v
-                row_tot[j] -= v
-        for t in range(T):
-            w = tokens[s + t]
-            for k in range(K):
-                v = gamma[s + t, k]
-                C_emit[w, k] -= v
-                col_tot[k] -= v
+        move_sentence(C_trans, row_tot, C_emit, col_tot, sent_trans[i], gamma, tokens, s, T, -1.0)
         # surrogate parameters (thesis eq. 3.49-3.50)
         for j in range(K + 1):
             den = 1.0 / (max(row_tot[j], 0.0) + K * alpha)
@@ -221,24 +232,9 @@ def cvi2_pass(C_trans, C_emit, sent_trans, gamma, tokens, offsets, order, alpha,
                     if allowed[w, k] == 0:
                         E[t, k] = 0.0
         ll += forward_backward(A, E, T, fwd, bwd, scale, xi)
-        # store and add back
-        for k in range(K):
-            sent_trans[i, 0, k] = fwd[0, k] * bwd[0, k]
-        for j in range(K):
-            for k in range(K):
-                sent_trans[i, j + 1, k] = A[j + 1, k] * xi[j, k]
-        for j in range(K + 1):
-            for k in range(K):
-                v = np.float64(sent_trans[i, j, k])
-                C_trans[j, k] += v
-                row_tot[j] += v
-        for t in range(T):
-            w = tokens[s + t]
-            for k in range(K):
-                gamma[s + t, k] = fwd[t, k] * bwd[t, k]
-                v = np.float64(gamma[s + t, k])
-                C_emit[w, k] += v
-                col_tot[k] += v
+        # store (rounded to the storage dtype, so that the later subtraction is exact) and add back
+        store_sentence(A, fwd, bwd, xi, T, sent_trans[i], gamma[s:s + T])
+        move_sentence(C_trans, row_tot, C_emit, col_tot, sent_trans[i], gamma, tokens, s, T, 1.0)
     return ll
 
 

@@ -104,6 +104,25 @@ def forward_backward(A, E, T, fwd, bwd, scale, xi):
 
 
 @njit(cache=True)
+def store_sentence(A, fwd, bwd, xi, T, trans, gamma):
+    """Write one sentence's expected counts after :func:`forward_backward` under ``A``.
+
+    ``trans`` (K+1, K): start row ``q(z_0)`` and transitions ``A[j+1, k] * xi[j, k]``;
+    ``gamma`` (at least T, K): the state marginals ``fwd[t] * bwd[t]``.
+    Values are cast to the arrays' dtype (float32 storage is allowed).
+    """
+    K = A.shape[1]
+    for k in range(K):
+        trans[0, k] = fwd[0, k] * bwd[0, k]
+    for j in range(K):
+        for k in range(K):
+            trans[j + 1, k] = A[j + 1, k] * xi[j, k]
+    for t in range(T):
+        for k in range(K):
+            gamma[t, k] = fwd[t, k] * bwd[t, k]
+
+
+@njit(cache=True)
 def fb_workspace_for(offsets, K):
     """:func:`fb_workspace` sized for the longest of the sequences cut at ``offsets`` (at least 1 token)."""
     T_max = 1
