@@ -49,6 +49,8 @@ from induce.taggers import HMMTagger
 ROOT = Path(__file__).resolve().parent
 CORPORA = Path(os.environ.get("INDUCE_CORPORA", ROOT.parent.parent / "shared" / "corpora"))
 ALGORITHMS = ("em", "vi", "cvi1", "cvi2", "cgs")
+# accuracy/tune also take "em-map" (Baum-Welch with MAP M-steps under the Dirichlet
+# priors, HMMTagger(map_estimate=True)) and "hmmlearn" (the peer's EM, posterior decoding)
 
 
 def conll2000():
@@ -114,6 +116,15 @@ def hmmlearn_em(corpus, K, n_iter, seed):
     model.fit_cpu_seconds = time.process_time() - cpu
     _, states = model.decode(X, lengths, algorithm="map")
     return model, seconds, states
+
+
+def fit_labels(corpus, infer, K, n_iter, alpha, beta, seed, block=0):
+    """State labels of one fit: an induce algorithm, ``em-map`` or ``hmmlearn`` (CategoricalHMM EM)."""
+    if infer == "hmmlearn":
+        return hmmlearn_em(corpus, K, n_iter, seed)[2]
+    name, map_estimate = ("em", True) if infer == "em-map" else (infer, False)
+    return HMMTagger(n_states=K, infer=name, n_iter=n_iter, alpha=alpha, beta=beta, map_estimate=map_estimate,
+                     cvi2_block=block, random_state=seed).fit(corpus).labels_
 
 
 def compile_seconds():
@@ -218,13 +229,13 @@ def mode_tune(args):
     for infer in args.algorithms.split(","):
         n_iter = args.cgs_iterations if infer == "cgs" else args.iterations
         # maximum-likelihood EM has no hyperparameters: one run
-        alphas, betas = ([1.0], [1.0]) if infer == "em" else (_grid(args.alpha_grid), _grid(args.beta_grid))
+        fixed = infer in ("em", "hmmlearn")
+        alphas, betas = ([1.0], [1.0]) if fixed else (_grid(args.alpha_grid), _grid(args.beta_grid))
         for a in alphas:
             for b in betas:
                 start = time.perf_counter()
-                model = HMMTagger(n_states=K, infer=infer, n_iter=n_iter, alpha=a, beta=b,
-                                  random_state=args.seed_base).fit(corpus)
-                rep = tagging_report(model.labels_, gold, corpus.offsets)
+                labels = fit_labels(corpus, infer, K, n_iter, a, b, args.seed_base)
+                rep = tagging_report(labels, gold, corpus.offsets)
                 runs.append({"algorithm": infer, "alpha": a, "beta": b, "iterations": n_iter,
                              "seconds": time.perf_counter() - start, **rep})
                 print(f"{infer:5s} alpha={a:<6g} beta={b:<6g} M-1cv {rep['m1_cv']:.3f} 1-1 {rep['1to1']:.3f} "
@@ -252,9 +263,8 @@ def mode_accuracy(args):
         for seed in range(args.seed_base, args.seed_base + args.seeds):
             n_iter = args.cgs_iterations if infer == "cgs" else args.iterations
             start = time.perf_counter()
-            model = HMMTagger(n_states=K, infer=infer, n_iter=n_iter, alpha=choice["alpha"], beta=choice["beta"],
-                              cvi2_block=args.block_size, random_state=seed).fit(corpus)
-            rep = tagging_report(model.labels_, gold, corpus.offsets)
+            labels = fit_labels(corpus, infer, K, n_iter, choice["alpha"], choice["beta"], seed, args.block_size)
+            rep = tagging_report(labels, gold, corpus.offsets)
             rep["seconds"] = time.perf_counter() - start
             runs.append(rep)
         row = {"algorithm": infer, "iterations": args.cgs_iterations if infer == "cgs" else args.iterations,
