@@ -66,6 +66,11 @@ def dirichlet_kl(posterior: np.ndarray, prior: float) -> float:
     )
 
 
+def _log_support(P: np.ndarray) -> float:
+    """``sum log P`` over the positive entries of ``P`` (the support of a clipped MAP estimate)."""
+    return float(np.log(P[P > 0]).sum())
+
+
 @dataclass
 class _Data:
     tokens: np.ndarray
@@ -320,8 +325,10 @@ class HMMTagger:
                 objective = ll - dirichlet_kl(prev_t + self.alpha, self.alpha) - dirichlet_kl(prev_e + self.beta, self.beta)
                 name = "elbo"
             elif self.map_estimate:
-                with np.errstate(divide="ignore"):
-                    objective = ll + (self.alpha - 1) * np.log(A).sum() + (self.beta - 1) * np.log(B).sum()
+                # log posterior up to a constant; the log prior is taken over the support
+                # (entries the clipped MAP of ``map_params`` keeps positive): with a prior
+                # below 1 the density is unbounded at the zeros it creates
+                objective = ll + (self.alpha - 1) * _log_support(A) + (self.beta - 1) * _log_support(B)
                 name = "log_posterior"
             else:
                 objective, name = ll, "log_likelihood"

@@ -67,6 +67,18 @@ def test_map_em_objective_never_decreases(hmm_corpus):
     assert np.all(np.diff(values) >= -1e-6 * np.abs(values[1:]))
 
 
+@pytest.mark.parametrize("alpha,beta", [(1.0, 1.0), (1.0, 0.3)])
+def test_map_em_objective_is_finite_at_and_below_a_flat_prior(hmm_corpus, alpha, beta):
+    """A prior of exactly 1 adds nothing (no 0 * log 0 = nan); below 1 the clipped zeros are left out."""
+    ml = HMMTagger(n_states=4, infer="em", n_iter=5, random_state=2).fit(hmm_corpus)
+    model = HMMTagger(n_states=4, infer="em", map_estimate=True, n_iter=5, alpha=alpha, beta=beta,
+                      random_state=2).fit(hmm_corpus)
+    values = np.array([r["log_posterior"] for r in model.trace_])
+    assert np.all(np.isfinite(values))
+    if beta == 1.0:
+        np.testing.assert_allclose(values, [r["log_likelihood"] for r in ml.trace_], rtol=1e-9)
+
+
 @pytest.mark.parametrize("infer", ["em", "cvi2", "cgs"])
 def test_same_seed_same_result(hmm_corpus, infer):
     fit = lambda seed: HMMTagger(n_states=4, infer=infer, n_iter=5, random_state=seed).fit(hmm_corpus)
