@@ -9,6 +9,7 @@ Usage::
     python benchmarks/hmm_bench.py blocks --corpus wsj --block-sizes 0,16,64,256,1024
     python benchmarks/hmm_bench.py semi --corpus wsj --sizes 1000,2000,3000,all
     python benchmarks/hmm_bench.py semi --corpus wsj --sizes 1000 --cutoffs 1,2,3,5,10
+    python benchmarks/hmm_bench.py semi-tune --corpus wsj --algorithms em,vi,cvi1,cvi2
 
 ``speed``: seconds per iteration of every algorithm on CoNLL-2000 train+test
 (259k tokens, K=45) next to hmmlearn's ``CategoricalHMM`` EM
@@ -22,6 +23,9 @@ best setting per algorithm and metric goes to the JSON, which ``accuracy
 --tuned`` reads (choosing by cross-validated M-1).
 ``blocks``: block-parallel cvi2 against the exact order (s/iter, final metrics).
 ``semi``: tag-dictionary (Merialdo) accuracy by training size and cutoff d.
+``semi-tune``: alpha x beta grid for ``semi`` on sentences 1000-1999 with the
+complete dictionary (``semi --tuned`` reads the best setting by accuracy).
+``accuracy`` and ``tune`` also take ``em-map`` (MAP Baum-Welch) and ``hmmlearn``.
 ``peer``: hmmlearn EM vs induce cvi2 on CoNLL-2000 train+test with posterior
 decoding (the issue's reference: hmmlearn M-1 52.2, 1-1 35.2, V-M 45.4, VI 5.22).
 Every mode prints a table and writes JSON under ``benchmarks/results/``.
@@ -295,6 +299,7 @@ def mode_semi(args):
 
     full, column = corpus_by_name(args.corpus)
     complete = TagDictionary.from_gold(full, column, cutoff=1)
+    tuned = json.loads(Path(args.tuned).read_text())["best"] if args.tuned else {}
     rows = []
     sizes = [s for s in args.sizes.split(",")]
     cutoffs = [int(d) for d in args.cutoffs.split(",")]
@@ -310,14 +315,16 @@ def mode_semi(args):
             tag_dict = TagDictionary(full.vocab, complete.tags, allowed)
             for infer in args.algorithms.split(","):
                 accs, secs = [], []
+                # alpha, beta: chosen by held-out accuracy (semi-tune mode) when --tuned is given
+                choice = tuned.get(infer, {}).get("accuracy", {"alpha": args.alpha, "beta": args.beta})
                 for seed in range(args.seed_base, args.seed_base + args.seeds):
                     n_iter = args.cgs_iterations if infer == "cgs" else args.iterations
                     start = time.perf_counter()
-                    model = HMMTagger(infer=infer, n_iter=n_iter, alpha=args.alpha, beta=args.beta,
+                    model = HMMTagger(infer=infer, n_iter=n_iter, alpha=choice["alpha"], beta=choice["beta"],
                                       random_state=seed).fit(train, tag_dict)
                     secs.append(time.perf_counter() - start)
                     accs.append(float(np.mean(model.labels_ == gold)))
-                row = {"sentences": n, "tokens": train.n_tokens, "cutoff": d, "algorithm": infer,
+                row = {"sentences": n, "tokens": train.n_tokens, "cutoff": d, "algorithm": infer, **choice,
                        "ambiguity": tag_dict.ambiguity(train), "accuracy": statistics.mean(accs),
                        "accuracy_sd": statistics.stdev(accs) if len(accs) > 1 else 0.0, "runs": accs,
                        "seconds": statistics.mean(secs)}
@@ -326,6 +333,43 @@ def mode_semi(args):
                       f"±{row['accuracy_sd']:.4f} {row['seconds']:.1f}s", flush=True)
     return {"corpus": args.corpus, "gold_column": column, "alpha": args.alpha, "beta": args.beta,
             "iterations": args.iterations, "seeds": args.seeds, "rows": rows}
+
+
+def mode_semi_tune(args):
+    """alpha x beta grid for the tag-dictionary task on held-out sentences 1000-1999 of ``--corpus``.
+
+    The dictionary is the complete one of the whole corpus (as in ``semi``); one seed; the
+    best setting by accuracy per algorithm goes to ``best[algorithm]["accuracy"]`` for
+    ``semi --tuned``.
+    """
+    from induce.corpus.corpus import Corpus
+    from induce.taggers import TagDictionary
+
+    full, column = corpus_by_name(args.corpus)
+    complete = TagDictionary.from_gold(full, column, cutoff=1)
+    dev = Corpus.from_sentences(full.sentences[1000:2000], vocab=full.vocab, tag_vocabs=full.tag_vocabs,
+                                name=f"{args.corpus}[1000:2000]")
+    gold = dev.tags[column]
+    runs = []
+    for infer in args.algorithms.split(","):
+        n_iter = args.cgs_iterations if infer == "cgs" else args.iterations
+        alphas, betas = ([1.0], [1.0]) if infer == "em" else (_grid(args.alpha_grid), _grid(args.beta_grid))
+        for a in alphas:
+            for b in betas:
+                start = time.perf_counter()
+                model = HMMTagger(infer=infer, n_iter=n_iter, alpha=a, beta=b,
+                                  random_state=args.seed_base).fit(dev, complete)
+                acc = float(np.mean(model.labels_ == gold))
+                runs.append({"algorithm": infer, "alpha": a, "beta": b, "accuracy": acc,
+                             "seconds": time.perf_counter() - start})
+                print(f"{infer:5s} alpha={a:<6g} beta={b:<6g} accuracy {acc:.4f} {runs[-1]['seconds']:.1f}s", flush=True)
+    best = {}
+    for infer in args.algorithms.split(","):
+        r = max((r for r in runs if r["algorithm"] == infer), key=lambda r: r["accuracy"])
+        best[infer] = {"accuracy": {"alpha": r["alpha"], "beta": r["beta"], "value": r["accuracy"]}}
+        print(infer, "best:", best[infer]["accuracy"])
+    return {"corpus": args.corpus, "held_out": "sentences 1000-1999", "gold_column": column,
+            "iterations": args.iterations, "runs": runs, "best": best}
 
 
 def mode_peer(args):
@@ -347,7 +391,7 @@ def mode_peer(args):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("mode", choices=("speed", "accuracy", "peer", "tune", "blocks", "semi"))
+    parser.add_argument("mode", choices=("speed", "accuracy", "peer", "tune", "blocks", "semi", "semi-tune"))
     parser.add_argument("--corpus", default=None, help="conll2000 | wsj1k | wsj | ewt | brown | brown-base")
     parser.add_argument("--states", type=int, default=None)
     parser.add_argument("--iterations", type=int, default=None)
@@ -359,7 +403,8 @@ def main():
     parser.add_argument("--seed-base", type=int, default=0, help="first seed (runs use seed-base .. +seeds-1)")
     parser.add_argument("--alpha-grid", default="0.003,0.01,0.03,0.1,0.3,1.0")
     parser.add_argument("--beta-grid", default="0.003,0.01,0.03,0.1,0.3,1.0")
-    parser.add_argument("--tuned", default=None, help="JSON written by the tune mode: per-algorithm alpha, beta")
+    parser.add_argument("--tuned", default=None,
+                        help="JSON written by the tune (accuracy) or semi-tune (semi) mode: per-algorithm alpha, beta")
     parser.add_argument("--block-size", type=int, default=0, help="cvi2 block size (0: exact sequential)")
     parser.add_argument("--tag", default="", help="suffix of the JSON file name")
     parser.add_argument("--block-sizes", default="16,256",
@@ -370,12 +415,12 @@ def main():
     args = parser.parse_args()
     defaults = {"speed": ("conll2000", 45, 3), "accuracy": ("wsj1k", None, 200), "peer": ("conll2000", 45, 50),
                 "tune": ("wsjdev", None, 200), "blocks": ("wsj", None, 50),
-                "semi": ("wsj", None, 50)}
+                "semi": ("wsj", None, 50), "semi-tune": ("wsj", None, 50)}
     corpus, states, iterations = defaults[args.mode]
     args.corpus = args.corpus or corpus
     args.states = args.states if args.states is not None else states
     args.iterations = args.iterations or iterations
-    result = globals()[f"mode_{args.mode}"](args)
+    result = globals()[f"mode_{args.mode.replace('-', '_')}"](args)
     result.update({"date": time.strftime("%Y-%m-%d"), "machine": machine()})
     out = ROOT / "results" / f"hmm_{args.mode}_{args.corpus}{args.tag}.json"
     out.parent.mkdir(exist_ok=True)
