@@ -268,7 +268,7 @@ def factorised_counts(tokens, offsets, q, W, G, C_emit):
             C_emit[tokens[p], k] += q[p, k]
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath={"reassoc", "contract"})
 def cvi1_pass(G, C_emit, q, tokens, offsets, order, alpha, beta, allowed):
     """One sweep of CVI algorithm 1 (thesis eq. 3.33 with 3.37-3.39), token by token.
 
@@ -283,13 +283,23 @@ def cvi1_pass(G, C_emit, q, tokens, offsets, order, alpha, beta, allowed):
       x (E[C^{\\t}_{k,x_t}] + b) / (E[C^{\\t}_{.,k}] + W b)           (3.34)
 
     and the new statistics are added back.  Returns the mean absolute change of q.
+
+    The counts without token ``t`` are never formed: with ``G^{\\t} = G - q_{t-1} q_t^T
+    - q_t q_{t+1}^T``, the two products it enters, ``q_{t-1}^T G^{\\t}`` (3.37) and
+    ``G^{\\t} q_{t+1}`` (3.39), are one pass over ``G`` plus O(K) corrections,
+    and putting token ``t`` back with its new ``q_t`` is one rank-2 update of
+    ``G`` by the change ``d = q_t^{new} - q_t``: two O(K^2) passes per token.
     """
     K = G.shape[1]
     W = C_emit.shape[0]
     R = G.sum(axis=1)
     col_tot = C_emit.sum(axis=0)
+    a = np.zeros(K)
+    b = np.zeros(K)
+    d = np.zeros(K)
+    f1 = np.zeros(K)
     new = np.empty(K)
-    f1 = np.empty(K)
+    num = np.empty(K)
     change = 0.0
     constrained = allowed.shape[0] > 0
     for n in range(order.shape[0]):
@@ -300,90 +310,97 @@ def cvi1_pass(G, C_emit, q, tokens, offsets, order, alpha, beta, allowed):
             p = s + t
             w = tokens[p]
             qt = q[p]
-            # remove pair (t-1, t), pair (t, t+1) and the emission of t
-            if t == 0:
-                for k in range(K):
-                    G[0, k] -= qt[k]
-                R[0] -= 1.0
-            else:
-                _outer_add(G, 1, q[p - 1], qt, -1.0)
-                for j in range(K):
-                    R[1 + j] -= q[p - 1, j]
-            if t < T - 1:
-                _outer_add(G, 1, qt, q[p + 1], -1.0)
-                for j in range(K):
-                    R[1 + j] -= qt[j]
+            # neighbours' marginals; a missing neighbour contributes no pair (zero vector)
             for k in range(K):
-                C_emit[w, k] -= qt[k]
-                col_tot[k] -= qt[k]
-            # factor 1 (eq. 3.37): expected count of z_{t-1} -> k
+                a[k] = q[p - 1, k] if t > 0 else 0.0
+                b[k] = q[p + 1, k] if t < T - 1 else 0.0
+            # one pass over G[1:]: f1 = a^T G[1:], num = G[1:] b, with token t's pairs still in
+            for k in range(K):
+                f1[k] = 0.0
+            for j in range(K):
+                aj = a[j]
+                dot = 0.0
+                for k in range(K):
+                    g = G[1 + j, k]
+                    f1[k] += aj * g
+                    dot += g * b[k]
+                num[j] = dot
+            # factor 1 (eq. 3.37): expected count of z_{t-1} -> k without token t's pairs
             if t == 0:
                 for k in range(K):
-                    f1[k] = max(G[0, k], 0.0) + alpha
+                    f1[k] = max(G[0, k] - qt[k], 0.0) + alpha
             else:
-                qp = q[p - 1]
+                aa = 0.0
+                aq = 0.0
                 for k in range(K):
-                    f1[k] = 0.0
-                for j in range(K):
-                    a = qp[j]
-                    for k in range(K):
-                        f1[k] += a * G[1 + j, k]
+                    aa += a[k] * a[k]
+                    aq += a[k] * qt[k]
+                for k in range(K):
+                    f1[k] -= aa * qt[k] + aq * b[k]
                 if t >= 2:
+                    # the pair (t-2, t-1) enters once, not through q_{t-1}^T G (3.37)
                     qpp = q[p - 2]
                     dot = 0.0
                     for j in range(K):
-                        dot += qp[j] * qpp[j]
+                        dot += a[j] * qpp[j]
                     for k in range(K):
-                        f1[k] += qp[k] * (qpp[k] - dot)
+                        f1[k] += a[k] * (qpp[k] - dot)
                 for k in range(K):
                     f1[k] = max(f1[k], 0.0) + alpha
-            # factor 2 (eq. 3.39) and factor 3 (eq. 3.34)
+            # factor 3 (eq. 3.34) and factor 2 (eq. 3.39)
             tot = 0.0
-            for k in range(K):
-                v = f1[k] * (max(C_emit[w, k], 0.0) + beta) / (max(col_tot[k], 0.0) + W * beta)
-                if t < T - 1:
-                    qn = q[p + 1]
-                    num = 0.0
-                    for l in range(K):
-                        num += G[1 + k, l] * qn[l]
+            if t < T - 1:
+                qb = 0.0
+                bb = 0.0
+                for k in range(K):
+                    qb += qt[k] * b[k]
+                    bb += b[k] * b[k]
+                bc = 0.0
+                c = b
+                if t < T - 2:
+                    c = q[p + 2]
+                    for k in range(K):
+                        bc += b[k] * c[k]
+                for k in range(K):
+                    nk = num[k] - a[k] * qb - qt[k] * bb
                     if t < T - 2:
-                        qnn = q[p + 2]
-                        dot = 0.0
-                        for l in range(K):
-                            dot += qn[l] * qnn[l]
-                        num += qn[k] * (qnn[k] - dot)
-                    num = max(num, 0.0) + alpha
-                    den = max(R[1 + k], 0.0) + K * alpha
-                    if t > 0:
-                        num += q[p - 1, k] * qn[k]
-                        den += q[p - 1, k]
-                    v *= num / den
+                        nk += b[k] * (c[k] - bc)
+                    nk = max(nk, 0.0) + alpha + a[k] * b[k]
+                    den = max(R[1 + k] - a[k] - qt[k], 0.0) + K * alpha + a[k]
+                    new[k] = f1[k] * nk / den
+            else:
+                for k in range(K):
+                    new[k] = f1[k]
+            for k in range(K):
+                v = new[k] * (max(C_emit[w, k] - qt[k], 0.0) + beta) / (max(col_tot[k] - qt[k], 0.0) + W * beta)
                 if constrained and allowed[w, k] == 0:
                     v = 0.0
                 new[k] = v
                 tot += v
             if tot < _TINY:
                 tot = _TINY
+            # new q(z_t); d = new - old is what the counts change by
             for k in range(K):
                 v = new[k] / tot
-                change += abs(v - qt[k])
+                d[k] = v - qt[k]
+                change += abs(d[k])
                 qt[k] = v
-            # add back
             if t == 0:
                 for k in range(K):
-                    G[0, k] += qt[k]
-                R[0] += 1.0
-            else:
-                _outer_add(G, 1, q[p - 1], qt, 1.0)
+                    G[0, k] += d[k]
+            if T > 1:
+                # G[1:] += a d^T + d b^T; the row totals change by d (pair t -> t+1)
                 for j in range(K):
-                    R[1 + j] += q[p - 1, j]
-            if t < T - 1:
-                _outer_add(G, 1, qt, q[p + 1], 1.0)
-                for j in range(K):
-                    R[1 + j] += qt[j]
+                    aj = a[j]
+                    dj = d[j]
+                    for k in range(K):
+                        G[1 + j, k] += aj * d[k] + dj * b[k]
+                if t < T - 1:
+                    for j in range(K):
+                        R[1 + j] += d[j]
             for k in range(K):
-                C_emit[w, k] += qt[k]
-                col_tot[k] += qt[k]
+                C_emit[w, k] += d[k]
+                col_tot[k] += d[k]
     return change / max(1, tokens.shape[0])
 
 
