@@ -288,7 +288,8 @@ def cvi1_pass(G, C_emit, q, tokens, offsets, order, alpha, beta, allowed):
     - q_t q_{t+1}^T``, the two products it enters, ``q_{t-1}^T G^{\\t}`` (3.37) and
     ``G^{\\t} q_{t+1}`` (3.39), are one pass over ``G`` plus O(K) corrections,
     and putting token ``t`` back with its new ``q_t`` is one rank-2 update of
-    ``G`` by the change ``d = q_t^{new} - q_t``: two O(K^2) passes per token.
+    ``G`` by the change ``d = q_t^{new} - q_t``, made during the next token's
+    pass: one O(K^2) pass over ``G`` per token (four multiply-adds per entry).
     """
     K = G.shape[1]
     W = C_emit.shape[0]
@@ -300,6 +301,10 @@ def cvi1_pass(G, C_emit, q, tokens, offsets, order, alpha, beta, allowed):
     f1 = np.zeros(K)
     new = np.empty(K)
     num = np.empty(K)
+    pa = np.zeros(K)
+    pd = np.zeros(K)
+    pb = np.zeros(K)
+    pending = False
     change = 0.0
     constrained = allowed.shape[0] > 0
     for n in range(order.shape[0]):
@@ -314,16 +319,26 @@ def cvi1_pass(G, C_emit, q, tokens, offsets, order, alpha, beta, allowed):
             for k in range(K):
                 a[k] = q[p - 1, k] if t > 0 else 0.0
                 b[k] = q[p + 1, k] if t < T - 1 else 0.0
-            # one pass over G[1:]: f1 = a^T G[1:], num = G[1:] b, with token t's pairs still in
+            # one pass over G[1:]: f1 = a^T G[1:], num = G[1:] b, with token t's pairs
+            # still in; the previous token's rank-2 update is applied in the same pass
             for k in range(K):
                 f1[k] = 0.0
             for j in range(K):
                 aj = a[j]
                 dot = 0.0
-                for k in range(K):
-                    g = G[1 + j, k]
-                    f1[k] += aj * g
-                    dot += g * b[k]
+                if pending:
+                    paj = pa[j]
+                    pdj = pd[j]
+                    for k in range(K):
+                        g = G[1 + j, k] + paj * pd[k] + pdj * pb[k]
+                        G[1 + j, k] = g
+                        f1[k] += aj * g
+                        dot += g * b[k]
+                else:
+                    for k in range(K):
+                        g = G[1 + j, k]
+                        f1[k] += aj * g
+                        dot += g * b[k]
                 num[j] = dot
             # factor 1 (eq. 3.37): expected count of z_{t-1} -> k without token t's pairs
             if t == 0:
@@ -388,19 +403,23 @@ def cvi1_pass(G, C_emit, q, tokens, offsets, order, alpha, beta, allowed):
             if t == 0:
                 for k in range(K):
                     G[0, k] += d[k]
-            if T > 1:
-                # G[1:] += a d^T + d b^T; the row totals change by d (pair t -> t+1)
+            # G[1:] += a d^T + d b^T, deferred to the next pass over G; the row
+            # totals change by d (pair t -> t+1)
+            pending = T > 1
+            for k in range(K):
+                pa[k] = a[k]
+                pd[k] = d[k]
+                pb[k] = b[k]
+            if t < T - 1:
                 for j in range(K):
-                    aj = a[j]
-                    dj = d[j]
-                    for k in range(K):
-                        G[1 + j, k] += aj * d[k] + dj * b[k]
-                if t < T - 1:
-                    for j in range(K):
-                        R[1 + j] += d[j]
+                    R[1 + j] += d[j]
             for k in range(K):
                 C_emit[w, k] += d[k]
                 col_tot[k] += d[k]
+    if pending:
+        for j in range(K):
+            for k in range(K):
+                G[1 + j, k] += pa[j] * pd[k] + pd[j] * pb[k]
     return change / max(1, tokens.shape[0])
 
 
