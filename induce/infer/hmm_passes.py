@@ -308,7 +308,7 @@ def factorised_counts(tokens, offsets, q, W, G, C_emit):
             C_emit[tokens[p], k] += q[p, k]
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath={"reassoc", "contract"})
 def cvi1_pass(G, C_emit, q, tokens, offsets, order, alpha, beta, allowed):
     """One sweep of CVI algorithm 1 (thesis eq. 3.33 with 3.37-3.39), token by token.
 
@@ -323,13 +323,28 @@ def cvi1_pass(G, C_emit, q, tokens, offsets, order, alpha, beta, allowed):
       x (E[C^{\\t}_{k,x_t}] + b) / (E[C^{\\t}_{.,k}] + W b)           (3.34)
 
     and the new statistics are added back.  Returns the mean absolute change of q.
+
+    The counts without token ``t`` are never formed: with ``G^{\\t} = G - q_{t-1} q_t^T
+    - q_t q_{t+1}^T``, the two products it enters, ``q_{t-1}^T G^{\\t}`` (3.37) and
+    ``G^{\\t} q_{t+1}`` (3.39), are one pass over ``G`` plus O(K) corrections,
+    and putting token ``t`` back with its new ``q_t`` is one rank-2 update of
+    ``G`` by the change ``d = q_t^{new} - q_t``, made during the next token's
+    pass: one O(K^2) pass over ``G`` per token (four multiply-adds per entry).
     """
     K = G.shape[1]
     W = C_emit.shape[0]
     R = G.sum(axis=1)
     col_tot = C_emit.sum(axis=0)
+    a = np.zeros(K)
+    b = np.zeros(K)
+    d = np.zeros(K)
+    f1 = np.zeros(K)
     new = np.empty(K)
-    f1 = np.empty(K)
+    num = np.empty(K)
+    pa = np.zeros(K)
+    pd = np.zeros(K)
+    pb = np.zeros(K)
+    pending = False
     change = 0.0
     constrained = allowed.shape[0] > 0
     for n in range(order.shape[0]):
@@ -340,90 +355,111 @@ def cvi1_pass(G, C_emit, q, tokens, offsets, order, alpha, beta, allowed):
             p = s + t
             w = tokens[p]
             qt = q[p]
-            # remove pair (t-1, t), pair (t, t+1) and the emission of t
-            if t == 0:
-                for k in range(K):
-                    G[0, k] -= qt[k]
-                R[0] -= 1.0
-            else:
-                _outer_add(G, 1, q[p - 1], qt, -1.0)
-                for j in range(K):
-                    R[1 + j] -= q[p - 1, j]
-            if t < T - 1:
-                _outer_add(G, 1, qt, q[p + 1], -1.0)
-                for j in range(K):
-                    R[1 + j] -= qt[j]
+            # neighbours' marginals; a missing neighbour contributes no pair (zero vector)
             for k in range(K):
-                C_emit[w, k] -= qt[k]
-                col_tot[k] -= qt[k]
-            # factor 1 (eq. 3.37): expected count of z_{t-1} -> k
+                a[k] = q[p - 1, k] if t > 0 else 0.0
+                b[k] = q[p + 1, k] if t < T - 1 else 0.0
+            # one pass over G[1:]: f1 = a^T G[1:], num = G[1:] b, with token t's pairs
+            # still in; the previous token's rank-2 update is applied in the same pass
+            for k in range(K):
+                f1[k] = 0.0
+            for j in range(K):
+                aj = a[j]
+                dot = 0.0
+                if pending:
+                    paj = pa[j]
+                    pdj = pd[j]
+                    for k in range(K):
+                        g = G[1 + j, k] + paj * pd[k] + pdj * pb[k]
+                        G[1 + j, k] = g
+                        f1[k] += aj * g
+                        dot += g * b[k]
+                else:
+                    for k in range(K):
+                        g = G[1 + j, k]
+                        f1[k] += aj * g
+                        dot += g * b[k]
+                num[j] = dot
+            # factor 1 (eq. 3.37): expected count of z_{t-1} -> k without token t's pairs
             if t == 0:
                 for k in range(K):
-                    f1[k] = max(G[0, k], 0.0) + alpha
+                    f1[k] = max(G[0, k] - qt[k], 0.0) + alpha
             else:
-                qp = q[p - 1]
+                aa = 0.0
+                aq = 0.0
                 for k in range(K):
-                    f1[k] = 0.0
-                for j in range(K):
-                    a = qp[j]
-                    for k in range(K):
-                        f1[k] += a * G[1 + j, k]
+                    aa += a[k] * a[k]
+                    aq += a[k] * qt[k]
+                for k in range(K):
+                    f1[k] -= aa * qt[k] + aq * b[k]
                 if t >= 2:
+                    # the pair (t-2, t-1) enters once, not through q_{t-1}^T G (3.37)
                     qpp = q[p - 2]
                     dot = 0.0
                     for j in range(K):
-                        dot += qp[j] * qpp[j]
+                        dot += a[j] * qpp[j]
                     for k in range(K):
-                        f1[k] += qp[k] * (qpp[k] - dot)
+                        f1[k] += a[k] * (qpp[k] - dot)
                 for k in range(K):
                     f1[k] = max(f1[k], 0.0) + alpha
-            # factor 2 (eq. 3.39) and factor 3 (eq. 3.34)
+            # factor 3 (eq. 3.34) and factor 2 (eq. 3.39)
             tot = 0.0
-            for k in range(K):
-                v = f1[k] * (max(C_emit[w, k], 0.0) + beta) / (max(col_tot[k], 0.0) + W * beta)
-                if t < T - 1:
-                    qn = q[p + 1]
-                    num = 0.0
-                    for l in range(K):
-                        num += G[1 + k, l] * qn[l]
+            if t < T - 1:
+                qb = 0.0
+                bb = 0.0
+                for k in range(K):
+                    qb += qt[k] * b[k]
+                    bb += b[k] * b[k]
+                bc = 0.0
+                c = b
+                if t < T - 2:
+                    c = q[p + 2]
+                    for k in range(K):
+                        bc += b[k] * c[k]
+                for k in range(K):
+                    nk = num[k] - a[k] * qb - qt[k] * bb
                     if t < T - 2:
-                        qnn = q[p + 2]
-                        dot = 0.0
-                        for l in range(K):
-                            dot += qn[l] * qnn[l]
-                        num += qn[k] * (qnn[k] - dot)
-                    num = max(num, 0.0) + alpha
-                    den = max(R[1 + k], 0.0) + K * alpha
-                    if t > 0:
-                        num += q[p - 1, k] * qn[k]
-                        den += q[p - 1, k]
-                    v *= num / den
+                        nk += b[k] * (c[k] - bc)
+                    nk = max(nk, 0.0) + alpha + a[k] * b[k]
+                    den = max(R[1 + k] - a[k] - qt[k], 0.0) + K * alpha + a[k]
+                    new[k] = f1[k] * nk / den
+            else:
+                for k in range(K):
+                    new[k] = f1[k]
+            for k in range(K):
+                v = new[k] * (max(C_emit[w, k] - qt[k], 0.0) + beta) / (max(col_tot[k] - qt[k], 0.0) + W * beta)
                 if constrained and allowed[w, k] == 0:
                     v = 0.0
                 new[k] = v
                 tot += v
             if tot < _TINY:
                 tot = _TINY
+            # new q(z_t); d = new - old is what the counts change by
             for k in range(K):
                 v = new[k] / tot
-                change += abs(v - qt[k])
+                d[k] = v - qt[k]
+                change += abs(d[k])
                 qt[k] = v
-            # add back
             if t == 0:
                 for k in range(K):
-                    G[0, k] += qt[k]
-                R[0] += 1.0
-            else:
-                _outer_add(G, 1, q[p - 1], qt, 1.0)
-                for j in range(K):
-                    R[1 + j] += q[p - 1, j]
-            if t < T - 1:
-                _outer_add(G, 1, qt, q[p + 1], 1.0)
-                for j in range(K):
-                    R[1 + j] += qt[j]
+                    G[0, k] += d[k]
+            # G[1:] += a d^T + d b^T, deferred to the next pass over G; the row
+            # totals change by d (pair t -> t+1)
+            pending = T > 1
             for k in range(K):
-                C_emit[w, k] += qt[k]
-                col_tot[k] += qt[k]
+                pa[k] = a[k]
+                pd[k] = d[k]
+                pb[k] = b[k]
+            if t < T - 1:
+                for j in range(K):
+                    R[1 + j] += d[j]
+            for k in range(K):
+                C_emit[w, k] += d[k]
+                col_tot[k] += d[k]
+    if pending:
+        for j in range(K):
+            for k in range(K):
+                G[1 + j, k] += pa[j] * pd[k] + pd[j] * pb[k]
     return change / max(1, tokens.shape[0])
 
 
@@ -442,6 +478,20 @@ def hard_counts(tokens, offsets, z, W, K, Ct, Ce):
 
 
 @njit(cache=True)
+def _tempered_table(offset, power, n):
+    """``out[c] = (c + offset) ** power`` for the integer counts ``c = 0 .. n-1``."""
+    out = np.empty(n)
+    for c in range(n):
+        if power == 1.0:
+            out[c] = c + offset
+        elif power == -1.0:
+            out[c] = 1.0 / (c + offset)
+        else:
+            out[c] = (c + offset) ** power
+    return out
+
+
+@njit(cache=True)
 def cgs_pass(Ct, Ce, z, tokens, offsets, alpha, beta, temperature, seed, allowed, votes):
     """One sweep of collapsed Gibbs sampling (thesis eq. 3.25) at a temperature.
 
@@ -450,26 +500,51 @@ def cgs_pass(Ct, Ce, z, tokens, offsets, alpha, beta, temperature, seed, allowed
     ``1/temperature``.  When ``votes`` has N rows the new sample is tallied into
     it (for max-marginal decoding over kept samples).  Returns the number of
     changed states.
+
+    Every factor of eq. 3.25 is an integer count plus a constant, so its
+    tempered value ``(c + const) ** (1/temperature)`` is looked up in a table
+    built once per sweep: a token's conditional costs ``5 K`` lookups and
+    multiplications, no power or division.  The deltas of eq. 3.25
+    (``z_{t-1} = z_t``, ``z_{t-1} = z_t = z_{t+1}``) are index offsets into the
+    same tables.  Every transition count and row total indexed is at most the
+    largest state total ``C_{.,k}`` (each token has one incoming transition), so
+    the transition and state-total tables are sized by that and grow when it
+    does; emission counts are at most the largest word frequency.
     """
     np.random.seed(seed)
     K = Ct.shape[1]
     W = Ce.shape[0]
+    N = tokens.shape[0]
     R = Ct.sum(axis=1)
     Nk = Ce.sum(axis=0)
+    for k in range(K):
+        if Ct[:, k].sum() != Nk[k]:
+            raise ValueError("cgs_pass: Ct and Ce are not the counts of one state assignment")
     prob = np.empty(K)
-    inv_temp = 1.0 / temperature
+    s = 1.0 / temperature
+    max_freq = 0
+    for w in range(W):
+        max_freq = max(max_freq, Ce[w].sum())
+    # tempered factors of eq. 3.25 by count: emission numerators (c + beta),
+    # transition numerators (c + alpha), row totals (c + K alpha)^-1, state totals (c + W beta)^-1
+    emit_num = _tempered_table(beta, s, max_freq + 1)
+    size = min(N, 2 * Nk.max()) + 2
+    trans_num = _tempered_table(alpha, s, size)
+    trans_den = _tempered_table(K * alpha, -s, size)
+    emit_den = _tempered_table(W * beta, -s, size)
     constrained = allowed.shape[0] > 0
-    tally = votes.shape[0] == tokens.shape[0]
+    tally = votes.shape[0] == N
     changed = 0
     for i in range(offsets.shape[0] - 1):
-        s = offsets[i]
-        e = offsets[i + 1]
-        for p in range(s, e):
+        start = offsets[i]
+        end = offsets[i + 1]
+        for p in range(start, end):
             w = tokens[p]
             old = z[p]
-            prev = 0 if p == s else 1 + z[p - 1]
-            has_next = p + 1 < e
+            prev = 0 if p == start else 1 + z[p - 1]
+            has_next = p + 1 < end
             nxt = z[p + 1] if has_next else -1
+            same = prev - 1  # the state of z_{t-1} (-1 at a sentence start)
             Ct[prev, old] -= 1
             R[prev] -= 1
             if has_next:
@@ -477,17 +552,16 @@ def cgs_pass(Ct, Ce, z, tokens, offsets, alpha, beta, temperature, seed, allowed
                 R[1 + old] -= 1
             Ce[w, old] -= 1
             Nk[old] -= 1
+            # eq. 3.25 with the counts C^{\t}, tempered
             tot = 0.0
             for k in range(K):
-                v = (Ct[prev, k] + alpha) * (Ce[w, k] + beta) / (Nk[k] + W * beta)
+                v = trans_num[Ct[prev, k]] * emit_num[Ce[w, k]] * emit_den[Nk[k]]
                 if has_next:
-                    same_prev = 1.0 if prev == 1 + k else 0.0
-                    same_all = 1.0 if (prev == 1 + k and nxt == k) else 0.0
-                    v *= (Ct[1 + k, nxt] + alpha + same_all) / (R[1 + k] + K * alpha + same_prev)
+                    d_prev = 1 if k == same else 0
+                    d_all = 1 if (k == same and k == nxt) else 0
+                    v *= trans_num[Ct[1 + k, nxt] + d_all] * trans_den[R[1 + k] + d_prev]
                 if constrained and allowed[w, k] == 0:
                     v = 0.0
-                if inv_temp != 1.0 and v > 0.0:
-                    v = v**inv_temp
                 prob[k] = v
                 tot += v
             u = np.random.random() * tot
@@ -510,6 +584,11 @@ def cgs_pass(Ct, Ce, z, tokens, offsets, alpha, beta, temperature, seed, allowed
                 R[1 + new] += 1
             Ce[w, new] += 1
             Nk[new] += 1
+            if Nk[new] + 2 > size:
+                size = min(N, 2 * Nk[new]) + 2
+                trans_num = _tempered_table(alpha, s, size)
+                trans_den = _tempered_table(K * alpha, -s, size)
+                emit_den = _tempered_table(W * beta, -s, size)
             if tally:
                 votes[p, new] += 1
     return changed

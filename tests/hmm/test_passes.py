@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from scipy.special import gammaln
 from .hmm_brute import brute_force
 
 from induce.infer import hmm_passes as passes
@@ -151,3 +152,60 @@ def test_cgs_keeps_counts_in_sync_and_is_deterministic():
         assert Ct.sum() == len(tokens)
         results.append(z.copy())
     assert np.array_equal(results[0], results[1])
+
+
+def log_joint(z, tokens, offsets, K, W, alpha, beta):
+    """log p(x, z | alpha, beta) of the collapsed HMM, thesis eq. 3.24."""
+    Ct, Ce = np.zeros((K + 1, K)), np.zeros((K, W))
+    for i in range(len(offsets) - 1):
+        for p in range(offsets[i], offsets[i + 1]):
+            Ct[0 if p == offsets[i] else 1 + z[p - 1], z[p]] += 1
+            Ce[z[p], tokens[p]] += 1
+    trans = (gammaln(K * alpha) - gammaln(K * alpha + Ct.sum(axis=1))).sum() + (gammaln(alpha + Ct) - gammaln(alpha)).sum()
+    emit = (gammaln(W * beta) - gammaln(W * beta + Ce.sum(axis=1))).sum() + (gammaln(beta + Ce) - gammaln(beta)).sum()
+    return trans + emit
+
+
+def cgs_reference_sweep(z, tokens, offsets, K, W, alpha, beta, temperature, seed, allowed):
+    """One Gibbs sweep with p(z_t = k | rest) proportional to the full joint (3.24) at z_t = k (eq. 3.25),
+    raised to 1/temperature, drawn by inverse CDF from the same uniform stream as the kernel."""
+    rng = np.random.RandomState(seed)
+    for p in range(len(tokens)):
+        logp = np.empty(K)
+        for k in range(K):
+            z[p] = k
+            logp[k] = log_joint(z, tokens, offsets, K, W, alpha, beta)
+        prob = np.exp((logp - logp.max()) / temperature)
+        if allowed is not None:
+            prob[allowed[tokens[p]] == 0] = 0.0
+        cdf = np.cumsum(prob / prob.sum())
+        z[p] = min(int(np.searchsorted(cdf, rng.random_sample(), side="right")), K - 1)
+
+
+@pytest.mark.parametrize("masked", [False, True])
+def test_cgs_pass_draws_from_the_joint_ratio(masked):
+    """The kernel's draws equal inverse-CDF draws from the brute-force conditional (full-joint ratio, 3.24-3.25)
+    with the same uniforms, at several temperatures, with and without a tag dictionary."""
+    K, W, alpha, beta = 3, 4, 0.4, 0.3
+    tokens, offsets = tiny_corpus(5, I=8, W=W, max_len=5)
+    rng = np.random.default_rng(5)
+    allowed = (rng.random((W, K)) < 0.6).astype(np.uint8)
+    allowed[np.arange(W), rng.integers(0, K, W)] = 1
+    z = rng.integers(0, K, len(tokens)).astype(np.int32)
+    ref = z.copy()
+    Ct, Ce = np.zeros((K + 1, K), np.int64), np.zeros((W, K), np.int64)
+    passes.hard_counts(tokens, offsets, z, W, K, Ct, Ce)
+    votes = np.zeros((len(tokens), K), np.int32)
+    for sweep, temp in enumerate([1.0, 2.0, 0.5, 0.08, 1.0, 0.7]):
+        before = z.copy()
+        changed = passes.cgs_pass(Ct, Ce, z, tokens, offsets, alpha, beta, temp, 40 + sweep,
+                                  allowed if masked else NO_MASK, votes)
+        cgs_reference_sweep(ref, tokens, offsets, K, W, alpha, beta, temp, 40 + sweep, allowed if masked else None)
+        assert np.array_equal(z, ref)
+        assert changed == int((z != before).sum())
+        Ct2, Ce2 = np.zeros_like(Ct), np.zeros_like(Ce)
+        passes.hard_counts(tokens, offsets, z, W, K, Ct2, Ce2)
+        assert np.array_equal(Ct, Ct2) and np.array_equal(Ce, Ce2)
+    assert (votes.sum(axis=1) == 6).all()
+    if masked:
+        assert allowed[tokens, z].all()
