@@ -10,6 +10,7 @@ Usage::
     python benchmarks/hmm_bench.py semi --corpus wsj --sizes 1000,2000,3000,all
     python benchmarks/hmm_bench.py semi --corpus wsj --sizes 1000 --cutoffs 1,2,3,5,10
     python benchmarks/hmm_bench.py semi-tune --corpus wsj --algorithms em,vi,cvi1,cvi2
+    python benchmarks/hmm_bench.py combine --inputs a.json,b.json --tag _10seeds
 
 ``speed``: seconds per iteration of every algorithm on CoNLL-2000 train+test
 (259k tokens, K=45) next to hmmlearn's ``CategoricalHMM`` EM
@@ -25,6 +26,8 @@ best setting per algorithm and metric goes to the JSON, which ``accuracy
 ``semi``: tag-dictionary (Merialdo) accuracy by training size and cutoff d.
 ``semi-tune``: alpha x beta grid for ``semi`` on sentences 1000-1999 with the
 complete dictionary (``semi --tuned`` reads the best setting by accuracy).
+``combine``: pools the runs of several ``accuracy`` JSON files (seed ranges run
+separately) and reports mean and sd over all of them.
 ``accuracy`` and ``tune`` also take ``em-map`` (MAP Baum-Welch) and ``hmmlearn``.
 ``peer``: hmmlearn EM vs induce cvi2 on CoNLL-2000 train+test with posterior
 decoding (the issue's reference: hmmlearn M-1 52.2, 1-1 35.2, V-M 45.4, VI 5.22).
@@ -254,6 +257,45 @@ def mode_tune(args):
     return {"corpus": args.corpus, "gold_column": column, "states": K, "runs": runs, "best": best}
 
 
+def summarize(row):
+    """Mean and sd over ``row["runs"]`` of every tagging metric and the time; prints one line."""
+    runs = row["runs"]
+    for key in ("m1_cv", "m1", "1to1", "1to1_greedy", "vi", "vm", "seconds"):
+        vals = [r[key] for r in runs]
+        row[key] = statistics.mean(vals)
+        row[key + "_sd"] = statistics.stdev(vals) if len(vals) > 1 else 0.0
+    print(f"{row['algorithm']:8s} a={row['alpha']:g} b={row['beta']:g} it={row['iterations']:5d} n={len(runs):2d} "
+          f"M-1cv {row['m1_cv']:.3f}±{row['m1_cv_sd']:.3f} 1-1g {row['1to1_greedy']:.3f}±{row['1to1_greedy_sd']:.3f} "
+          f"1-1 {row['1to1']:.3f}±{row['1to1_sd']:.3f} VI {row['vi']:.3f}±{row['vi_sd']:.3f} "
+          f"V-M {row['vm']:.3f}±{row['vm_sd']:.3f} time {row['seconds']:.1f}s", flush=True)
+    return row
+
+
+def mode_combine(args):
+    """Pool the runs of several ``accuracy`` JSON files (e.g. seeds 0-2 and 3-9) by
+    algorithm and setting; every file must be of the same corpus, K and tuning."""
+    files = [json.loads(Path(f).read_text()) for f in args.inputs.split(",")]
+    for key in ("corpus", "gold_column", "states"):
+        if len({str(f[key]) for f in files}) != 1:
+            raise SystemExit(f"combine: the inputs differ in {key}")
+    pooled, seeds = {}, {}
+    for f in files:
+        for row in f["rows"]:
+            key = (row["algorithm"], row["alpha"], row["beta"], row["iterations"])
+            pooled.setdefault(key, []).extend(row["runs"])
+            seeds.setdefault(key, []).extend(f["seeds"])
+    rows = []
+    for (infer, alpha, beta, iterations), runs in pooled.items():
+        key = (infer, alpha, beta, iterations)
+        if len(set(seeds[key])) != len(seeds[key]):
+            raise SystemExit(f"combine: {infer} has a seed twice: {sorted(seeds[key])}")
+        rows.append(summarize({"algorithm": infer, "alpha": alpha, "beta": beta, "iterations": iterations,
+                               "seeds": sorted(seeds[key]), "runs": runs}))
+    args.corpus = files[0]["corpus"]
+    return {"corpus": args.corpus, "gold_column": files[0]["gold_column"], "states": files[0]["states"],
+            "inputs": args.inputs.split(","), "rows": rows}
+
+
 def mode_accuracy(args):
     corpus, column = corpus_by_name(args.corpus)
     gold = corpus.tags[column]
@@ -271,16 +313,9 @@ def mode_accuracy(args):
             rep = tagging_report(labels, gold, corpus.offsets)
             rep["seconds"] = time.perf_counter() - start
             runs.append(rep)
-        row = {"algorithm": infer, "iterations": args.cgs_iterations if infer == "cgs" else args.iterations,
-               "alpha": choice["alpha"], "beta": choice["beta"], "runs": runs}
-        for key in ("m1_cv", "m1", "1to1", "1to1_greedy", "vi", "vm", "seconds"):
-            vals = [r[key] for r in runs]
-            row[key] = statistics.mean(vals)
-            row[key + "_sd"] = statistics.stdev(vals) if len(vals) > 1 else 0.0
-        rows.append(row)
-        print(f"{infer:5s} a={row['alpha']:g} b={row['beta']:g} it={row['iterations']:5d} M-1cv {row['m1_cv']:.3f}±{row['m1_cv_sd']:.3f} "
-              f"1-1 {row['1to1']:.3f}±{row['1to1_sd']:.3f} VI {row['vi']:.3f}±{row['vi_sd']:.3f} "
-              f"V-M {row['vm']:.3f}±{row['vm_sd']:.3f} time {row['seconds']:.1f}s", flush=True)
+        rows.append(summarize({"algorithm": infer, "alpha": choice["alpha"], "beta": choice["beta"],
+                               "iterations": args.cgs_iterations if infer == "cgs" else args.iterations,
+                               "runs": runs}))
     return {"corpus": args.corpus, "gold_column": column, "states": K, "tuned": args.tuned,
             "cvi2_block": args.block_size, "seeds": list(range(args.seed_base, args.seed_base + args.seeds)),
             "rows": rows}
@@ -391,7 +426,8 @@ def mode_peer(args):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("mode", choices=("speed", "accuracy", "peer", "tune", "blocks", "semi", "semi-tune"))
+    parser.add_argument("mode", choices=("speed", "accuracy", "peer", "tune", "blocks", "semi", "semi-tune", "combine"))
+    parser.add_argument("--inputs", default="", help="combine: comma-separated accuracy JSON files to pool")
     parser.add_argument("--corpus", default=None, help="conll2000 | wsj1k | wsj | ewt | brown | brown-base")
     parser.add_argument("--states", type=int, default=None)
     parser.add_argument("--iterations", type=int, default=None)
@@ -415,7 +451,7 @@ def main():
     args = parser.parse_args()
     defaults = {"speed": ("conll2000", 45, 3), "accuracy": ("wsj1k", None, 200), "peer": ("conll2000", 45, 50),
                 "tune": ("wsjdev", None, 200), "blocks": ("wsj", None, 50),
-                "semi": ("wsj", None, 50), "semi-tune": ("wsj", None, 50)}
+                "semi": ("wsj", None, 50), "semi-tune": ("wsj", None, 50), "combine": (None, None, 0)}
     corpus, states, iterations = defaults[args.mode]
     args.corpus = args.corpus or corpus
     args.states = args.states if args.states is not None else states
