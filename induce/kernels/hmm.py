@@ -22,6 +22,7 @@ import numpy as np
 from numba import njit
 
 _TINY = 1e-300
+_FLUSH = 1e-30
 
 
 @njit(cache=True, fastmath=True)
@@ -103,23 +104,33 @@ def forward_backward(A, E, T, fwd, bwd, scale, xi):
     return total
 
 
+@njit(cache=True, inline="always")
+def _flushed(v):
+    """``v``, or 0 where ``v < _FLUSH`` (an expected count too small to matter)."""
+    return v if v >= _FLUSH else 0.0
+
+
 @njit(cache=True)
 def store_sentence(A, fwd, bwd, xi, T, trans, gamma):
     """Write one sentence's expected counts after :func:`forward_backward` under ``A``.
 
     ``trans`` (K+1, K): start row ``q(z_0)`` and transitions ``A[j+1, k] * xi[j, k]``;
     ``gamma`` (at least T, K): the state marginals ``fwd[t] * bwd[t]``.
-    Values are cast to the arrays' dtype (float32 storage is allowed).
+    Values are cast to the arrays' dtype (float32 storage is allowed); values
+    below ``_FLUSH`` (1e-30) are stored as 0, so that float32 storage never
+    holds subnormal numbers (below 1.2e-38), whose every later conversion or
+    sum takes a microcode assist on x86: once the posteriors sharpen, such
+    values made a cvi2 pass 1.5x slower.
     """
     K = A.shape[1]
     for k in range(K):
-        trans[0, k] = fwd[0, k] * bwd[0, k]
+        trans[0, k] = _flushed(fwd[0, k] * bwd[0, k])
     for j in range(K):
         for k in range(K):
-            trans[j + 1, k] = A[j + 1, k] * xi[j, k]
+            trans[j + 1, k] = _flushed(A[j + 1, k] * xi[j, k])
     for t in range(T):
         for k in range(K):
-            gamma[t, k] = fwd[t, k] * bwd[t, k]
+            gamma[t, k] = _flushed(fwd[t, k] * bwd[t, k])
 
 
 @njit(cache=True)
