@@ -3,6 +3,7 @@
 Usage::
 
     python benchmarks/hdp_bench.py recovery [--runs 10] [--cvi-iter 1000] [--beam-iter 3000]
+        [--first-dataset 1010 --datasets theta_pos theta_neg --algorithms cvi]
     python benchmarks/hdp_bench.py speed [--iterations 300]
     python benchmarks/hdp_bench.py qc-sim [--runs 5]
     python benchmarks/hdp_bench.py qc-alice [--K 10] [--iterations 100] [--runs 1] [--driver heuristic --eval-every 20]
@@ -74,33 +75,44 @@ def _save(name: str, payload: dict) -> None:
 
 # ------------------------------------------------------------------ recovery
 def recovery(args) -> None:
+    """Fresh datasets ``first_dataset .. first_dataset + runs - 1`` (seeds of the samplers), ``random_state`` = offset."""
     datasets = {"theta_pos": (lambda s: sample_zhang("pos", seed=s), 10, 4),
                 "theta_neg": (lambda s: sample_zhang("neg", seed=s), 10, 4),
                 "grammar": (lambda s: sample_beal_grammar(seed=s), 12, 7)}
+    datasets = {k: v for k, v in datasets.items() if k in args.datasets}
+    iters = {"cvi": args.cvi_iter, "beam": args.beam_iter}
     out = {}
     for name, (make, K, truth) in datasets.items():
         out[name] = {}
-        for infer, n_iter in (("cvi", args.cvi_iter), ("beam", args.beam_iter)):
+        for infer in args.algorithms:
             runs = []
             for run in range(args.runs):
-                corpus = make(1000 + run)
-                model = HDPHMMTagger(truncation=K, infer=infer, n_iter=n_iter, gamma=1, sigma=1, beta=1,
-                                     fix_hyper=True, random_state=run).fit(corpus)
+                data_seed = args.first_dataset + run
+                corpus = make(data_seed)
+                model = HDPHMMTagger(truncation=K, infer=infer, n_iter=iters[infer], gamma=1, sigma=1, beta=1,
+                                     fix_hyper=True, random_state=data_seed - 1000).fit(corpus)
                 eff = [r["effective_states"] for r in model.trace_]
                 secs = np.cumsum([r["seconds"] for r in model.trace_]).tolist()
-                runs.append({"effective_states": eff, "seconds": secs})
-                print(f"{name:9s} {infer:4s} run {run}: final {eff[-1]:2d} states, {secs[-1]:6.1f} s", flush=True)
+                runs.append({"dataset": data_seed, "effective_states": eff, "seconds": secs})
+                print(f"{name:9s} {infer:4s} dataset {data_seed}: final {eff[-1]:2d} states, settles at iteration "
+                      f"{_settled(eff)} ({secs[_settled(eff) - 1]:.1f} s), {secs[-1]:6.1f} s", flush=True)
             out[name][infer] = runs
-    _save("hdp_recovery.json", {"args": vars(args), "results": out})
-    print("\ndataset    algo  iters  final states (runs)          exact-truth  mean   s/run  iters to final")
+    suffix = "" if args.first_dataset == 1000 and len(datasets) == 3 and len(args.algorithms) == 2 \
+        else f"_{'-'.join(datasets)}_{'-'.join(args.algorithms)}_from{args.first_dataset}"
+    _save(f"hdp_recovery{suffix}.json", {"args": vars(args), "results": out})
+    print("\ndataset    algo  iters  final states (runs)          exact-truth  mean   s/run  "
+          "median settle: iteration / seconds")
     for name, (_, K, truth) in datasets.items():
         for infer, runs in out[name].items():
             finals = [r["effective_states"][-1] for r in runs]
             settle = [_settled(r["effective_states"]) for r in runs]
+            settle_s = [r["seconds"][i - 1] for r, i in zip(runs, settle)]
             print(f"{name:9s}  {infer:4s}  {len(runs[0]['effective_states']):5d}  {str(finals):28s} "
                   f"{sum(f == truth for f in finals):2d}/{len(runs)}       {np.mean(finals):4.1f}  "
-                  f"{np.mean([r['seconds'][-1] for r in runs]):6.1f}  {np.median(settle):6.0f}")
-    _plot_recovery(out, datasets)
+                  f"{np.mean([r['seconds'][-1] for r in runs]):6.1f}  {np.median(settle):6.0f} / "
+                  f"{np.median(settle_s):6.1f}")
+    if not suffix:
+        _plot_recovery(out, datasets)
 
 
 def _settled(eff) -> int:
@@ -402,6 +414,11 @@ def main() -> None:
     r.add_argument("--runs", type=int, default=10)
     r.add_argument("--cvi-iter", type=int, default=1000)
     r.add_argument("--beam-iter", type=int, default=3000)
+    r.add_argument("--first-dataset", type=int, default=1000,
+                   help="seed of the first sampled dataset (1000..1009 are the RESULTS table; 1010.. are fresh)")
+    r.add_argument("--datasets", nargs="+", default=["theta_pos", "theta_neg", "grammar"],
+                   choices=["theta_pos", "theta_neg", "grammar"])
+    r.add_argument("--algorithms", nargs="+", default=["cvi", "beam"], choices=["cvi", "beam"])
     sp = sub.add_parser("speed")
     sp.add_argument("--iterations", type=int, default=300)
     s = sub.add_parser("qc-sim")
