@@ -329,9 +329,37 @@ def _text_models(iterations: int, seed: int, which: list[str], burn_in: int):
         "hdp-learned-burn": (f"HDP-HMM cvi (gamma, sigma learned after {burn_in} passes; Dir(0.1))",
                              lambda: HDPHMMTagger(hyper_burn_in=burn_in, **hdp_kw)),
         "hdp-asym-burn": (f"HDP-HMM cvi (gamma, sigma, beta, tau learned after {burn_in} passes; Dir(beta tau))",
-                          lambda: HDPHMMTagger(emission_prior="asymmetric", hyper_burn_in=burn_in, **hdp_kw)),
+                          lambda: HDPHMMTagger(emission_prior="asymmetric", new_word_mass=1.0, hyper_burn_in=burn_in,
+                                               **hdp_kw)),
+        "hdp-asym-burn-newmass": (f"HDP-HMM cvi (gamma, sigma, beta, tau and the new-word mass learned after "
+                                  f"{burn_in} passes; Dir(beta tau))",
+                                  lambda: HDPHMMTagger(emission_prior="asymmetric", new_word_mass="learned",
+                                                       hyper_burn_in=burn_in, **hdp_kw)),
     }
     return [(k, *models[k]) for k in which]
+
+
+def _unseen_scores(model, test: Corpus) -> dict:
+    """How a model scores the test words unseen in training (all mapped to its last emission row).
+
+    ``unseen_share``: their share of the test tokens; ``unseen_emission``: the
+    usage-weighted mean over states of that row, ``sum_k p(k) B[unseen, k]``
+    (the scored unseen-word mass); ``test_ll_seen_per_token``: log p(seen
+    test tokens) per seen token with the unseen positions marginalised
+    (their emission factor set to 1), which does not depend on how much
+    mass a model leaves to the unseen-word symbol.
+    """
+    n = test.n_tokens
+    unseen = int(np.count_nonzero(model._encode(test)[0] == len(model.vocab_)))
+    B = model.emissions_
+    usage = model.emission_counts_.sum(axis=0)
+    out = {"unseen_share": unseen / n, "unseen_emission": float(B[-1] @ usage / usage.sum())}
+    marginal = B.copy()
+    marginal[-1] = 1.0
+    model.emissions_ = marginal
+    out["test_ll_seen_per_token"] = model.score(test) * n / max(1, n - unseen)
+    model.emissions_ = B
+    return out
 
 
 def text(args) -> None:
@@ -347,10 +375,11 @@ def text(args) -> None:
             model.fit(train)
             secs = time.perf_counter() - t0
             row = {"model": label, "key": key, "seed": seed, "iterations": args.iterations,
-                   "test_ll_per_token": model.score(test), "seconds": secs}
+                   "test_ll_per_token": model.score(test), "seconds": secs} | _unseen_scores(model, test)
             if isinstance(model, HDPHMMTagger):
                 row |= {"effective_states": model.effective_states_, "gamma": model.gamma_, "sigma": model.sigma_,
                         "emission_concentration": model.emission_concentration_,
+                        "new_word_mass": model.emission_new_mass_,
                         "sigma_trace": [r["sigma"] for r in model.trace_]}
             rows.append(row)
             print({k: v for k, v in row.items() if k != "sigma_trace"}, flush=True)
@@ -361,7 +390,8 @@ def text(args) -> None:
     print("\nmodel                                                        test log-lik/token (mean over seeds)")
     for label in dict.fromkeys(r["model"] for r in rows):
         v = [r["test_ll_per_token"] for r in rows if r["model"] == label]
-        print(f"{label:60s} {np.mean(v):.4f} +- {np.std(v):.4f}")
+        seen = [r["test_ll_seen_per_token"] for r in rows if r["model"] == label]
+        print(f"{label:60s} {np.mean(v):.4f} +- {np.std(v):.4f}   seen tokens only: {np.mean(seen):.4f}")
 
 
 def stochastic(args) -> None:
@@ -441,7 +471,8 @@ def main() -> None:
     t.add_argument("--first-seed", type=int, default=0)
     t.add_argument("--lowercase", action="store_true")
     t.add_argument("--models", nargs="+", default=["hmm-cvi2", "hdp-fixed", "hdp-learned", "hdp-asym"],
-                   choices=["hmm-cvi2", "hdp-fixed", "hdp-learned", "hdp-asym", "hdp-learned-burn", "hdp-asym-burn"])
+                   choices=["hmm-cvi2", "hdp-fixed", "hdp-learned", "hdp-asym", "hdp-learned-burn", "hdp-asym-burn",
+                            "hdp-asym-burn-newmass"])
     t.add_argument("--burn-in", type=int, default=50, help="hyper_burn_in of the *-burn models")
     st = sub.add_parser("stochastic")
     st.add_argument("--sentences", type=int, default=1000, help="first N WSJ sentences (0: all)")

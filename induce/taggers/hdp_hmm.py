@@ -66,6 +66,12 @@ class HDPHMMTagger(HMMTagger):
         concentration ``W beta`` (so the first pass is the symmetric one),
         then both learned from the expected emission table counts
         (:class:`induce.infer.hdp.EmissionPrior`) unless ``fix_hyper``.
+    new_word_mass : the share of ``tau`` left to the unseen words, ``gamma_e`` of
+        ``tau ~ DP(gamma_e, H)`` over an open vocabulary (``tau_unseen =
+        gamma_e / (E[s..] + gamma_e)``): ``"learned"`` (ML-II, the fixed point
+        of :func:`induce.infer.hdp.new_word_concentration`, learned with ``beta``
+        and ``tau``, i.e. after ``hyper_burn_in``) or a positive number held fixed.
+        Used by the asymmetric emission prior only.
     fix_hyper : keep ``gamma`` and ``sigma`` (and the asymmetric emission prior)
         fixed instead of learning them (eq. 5.17, 5.20).  While the random
         initial posteriors are still symmetric the ``sigma`` fixed point
@@ -89,7 +95,7 @@ class HDPHMMTagger(HMMTagger):
     ``emissions_`` (W+1, K), ``transition_counts_``, ``emission_counts_``,
     ``gamma_``, ``sigma_``, ``emission_concentration_`` and ``emission_base_``
     (``tau`` over the ``W`` words plus the unseen ones; uniform ``1/W`` for the
-    symmetric prior), ``stick_u_``/``stick_v_`` and ``stick_order_``
+    symmetric prior), ``emission_new_mass_`` (``gamma_e``, learned or fixed), ``stick_u_``/``stick_v_`` and ``stick_order_``
     (stick position -> state), ``state_prior_`` (``sigma G[pi_k]``),
     ``qc_positive_`` (last ``q(C > 0)``, K+1 x K), ``effective_states_``,
     ``labels_``, ``trace_``, ``vocab_``, ``n_states_``, ``n_iter_``.
@@ -104,6 +110,7 @@ class HDPHMMTagger(HMMTagger):
         sigma: float = 1.0,
         beta: float = 0.1,
         emission_prior: str = "symmetric",
+        new_word_mass: float | str = 1.0,
         fix_hyper: bool = False,
         hyper_burn_in: int = 0,
         qc: str = "heuristic",
@@ -127,6 +134,7 @@ class HDPHMMTagger(HMMTagger):
         self.sigma = sigma
         self.beta = beta
         self.emission_prior = emission_prior
+        self.new_word_mass = new_word_mass
         self.fix_hyper = fix_hyper
         self.hyper_burn_in = hyper_burn_in
         self.qc = qc
@@ -153,6 +161,10 @@ class HDPHMMTagger(HMMTagger):
             raise ConfigError(f"unknown emission prior {self.emission_prior!r}; expected symmetric or asymmetric")
         if self.emission_prior == "asymmetric" and self.infer != "cvi":
             raise ConfigError("the asymmetric emission prior Dir(beta tau) is implemented for infer='cvi' only")
+        if not (self.new_word_mass == "learned"
+                or (isinstance(self.new_word_mass, (int, float)) and not isinstance(self.new_word_mass, bool)
+                    and self.new_word_mass > 0)):
+            raise ConfigError(f"new_word_mass must be 'learned' or a positive number, got {self.new_word_mass!r}")
         self._validate_shared(corpus)
         if int(self.truncation) < 1:
             raise ConfigError(f"truncation must be at least 1, got {self.truncation}")
@@ -189,7 +201,9 @@ class HDPHMMTagger(HMMTagger):
         rng = np.random.default_rng(self.random_state)
         seeds = rng.integers(0, 2**31 - 1, size=self.n_iter + 1)
         self.gamma_, self.sigma_ = float(self.gamma), float(self.sigma)
-        self._emission = hdp.EmissionPrior(data.W, self.beta)
+        learned = self.new_word_mass == "learned"
+        # gamma_e starts at 1 (the unit mass of Teh et al. 2008's top-level update) when learned
+        self._emission = hdp.EmissionPrior(data.W, self.beta, 1.0 if learned else float(self.new_word_mass), learned)
         if self.infer == "cvi":
             self._fit_cvi(data, gold, seeds)
         elif self.infer == "scvi":
@@ -244,7 +258,8 @@ class HDPHMMTagger(HMMTagger):
             extra = {}
             if learn_emission and learn:  # thesis 5.5.3: Dir(beta tau) from the emission table counts, once per pass
                 emission_log_q0(data.tokens, gamma, logq0_emit)
-                extra = {"emission_tables": em.update(emit, logq0_emit), "beta": em.concentration}
+                extra = {"emission_tables": em.update(emit, logq0_emit), "beta": em.concentration,
+                         "new_word_mass": em.new_mass}
             self._hdp_record(bar, it, ll, "predictive_log_likelihood", time.perf_counter() - t0, data, usage,
                              gamma.argmax(axis=1) if gold is not None else None, gold, tables=stats["tables"],
                              **extra)
@@ -320,6 +335,7 @@ class HDPHMMTagger(HMMTagger):
         em = self.__dict__.pop("_emission")
         self.emission_concentration_ = em.concentration
         self.emission_base_ = em.tau
+        self.emission_new_mass_ = em.new_mass
         self.transition_counts_ = np.asarray(trans, dtype=np.float64)
         self.emission_counts_ = np.asarray(emit, dtype=np.float64)
         self._set_parameters()
@@ -350,7 +366,8 @@ class HDPHMMTagger(HMMTagger):
             raise ConfigError("this HDPHMMTagger is not fitted yet; call fit() or load() first")
 
     # ------------------------------------------------------------- save/load
-    _PARAMS = ("truncation", "infer", "n_iter", "gamma", "sigma", "beta", "emission_prior", "fix_hyper", "hyper_burn_in",
+    _PARAMS = ("truncation", "infer", "n_iter", "gamma", "sigma", "beta", "emission_prior", "new_word_mass",
+               "fix_hyper", "hyper_burn_in",
                "qc", "qc_samples", "batch_size", "tau", "kappa", "coverage", "decode", "order", "random_state")
     _ARRAYS = ("transitions_", "emissions_", "transition_counts_", "emission_counts_", "stick_u_", "stick_v_",
                "stick_order_", "state_prior_", "qc_positive_", "emission_base_")
@@ -361,7 +378,8 @@ class HDPHMMTagger(HMMTagger):
         meta = {
             "params": {k: getattr(self, k) for k in self._PARAMS},
             "fitted": {"gamma_": self.gamma_, "sigma_": self.sigma_, "effective_states_": self.effective_states_,
-                       "emission_concentration_": self.emission_concentration_},
+                       "emission_concentration_": self.emission_concentration_,
+                       "emission_new_mass_": self.emission_new_mass_},
             "vocab": self.vocab_.to_json(),
             "trace": json.loads(json.dumps(self.trace_, default=float)),
         }
@@ -370,7 +388,9 @@ class HDPHMMTagger(HMMTagger):
     @classmethod
     def load(cls, path: str | Path) -> "HDPHMMTagger":
         arrays, meta = load_model(path, "induce.HDPHMMTagger")
-        model = cls(**meta["params"])
+        # files saved before new_word_mass existed used the fixed unit mass of Teh et al. (2008)
+        model = cls(**({"new_word_mass": 1.0} | meta["params"]))
+        model.emission_new_mass_ = 1.0
         for k, val in meta["fitted"].items():
             setattr(model, k, val)
         if "emission_base" not in arrays:  # saved before the asymmetric prior existed: symmetric Dir(beta)
