@@ -344,20 +344,41 @@ def _unseen_scores(model, test: Corpus) -> dict:
 
     ``unseen_share``: their share of the test tokens; ``unseen_emission``: the
     usage-weighted mean over states of that row, ``sum_k p(k) B[unseen, k]``
-    (the scored unseen-word mass); ``test_ll_seen_per_token``: log p(seen
-    test tokens) per seen token with the unseen positions marginalised
-    (their emission factor set to 1), which does not depend on how much
-    mass a model leaves to the unseen-word symbol.
+    (the scored unseen-word mass).  Two scores that do not depend on the
+    unknown-word convention:
+
+    * ``test_ll_seen_per_token``: log p(seen test tokens) per seen token with
+      the unseen positions marginalised (their emission factor set to 1);
+      ``test_ll_seen_renorm_per_token`` the same with every state's emissions
+      renormalised over the seen words (what is left when no mass is kept
+      for unseen words at all);
+    * ``test_ll_per_type_unseen``: log-likelihood per token when each unseen
+      word gets one word's share.  The row of ``Dir(beta tau)`` is the mass of
+      *all* unseen words together (``beta tau_unseen``), so it is divided by
+      the number ``U`` of distinct unseen test words (the base measure uniform
+      over them; this reads ``U`` off the test set, and any base measure over
+      more words would score lower); the rows of ``Dir(beta)``
+      and of the finite HMM are already one word's share, ``beta / (C_k. + W beta)``.
     """
     n = test.n_tokens
-    unseen = int(np.count_nonzero(model._encode(test)[0] == len(model.vocab_)))
+    ids = model._encode(test)[0]
+    unseen_mask = ids == len(model.vocab_)
+    unseen = int(np.count_nonzero(unseen_mask))
+    types = len(np.unique(test.tokens[unseen_mask]))
     B = model.emissions_
     usage = model.emission_counts_.sum(axis=0)
-    out = {"unseen_share": unseen / n, "unseen_emission": float(B[-1] @ usage / usage.sum())}
-    marginal = B.copy()
-    marginal[-1] = 1.0
-    model.emissions_ = marginal
+    out = {"unseen_share": unseen / n, "unseen_types": types,
+           "unseen_emission": float(B[-1] @ usage / usage.sum())}
+    changed = B.copy()
+    changed[-1] = 1.0
+    model.emissions_ = changed
     out["test_ll_seen_per_token"] = model.score(test) * n / max(1, n - unseen)
+    changed[:-1] = B[:-1] / B[:-1].sum(axis=0, keepdims=True)
+    out["test_ll_seen_renorm_per_token"] = model.score(test) * n / max(1, n - unseen)
+    changed[:-1] = B[:-1]
+    class_mass = getattr(model, "emission_prior", "symmetric") == "asymmetric"
+    changed[-1] = B[-1] / max(1, types) if class_mass else B[-1]
+    out["test_ll_per_type_unseen"] = model.score(test)
     model.emissions_ = B
     return out
 
@@ -391,7 +412,10 @@ def text(args) -> None:
     for label in dict.fromkeys(r["model"] for r in rows):
         v = [r["test_ll_per_token"] for r in rows if r["model"] == label]
         seen = [r["test_ll_seen_per_token"] for r in rows if r["model"] == label]
-        print(f"{label:60s} {np.mean(v):.4f} +- {np.std(v):.4f}   seen tokens only: {np.mean(seen):.4f}")
+        per_type = [r["test_ll_per_type_unseen"] for r in rows if r["model"] == label]
+        renorm = [r["test_ll_seen_renorm_per_token"] for r in rows if r["model"] == label]
+        print(f"{label:60s} {np.mean(v):.4f} +- {np.std(v):.4f}   seen tokens only: {np.mean(seen):.4f} "
+              f"(renormalised {np.mean(renorm):.4f})   unseen words one word's share: {np.mean(per_type):.4f}")
 
 
 def stochastic(args) -> None:
