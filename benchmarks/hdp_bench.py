@@ -405,7 +405,7 @@ def text(args) -> None:
             rows.append(row)
             print({k: v for k, v in row.items() if k != "sigma_trace"}, flush=True)
     tag = f"{args.sentences // 1000}k" if args.sentences else "all"
-    tag += f"_{args.iterations}it" + (f"_seed{args.first_seed}" if args.first_seed else "")
+    tag += f"_{args.iterations}it" + (f"_seed{args.first_seed}" if args.first_seed else "") + args.suffix
     _save(f"hdp_text_wsj{tag}.json", {"args": vars(args), "train_tokens": train.n_tokens,
                                       "test_tokens": test.n_tokens, "rows": rows})
     print("\nmodel                                                        test log-lik/token (mean over seeds)")
@@ -498,6 +498,7 @@ def main() -> None:
                    choices=["hmm-cvi2", "hdp-fixed", "hdp-learned", "hdp-asym", "hdp-learned-burn", "hdp-asym-burn",
                             "hdp-asym-burn-newmass"])
     t.add_argument("--burn-in", type=int, default=50, help="hyper_burn_in of the *-burn models")
+    t.add_argument("--suffix", default="", help="appended to the JSON name (keeps earlier runs of the same size)")
     st = sub.add_parser("stochastic")
     st.add_argument("--sentences", type=int, default=1000, help="first N WSJ sentences (0: all)")
     st.add_argument("--lowercase", action="store_true")
