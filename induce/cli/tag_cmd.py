@@ -72,12 +72,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     hdp.add_argument("--fix-hyper", action="store_true",
                      help="keep gamma and sigma (and an asymmetric emission prior) fixed")
     hdp.add_argument("--emission-prior", choices=("symmetric", "asymmetric"), default="symmetric",
-                     help="emissions Dir(beta) or Dir(beta tau) with beta and tau learned (thesis 5.5.3; cvi only)")
+                     help="emissions Dir(beta) or Dir(beta tau) with beta and tau learned (thesis 5.5.3; cvi and scvi)")
     hdp.add_argument("--new-word-mass", type=_new_word_mass, default=1.0, metavar="learned|M",
                      help="Dir(beta tau): tau's share for unseen words, the DP concentration gamma_e: 'learned' "
                           "(ML-II fixed point) or a fixed positive number (default 1)")
     hdp.add_argument("--hyper-burn-in", type=int, default=0, metavar="N",
-                     help="cvi: keep the hyperparameters at their initial values for the first N passes (default 0)")
+                     help="keep the hyperparameters at their initial values for the first N passes (scvi: epochs; "
+                          "default 0)")
     hdp.add_argument("--qc", choices=QC_METHODS, default="heuristic",
                      help="how q(C>0) is computed (default heuristic)")
     hdp.add_argument("--qc-samples", type=int, default=100, help="paths per sentence for --qc sampling")

@@ -259,6 +259,8 @@ class EmissionPrior:
       (starting from ``new_mass``), else fixed at ``new_mass``;
     * ``tau`` by :func:`tau_point_estimate` with that ``new_mass``;
     * ``beta`` by eq. 5.20 with the state totals ``C_{k,.}`` as the rows (eq. 5.36).
+
+    :meth:`stochastic_step` is the stochastic-CVI counterpart (eq. 5.40).
     """
 
     def __init__(self, W: int, per_word: float, new_mass: float = 1.0, learn_new_mass: bool = False):
@@ -267,6 +269,7 @@ class EmissionPrior:
         self.tau = np.full(W + 1, 1.0 / W)
         self.new_mass = float(new_mass)
         self.learn_new_mass = learn_new_mass
+        self.word_weights = None  # stochastic CVI: the Dirichlet parameters of q(tau) (see stochastic_step)
 
     def pseudo_counts(self) -> np.ndarray:
         """``beta tau_w`` for the seen words (the surrogate's prior counts, eq. 5.39 with ``Dir(beta tau)``)."""
@@ -283,6 +286,43 @@ class EmissionPrior:
             distinct = int(np.count_nonzero(emit.sum(axis=1) > 0))  # words with tokens have tables
             self.new_mass = new_word_concentration(distinct, total, self.new_mass)
         self.tau = tau_point_estimate(tables.sum(axis=0), self.new_mass)
+        return total
+
+    def stochastic_step(self, emit: np.ndarray, logq0_emit: np.ndarray, rho: float) -> float:
+        """One step of stochastic CVI (thesis 5.3, eq. 5.40) from the global stochastic estimates.
+
+        ``emit`` are the global counts ``N_emit`` (eq. 3.104) and ``logq0_emit``
+        the global estimate of ``sum_t log(1 - q(z_t = k))``, blended from the
+        minibatches like the counts (eq. 3.103: the statistic is a sum over
+        tokens too).  The tables are eq. 5.35 as in :meth:`update`; then
+
+        * ``beta`` by :func:`scaled_sigma_step` (eq. 5.40 with the gradient 5.19
+          of ``beta``, rows = state totals; ``rho = 1`` lands on 5.20);
+        * ``gamma_e`` (if learned) by ``(1 - rho) gamma_e + rho gamma_e*``,
+          ``gamma_e*`` the ML-II fixed point of :func:`new_word_concentration`;
+        * ``tau``: its posterior given the tables is ``Dir(E[s_{.,1}], ...,
+          E[s_{.,W}], gamma_e)`` (see :func:`tau_point_estimate`); the natural
+          gradient step on those Dirichlet parameters is the blend
+          ``lambda <- (1 - rho) lambda + rho E[s_{.,w}]`` (paper 004 eq. 14, as
+          :func:`natural_stick_step` for the transition sticks), and ``tau`` is
+          its mean.  The first step starts ``lambda`` at the tables.
+
+        Returns ``sum E[s]``.
+        """
+        qpos = q_positive(logq0_emit)
+        tables = expected_tables(emit.T, qpos.T, self.pseudo_counts())  # (K, W)
+        qpos_state = q_positive(logq0_emit.sum(axis=0))
+        total = float(tables.sum())
+        self.concentration = scaled_sigma_step(total, emit.sum(axis=0), qpos_state, self.concentration, rho)
+        if self.learn_new_mass:
+            distinct = int(np.count_nonzero(emit.sum(axis=1) > 0))
+            self.new_mass = (1.0 - rho) * self.new_mass + rho * new_word_concentration(distinct, total, self.new_mass)
+        word_tables = tables.sum(axis=0)
+        if self.word_weights is None:
+            self.word_weights = word_tables
+        else:
+            self.word_weights = (1.0 - rho) * self.word_weights + rho * word_tables
+        self.tau = tau_point_estimate(self.word_weights, self.new_mass)
         return total
 
 

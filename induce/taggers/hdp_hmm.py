@@ -2,7 +2,7 @@
 
 Model (thesis eq. 5.4-5.9): top-level stick ``pi ~ GEM(gamma)``, transition
 rows (row 0 = start) ``theta_j ~ DP(sigma, pi)``, emissions ``phi_k ~ Dir(beta)`` or,
-with ``emission_prior="asymmetric"`` (thesis 5.5.3, ``cvi``), ``phi_k ~ Dir(beta tau)``
+with ``emission_prior="asymmetric"`` (thesis 5.5.3, ``cvi`` and ``scvi``), ``phi_k ~ Dir(beta tau)``
 with the concentration and the top-level word distribution ``tau`` learned,
 with the direct-assignment truncation at ``K`` states (thesis 5.3; Teh et al.
 2008): ``q(z) = 0`` whenever a state exceeds ``K``.  Inference (``infer=``):
@@ -17,6 +17,7 @@ with the direct-assignment truncation at ``K`` states (thesis 5.3; Teh et al.
           5.16, 5.19, 5.23-5.24; natural gradient for the sticks as in paper
           004 eq. 14, scaled steps for ``gamma`` and ``sigma``); each
           minibatch's ``q(C^m = 0)`` is kept and replaced when it comes round again;
+          ``Dir(beta tau)`` by :meth:`induce.infer.hdp.EmissionPrior.stochastic_step`;
 ``svi``   stochastic mean-field VI with a point estimate of the top-level
           stick (Johnson & Willsky 2014, section 4);
 ``beam``  the beam sampler (Van Gael et al. 2008).
@@ -42,7 +43,8 @@ from ..corpus.vocab import Vocabulary
 from ..errors import ConfigError
 from ..infer import hdp
 from ..infer import hmm_passes as passes
-from ..infer.hdp_passes import emission_log_q0, hdp_cvi_pass, hdp_minibatch_pass
+from ..infer.hdp_passes import (emission_log_q0, hdp_cvi_pass, hdp_minibatch_pass,
+                                hdp_minibatch_pass_emission_q0)
 from ..infer.schedules import blend, check_schedule, exponential_init, minibatches, step_size
 from ..kernels.hdp_qc import QC_METHODS
 from ..parsers.params import load_model, save_model
@@ -62,7 +64,7 @@ class HDPHMMTagger(HMMTagger):
     gamma, sigma : initial top-level and transition concentrations.
     beta : symmetric Dirichlet prior on the emissions (per word).
     emission_prior : ``symmetric`` (default) or ``asymmetric``: ``Dir(beta tau)``
-        (thesis 5.5.3; ``cvi`` only) starting from ``tau`` uniform and
+        (thesis 5.5.3; ``cvi`` and ``scvi``) starting from ``tau`` uniform and
         concentration ``W beta`` (so the first pass is the symmetric one),
         then both learned from the expected emission table counts
         (:class:`induce.infer.hdp.EmissionPrior`) unless ``fix_hyper``.
@@ -76,8 +78,8 @@ class HDPHMMTagger(HMMTagger):
         fixed instead of learning them (eq. 5.17, 5.20).  While the random
         initial posteriors are still symmetric the ``sigma`` fixed point
         drifts upwards (see ``hyper_burn_in`` and benchmarks/RESULTS.md, issue 5).
-    hyper_burn_in : ``cvi``: passes during which the hyperparameters stay at their
-        initial values (the sticks are still updated).  From a symmetric start
+    hyper_burn_in : passes (``scvi``: epochs) during which the hyperparameters stay at
+        their initial values (the sticks are still updated).  From a symmetric start
         the fixed points 5.20 (``sigma``) and 5.20 applied to the emissions
         (``beta`` of ``Dir(beta tau)``) grow while all states still look alike,
         which delays or (asymmetric prior) prevents the symmetry breaking; see
@@ -159,8 +161,9 @@ class HDPHMMTagger(HMMTagger):
             raise ConfigError(f"unknown q(C>0) method {self.qc!r}; expected one of {', '.join(QC_METHODS)}")
         if self.emission_prior not in ("symmetric", "asymmetric"):
             raise ConfigError(f"unknown emission prior {self.emission_prior!r}; expected symmetric or asymmetric")
-        if self.emission_prior == "asymmetric" and self.infer != "cvi":
-            raise ConfigError("the asymmetric emission prior Dir(beta tau) is implemented for infer='cvi' only")
+        if self.emission_prior == "asymmetric" and self.infer not in ("cvi", "scvi"):
+            raise ConfigError("the asymmetric emission prior Dir(beta tau) is implemented for infer='cvi' and "
+                              "'scvi' only")
         if not (self.new_word_mass == "learned"
                 or (isinstance(self.new_word_mass, (int, float)) and not isinstance(self.new_word_mass, bool)
                     and self.new_word_mass > 0)):
@@ -285,19 +288,28 @@ class HDPHMMTagger(HMMTagger):
         trans_b = np.zeros((K + 1, K))
         emit_b = np.zeros((W, K))
         qcode = self._qc_code()
-        emit_prior, emit_total = self._emission.pseudo_counts(), self._emission.concentration
+        em = self._emission
+        learn_emission = self.emission_prior == "asymmetric" and not self.fix_hyper
+        if learn_emission:
+            # global estimate of log q(C_wk = 0) = sum_t log(1 - q(z_t = k)), blended like the counts; it starts
+            # at -N_emit (log(1 - p) ~ -p for the many small token probabilities behind the initial counts)
+            logq0_emit = -N_emit
+            logq0_emit_b = np.zeros((W, K))
         m = 0
         bar = self._iterations()
         for it in bar:
             t0 = time.perf_counter()
             ll = 0.0
+            learn = not self.fix_hyper and it > int(self.hyper_burn_in)
+            extra = {}
             for b in rng.permutation(len(batches)):
                 items = batches[b]
                 prior = self.sigma_ * G_state
-                ll += hdp_minibatch_pass(N_trans, N_emit, data.tokens, data.offsets, items, prior, self.sigma_,
-                                         emit_prior, emit_total, qcode, int(self.qc_samples),
-                                         int(rng.integers(2**31 - 1)),
-                                         trans_b, emit_b, logq0_b[b], logq0_row_b[b])
+                args = (N_trans, N_emit, data.tokens, data.offsets, items, prior, self.sigma_, em.pseudo_counts(),
+                        em.concentration, qcode, int(self.qc_samples), int(rng.integers(2**31 - 1)),
+                        trans_b, emit_b, logq0_b[b], logq0_row_b[b])
+                ll += (hdp_minibatch_pass_emission_q0(*args, logq0_emit_b) if learn_emission
+                       else hdp_minibatch_pass(*args))
                 rho = step_size(m, self.tau, self.kappa)
                 scale = I / len(items)
                 blend(N_trans, trans_b, rho, scale)  # thesis eq. 3.103
@@ -309,14 +321,19 @@ class HDPHMMTagger(HMMTagger):
                 order = hdp.usage_order(N_emit.sum(axis=0))
                 col = tables.sum(axis=0)[order]
                 # eq. 5.40 with the gradients 5.16, 5.19, 5.23-5.24, preconditioned (see induce.infer.hdp)
-                if not self.fix_hyper:
+                if learn:
                     self.gamma_ = hdp.scaled_gamma_step(u, v, self.gamma_, rho)
                     self.sigma_ = hdp.scaled_sigma_step(tables.sum(), N_trans.sum(axis=1), qpos_row, self.sigma_, rho)
                 u[order], v[order] = hdp.natural_stick_step(u[order], v[order], col, self.gamma_, rho)
                 G_state = hdp.prior_by_state(hdp.geometric_pi(u[order], v[order]), order, 1.0)
+                if learn_emission:
+                    blend(logq0_emit, logq0_emit_b, rho, scale)
+                    if learn:  # thesis 5.5.3 with the steps of 5.40
+                        extra = {"emission_tables": em.stochastic_step(N_emit, logq0_emit, rho),
+                                 "beta": em.concentration, "new_word_mass": em.new_mass}
                 m += 1
             self._hdp_record(bar, it, ll, "minibatch_log_likelihood", time.perf_counter() - t0, data,
-                             N_emit.sum(axis=0), None, None, step=rho)
+                             N_emit.sum(axis=0), None, None, step=rho, **extra)
         order = hdp.usage_order(N_emit.sum(axis=0))
         self.qc_positive_ = hdp.q_positive(logq0_b.sum(axis=0))
         self._set_sticks(u[order], v[order], order)
