@@ -422,24 +422,32 @@ def stochastic(args) -> None:
     """scvi HDP vs scvi HMM (thesis Figure 5.10) and svi (J&W) on the same split, minibatches and step schedule."""
     train, test = wsj_split(args.sentences, lowercase=args.lowercase)
     rows = []
-    common = dict(batch_size=args.batch_size, tau=args.tau, kappa=args.kappa, random_state=0)
+    common = dict(batch_size=args.batch_size, tau=args.tau, kappa=args.kappa, random_state=args.seed)
     runs = [("HMM scvi (alpha=beta=0.1)", lambda: HMMTagger(n_states=45, infer="scvi", alpha=0.1, beta=0.1,
                                                              n_epochs=args.epochs, **common))]
+    hdp_kw = dict(truncation=45, n_iter=args.epochs, gamma=10, sigma=5, beta=0.1, fix_hyper=args.fix_hyper, **common)
     for infer in args.hdp_infer:
         runs.append((f"HDP-HMM {infer} ({'fixed' if args.fix_hyper else 'learned'} gamma, sigma)",
-                     lambda infer=infer: HDPHMMTagger(truncation=45, infer=infer, n_iter=args.epochs, gamma=10,
-                                                      sigma=5, beta=0.1, fix_hyper=args.fix_hyper, **common)))
+                     lambda infer=infer: HDPHMMTagger(infer=infer, **hdp_kw)))
+    if args.asymmetric:  # scvi with Dir(beta tau), the new-word mass fixed at 1 and learned
+        for mass in (1.0, "learned"):
+            runs.append((f"HDP-HMM scvi, Dir(beta tau), new-word mass {mass}, burn-in {args.hyper_burn_in} epochs",
+                         lambda mass=mass: HDPHMMTagger(infer="scvi", emission_prior="asymmetric", new_word_mass=mass,
+                                                        hyper_burn_in=args.hyper_burn_in, **hdp_kw)))
     for label, make in runs:
         t0 = time.perf_counter()
         model = make().fit(train)
         row = {"model": label, "epochs": args.epochs, "test_ll_per_token": model.score(test),
-               "seconds": time.perf_counter() - t0}
+               "seconds": time.perf_counter() - t0} | _unseen_scores(model, test)
         if isinstance(model, HDPHMMTagger):
-            row |= {"effective_states": model.effective_states_, "gamma": model.gamma_, "sigma": model.sigma_}
+            row |= {"effective_states": model.effective_states_, "gamma": model.gamma_, "sigma": model.sigma_,
+                    "emission_concentration": model.emission_concentration_,
+                    "new_word_mass": model.emission_new_mass_}
         rows.append(row)
         print(row, flush=True)
     tag = f"{args.sentences // 1000}k" if args.sentences else "all"
-    _save(f"hdp_stochastic_wsj{tag}{'_fixed' if args.fix_hyper else ''}.json", {"args": vars(args), "rows": rows})
+    _save(f"hdp_stochastic_wsj{tag}{'_fixed' if args.fix_hyper else ''}{args.suffix}.json",
+          {"args": vars(args), "rows": rows})
 
 
 def tagging(args) -> None:
@@ -508,6 +516,11 @@ def main() -> None:
     st.add_argument("--tau", type=float, default=1.0)
     st.add_argument("--kappa", type=float, default=0.6)
     st.add_argument("--fix-hyper", action="store_true")
+    st.add_argument("--asymmetric", action="store_true",
+                    help="also HDP scvi with Dir(beta tau), new-word mass 1 and learned")
+    st.add_argument("--hyper-burn-in", type=int, default=0, help="epochs before the hyperparameters of --asymmetric move")
+    st.add_argument("--suffix", default="", help="appended to the JSON name")
+    st.add_argument("--seed", type=int, default=0, help="random_state of every model")
     g = sub.add_parser("tagging")
     g.add_argument("--truncations", type=int, nargs="+", default=[45, 100])
     g.add_argument("--iterations", type=int, default=200)
