@@ -3,6 +3,7 @@
 Usage::
 
     python benchmarks/hdp_bench.py recovery [--runs 10] [--cvi-iter 1000] [--beam-iter 3000]
+        [--first-dataset 1010 --datasets theta_pos theta_neg --algorithms cvi]
     python benchmarks/hdp_bench.py speed [--iterations 300]
     python benchmarks/hdp_bench.py qc-sim [--runs 5]
     python benchmarks/hdp_bench.py qc-alice [--K 10] [--iterations 100] [--runs 1] [--driver heuristic --eval-every 20]
@@ -74,33 +75,44 @@ def _save(name: str, payload: dict) -> None:
 
 # ------------------------------------------------------------------ recovery
 def recovery(args) -> None:
+    """Fresh datasets ``first_dataset .. first_dataset + runs - 1`` (seeds of the samplers), ``random_state`` = offset."""
     datasets = {"theta_pos": (lambda s: sample_zhang("pos", seed=s), 10, 4),
                 "theta_neg": (lambda s: sample_zhang("neg", seed=s), 10, 4),
                 "grammar": (lambda s: sample_beal_grammar(seed=s), 12, 7)}
+    datasets = {k: v for k, v in datasets.items() if k in args.datasets}
+    iters = {"cvi": args.cvi_iter, "beam": args.beam_iter}
     out = {}
     for name, (make, K, truth) in datasets.items():
         out[name] = {}
-        for infer, n_iter in (("cvi", args.cvi_iter), ("beam", args.beam_iter)):
+        for infer in args.algorithms:
             runs = []
             for run in range(args.runs):
-                corpus = make(1000 + run)
-                model = HDPHMMTagger(truncation=K, infer=infer, n_iter=n_iter, gamma=1, sigma=1, beta=1,
-                                     fix_hyper=True, random_state=run).fit(corpus)
+                data_seed = args.first_dataset + run
+                corpus = make(data_seed)
+                model = HDPHMMTagger(truncation=K, infer=infer, n_iter=iters[infer], gamma=1, sigma=1, beta=1,
+                                     fix_hyper=True, random_state=data_seed - 1000).fit(corpus)
                 eff = [r["effective_states"] for r in model.trace_]
                 secs = np.cumsum([r["seconds"] for r in model.trace_]).tolist()
-                runs.append({"effective_states": eff, "seconds": secs})
-                print(f"{name:9s} {infer:4s} run {run}: final {eff[-1]:2d} states, {secs[-1]:6.1f} s", flush=True)
+                runs.append({"dataset": data_seed, "effective_states": eff, "seconds": secs})
+                print(f"{name:9s} {infer:4s} dataset {data_seed}: final {eff[-1]:2d} states, settles at iteration "
+                      f"{_settled(eff)} ({secs[_settled(eff) - 1]:.1f} s), {secs[-1]:6.1f} s", flush=True)
             out[name][infer] = runs
-    _save("hdp_recovery.json", {"args": vars(args), "results": out})
-    print("\ndataset    algo  iters  final states (runs)          exact-truth  mean   s/run  iters to final")
+    suffix = "" if args.first_dataset == 1000 and len(datasets) == 3 and len(args.algorithms) == 2 \
+        else f"_{'-'.join(datasets)}_{'-'.join(args.algorithms)}_from{args.first_dataset}"
+    _save(f"hdp_recovery{suffix}.json", {"args": vars(args), "results": out})
+    print("\ndataset    algo  iters  final states (runs)          exact-truth  mean   s/run  "
+          "median settle: iteration / seconds")
     for name, (_, K, truth) in datasets.items():
         for infer, runs in out[name].items():
             finals = [r["effective_states"][-1] for r in runs]
             settle = [_settled(r["effective_states"]) for r in runs]
+            settle_s = [r["seconds"][i - 1] for r, i in zip(runs, settle)]
             print(f"{name:9s}  {infer:4s}  {len(runs[0]['effective_states']):5d}  {str(finals):28s} "
                   f"{sum(f == truth for f in finals):2d}/{len(runs)}       {np.mean(finals):4.1f}  "
-                  f"{np.mean([r['seconds'][-1] for r in runs]):6.1f}  {np.median(settle):6.0f}")
-    _plot_recovery(out, datasets)
+                  f"{np.mean([r['seconds'][-1] for r in runs]):6.1f}  {np.median(settle):6.0f} / "
+                  f"{np.median(settle_s):6.1f}")
+    if not suffix:
+        _plot_recovery(out, datasets)
 
 
 def _settled(eff) -> int:
@@ -317,9 +329,58 @@ def _text_models(iterations: int, seed: int, which: list[str], burn_in: int):
         "hdp-learned-burn": (f"HDP-HMM cvi (gamma, sigma learned after {burn_in} passes; Dir(0.1))",
                              lambda: HDPHMMTagger(hyper_burn_in=burn_in, **hdp_kw)),
         "hdp-asym-burn": (f"HDP-HMM cvi (gamma, sigma, beta, tau learned after {burn_in} passes; Dir(beta tau))",
-                          lambda: HDPHMMTagger(emission_prior="asymmetric", hyper_burn_in=burn_in, **hdp_kw)),
+                          lambda: HDPHMMTagger(emission_prior="asymmetric", new_word_mass=1.0, hyper_burn_in=burn_in,
+                                               **hdp_kw)),
+        "hdp-asym-burn-newmass": (f"HDP-HMM cvi (gamma, sigma, beta, tau and the new-word mass learned after "
+                                  f"{burn_in} passes; Dir(beta tau))",
+                                  lambda: HDPHMMTagger(emission_prior="asymmetric", new_word_mass="learned",
+                                                       hyper_burn_in=burn_in, **hdp_kw)),
     }
     return [(k, *models[k]) for k in which]
+
+
+def _unseen_scores(model, test: Corpus) -> dict:
+    """How a model scores the test words unseen in training (all mapped to its last emission row).
+
+    ``unseen_share``: their share of the test tokens; ``unseen_emission``: the
+    usage-weighted mean over states of that row, ``sum_k p(k) B[unseen, k]``
+    (the scored unseen-word mass).  Two scores that do not depend on the
+    unknown-word convention:
+
+    * ``test_ll_seen_per_token``: log p(seen test tokens) per seen token with
+      the unseen positions marginalised (their emission factor set to 1);
+      ``test_ll_seen_renorm_per_token`` the same with every state's emissions
+      renormalised over the seen words (what is left when no mass is kept
+      for unseen words at all);
+    * ``test_ll_per_type_unseen``: log-likelihood per token when each unseen
+      word gets one word's share.  The row of ``Dir(beta tau)`` is the mass of
+      *all* unseen words together (``beta tau_unseen``), so it is divided by
+      the number ``U`` of distinct unseen test words (the base measure uniform
+      over them; this reads ``U`` off the test set, and any base measure over
+      more words would score lower); the rows of ``Dir(beta)``
+      and of the finite HMM are already one word's share, ``beta / (C_k. + W beta)``.
+    """
+    n = test.n_tokens
+    ids = model._encode(test)[0]
+    unseen_mask = ids == len(model.vocab_)
+    unseen = int(np.count_nonzero(unseen_mask))
+    types = len(np.unique(test.tokens[unseen_mask]))
+    B = model.emissions_
+    usage = model.emission_counts_.sum(axis=0)
+    out = {"unseen_share": unseen / n, "unseen_types": types,
+           "unseen_emission": float(B[-1] @ usage / usage.sum())}
+    changed = B.copy()
+    changed[-1] = 1.0
+    model.emissions_ = changed
+    out["test_ll_seen_per_token"] = model.score(test) * n / max(1, n - unseen)
+    changed[:-1] = B[:-1] / B[:-1].sum(axis=0, keepdims=True)
+    out["test_ll_seen_renorm_per_token"] = model.score(test) * n / max(1, n - unseen)
+    changed[:-1] = B[:-1]
+    class_mass = getattr(model, "emission_prior", "symmetric") == "asymmetric"
+    changed[-1] = B[-1] / max(1, types) if class_mass else B[-1]
+    out["test_ll_per_type_unseen"] = model.score(test)
+    model.emissions_ = B
+    return out
 
 
 def text(args) -> None:
@@ -335,45 +396,58 @@ def text(args) -> None:
             model.fit(train)
             secs = time.perf_counter() - t0
             row = {"model": label, "key": key, "seed": seed, "iterations": args.iterations,
-                   "test_ll_per_token": model.score(test), "seconds": secs}
+                   "test_ll_per_token": model.score(test), "seconds": secs} | _unseen_scores(model, test)
             if isinstance(model, HDPHMMTagger):
                 row |= {"effective_states": model.effective_states_, "gamma": model.gamma_, "sigma": model.sigma_,
                         "emission_concentration": model.emission_concentration_,
+                        "new_word_mass": model.emission_new_mass_,
                         "sigma_trace": [r["sigma"] for r in model.trace_]}
             rows.append(row)
             print({k: v for k, v in row.items() if k != "sigma_trace"}, flush=True)
     tag = f"{args.sentences // 1000}k" if args.sentences else "all"
-    tag += f"_{args.iterations}it" + (f"_seed{args.first_seed}" if args.first_seed else "")
+    tag += f"_{args.iterations}it" + (f"_seed{args.first_seed}" if args.first_seed else "") + args.suffix
     _save(f"hdp_text_wsj{tag}.json", {"args": vars(args), "train_tokens": train.n_tokens,
                                       "test_tokens": test.n_tokens, "rows": rows})
     print("\nmodel                                                        test log-lik/token (mean over seeds)")
     for label in dict.fromkeys(r["model"] for r in rows):
         v = [r["test_ll_per_token"] for r in rows if r["model"] == label]
-        print(f"{label:60s} {np.mean(v):.4f} +- {np.std(v):.4f}")
+        seen = [r["test_ll_seen_per_token"] for r in rows if r["model"] == label]
+        per_type = [r["test_ll_per_type_unseen"] for r in rows if r["model"] == label]
+        renorm = [r["test_ll_seen_renorm_per_token"] for r in rows if r["model"] == label]
+        print(f"{label:60s} {np.mean(v):.4f} +- {np.std(v):.4f}   seen tokens only: {np.mean(seen):.4f} "
+              f"(renormalised {np.mean(renorm):.4f})   unseen words one word's share: {np.mean(per_type):.4f}")
 
 
 def stochastic(args) -> None:
     """scvi HDP vs scvi HMM (thesis Figure 5.10) and svi (J&W) on the same split, minibatches and step schedule."""
     train, test = wsj_split(args.sentences, lowercase=args.lowercase)
     rows = []
-    common = dict(batch_size=args.batch_size, tau=args.tau, kappa=args.kappa, random_state=0)
+    common = dict(batch_size=args.batch_size, tau=args.tau, kappa=args.kappa, random_state=args.seed)
     runs = [("HMM scvi (alpha=beta=0.1)", lambda: HMMTagger(n_states=45, infer="scvi", alpha=0.1, beta=0.1,
                                                              n_epochs=args.epochs, **common))]
+    hdp_kw = dict(truncation=45, n_iter=args.epochs, gamma=10, sigma=5, beta=0.1, fix_hyper=args.fix_hyper, **common)
     for infer in args.hdp_infer:
         runs.append((f"HDP-HMM {infer} ({'fixed' if args.fix_hyper else 'learned'} gamma, sigma)",
-                     lambda infer=infer: HDPHMMTagger(truncation=45, infer=infer, n_iter=args.epochs, gamma=10,
-                                                      sigma=5, beta=0.1, fix_hyper=args.fix_hyper, **common)))
+                     lambda infer=infer: HDPHMMTagger(infer=infer, **hdp_kw)))
+    if args.asymmetric:  # scvi with Dir(beta tau), the new-word mass fixed at 1 and learned
+        for mass in (1.0, "learned"):
+            runs.append((f"HDP-HMM scvi, Dir(beta tau), new-word mass {mass}, burn-in {args.hyper_burn_in} epochs",
+                         lambda mass=mass: HDPHMMTagger(infer="scvi", emission_prior="asymmetric", new_word_mass=mass,
+                                                        hyper_burn_in=args.hyper_burn_in, **hdp_kw)))
     for label, make in runs:
         t0 = time.perf_counter()
         model = make().fit(train)
         row = {"model": label, "epochs": args.epochs, "test_ll_per_token": model.score(test),
-               "seconds": time.perf_counter() - t0}
+               "seconds": time.perf_counter() - t0} | _unseen_scores(model, test)
         if isinstance(model, HDPHMMTagger):
-            row |= {"effective_states": model.effective_states_, "gamma": model.gamma_, "sigma": model.sigma_}
+            row |= {"effective_states": model.effective_states_, "gamma": model.gamma_, "sigma": model.sigma_,
+                    "emission_concentration": model.emission_concentration_,
+                    "new_word_mass": model.emission_new_mass_}
         rows.append(row)
         print(row, flush=True)
     tag = f"{args.sentences // 1000}k" if args.sentences else "all"
-    _save(f"hdp_stochastic_wsj{tag}{'_fixed' if args.fix_hyper else ''}.json", {"args": vars(args), "rows": rows})
+    _save(f"hdp_stochastic_wsj{tag}{'_fixed' if args.fix_hyper else ''}{args.suffix}.json",
+          {"args": vars(args), "rows": rows})
 
 
 def tagging(args) -> None:
@@ -402,6 +476,11 @@ def main() -> None:
     r.add_argument("--runs", type=int, default=10)
     r.add_argument("--cvi-iter", type=int, default=1000)
     r.add_argument("--beam-iter", type=int, default=3000)
+    r.add_argument("--first-dataset", type=int, default=1000,
+                   help="seed of the first sampled dataset (1000..1009 are the RESULTS table; 1010.. are fresh)")
+    r.add_argument("--datasets", nargs="+", default=["theta_pos", "theta_neg", "grammar"],
+                   choices=["theta_pos", "theta_neg", "grammar"])
+    r.add_argument("--algorithms", nargs="+", default=["cvi", "beam"], choices=["cvi", "beam"])
     sp = sub.add_parser("speed")
     sp.add_argument("--iterations", type=int, default=300)
     s = sub.add_parser("qc-sim")
@@ -424,8 +503,10 @@ def main() -> None:
     t.add_argument("--first-seed", type=int, default=0)
     t.add_argument("--lowercase", action="store_true")
     t.add_argument("--models", nargs="+", default=["hmm-cvi2", "hdp-fixed", "hdp-learned", "hdp-asym"],
-                   choices=["hmm-cvi2", "hdp-fixed", "hdp-learned", "hdp-asym", "hdp-learned-burn", "hdp-asym-burn"])
+                   choices=["hmm-cvi2", "hdp-fixed", "hdp-learned", "hdp-asym", "hdp-learned-burn", "hdp-asym-burn",
+                            "hdp-asym-burn-newmass"])
     t.add_argument("--burn-in", type=int, default=50, help="hyper_burn_in of the *-burn models")
+    t.add_argument("--suffix", default="", help="appended to the JSON name (keeps earlier runs of the same size)")
     st = sub.add_parser("stochastic")
     st.add_argument("--sentences", type=int, default=1000, help="first N WSJ sentences (0: all)")
     st.add_argument("--lowercase", action="store_true")
@@ -435,6 +516,11 @@ def main() -> None:
     st.add_argument("--tau", type=float, default=1.0)
     st.add_argument("--kappa", type=float, default=0.6)
     st.add_argument("--fix-hyper", action="store_true")
+    st.add_argument("--asymmetric", action="store_true",
+                    help="also HDP scvi with Dir(beta tau), new-word mass 1 and learned")
+    st.add_argument("--hyper-burn-in", type=int, default=0, help="epochs before the hyperparameters of --asymmetric move")
+    st.add_argument("--suffix", default="", help="appended to the JSON name")
+    st.add_argument("--seed", type=int, default=0, help="random_state of every model")
     g = sub.add_parser("tagging")
     g.add_argument("--truncations", type=int, nargs="+", default=[45, 100])
     g.add_argument("--iterations", type=int, default=200)

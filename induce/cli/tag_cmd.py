@@ -24,6 +24,16 @@ from .common import emit
 GOLD_PREFERENCE = ("xpos", "pos", "upos", "cpos")
 
 
+def _new_word_mass(text: str) -> float | str:
+    """``--new-word-mass``: ``learned`` or a number (validated by the model)."""
+    if text == "learned":
+        return text
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected 'learned' or a number, got {text!r}") from None
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     from ..kernels.hdp_qc import QC_METHODS
     from ..taggers.hdp_hmm import HDP_ALGORITHMS
@@ -62,9 +72,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     hdp.add_argument("--fix-hyper", action="store_true",
                      help="keep gamma and sigma (and an asymmetric emission prior) fixed")
     hdp.add_argument("--emission-prior", choices=("symmetric", "asymmetric"), default="symmetric",
-                     help="emissions Dir(beta) or Dir(beta tau) with beta and tau learned (thesis 5.5.3; cvi only)")
+                     help="emissions Dir(beta) or Dir(beta tau) with beta and tau learned (thesis 5.5.3; cvi and scvi)")
+    hdp.add_argument("--new-word-mass", type=_new_word_mass, default=1.0, metavar="learned|M",
+                     help="Dir(beta tau): tau's share for unseen words, the DP concentration gamma_e: 'learned' "
+                          "(ML-II fixed point) or a fixed positive number (default 1)")
     hdp.add_argument("--hyper-burn-in", type=int, default=0, metavar="N",
-                     help="cvi: keep the hyperparameters at their initial values for the first N passes (default 0)")
+                     help="keep the hyperparameters at their initial values for the first N passes (scvi: epochs; "
+                          "default 0)")
     hdp.add_argument("--qc", choices=QC_METHODS, default="heuristic",
                      help="how q(C>0) is computed (default heuristic)")
     hdp.add_argument("--qc-samples", type=int, default=100, help="paths per sentence for --qc sampling")
@@ -242,8 +256,8 @@ def run(args: argparse.Namespace) -> int:
                   eval_column=gold_column if args.eval_every > 0 else None, eval_every=max(1, args.eval_every))
     model = HDPHMMTagger(
         truncation=args.truncation, gamma=args.gamma, sigma=args.sigma, fix_hyper=args.fix_hyper,
-        emission_prior=args.emission_prior, hyper_burn_in=args.hyper_burn_in, qc=args.qc,
-        qc_samples=args.qc_samples, batch_size=args.batch_size, tau=args.tau, kappa=args.kappa, **common,
+        emission_prior=args.emission_prior, new_word_mass=args.new_word_mass, hyper_burn_in=args.hyper_burn_in,
+        qc=args.qc, qc_samples=args.qc_samples, batch_size=args.batch_size, tau=args.tau, kappa=args.kappa, **common,
     ) if hdp else HMMTagger(
         n_states=args.states, infer=args.infer, n_iter=args.iterations, alpha=args.alpha, beta=args.beta,
         decode=args.decode, map_estimate=args.map, cgs_keep=args.cgs_keep, order=args.order, cvi2_block=args.block_size,

@@ -171,16 +171,62 @@ def effective_states(usage: np.ndarray, coverage: float = 0.99) -> int:
 def tau_point_estimate(word_tables: np.ndarray, new_mass: float) -> np.ndarray:
     """Top-level emission measure ``tau`` over the ``W`` seen words plus one entry for all unseen words.
 
-    ``tau ~ DP(new_mass, H)`` over an open vocabulary; its point estimate
-    given the expected table counts ``E[s_{.,w}]`` is
-    ``tau_w = E[s_{.,w}] / (E[s_{.,.}] + new_mass)`` and the unseen words share
+    ``tau ~ DP(new_mass, H)`` over an open vocabulary (``H`` continuous: every
+    unseen word is a new dish); given the expected table counts
+    ``E[s_{.,w}]`` its posterior is ``Dir(E[s_{.,1}], ..., E[s_{.,W}], new_mass)``
+    over the seen words and the rest, whose mean is the point estimate
+    ``tau_w = E[s_{.,w}] / (E[s_{.,.}] + new_mass)``, the unseen words sharing
     ``new_mass / (E[s_{.,.}] + new_mass)`` -- Teh et al. (2008)'s update of the
     top-level weights (``pi_k`` proportional to ``E[s_{.,k}]``, the rest to
     the concentration), used by thesis 5.5.3 for ``Dir(beta tau)``.
+    ``new_mass`` is fixed or learned by :func:`new_word_concentration`.
     """
     col = np.maximum(np.asarray(word_tables, dtype=np.float64), 0.0)
     total = col.sum() + new_mass
     return np.concatenate([col, [new_mass]]) / total
+
+
+def new_word_concentration(distinct: float, tables_total: float, start: float, tol: float = 1e-12,
+                           max_iter: int = 100000) -> float:
+    """ML-II concentration ``gamma_e`` of ``tau ~ DP(gamma_e, H)`` (the new-word mass of ``Dir(beta tau)``).
+
+    Integrating ``tau`` out, the dishes (words) of the ``S = sum_w s_{.,w}``
+    tables follow the Chinese restaurant process of ``DP(gamma_e, H)``; with
+    ``H`` over an open vocabulary every word is a new dish the first time it
+    is served, so the probability of the dish labels is the Ewens formula
+    (Antoniak 1974; Escobar & West 1995):
+
+        p(dishes | gamma_e) = gamma_e^D Gamma(gamma_e) / Gamma(gamma_e + S) prod_w Gamma(s_{.,w}) H(w),
+
+    ``D`` = number of distinct words with tables.  Its ``gamma_e`` terms
+    ``D log gamma_e + log Gamma(gamma_e) - log Gamma(gamma_e + S)`` are
+    :func:`concentration_objective` ``(gamma_e, D, [S])`` -- thesis eq. 5.18 for
+    ``sigma`` with one restaurant -- and setting the derivative to zero gives
+    the fixed point (Minka, "Estimating a Dirichlet distribution": the
+    fixed-point update of a Polya precision; thesis 5.20 with one row, the
+    counterpart of the ``gamma`` update 5.17 of the transition sticks)
+
+        gamma_e <- D / (psi(gamma_e + S) - psi(gamma_e)),
+
+    iterated here to convergence (:func:`sigma_update` is one step).  Each step
+    maximises Minka's lower bound of ``log Gamma(g) - log Gamma(g + S)``, so
+    the objective never decreases.  For ``1 < D < S`` the maximiser is
+    unique and finite; for ``D >= S`` (every table a different word) the
+    objective increases without bound and ``start`` is returned unchanged.
+    ``S`` enters at its expectation ``E[s_{.,.}]`` (the first-order
+    approximation of eq. 5.36 with ``q(C > 0) = 1``: a seen word has tokens,
+    hence at least one table, so ``D`` is exact).
+    """
+    if not (tables_total > distinct > 0):
+        return float(start)
+    g = float(start)
+    S, D = np.array([float(tables_total)]), float(distinct)
+    for _ in range(max_iter):
+        new = sigma_update(D, S, np.ones(1), g)
+        if abs(new - g) <= tol * g:
+            return new
+        g = new
+    return g
 
 
 def concentration_objective(beta: float, tables_total: float, row_counts: np.ndarray) -> float:
@@ -198,9 +244,10 @@ def concentration_objective(beta: float, tables_total: float, row_counts: np.nda
 class EmissionPrior:
     """The emission prior of the HDP-HMM: symmetric ``Dir(beta)`` or asymmetric ``Dir(beta tau)`` (thesis 5.5.3).
 
-    State: the concentration ``concentration`` (``beta`` of ``Dir(beta tau)``)
-    and ``tau`` (``W + 1`` entries: the seen words, then the unseen ones).
-    Both start at the symmetric prior with ``per_word`` pseudo-counts
+    State: the concentration ``concentration`` (``beta`` of ``Dir(beta tau)``),
+    ``tau`` (``W + 1`` entries: the seen words, then the unseen ones) and
+    ``new_mass`` (the concentration ``gamma_e`` of ``tau ~ DP(gamma_e, H)``).
+    ``beta`` and ``tau`` start at the symmetric prior with ``per_word`` pseudo-counts
     (``concentration = W per_word``, ``tau`` uniform ``1/W`` -- the unseen
     entry also ``1/W``, the convention of the symmetric model), so the first
     pass is the symmetric one (thesis 5.5.3: "the same prior counts ... for
@@ -208,15 +255,21 @@ class EmissionPrior:
     emission counts ``E[C_{w,k}]`` and ``log q(C_{w,k} = 0)``:
 
     * tables ``E[s_{k,w}]`` by eq. 5.35 with ``a_w = beta tau_w``;
-    * ``tau`` by :func:`tau_point_estimate` (``new_mass`` = the unseen words' share);
+    * ``new_mass`` by :func:`new_word_concentration` if ``learn_new_mass``
+      (starting from ``new_mass``), else fixed at ``new_mass``;
+    * ``tau`` by :func:`tau_point_estimate` with that ``new_mass``;
     * ``beta`` by eq. 5.20 with the state totals ``C_{k,.}`` as the rows (eq. 5.36).
+
+    :meth:`stochastic_step` is the stochastic-CVI counterpart (eq. 5.40).
     """
 
-    def __init__(self, W: int, per_word: float, new_mass: float = 1.0):
+    def __init__(self, W: int, per_word: float, new_mass: float = 1.0, learn_new_mass: bool = False):
         self.W = W
         self.concentration = float(per_word) * W
         self.tau = np.full(W + 1, 1.0 / W)
         self.new_mass = float(new_mass)
+        self.learn_new_mass = learn_new_mass
+        self.word_weights = None  # stochastic CVI: the Dirichlet parameters of q(tau) (see stochastic_step)
 
     def pseudo_counts(self) -> np.ndarray:
         """``beta tau_w`` for the seen words (the surrogate's prior counts, eq. 5.39 with ``Dir(beta tau)``)."""
@@ -229,7 +282,47 @@ class EmissionPrior:
         qpos_state = q_positive(logq0_emit.sum(axis=0))
         total = float(tables.sum())
         self.concentration = sigma_update(total, emit.sum(axis=0), qpos_state, self.concentration)
+        if self.learn_new_mass:
+            distinct = int(np.count_nonzero(emit.sum(axis=1) > 0))  # words with tokens have tables
+            self.new_mass = new_word_concentration(distinct, total, self.new_mass)
         self.tau = tau_point_estimate(tables.sum(axis=0), self.new_mass)
+        return total
+
+    def stochastic_step(self, emit: np.ndarray, logq0_emit: np.ndarray, rho: float) -> float:
+        """One step of stochastic CVI (thesis 5.3, eq. 5.40) from the global stochastic estimates.
+
+        ``emit`` are the global counts ``N_emit`` (eq. 3.104) and ``logq0_emit``
+        the global estimate of ``sum_t log(1 - q(z_t = k))``, blended from the
+        minibatches like the counts (eq. 3.103: the statistic is a sum over
+        tokens too).  The tables are eq. 5.35 as in :meth:`update`; then
+
+        * ``beta`` by :func:`scaled_sigma_step` (eq. 5.40 with the gradient 5.19
+          of ``beta``, rows = state totals; ``rho = 1`` lands on 5.20);
+        * ``gamma_e`` (if learned) by ``(1 - rho) gamma_e + rho gamma_e*``,
+          ``gamma_e*`` the ML-II fixed point of :func:`new_word_concentration`;
+        * ``tau``: its posterior given the tables is ``Dir(E[s_{.,1}], ...,
+          E[s_{.,W}], gamma_e)`` (see :func:`tau_point_estimate`); the natural
+          gradient step on those Dirichlet parameters is the blend
+          ``lambda <- (1 - rho) lambda + rho E[s_{.,w}]`` (paper 004 eq. 14, as
+          :func:`natural_stick_step` for the transition sticks), and ``tau`` is
+          its mean.  The first step starts ``lambda`` at the tables.
+
+        Returns ``sum E[s]``.
+        """
+        qpos = q_positive(logq0_emit)
+        tables = expected_tables(emit.T, qpos.T, self.pseudo_counts())  # (K, W)
+        qpos_state = q_positive(logq0_emit.sum(axis=0))
+        total = float(tables.sum())
+        self.concentration = scaled_sigma_step(total, emit.sum(axis=0), qpos_state, self.concentration, rho)
+        if self.learn_new_mass:
+            distinct = int(np.count_nonzero(emit.sum(axis=1) > 0))
+            self.new_mass = (1.0 - rho) * self.new_mass + rho * new_word_concentration(distinct, total, self.new_mass)
+        word_tables = tables.sum(axis=0)
+        if self.word_weights is None:
+            self.word_weights = word_tables
+        else:
+            self.word_weights = (1.0 - rho) * self.word_weights + rho * word_tables
+        self.tau = tau_point_estimate(self.word_weights, self.new_mass)
         return total
 
 

@@ -91,17 +91,9 @@ def hdp_cvi_pass(C_trans, C_emit, sent_trans, gamma, tokens, offsets, order, pri
 
 
 @njit(cache=True)
-def hdp_minibatch_pass(N_trans, N_emit, tokens, offsets, items, prior, sigma, emit_prior, emit_total, qc_method,
-                       n_samples, seed, trans_out, emit_out, logq0, logq0_row):
-    """The local step of stochastic CVI for one minibatch (thesis 5.3 "Stochastic CVI", eq. 3.98-3.102).
-
-    Every sentence in ``items`` sees the surrogate parameters formed from the
-    global stochastic counts ``N`` (eq. 3.99 with the prior ``sigma G[pi_k]``
-    of eq. 5.38); its expected counts go to ``trans_out`` / ``emit_out``
-    (overwritten) and its ``log q(C^i = 0)`` to ``logq0`` / ``logq0_row``
-    (overwritten: the minibatch's local statistic ``q(C^m = 0)``).  Returns
-    ``sum log p(x^i)`` under those parameters.
-    """
+def _minibatch(N_trans, N_emit, tokens, offsets, items, prior, sigma, emit_prior, emit_total, qc_method, n_samples,
+               seed, trans_out, emit_out, logq0, logq0_row, logq0_emit, with_emit_q0):
+    """The shared body of :func:`hdp_minibatch_pass` and :func:`hdp_minibatch_pass_emission_q0`."""
     np.random.seed(seed)
     K = N_trans.shape[1]
     row_tot = N_trans.sum(axis=1)
@@ -114,6 +106,8 @@ def hdp_minibatch_pass(N_trans, N_emit, tokens, offsets, items, prior, sigma, em
     emit_out[:] = 0.0
     logq0[:] = 0.0
     logq0_row[:] = 0.0
+    if with_emit_q0:
+        logq0_emit[:] = 0.0
     ll = 0.0
     for n in range(items.shape[0]):
         i = items[n]
@@ -131,8 +125,41 @@ def hdp_minibatch_pass(N_trans, N_emit, tokens, offsets, items, prior, sigma, em
         for t in range(T):
             w = tokens[s + t]
             for k in range(K):
-                emit_out[w, k] += fwd[t, k] * bwd[t, k]
+                q = fwd[t, k] * bwd[t, k]
+                emit_out[w, k] += q
+                if with_emit_q0:
+                    logq0_emit[w, k] += np.log(max(1.0 - q, 1e-300))
     return ll
+
+
+@njit(cache=True)
+def hdp_minibatch_pass(N_trans, N_emit, tokens, offsets, items, prior, sigma, emit_prior, emit_total, qc_method,
+                       n_samples, seed, trans_out, emit_out, logq0, logq0_row):
+    """The local step of stochastic CVI for one minibatch (thesis 5.3 "Stochastic CVI", eq. 3.98-3.102).
+
+    Every sentence in ``items`` sees the surrogate parameters formed from the
+    global stochastic counts ``N`` (eq. 3.99 with the prior ``sigma G[pi_k]``
+    of eq. 5.38); its expected counts go to ``trans_out`` / ``emit_out``
+    (overwritten) and its ``log q(C^i = 0)`` to ``logq0`` / ``logq0_row``
+    (overwritten: the minibatch's local statistic ``q(C^m = 0)``).  Returns
+    ``sum log p(x^i)`` under those parameters.
+    """
+    return _minibatch(N_trans, N_emit, tokens, offsets, items, prior, sigma, emit_prior, emit_total, qc_method,
+                      n_samples, seed, trans_out, emit_out, logq0, logq0_row, np.zeros((1, 1)), False)
+
+
+@njit(cache=True)
+def hdp_minibatch_pass_emission_q0(N_trans, N_emit, tokens, offsets, items, prior, sigma, emit_prior, emit_total,
+                                   qc_method, n_samples, seed, trans_out, emit_out, logq0, logq0_row, logq0_emit):
+    """:func:`hdp_minibatch_pass` that also returns the minibatch's emission ``log q(C^m_{w,k} = 0)``.
+
+    ``logq0_emit[w, k] = sum_{t in the minibatch: x_t = w} log(1 - q(z_t = k))``
+    (overwritten), what :func:`emission_log_q0` computes for the batch pass:
+    the statistic the asymmetric emission prior ``Dir(beta tau)`` (thesis
+    5.5.3) needs for its table counts (eq. 5.35, 5.46).
+    """
+    return _minibatch(N_trans, N_emit, tokens, offsets, items, prior, sigma, emit_prior, emit_total, qc_method,
+                      n_samples, seed, trans_out, emit_out, logq0, logq0_row, logq0_emit, True)
 
 
 @njit(cache=True)

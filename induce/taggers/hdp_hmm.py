@@ -2,7 +2,7 @@
 
 Model (thesis eq. 5.4-5.9): top-level stick ``pi ~ GEM(gamma)``, transition
 rows (row 0 = start) ``theta_j ~ DP(sigma, pi)``, emissions ``phi_k ~ Dir(beta)`` or,
-with ``emission_prior="asymmetric"`` (thesis 5.5.3, ``cvi``), ``phi_k ~ Dir(beta tau)``
+with ``emission_prior="asymmetric"`` (thesis 5.5.3, ``cvi`` and ``scvi``), ``phi_k ~ Dir(beta tau)``
 with the concentration and the top-level word distribution ``tau`` learned,
 with the direct-assignment truncation at ``K`` states (thesis 5.3; Teh et al.
 2008): ``q(z) = 0`` whenever a state exceeds ``K``.  Inference (``infer=``):
@@ -17,6 +17,7 @@ with the direct-assignment truncation at ``K`` states (thesis 5.3; Teh et al.
           5.16, 5.19, 5.23-5.24; natural gradient for the sticks as in paper
           004 eq. 14, scaled steps for ``gamma`` and ``sigma``); each
           minibatch's ``q(C^m = 0)`` is kept and replaced when it comes round again;
+          ``Dir(beta tau)`` by :meth:`induce.infer.hdp.EmissionPrior.stochastic_step`;
 ``svi``   stochastic mean-field VI with a point estimate of the top-level
           stick (Johnson & Willsky 2014, section 4);
 ``beam``  the beam sampler (Van Gael et al. 2008).
@@ -42,7 +43,8 @@ from ..corpus.vocab import Vocabulary
 from ..errors import ConfigError
 from ..infer import hdp
 from ..infer import hmm_passes as passes
-from ..infer.hdp_passes import emission_log_q0, hdp_cvi_pass, hdp_minibatch_pass
+from ..infer.hdp_passes import (emission_log_q0, hdp_cvi_pass, hdp_minibatch_pass,
+                                hdp_minibatch_pass_emission_q0)
 from ..infer.schedules import blend, check_schedule, exponential_init, minibatches, step_size
 from ..kernels.hdp_qc import QC_METHODS
 from ..parsers.params import load_model, save_model
@@ -62,16 +64,22 @@ class HDPHMMTagger(HMMTagger):
     gamma, sigma : initial top-level and transition concentrations.
     beta : symmetric Dirichlet prior on the emissions (per word).
     emission_prior : ``symmetric`` (default) or ``asymmetric``: ``Dir(beta tau)``
-        (thesis 5.5.3; ``cvi`` only) starting from ``tau`` uniform and
+        (thesis 5.5.3; ``cvi`` and ``scvi``) starting from ``tau`` uniform and
         concentration ``W beta`` (so the first pass is the symmetric one),
         then both learned from the expected emission table counts
         (:class:`induce.infer.hdp.EmissionPrior`) unless ``fix_hyper``.
+    new_word_mass : the share of ``tau`` left to the unseen words, ``gamma_e`` of
+        ``tau ~ DP(gamma_e, H)`` over an open vocabulary (``tau_unseen =
+        gamma_e / (E[s..] + gamma_e)``): ``"learned"`` (ML-II, the fixed point
+        of :func:`induce.infer.hdp.new_word_concentration`, learned with ``beta``
+        and ``tau``, i.e. after ``hyper_burn_in``) or a positive number held fixed.
+        Used by the asymmetric emission prior only.
     fix_hyper : keep ``gamma`` and ``sigma`` (and the asymmetric emission prior)
         fixed instead of learning them (eq. 5.17, 5.20).  While the random
         initial posteriors are still symmetric the ``sigma`` fixed point
         drifts upwards (see ``hyper_burn_in`` and benchmarks/RESULTS.md, issue 5).
-    hyper_burn_in : ``cvi``: passes during which the hyperparameters stay at their
-        initial values (the sticks are still updated).  From a symmetric start
+    hyper_burn_in : passes (``scvi``: epochs) during which the hyperparameters stay at
+        their initial values (the sticks are still updated).  From a symmetric start
         the fixed points 5.20 (``sigma``) and 5.20 applied to the emissions
         (``beta`` of ``Dir(beta tau)``) grow while all states still look alike,
         which delays or (asymmetric prior) prevents the symmetry breaking; see
@@ -89,7 +97,7 @@ class HDPHMMTagger(HMMTagger):
     ``emissions_`` (W+1, K), ``transition_counts_``, ``emission_counts_``,
     ``gamma_``, ``sigma_``, ``emission_concentration_`` and ``emission_base_``
     (``tau`` over the ``W`` words plus the unseen ones; uniform ``1/W`` for the
-    symmetric prior), ``stick_u_``/``stick_v_`` and ``stick_order_``
+    symmetric prior), ``emission_new_mass_`` (``gamma_e``, learned or fixed), ``stick_u_``/``stick_v_`` and ``stick_order_``
     (stick position -> state), ``state_prior_`` (``sigma G[pi_k]``),
     ``qc_positive_`` (last ``q(C > 0)``, K+1 x K), ``effective_states_``,
     ``labels_``, ``trace_``, ``vocab_``, ``n_states_``, ``n_iter_``.
@@ -104,6 +112,7 @@ class HDPHMMTagger(HMMTagger):
         sigma: float = 1.0,
         beta: float = 0.1,
         emission_prior: str = "symmetric",
+        new_word_mass: float | str = 1.0,
         fix_hyper: bool = False,
         hyper_burn_in: int = 0,
         qc: str = "heuristic",
@@ -127,6 +136,7 @@ class HDPHMMTagger(HMMTagger):
         self.sigma = sigma
         self.beta = beta
         self.emission_prior = emission_prior
+        self.new_word_mass = new_word_mass
         self.fix_hyper = fix_hyper
         self.hyper_burn_in = hyper_burn_in
         self.qc = qc
@@ -151,8 +161,13 @@ class HDPHMMTagger(HMMTagger):
             raise ConfigError(f"unknown q(C>0) method {self.qc!r}; expected one of {', '.join(QC_METHODS)}")
         if self.emission_prior not in ("symmetric", "asymmetric"):
             raise ConfigError(f"unknown emission prior {self.emission_prior!r}; expected symmetric or asymmetric")
-        if self.emission_prior == "asymmetric" and self.infer != "cvi":
-            raise ConfigError("the asymmetric emission prior Dir(beta tau) is implemented for infer='cvi' only")
+        if self.emission_prior == "asymmetric" and self.infer not in ("cvi", "scvi"):
+            raise ConfigError("the asymmetric emission prior Dir(beta tau) is implemented for infer='cvi' and "
+                              "'scvi' only")
+        if not (self.new_word_mass == "learned"
+                or (isinstance(self.new_word_mass, (int, float)) and not isinstance(self.new_word_mass, bool)
+                    and self.new_word_mass > 0)):
+            raise ConfigError(f"new_word_mass must be 'learned' or a positive number, got {self.new_word_mass!r}")
         self._validate_shared(corpus)
         if int(self.truncation) < 1:
             raise ConfigError(f"truncation must be at least 1, got {self.truncation}")
@@ -189,7 +204,9 @@ class HDPHMMTagger(HMMTagger):
         rng = np.random.default_rng(self.random_state)
         seeds = rng.integers(0, 2**31 - 1, size=self.n_iter + 1)
         self.gamma_, self.sigma_ = float(self.gamma), float(self.sigma)
-        self._emission = hdp.EmissionPrior(data.W, self.beta)
+        learned = self.new_word_mass == "learned"
+        # gamma_e starts at 1 (the unit mass of Teh et al. 2008's top-level update) when learned
+        self._emission = hdp.EmissionPrior(data.W, self.beta, 1.0 if learned else float(self.new_word_mass), learned)
         if self.infer == "cvi":
             self._fit_cvi(data, gold, seeds)
         elif self.infer == "scvi":
@@ -244,7 +261,8 @@ class HDPHMMTagger(HMMTagger):
             extra = {}
             if learn_emission and learn:  # thesis 5.5.3: Dir(beta tau) from the emission table counts, once per pass
                 emission_log_q0(data.tokens, gamma, logq0_emit)
-                extra = {"emission_tables": em.update(emit, logq0_emit), "beta": em.concentration}
+                extra = {"emission_tables": em.update(emit, logq0_emit), "beta": em.concentration,
+                         "new_word_mass": em.new_mass}
             self._hdp_record(bar, it, ll, "predictive_log_likelihood", time.perf_counter() - t0, data, usage,
                              gamma.argmax(axis=1) if gold is not None else None, gold, tables=stats["tables"],
                              **extra)
@@ -270,19 +288,28 @@ class HDPHMMTagger(HMMTagger):
         trans_b = np.zeros((K + 1, K))
         emit_b = np.zeros((W, K))
         qcode = self._qc_code()
-        emit_prior, emit_total = self._emission.pseudo_counts(), self._emission.concentration
+        em = self._emission
+        learn_emission = self.emission_prior == "asymmetric" and not self.fix_hyper
+        if learn_emission:
+            # global estimate of log q(C_wk = 0) = sum_t log(1 - q(z_t = k)), blended like the counts; it starts
+            # at -N_emit (log(1 - p) ~ -p for the many small token probabilities behind the initial counts)
+            logq0_emit = -N_emit
+            logq0_emit_b = np.zeros((W, K))
         m = 0
         bar = self._iterations()
         for it in bar:
             t0 = time.perf_counter()
             ll = 0.0
+            learn = not self.fix_hyper and it > int(self.hyper_burn_in)
+            extra = {}
             for b in rng.permutation(len(batches)):
                 items = batches[b]
                 prior = self.sigma_ * G_state
-                ll += hdp_minibatch_pass(N_trans, N_emit, data.tokens, data.offsets, items, prior, self.sigma_,
-                                         emit_prior, emit_total, qcode, int(self.qc_samples),
-                                         int(rng.integers(2**31 - 1)),
-                                         trans_b, emit_b, logq0_b[b], logq0_row_b[b])
+                args = (N_trans, N_emit, data.tokens, data.offsets, items, prior, self.sigma_, em.pseudo_counts(),
+                        em.concentration, qcode, int(self.qc_samples), int(rng.integers(2**31 - 1)),
+                        trans_b, emit_b, logq0_b[b], logq0_row_b[b])
+                ll += (hdp_minibatch_pass_emission_q0(*args, logq0_emit_b) if learn_emission
+                       else hdp_minibatch_pass(*args))
                 rho = step_size(m, self.tau, self.kappa)
                 scale = I / len(items)
                 blend(N_trans, trans_b, rho, scale)  # thesis eq. 3.103
@@ -294,14 +321,19 @@ class HDPHMMTagger(HMMTagger):
                 order = hdp.usage_order(N_emit.sum(axis=0))
                 col = tables.sum(axis=0)[order]
                 # eq. 5.40 with the gradients 5.16, 5.19, 5.23-5.24, preconditioned (see induce.infer.hdp)
-                if not self.fix_hyper:
+                if learn:
                     self.gamma_ = hdp.scaled_gamma_step(u, v, self.gamma_, rho)
                     self.sigma_ = hdp.scaled_sigma_step(tables.sum(), N_trans.sum(axis=1), qpos_row, self.sigma_, rho)
                 u[order], v[order] = hdp.natural_stick_step(u[order], v[order], col, self.gamma_, rho)
                 G_state = hdp.prior_by_state(hdp.geometric_pi(u[order], v[order]), order, 1.0)
+                if learn_emission:
+                    blend(logq0_emit, logq0_emit_b, rho, scale)
+                    if learn:  # thesis 5.5.3 with the steps of 5.40
+                        extra = {"emission_tables": em.stochastic_step(N_emit, logq0_emit, rho),
+                                 "beta": em.concentration, "new_word_mass": em.new_mass}
                 m += 1
             self._hdp_record(bar, it, ll, "minibatch_log_likelihood", time.perf_counter() - t0, data,
-                             N_emit.sum(axis=0), None, None, step=rho)
+                             N_emit.sum(axis=0), None, None, step=rho, **extra)
         order = hdp.usage_order(N_emit.sum(axis=0))
         self.qc_positive_ = hdp.q_positive(logq0_b.sum(axis=0))
         self._set_sticks(u[order], v[order], order)
@@ -320,6 +352,7 @@ class HDPHMMTagger(HMMTagger):
         em = self.__dict__.pop("_emission")
         self.emission_concentration_ = em.concentration
         self.emission_base_ = em.tau
+        self.emission_new_mass_ = em.new_mass
         self.transition_counts_ = np.asarray(trans, dtype=np.float64)
         self.emission_counts_ = np.asarray(emit, dtype=np.float64)
         self._set_parameters()
@@ -350,7 +383,8 @@ class HDPHMMTagger(HMMTagger):
             raise ConfigError("this HDPHMMTagger is not fitted yet; call fit() or load() first")
 
     # ------------------------------------------------------------- save/load
-    _PARAMS = ("truncation", "infer", "n_iter", "gamma", "sigma", "beta", "emission_prior", "fix_hyper", "hyper_burn_in",
+    _PARAMS = ("truncation", "infer", "n_iter", "gamma", "sigma", "beta", "emission_prior", "new_word_mass",
+               "fix_hyper", "hyper_burn_in",
                "qc", "qc_samples", "batch_size", "tau", "kappa", "coverage", "decode", "order", "random_state")
     _ARRAYS = ("transitions_", "emissions_", "transition_counts_", "emission_counts_", "stick_u_", "stick_v_",
                "stick_order_", "state_prior_", "qc_positive_", "emission_base_")
@@ -361,7 +395,8 @@ class HDPHMMTagger(HMMTagger):
         meta = {
             "params": {k: getattr(self, k) for k in self._PARAMS},
             "fitted": {"gamma_": self.gamma_, "sigma_": self.sigma_, "effective_states_": self.effective_states_,
-                       "emission_concentration_": self.emission_concentration_},
+                       "emission_concentration_": self.emission_concentration_,
+                       "emission_new_mass_": self.emission_new_mass_},
             "vocab": self.vocab_.to_json(),
             "trace": json.loads(json.dumps(self.trace_, default=float)),
         }
@@ -370,7 +405,9 @@ class HDPHMMTagger(HMMTagger):
     @classmethod
     def load(cls, path: str | Path) -> "HDPHMMTagger":
         arrays, meta = load_model(path, "induce.HDPHMMTagger")
-        model = cls(**meta["params"])
+        # files saved before new_word_mass existed used the fixed unit mass of Teh et al. (2008)
+        model = cls(**({"new_word_mass": 1.0} | meta["params"]))
+        model.emission_new_mass_ = 1.0
         for k, val in meta["fitted"].items():
             setattr(model, k, val)
         if "emission_base" not in arrays:  # saved before the asymmetric prior existed: symmetric Dir(beta)
