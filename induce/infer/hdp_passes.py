@@ -16,23 +16,22 @@ import numpy as np
 from numba import njit
 
 from ..kernels.hdp_qc import accumulate_qc
-from ..kernels.hmm import fb_workspace, forward_backward, store_sentence
-from .hmm_passes import _max_length, move_sentence
+from ..kernels.hmm import fb_workspace, forward_backward
+from .hmm_passes import _max_length, move_emissions, replace_sentence, surrogate_transitions
 
 
 @njit(cache=True)
-def _surrogate(C_trans, row_tot, C_emit, col_tot, prior, sigma, emit_prior, emit_total, tokens, s, T, A, E):
-    """Eq. 5.38 (transitions, prior ``sigma G[pi_k]``) and eq. 5.39 (emissions).
+def _surrogate(C_trans, row_tot, own, C_emit, col_tot, prior, sigma, emit_prior, emit_total, tokens, s, T, A, E):
+    """Eq. 5.38 (transitions, prior ``sigma G[pi_k]``, without the sentence's own
+    transition counts ``own``: :func:`induce.infer.hmm_passes.surrogate_transitions`)
+    and eq. 5.39 (emissions, from counts the caller already took its tokens out of).
 
     Emission prior counts ``emit_prior[w]`` over ``emit_total``: ``beta`` over
     ``W beta`` for ``Dir(beta)``; ``beta tau_w`` over ``beta`` for the
     asymmetric ``Dir(beta tau)`` of thesis 5.5.3.
     """
     K = C_trans.shape[1]
-    for j in range(K + 1):
-        den = 1.0 / (max(row_tot[j], 0.0) + sigma)
-        for k in range(K):
-            A[j, k] = (max(C_trans[j, k], 0.0) + prior[k]) * den
+    surrogate_transitions(C_trans, row_tot, own, prior, sigma, A)
     for t in range(T):
         w = tokens[s + t]
         for k in range(K):
@@ -59,9 +58,9 @@ def hdp_cvi_pass(C_trans, C_emit, sent_trans, gamma, tokens, offsets, order, pri
                  qc_method, n_samples, seed, logq0, logq0_row):
     """One sweep of batch CVI for the HDP-HMM (thesis eq. 5.37-5.39), sentences in ``order``.
 
-    As :func:`induce.infer.hmm_passes.cvi2_pass` -- per sentence: subtract its
-    stored expected counts, run forward-backward under the surrogate
-    parameters, store and add back the new counts -- with the HDP prior
+    As :func:`induce.infer.hmm_passes.cvi2_pass` -- per sentence: surrogate
+    parameters without its stored expected counts, forward-backward, the new
+    counts replace the old (same bookkeeping, shared functions) -- with the HDP prior
     ``prior[k] = sigma G[pi_k]`` and the emission prior counts ``emit_prior``
     ``(W,)`` over ``emit_total`` (see :func:`_surrogate`).  ``logq0`` ``(K+1, K)`` and ``logq0_row``
     ``(K+1,)`` are reset and receive ``sum_i log q(C^i = 0)`` by
@@ -73,6 +72,7 @@ def hdp_cvi_pass(C_trans, C_emit, sent_trans, gamma, tokens, offsets, order, pri
     row_tot = C_trans.sum(axis=1)
     col_tot = C_emit.sum(axis=0)
     fwd, bwd, E, scale, xi, A = _buffers(_max_length(offsets, 0, offsets.shape[0] - 1), K)
+    new = np.empty((K + 1, K), dtype=sent_trans.dtype)
     logq0[:] = 0.0
     logq0_row[:] = 0.0
     ll = 0.0
@@ -82,11 +82,11 @@ def hdp_cvi_pass(C_trans, C_emit, sent_trans, gamma, tokens, offsets, order, pri
         T = offsets[i + 1] - s
         if T == 0:
             continue
-        move_sentence(C_trans, row_tot, C_emit, col_tot, sent_trans[i], gamma, tokens, s, T, -1.0)
-        _surrogate(C_trans, row_tot, C_emit, col_tot, prior, sigma, emit_prior, emit_total, tokens, s, T, A, E)
+        old = sent_trans[i]
+        move_emissions(C_emit, col_tot, gamma, tokens, s, T, -1.0)
+        _surrogate(C_trans, row_tot, old, C_emit, col_tot, prior, sigma, emit_prior, emit_total, tokens, s, T, A, E)
         ll += _posterior(A, E, T, fwd, bwd, scale, xi, qc_method, n_samples, logq0, logq0_row)
-        store_sentence(A, fwd, bwd, xi, T, sent_trans[i], gamma[s:s + T])
-        move_sentence(C_trans, row_tot, C_emit, col_tot, sent_trans[i], gamma, tokens, s, T, 1.0)
+        replace_sentence(C_trans, row_tot, C_emit, col_tot, A, fwd, bwd, xi, T, old, new, gamma, tokens, s)
     return ll
 
 
@@ -102,6 +102,7 @@ def _minibatch(N_trans, N_emit, tokens, offsets, items, prior, sigma, emit_prior
     for n in range(items.shape[0]):
         T_max = max(T_max, offsets[items[n] + 1] - offsets[items[n]])
     fwd, bwd, E, scale, xi, A = _buffers(T_max, K)
+    no_own = np.zeros((K + 1, K))  # the global counts hold no minibatch sentence
     trans_out[:] = 0.0
     emit_out[:] = 0.0
     logq0[:] = 0.0
@@ -115,7 +116,7 @@ def _minibatch(N_trans, N_emit, tokens, offsets, items, prior, sigma, emit_prior
         T = offsets[i + 1] - s
         if T == 0:
             continue
-        _surrogate(N_trans, row_tot, N_emit, col_tot, prior, sigma, emit_prior, emit_total, tokens, s, T, A, E)
+        _surrogate(N_trans, row_tot, no_own, N_emit, col_tot, prior, sigma, emit_prior, emit_total, tokens, s, T, A, E)
         ll += _posterior(A, E, T, fwd, bwd, scale, xi, qc_method, n_samples, logq0, logq0_row)
         for k in range(K):
             trans_out[0, k] += fwd[0, k] * bwd[0, k]
