@@ -20,6 +20,12 @@ from ..kernels.hmm import fb_workspace, forward_backward
 from .hmm_passes import _max_length, move_emissions, replace_sentence, surrogate_transitions
 
 
+@njit(cache=True, inline="always")
+def _log_none(q):
+    """``log(1 - q)``: one token's factor of ``log q(C_{w,k} = 0)`` (eq. 5.46), floored at 1e-300."""
+    return np.log(max(1.0 - q, 1e-300))
+
+
 @njit(cache=True)
 def _surrogate(C_trans, row_tot, own, C_emit, col_tot, prior, sigma, emit_prior, emit_total, tokens, s, T, A, E):
     """Eq. 5.38 (transitions, prior ``sigma G[pi_k]``, without the sentence's own
@@ -129,7 +135,7 @@ def _minibatch(N_trans, N_emit, tokens, offsets, items, prior, sigma, emit_prior
                 q = fwd[t, k] * bwd[t, k]
                 emit_out[w, k] += q
                 if with_emit_q0:
-                    logq0_emit[w, k] += np.log(max(1.0 - q, 1e-300))
+                    logq0_emit[w, k] += _log_none(q)
     return ll
 
 
@@ -176,4 +182,4 @@ def emission_log_q0(tokens, gamma, out):
     for t in range(tokens.shape[0]):
         w = tokens[t]
         for k in range(K):
-            out[w, k] += np.log(max(1.0 - gamma[t, k], 1e-300))
+            out[w, k] += _log_none(gamma[t, k])
