@@ -99,6 +99,8 @@ def recovery(args) -> None:
             out[name][infer] = runs
     suffix = "" if args.first_dataset == 1000 and len(datasets) == 3 and len(args.algorithms) == 2 \
         else f"_{'-'.join(datasets)}_{'-'.join(args.algorithms)}_from{args.first_dataset}"
+    if args.cvi_iter != 1000 and "cvi" in args.algorithms:
+        suffix += f"_cvi{args.cvi_iter}it"
     _save(f"hdp_recovery{suffix}.json", {"args": vars(args), "results": out})
     print("\ndataset    algo  iters  final states (runs)          exact-truth  mean   s/run  "
           "median settle: iteration / seconds")

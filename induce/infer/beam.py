@@ -132,7 +132,7 @@ class BeamState:
         passes.hard_counts(self.tokens, self.offsets, self.z, self.W, self.K, Ct, Ce)
         return Ct.astype(np.float64), Ce.astype(np.float64)
 
-    def resample_parameters(self, learn_hyper):
+    def resample_parameters(self, learn_gamma, learn_sigma):
         """Step 5 (and 6): tables, top-level weights, rows, emissions, concentrations."""
         Ct, Ce = self.counts()
         rng = self.rng
@@ -141,13 +141,14 @@ class BeamState:
         a = self.sigma * self.b
         self.pi = np.vstack([rng.dirichlet(np.append(Ct[j], 0.0) + a + 1e-12) for j in range(self.K + 1)])
         self.phi = np.ascontiguousarray(np.vstack([rng.dirichlet(Ce[:, k] + self.beta) for k in range(self.K)]).T)
-        if learn_hyper:
+        if learn_sigma:
             n = Ct.sum(axis=1)
             n = n[n > 0]
             # Teh et al. (2006), appendix A: sigma | m, n with auxiliary w_j, s_j
             w = rng.beta(self.sigma + 1.0, n)
             s = rng.random(len(n)) < n / (n + self.sigma)
             self.sigma = rng.gamma(_PRIOR_SHAPE + m.sum() - s.sum(), 1.0 / (_PRIOR_RATE - np.log(w).sum()))
+        if learn_gamma:
             # Escobar & West (1995): gamma | K states, m tables
             M = max(m.sum(), 1.0)
             eta = rng.beta(self.gamma + 1.0, M)
@@ -193,8 +194,9 @@ def fit_beam(model, data, gold, seeds) -> None:
     # thesis 5.5.1: a random state from {1..K} for every observation
     z = rng.integers(0, K0, size=data.tokens.shape[0]).astype(np.int64)
     st = BeamState(rng, z, K0, W, data.tokens, data.offsets, model.sigma_, model.gamma_, model.beta)
-    learn = not model.fix_hyper
-    st.resample_parameters(learn)
+    fixed = model._fixed_hyper()
+    learn = ("gamma" not in fixed, "sigma" not in fixed)
+    st.resample_parameters(*learn)
     u = np.empty(data.tokens.shape[0])
     cap = 10 * K0
     bar = model._iterations()
@@ -204,7 +206,7 @@ def fit_beam(model, data, gold, seeds) -> None:
         st.expand(u.min(), cap)
         ll = beam_sweep(st.pi, st.phi, data.tokens, data.offsets, u, st.z, int(seeds[it]))
         st.compact()
-        Ct, Ce = st.resample_parameters(learn)
+        Ct, Ce = st.resample_parameters(*learn)
         model.gamma_, model.sigma_ = float(st.gamma), float(st.sigma)
         model._hdp_record(bar, it, ll, "complete_log_likelihood", time.perf_counter() - t0, data, Ce.sum(axis=0),
                           st.z if gold is not None else None, gold, represented_states=st.K)

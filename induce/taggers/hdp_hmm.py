@@ -51,6 +51,7 @@ from ..parsers.params import load_model, save_model
 from .hmm import _NO_MASK, HMMTagger, _Data
 
 HDP_ALGORITHMS = ("cvi", "scvi", "svi", "beam")
+HYPERPARAMETERS = ("gamma", "sigma", "emission")  # the names ``fix_hyper`` accepts
 
 
 class HDPHMMTagger(HMMTagger):
@@ -74,10 +75,13 @@ class HDPHMMTagger(HMMTagger):
         of :func:`induce.infer.hdp.new_word_concentration`, learned with ``beta``
         and ``tau``, i.e. after ``hyper_burn_in``) or a positive number held fixed.
         Used by the asymmetric emission prior only.
-    fix_hyper : keep ``gamma`` and ``sigma`` (and the asymmetric emission prior)
-        fixed instead of learning them (eq. 5.17, 5.20).  While the random
-        initial posteriors are still symmetric the ``sigma`` fixed point
-        drifts upwards (see ``hyper_burn_in`` and benchmarks/RESULTS.md, issue 5).
+    fix_hyper : ``True`` keeps ``gamma`` and ``sigma`` (and the asymmetric emission
+        prior) fixed instead of learning them (eq. 5.17, 5.20); a sequence of
+        names from ``("gamma", "sigma", "emission")`` fixes only those (e.g.
+        ``("sigma",)``: learn ``gamma`` and the emission prior, hold ``sigma``).
+        While the random initial posteriors are still symmetric the ``sigma``
+        fixed point drifts upwards (see ``hyper_burn_in`` and
+        benchmarks/RESULTS.md, issue 5).
     hyper_burn_in : passes (``scvi``: epochs) during which the hyperparameters stay at
         their initial values (the sticks are still updated).  From a symmetric start
         the fixed points 5.20 (``sigma``) and 5.20 applied to the emissions
@@ -113,7 +117,7 @@ class HDPHMMTagger(HMMTagger):
         beta: float = 0.1,
         emission_prior: str = "symmetric",
         new_word_mass: float | str = 1.0,
-        fix_hyper: bool = False,
+        fix_hyper: bool | tuple[str, ...] = False,
         hyper_burn_in: int = 0,
         qc: str = "heuristic",
         qc_samples: int = 100,
@@ -173,6 +177,7 @@ class HDPHMMTagger(HMMTagger):
             raise ConfigError(f"truncation must be at least 1, got {self.truncation}")
         if not (self.gamma > 0 and self.sigma > 0 and self.beta > 0):
             raise ConfigError(f"gamma, sigma and beta must be positive (got {self.gamma}, {self.sigma}, {self.beta})")
+        self._fixed_hyper()
         if int(self.hyper_burn_in) < 0:
             raise ConfigError(f"hyper_burn_in must be non-negative, got {self.hyper_burn_in}")
         if int(self.qc_samples) < 1:
@@ -221,6 +226,21 @@ class HDPHMMTagger(HMMTagger):
             fit_beam(self, data, gold, seeds)
         return self
 
+    def _fixed_hyper(self) -> frozenset:
+        """The hyperparameters ``fix_hyper`` holds: all of :data:`HYPERPARAMETERS`, none, or the named ones."""
+        if isinstance(self.fix_hyper, (bool, np.bool_)):
+            return frozenset(HYPERPARAMETERS if self.fix_hyper else ())
+        names = [self.fix_hyper] if isinstance(self.fix_hyper, str) else list(self.fix_hyper)
+        unknown = [n for n in names if n not in HYPERPARAMETERS]
+        if unknown:
+            raise ConfigError(f"fix_hyper: unknown hyperparameter(s) {', '.join(map(repr, unknown))}; expected True, "
+                              f"False or names from {', '.join(HYPERPARAMETERS)}")
+        return frozenset(names)
+
+    def _learns(self, name: str, it: int) -> bool:
+        """Whether pass ``it`` updates hyperparameter ``name``: not fixed, and past ``hyper_burn_in``."""
+        return name not in self._fixed_hyper() and it > int(self.hyper_burn_in)
+
     def _qc_code(self) -> int:
         return QC_METHODS.index(self.qc)
 
@@ -243,7 +263,7 @@ class HDPHMMTagger(HMMTagger):
         logq0_row = np.zeros(K + 1)
         qcode = self._qc_code()
         stats = {"qpos": np.ones((K + 1, K))}
-        learn_emission = self.emission_prior == "asymmetric" and not self.fix_hyper
+        learn_emission = self.emission_prior == "asymmetric" and "emission" not in self._fixed_hyper()
         logq0_emit = np.zeros((data.W, K)) if learn_emission else None
         em = self._emission
         bar = self._iterations()
@@ -255,11 +275,10 @@ class HDPHMMTagger(HMMTagger):
                               glob.sigma, em.pseudo_counts(), em.concentration, qcode, int(self.qc_samples),
                               int(seeds[it]), logq0, logq0_row)
             usage = emit.sum(axis=0)
-            learn = not self.fix_hyper and it > int(self.hyper_burn_in)
-            stats = glob.update(trans, usage, logq0, logq0_row, learn, learn)
+            stats = glob.update(trans, usage, logq0, logq0_row, self._learns("gamma", it), self._learns("sigma", it))
             self.gamma_, self.sigma_ = glob.gamma, glob.sigma
             extra = {}
-            if learn_emission and learn:  # thesis 5.5.3: Dir(beta tau) from the emission table counts, once per pass
+            if learn_emission and self._learns("emission", it):  # thesis 5.5.3: Dir(beta tau) from the emission table counts, once per pass
                 emission_log_q0(data.tokens, gamma, logq0_emit)
                 extra = {"emission_tables": em.update(emit, logq0_emit), "beta": em.concentration,
                          "new_word_mass": em.new_mass}
@@ -289,7 +308,7 @@ class HDPHMMTagger(HMMTagger):
         emit_b = np.zeros((W, K))
         qcode = self._qc_code()
         em = self._emission
-        learn_emission = self.emission_prior == "asymmetric" and not self.fix_hyper
+        learn_emission = self.emission_prior == "asymmetric" and "emission" not in self._fixed_hyper()
         if learn_emission:
             # global estimate of log q(C_wk = 0) = sum_t log(1 - q(z_t = k)), blended like the counts; it starts
             # at -N_emit (log(1 - p) ~ -p for the many small token probabilities behind the initial counts)
@@ -300,7 +319,7 @@ class HDPHMMTagger(HMMTagger):
         for it in bar:
             t0 = time.perf_counter()
             ll = 0.0
-            learn = not self.fix_hyper and it > int(self.hyper_burn_in)
+            learn_gamma, learn_sigma = self._learns("gamma", it), self._learns("sigma", it)
             extra = {}
             for b in rng.permutation(len(batches)):
                 items = batches[b]
@@ -321,14 +340,15 @@ class HDPHMMTagger(HMMTagger):
                 order = hdp.usage_order(N_emit.sum(axis=0))
                 col = tables.sum(axis=0)[order]
                 # eq. 5.40 with the gradients 5.16, 5.19, 5.23-5.24, preconditioned (see induce.infer.hdp)
-                if learn:
+                if learn_gamma:
                     self.gamma_ = hdp.scaled_gamma_step(u, v, self.gamma_, rho)
+                if learn_sigma:
                     self.sigma_ = hdp.scaled_sigma_step(tables.sum(), N_trans.sum(axis=1), qpos_row, self.sigma_, rho)
                 u[order], v[order] = hdp.natural_stick_step(u[order], v[order], col, self.gamma_, rho)
                 G_state = hdp.prior_by_state(hdp.geometric_pi(u[order], v[order]), order, 1.0)
                 if learn_emission:
                     blend(logq0_emit, logq0_emit_b, rho, scale)
-                    if learn:  # thesis 5.5.3 with the steps of 5.40
+                    if self._learns("emission", it):  # thesis 5.5.3 with the steps of 5.40
                         extra = {"emission_tables": em.stochastic_step(N_emit, logq0_emit, rho),
                                  "beta": em.concentration, "new_word_mass": em.new_mass}
                 m += 1
