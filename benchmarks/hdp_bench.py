@@ -59,6 +59,7 @@ from induce.taggers.synthetic import sample_beal_grammar, sample_zhang
 ROOT = Path(__file__).resolve().parent
 RESULTS = ROOT / "results"
 CORPORA = Path(os.environ.get("INDUCE_CORPORA", ROOT.parent.parent / "shared" / "corpora"))
+NO_SAMPLES = np.zeros((0, 1, 1))  # hdp_cvi_pass: no sampled count tables
 APPROX = [("meanfield", MEANFIELD, 1), ("sampling-100", SAMPLING, 100), ("sampling-1000", SAMPLING, 1000),
           ("sampling-10000", SAMPLING, 10000), ("heuristic", HEURISTIC, 1)]
 
@@ -256,15 +257,15 @@ def qc_alice(args) -> None:
                     continue
                 lq, lr = np.zeros((K + 1, K)), np.zeros(K + 1)
                 hdp_cvi_pass(trans.copy(), emit.copy(), sent_trans.copy(), gamma.copy(), tokens, offsets, order,
-                             prior, glob.sigma, beta_w, 1.0, code, S, 1000 * run + it, lq, lr)
+                             prior, glob.sigma, beta_w, 1.0, code, S, 1000 * run + it, lq, lr, NO_SAMPLES)
                 errs[name].append(lq)
             if evaluate and driver != EXACT:
                 ex, ex_row = np.zeros((K + 1, K)), np.zeros(K + 1)
                 hdp_cvi_pass(trans.copy(), emit.copy(), sent_trans.copy(), gamma.copy(), tokens, offsets, order,
-                             prior, glob.sigma, beta_w, 1.0, EXACT, 1, it, ex, ex_row)
+                             prior, glob.sigma, beta_w, 1.0, EXACT, 1, it, ex, ex_row, NO_SAMPLES)
             lq, lr = np.zeros((K + 1, K)), np.zeros(K + 1)
             hdp_cvi_pass(trans, emit, sent_trans, gamma, tokens, offsets, order, prior, glob.sigma, beta_w, 1.0,
-                         driver, 1, it, lq, lr)
+                         driver, 1, it, lq, lr, NO_SAMPLES)
             if driver == EXACT:
                 ex = lq
             for name in errs:
@@ -337,6 +338,11 @@ def _text_models(iterations: int, seed: int, which: list[str], burn_in: int):
                                   f"{burn_in} passes; Dir(beta tau))",
                                   lambda: HDPHMMTagger(emission_prior="asymmetric", new_word_mass="learned",
                                                        hyper_burn_in=burn_in, **hdp_kw)),
+        "hdp-asym-burn-newmass-sampled": (f"HDP-HMM cvi (as hdp-asym-burn-newmass, {burn_in} passes burn-in; "
+                                          f"tables from 10 sampled count draws per pass)",
+                                          lambda: HDPHMMTagger(emission_prior="asymmetric", new_word_mass="learned",
+                                                               hyper_burn_in=burn_in, table_estimate="sampled",
+                                                               **hdp_kw)),
     }
     return [(k, *models[k]) for k in which]
 
@@ -506,7 +512,7 @@ def main() -> None:
     t.add_argument("--lowercase", action="store_true")
     t.add_argument("--models", nargs="+", default=["hmm-cvi2", "hdp-fixed", "hdp-learned", "hdp-asym"],
                    choices=["hmm-cvi2", "hdp-fixed", "hdp-learned", "hdp-asym", "hdp-learned-burn", "hdp-asym-burn",
-                            "hdp-asym-burn-newmass"])
+                            "hdp-asym-burn-newmass", "hdp-asym-burn-newmass-sampled"])
     t.add_argument("--burn-in", type=int, default=50, help="hyper_burn_in of the *-burn models")
     t.add_argument("--suffix", default="", help="appended to the JSON name (keeps earlier runs of the same size)")
     st = sub.add_parser("stochastic")

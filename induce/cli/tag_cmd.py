@@ -43,7 +43,7 @@ def _fixed_hyper(names: list[str] | None) -> bool | tuple[str, ...]:
 
 def register(sub: argparse._SubParsersAction) -> None:
     from ..kernels.hdp_qc import QC_METHODS
-    from ..taggers.hdp_hmm import HDP_ALGORITHMS, HYPERPARAMETERS
+    from ..taggers.hdp_hmm import HDP_ALGORITHMS, HYPERPARAMETERS, TABLE_ESTIMATES
     from ..taggers.hmm import ALGORITHMS, DECODERS
 
     p = sub.add_parser("tag", help="induce part-of-speech tags with an HMM",
@@ -90,6 +90,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     hdp.add_argument("--qc", choices=QC_METHODS, default="heuristic",
                      help="how q(C>0) is computed (default heuristic)")
     hdp.add_argument("--qc-samples", type=int, default=100, help="paths per sentence for --qc sampling")
+    hdp.add_argument("--table-estimate", choices=TABLE_ESTIMATES, default="first-order",
+                     help="cvi: expected table counts behind the sticks, gamma and sigma by eq. 5.35-5.36 "
+                          "(first-order, default) or from sampled transition counts (sampled)")
+    hdp.add_argument("--table-samples", type=int, default=10, metavar="S",
+                     help="draws of the transition counts per pass for --table-estimate sampled (default 10)")
     p.add_argument("--tag-dict", metavar="from-gold|FILE",
                    help="semi-supervised: restrict words to their legal tags (states = tags)")
     p.add_argument("--tag-dict-cutoff", type=int, default=1, metavar="D",
@@ -265,7 +270,8 @@ def run(args: argparse.Namespace) -> int:
     model = HDPHMMTagger(
         truncation=args.truncation, gamma=args.gamma, sigma=args.sigma, fix_hyper=_fixed_hyper(args.fix_hyper),
         emission_prior=args.emission_prior, new_word_mass=args.new_word_mass, hyper_burn_in=args.hyper_burn_in,
-        qc=args.qc, qc_samples=args.qc_samples, batch_size=args.batch_size, tau=args.tau, kappa=args.kappa, **common,
+        qc=args.qc, qc_samples=args.qc_samples, table_estimate=args.table_estimate,
+        table_samples=args.table_samples, batch_size=args.batch_size, tau=args.tau, kappa=args.kappa, **common,
     ) if hdp else HMMTagger(
         n_states=args.states, infer=args.infer, n_iter=args.iterations, alpha=args.alpha, beta=args.beta,
         decode=args.decode, map_estimate=args.map, cgs_keep=args.cgs_keep, order=args.order, cvi2_block=args.block_size,

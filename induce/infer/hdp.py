@@ -73,6 +73,24 @@ def expected_tables(counts: np.ndarray, qpos: np.ndarray, prior: np.ndarray) -> 
     return np.where(q > 0, a * q * (digamma(a + e_plus) - digamma(a)), 0.0)
 
 
+def sampled_tables(counts: np.ndarray, prior: np.ndarray) -> np.ndarray:
+    """``E[s_{j,k}]`` as the mean over ``S`` sampled count tables ``counts`` ``(S, K+1, K)``.
+
+    Given the counts, the expected number of tables of a restaurant with
+    ``n`` customers of one dish and prior mass ``a_k = sigma G[pi_k]`` is
+    ``a_k (psi(a_k + n) - psi(a_k))`` (Antoniak; zero for ``n = 0``), so the
+    mean over draws of ``C ~ q(z)`` estimates ``E_q[E[s | z]]`` without the
+    first-order approximation of eq. 5.35 (``psi`` of the mean count ``E+[C]``).
+    """
+    a = np.maximum(prior, _TINY)[None, None, :]
+    return np.mean(a * (digamma(a + counts) - digamma(a)), axis=0)
+
+
+def sampled_row_terms(counts: np.ndarray, sigma: float) -> np.ndarray:
+    """``psi(sigma) - E[psi(sigma + C_{j,.})]`` (eq. 5.36's left side) as the mean over the sampled tables."""
+    return np.mean(digamma(sigma) - digamma(sigma + counts.sum(axis=2)), axis=0)
+
+
 def sticks_from_tables(tables_sorted: np.ndarray, gamma: float) -> tuple[np.ndarray, np.ndarray]:
     """Eq. 5.25-5.26: ``u_p = 1 + E[s_{.,p}]``, ``v_p = gamma + E[s_{.,>p}]`` (stick order)."""
     col = np.asarray(tables_sorted, dtype=np.float64)
@@ -94,7 +112,12 @@ def row_digamma_terms(row_counts: np.ndarray, qpos_row: np.ndarray, sigma: float
 
 def sigma_update(tables_total: float, row_counts: np.ndarray, qpos_row: np.ndarray, sigma: float) -> float:
     """Eq. 5.20: ``sigma = sum_jk E[s_jk] / sum_j (E[psi(sigma + C_j.)] - psi(sigma))`` (fixed-point step)."""
-    den = -row_digamma_terms(row_counts, qpos_row, sigma).sum()
+    return sigma_fixed_point(tables_total, row_digamma_terms(row_counts, qpos_row, sigma), sigma)
+
+
+def sigma_fixed_point(tables_total: float, row_terms: np.ndarray, sigma: float) -> float:
+    """Eq. 5.20 from ``row_terms`` = ``psi(sigma) - E[psi(sigma + C_j.)]`` per row; ``sigma`` if undefined."""
+    den = -float(np.sum(row_terms))
     if den <= 0 or tables_total <= 0:
         return float(sigma)
     return float(tables_total / den)
@@ -330,7 +353,9 @@ class HDPGlobals:
     """The HDP variational state of batch CVI: ``u``, ``v`` (stick order), ``order``, ``gamma``, ``sigma``.
 
     :meth:`update` performs one batch round of eq. 5.35, 5.25-5.26, 5.17 and
-    5.20 from the expected counts and ``log q(C = 0)`` accumulated in a pass.
+    5.20 from the expected counts and ``log q(C = 0)`` accumulated in a pass,
+    or, given ``sampled`` count tables, with the tables and the digamma terms
+    of 5.20 estimated from them (:func:`sampled_tables`, :func:`sampled_row_terms`).
     """
 
     def __init__(self, K: int, gamma: float, sigma: float):
@@ -348,11 +373,12 @@ class HDPGlobals:
         return prior_by_state(self.G_sorted, self.order, self.sigma)
 
     def update(self, trans: np.ndarray, usage: np.ndarray, logq0: np.ndarray, logq0_row: np.ndarray,
-               learn_gamma: bool, learn_sigma: bool) -> dict:
+               learn_gamma: bool, learn_sigma: bool, sampled: np.ndarray | None = None) -> dict:
         """One batch round; returns the statistics it used (for the trace)."""
         qpos = q_positive(logq0)
         qpos_row = q_positive(logq0_row)
-        tables = expected_tables(trans, qpos, self.prior())
+        prior = self.prior()
+        tables = expected_tables(trans, qpos, prior) if sampled is None else sampled_tables(sampled, prior)
         self.order = usage_order(usage)
         col = tables.sum(axis=0)[self.order]
         self.u, self.v = sticks_from_tables(col, self.gamma)
@@ -360,6 +386,8 @@ class HDPGlobals:
             self.gamma = gamma_update(self.u, self.v)
             self.v = self.gamma + (self.v - self.v[-1])  # eq. 5.26 with the new gamma
         if learn_sigma:
-            self.sigma = sigma_update(tables.sum(), trans.sum(axis=1), qpos_row, self.sigma)
+            rows = (row_digamma_terms(trans.sum(axis=1), qpos_row, self.sigma) if sampled is None
+                    else sampled_row_terms(sampled, self.sigma))
+            self.sigma = sigma_fixed_point(tables.sum(), rows, self.sigma)
         self.G_sorted = geometric_pi(self.u, self.v)
         return {"tables": float(tables.sum()), "qpos": qpos, "qpos_row": qpos_row}

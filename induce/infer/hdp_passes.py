@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..kernels.hdp_qc import accumulate_qc
+from ..kernels.hdp_qc import accumulate_qc, sample_transition_counts
 from ..kernels.hmm import fb_workspace, forward_backward
 from .hmm_passes import _max_length, move_emissions, replace_sentence, surrogate_transitions
 
@@ -61,7 +61,7 @@ def _posterior(A, E, T, fwd, bwd, scale, xi, qc_method, n_samples, logq0, logq0_
 
 @njit(cache=True)
 def hdp_cvi_pass(C_trans, C_emit, sent_trans, gamma, tokens, offsets, order, prior, sigma, emit_prior, emit_total,
-                 qc_method, n_samples, seed, logq0, logq0_row):
+                 qc_method, n_samples, seed, logq0, logq0_row, sampled):
     """One sweep of batch CVI for the HDP-HMM (thesis eq. 5.37-5.39), sentences in ``order``.
 
     As :func:`induce.infer.hmm_passes.cvi2_pass` -- per sentence: surrogate
@@ -72,6 +72,10 @@ def hdp_cvi_pass(C_trans, C_emit, sent_trans, gamma, tokens, offsets, order, pri
     ``(K+1,)`` are reset and receive ``sum_i log q(C^i = 0)`` by
     ``qc_method`` (the sentences' *new* posteriors).  Returns the collapsed
     predictive log-likelihood ``sum_i log p(x^i | theta-^{\\i})``.
+
+    ``sampled`` ``(S, K+1, K)`` is reset and, when ``S > 0``, receives ``S``
+    draws of the corpus transition counts from the new ``q(z)``
+    (:func:`induce.kernels.hdp_qc.sample_transition_counts`).
     """
     np.random.seed(seed)
     K = C_trans.shape[1]
@@ -79,6 +83,8 @@ def hdp_cvi_pass(C_trans, C_emit, sent_trans, gamma, tokens, offsets, order, pri
     col_tot = C_emit.sum(axis=0)
     fwd, bwd, E, scale, xi, A = _buffers(_max_length(offsets, 0, offsets.shape[0] - 1), K)
     new = np.empty((K + 1, K), dtype=sent_trans.dtype)
+    path = np.empty(fwd.shape[0], dtype=np.int64)
+    sampled[:] = 0.0
     logq0[:] = 0.0
     logq0_row[:] = 0.0
     ll = 0.0
@@ -92,6 +98,8 @@ def hdp_cvi_pass(C_trans, C_emit, sent_trans, gamma, tokens, offsets, order, pri
         move_emissions(C_emit, col_tot, gamma, tokens, s, T, -1.0)
         _surrogate(C_trans, row_tot, old, C_emit, col_tot, prior, sigma, emit_prior, emit_total, tokens, s, T, A, E)
         ll += _posterior(A, E, T, fwd, bwd, scale, xi, qc_method, n_samples, logq0, logq0_row)
+        if sampled.shape[0] > 0:
+            sample_transition_counts(A, E, T, fwd, path, sampled)
         replace_sentence(C_trans, row_tot, C_emit, col_tot, A, fwd, bwd, xi, T, old, new, gamma, tokens, s)
     return ll
 

@@ -218,6 +218,24 @@ def backward_sample(A, E, T, fwd, out):
         out[t - 1] = _draw(w, tot)
 
 
+@njit(cache=True)
+def sample_transition_counts(A, E, T, fwd, path, counts):
+    """Add one path ``z ~ q(z^i)`` (:func:`backward_sample`) per sample ``s`` to ``counts[s]`` ``(S, K+1, K)``.
+
+    Row 0 is the start state, row ``j + 1`` the transitions out of ``j``.
+    Summed over the sentences with the same ``s``, ``counts[s]`` is one draw
+    of the corpus transition counts ``C`` from ``q(z) = prod_i q(z^i)``: the
+    Monte Carlo estimate of the expected table counts and digamma terms that
+    eq. 5.35-5.36 approximate to first order
+    (:func:`induce.infer.hdp.sampled_tables`).  ``path`` holds at least ``T``.
+    """
+    for s in range(counts.shape[0]):
+        backward_sample(A, E, T, fwd, path)
+        counts[s, 0, path[0]] += 1.0
+        for t in range(1, T):
+            counts[s, path[t - 1] + 1, path[t]] += 1.0
+
+
 @njit(cache=True, inline="always")
 def _draw(w, tot):
     u = np.random.random() * tot

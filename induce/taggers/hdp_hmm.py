@@ -52,6 +52,7 @@ from .hmm import _NO_MASK, HMMTagger, _Data
 
 HDP_ALGORITHMS = ("cvi", "scvi", "svi", "beam")
 HYPERPARAMETERS = ("gamma", "sigma", "emission")  # the names ``fix_hyper`` accepts
+TABLE_ESTIMATES = ("first-order", "sampled")
 
 
 class HDPHMMTagger(HMMTagger):
@@ -90,6 +91,14 @@ class HDPHMMTagger(HMMTagger):
         benchmarks/RESULTS.md, issue 5.  0 (default): learn from the first pass.
     qc : ``q(C > 0)`` method: ``heuristic``, ``exact``, ``meanfield``, ``sampling``.
     qc_samples : paths per sentence for ``qc="sampling"``.
+    table_estimate : how ``cvi`` gets the expected table counts ``E[s_jk]`` behind
+        the sticks, ``gamma`` and ``sigma``: ``first-order`` (default; eq. 5.35-5.36
+        with ``q(C > 0)`` by ``qc``) or ``sampled``: ``table_samples`` draws of the
+        transition counts from ``q(z)`` per pass, each turned into exact expected
+        tables (:func:`induce.infer.hdp.sampled_tables`).  On small corpora,
+        where ``q(z)`` is diffuse, the first-order estimate inflates ``sigma``
+        (benchmarks/RESULTS.md, issue 5).
+    table_samples : draws per pass for ``table_estimate="sampled"``.
     batch_size, tau, kappa : minibatch size and Robbins-Monro step ``(tau + m)^-kappa``
         of ``scvi``/``svi``.
     coverage : token share that defines the effective number of states (0.99).
@@ -121,6 +130,8 @@ class HDPHMMTagger(HMMTagger):
         hyper_burn_in: int = 0,
         qc: str = "heuristic",
         qc_samples: int = 100,
+        table_estimate: str = "first-order",
+        table_samples: int = 10,
         batch_size: int = 100,
         tau: float = 1.0,
         kappa: float = 0.6,
@@ -145,6 +156,8 @@ class HDPHMMTagger(HMMTagger):
         self.hyper_burn_in = hyper_burn_in
         self.qc = qc
         self.qc_samples = qc_samples
+        self.table_estimate = table_estimate
+        self.table_samples = table_samples
         self.batch_size = batch_size
         self.tau = tau
         self.kappa = kappa
@@ -180,6 +193,13 @@ class HDPHMMTagger(HMMTagger):
         self._fixed_hyper()
         if int(self.hyper_burn_in) < 0:
             raise ConfigError(f"hyper_burn_in must be non-negative, got {self.hyper_burn_in}")
+        if self.table_estimate not in TABLE_ESTIMATES:
+            raise ConfigError(f"unknown table estimate {self.table_estimate!r}; expected one of "
+                              f"{', '.join(TABLE_ESTIMATES)}")
+        if self.table_estimate == "sampled" and self.infer != "cvi":
+            raise ConfigError("table_estimate='sampled' is implemented for infer='cvi' only")
+        if int(self.table_samples) < 1:
+            raise ConfigError(f"table_samples must be at least 1, got {self.table_samples}")
         if int(self.qc_samples) < 1:
             raise ConfigError(f"qc_samples must be at least 1, got {self.qc_samples}")
         if not 0 < self.coverage <= 1:
@@ -261,6 +281,7 @@ class HDPHMMTagger(HMMTagger):
         glob = hdp.HDPGlobals(K, self.gamma, self.sigma)
         logq0 = np.zeros((K + 1, K))
         logq0_row = np.zeros(K + 1)
+        sampled = np.zeros((int(self.table_samples) if self.table_estimate == "sampled" else 0, K + 1, K))
         qcode = self._qc_code()
         stats = {"qpos": np.ones((K + 1, K))}
         learn_emission = self.emission_prior == "asymmetric" and "emission" not in self._fixed_hyper()
@@ -273,9 +294,10 @@ class HDPHMMTagger(HMMTagger):
             order = self._order(data, seeds[it])
             ll = hdp_cvi_pass(trans, emit, sent_trans, gamma, data.tokens, data.offsets, order, glob.prior(),
                               glob.sigma, em.pseudo_counts(), em.concentration, qcode, int(self.qc_samples),
-                              int(seeds[it]), logq0, logq0_row)
+                              int(seeds[it]), logq0, logq0_row, sampled)
             usage = emit.sum(axis=0)
-            stats = glob.update(trans, usage, logq0, logq0_row, self._learns("gamma", it), self._learns("sigma", it))
+            stats = glob.update(trans, usage, logq0, logq0_row, self._learns("gamma", it), self._learns("sigma", it),
+                                sampled if sampled.shape[0] else None)
             self.gamma_, self.sigma_ = glob.gamma, glob.sigma
             extra = {}
             if learn_emission and self._learns("emission", it):  # thesis 5.5.3: Dir(beta tau) from the emission table counts, once per pass
@@ -404,8 +426,8 @@ class HDPHMMTagger(HMMTagger):
 
     # ------------------------------------------------------------- save/load
     _PARAMS = ("truncation", "infer", "n_iter", "gamma", "sigma", "beta", "emission_prior", "new_word_mass",
-               "fix_hyper", "hyper_burn_in",
-               "qc", "qc_samples", "batch_size", "tau", "kappa", "coverage", "decode", "order", "random_state")
+               "fix_hyper", "hyper_burn_in", "qc", "qc_samples", "table_estimate", "table_samples",
+               "batch_size", "tau", "kappa", "coverage", "decode", "order", "random_state")
     _ARRAYS = ("transitions_", "emissions_", "transition_counts_", "emission_counts_", "stick_u_", "stick_v_",
                "stick_order_", "state_prior_", "qc_positive_", "emission_base_")
 
