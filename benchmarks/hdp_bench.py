@@ -91,7 +91,7 @@ def recovery(args) -> None:
                 data_seed = args.first_dataset + run
                 corpus = make(data_seed)
                 model = HDPHMMTagger(truncation=K, infer=infer, n_iter=iters[infer], gamma=1, sigma=1, beta=1,
-                                     fix_hyper=True, random_state=data_seed - 1000).fit(corpus)
+                                     fix_hyper=True, order=args.order, random_state=data_seed - 1000).fit(corpus)
                 eff = [r["effective_states"] for r in model.trace_]
                 secs = np.cumsum([r["seconds"] for r in model.trace_]).tolist()
                 runs.append({"dataset": data_seed, "effective_states": eff, "seconds": secs})
@@ -102,6 +102,8 @@ def recovery(args) -> None:
         else f"_{'-'.join(datasets)}_{'-'.join(args.algorithms)}_from{args.first_dataset}"
     if args.cvi_iter != 1000 and "cvi" in args.algorithms:
         suffix += f"_cvi{args.cvi_iter}it"
+    if args.order != "sequential":
+        suffix += f"_{args.order}"
     _save(f"hdp_recovery{suffix}.json", {"args": vars(args), "results": out})
     print("\ndataset    algo  iters  final states (runs)          exact-truth  mean   s/run  "
           "median settle: iteration / seconds")
@@ -489,6 +491,8 @@ def main() -> None:
     r.add_argument("--datasets", nargs="+", default=["theta_pos", "theta_neg", "grammar"],
                    choices=["theta_pos", "theta_neg", "grammar"])
     r.add_argument("--algorithms", nargs="+", default=["cvi", "beam"], choices=["cvi", "beam"])
+    r.add_argument("--order", choices=("sequential", "shuffle"), default="sequential",
+                   help="cvi: sentence order within a pass (shuffle: a fresh random order every pass)")
     sp = sub.add_parser("speed")
     sp.add_argument("--iterations", type=int, default=300)
     s = sub.add_parser("qc-sim")
