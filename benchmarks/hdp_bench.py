@@ -461,22 +461,32 @@ def stochastic(args) -> None:
 
 
 def tagging(args) -> None:
-    """Unsupervised tagging metrics of the HDP tagger on the first 1,000 WSJ sentences (K = truncation)."""
+    """Unsupervised tagging metrics of the HDP tagger on the first ``--sentences`` of ptb-sample (0: all of it).
+
+    gamma = 10, sigma = 5, beta = 0.01; fixed, or with ``--learn`` gamma and
+    sigma learned (eq. 5.17, 5.20) after a burn-in of 50 passes.
+    """
     from induce.corpus.formats import load_corpus
     from induce.eval.tagging import tagging_report
 
-    corpus = Corpus.from_sentences(load_corpus(CORPORA / "ptb-sample").sentences[:1000])
+    sentences = load_corpus(CORPORA / "ptb-sample").sentences
+    corpus = Corpus.from_sentences(sentences[:args.sentences] if args.sentences else sentences)
     rows = []
     for K in args.truncations:
-        t0 = time.perf_counter()
-        model = HDPHMMTagger(truncation=K, infer="cvi", n_iter=args.iterations, gamma=10, sigma=5, beta=0.01,
-                             fix_hyper=True, random_state=0).fit(corpus)
-        rep = tagging_report(model.labels_, corpus.tags["pos"], corpus.offsets)
-        row = {"truncation": K, "effective_states": model.effective_states_, "seconds": time.perf_counter() - t0,
-               **{k: rep[k] for k in ("m1_cv", "1to1", "vi", "vm")}}
-        rows.append(row)
-        print(row, flush=True)
-    _save("hdp_tagging_wsj1k.json", {"args": vars(args), "rows": rows})
+        for seed in range(args.first_seed, args.first_seed + args.runs):
+            t0 = time.perf_counter()
+            model = HDPHMMTagger(truncation=K, infer="cvi", n_iter=args.iterations, gamma=10, sigma=5, beta=0.01,
+                                 fix_hyper=not args.learn, hyper_burn_in=50, random_state=seed).fit(corpus)
+            rep = tagging_report(model.labels_, corpus.tags["pos"], corpus.offsets)
+            row = {"truncation": K, "seed": seed, "effective_states": model.effective_states_,
+                   "gamma": model.gamma_, "sigma": model.sigma_, "seconds": time.perf_counter() - t0,
+                   **{k: rep[k] for k in ("m1_cv", "1to1", "vi", "vm")}}
+            rows.append(row)
+            print(row, flush=True)
+    name = "wsj1k" if args.sentences == 1000 else f"ptb{args.sentences or 'all'}"
+    last = args.first_seed + args.runs - 1
+    suffix = "" if (args.first_seed, args.runs) == (0, 1) else f"_seeds{args.first_seed}-{last}"
+    _save(f"hdp_tagging_{name}{suffix}{'_learned' if args.learn else ''}.json", {"args": vars(args), "rows": rows})
 
 
 def main() -> None:
@@ -536,6 +546,10 @@ def main() -> None:
     g = sub.add_parser("tagging")
     g.add_argument("--truncations", type=int, nargs="+", default=[45, 100])
     g.add_argument("--iterations", type=int, default=200)
+    g.add_argument("--runs", type=int, default=1, help="random starts per truncation (seeds first-seed, ...)")
+    g.add_argument("--first-seed", type=int, default=0)
+    g.add_argument("--sentences", type=int, default=1000, help="first N sentences of ptb-sample (0: all)")
+    g.add_argument("--learn", action="store_true", help="learn gamma and sigma after 50 passes")
     args = p.parse_args()
     {"recovery": recovery, "speed": speed, "qc-sim": qc_sim, "qc-alice": qc_alice, "text": text, "tagging": tagging,
      "stochastic": stochastic}[args.mode](args)
