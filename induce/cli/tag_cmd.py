@@ -34,11 +34,11 @@ def _new_word_mass(text: str) -> float | str:
         raise argparse.ArgumentTypeError(f"expected 'learned' or a number, got {text!r}") from None
 
 
-def _fixed_hyper(names: list[str] | None) -> bool | tuple[str, ...]:
-    """``--fix-hyper`` absent: learn all; given without names: fix all; with names: fix those."""
-    if names is None:
-        return False
-    return tuple(names) if names else True
+def _fixed_hyper(args: argparse.Namespace) -> bool | tuple[str, ...]:
+    """``HDPHMMTagger.fix_hyper`` from ``--fix-hyper`` (all) and ``--fix NAME`` (those named)."""
+    if args.fix_hyper:
+        return True
+    return tuple(args.fix) if args.fix else False
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -76,9 +76,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                      help="truncation level K (beam: initial number of states; default 45)")
     hdp.add_argument("--gamma", type=float, default=1.0, help="top-level concentration (default 1)")
     hdp.add_argument("--sigma", type=float, default=1.0, help="transition concentration (default 1)")
-    hdp.add_argument("--fix-hyper", nargs="*", choices=HYPERPARAMETERS, metavar="NAME",
-                     help="keep the hyperparameters fixed: all of them (gamma, sigma and an asymmetric emission "
-                          "prior) when no NAME is given, otherwise only the named ones, e.g. --fix-hyper sigma")
+    hdp.add_argument("--fix-hyper", action="store_true",
+                     help="keep gamma and sigma (and an asymmetric emission prior) fixed")
+    hdp.add_argument("--fix", action="append", choices=HYPERPARAMETERS, metavar="NAME",
+                     help="keep only this hyperparameter fixed and learn the others; repeatable "
+                          f"({', '.join(HYPERPARAMETERS)}), e.g. --fix sigma")
     hdp.add_argument("--emission-prior", choices=("symmetric", "asymmetric"), default="symmetric",
                      help="emissions Dir(beta) or Dir(beta tau) with beta and tau learned (thesis 5.5.3; cvi and scvi)")
     hdp.add_argument("--new-word-mass", type=_new_word_mass, default=1.0, metavar="learned|M",
@@ -268,7 +270,7 @@ def run(args: argparse.Namespace) -> int:
                   random_state=args.seed, progress=not args.quiet,
                   eval_column=gold_column if args.eval_every > 0 else None, eval_every=max(1, args.eval_every))
     model = HDPHMMTagger(
-        truncation=args.truncation, gamma=args.gamma, sigma=args.sigma, fix_hyper=_fixed_hyper(args.fix_hyper),
+        truncation=args.truncation, gamma=args.gamma, sigma=args.sigma, fix_hyper=_fixed_hyper(args),
         emission_prior=args.emission_prior, new_word_mass=args.new_word_mass, hyper_burn_in=args.hyper_burn_in,
         qc=args.qc, qc_samples=args.qc_samples, table_estimate=args.table_estimate,
         table_samples=args.table_samples, batch_size=args.batch_size, tau=args.tau, kappa=args.kappa, **common,

@@ -58,9 +58,13 @@ def test_unknown_name_is_a_clear_error(corpus):
 def test_cli_fix_hyper_names(tmp_path):
     out = tmp_path / "res.json"
     assert main(["tag", "demo", "--model", "hdp-hmm", "--truncation", "6", "--iterations", "4", "--quiet",
-                 "--sigma", "2", "--gamma", "3", "--fix-hyper", "sigma", "--json", str(out)]) == 0
+                 "--sigma", "2", "--gamma", "3", "--fix", "sigma", "--json", str(out)]) == 0
     res = json.loads(out.read_text())
     assert res["sigma"] == 2 and res["gamma"] != 3
     with pytest.raises(SystemExit) as exit_:  # argparse rejects the name before anything runs
-        main(["tag", "demo", "--model", "hdp-hmm", "--fix-hyper", "alpha", "--quiet"])
+        main(["tag", "demo", "--model", "hdp-hmm", "--fix", "alpha", "--quiet"])
     assert exit_.value.code == 2
+    # --fix-hyper takes no value: the corpus may follow it
+    assert main(["tag", "--model", "hdp-hmm", "--truncation", "4", "--iterations", "2", "--quiet", "--fix-hyper",
+                 "demo", "--json", str(out)]) == 0
+    assert json.loads(out.read_text())["sigma"] == 1.0
