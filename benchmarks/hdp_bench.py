@@ -301,14 +301,17 @@ def qc_alice(args) -> None:
 WSJ = ("ptb-sample", "conll2000/train.txt", "conll2000/test.txt")
 
 
-def wsj_split(n_sentences: int, lowercase: bool = False) -> tuple[Corpus, Corpus]:
+def wsj_split(n_sentences: int, lowercase: bool = False, unk_threshold: int = 0) -> tuple[Corpus, Corpus]:
     """First ``n_sentences`` of WSJ (ptb-sample, then CoNLL-2000 train and test; 0 = all), random 90:10 split (seed 0).
 
     ``lowercase`` as in ``benchmarks/stochastic_bench.py`` (the thesis's WSJ text experiments).
+    ``unk_threshold`` N > 0: the closed-vocabulary convention -- training words seen fewer than N times and
+    test words not kept in training become ``<unk>``, a word every model learns like any other.
     """
     import itertools
 
     from induce.corpus.formats import load_corpus
+    from induce.corpus.transforms import count_words, frequent_words, replace_unknown
 
     sents = list(itertools.chain.from_iterable(load_corpus(CORPORA / p).sentences for p in WSJ))
     if n_sentences:
@@ -317,7 +320,11 @@ def wsj_split(n_sentences: int, lowercase: bool = False) -> tuple[Corpus, Corpus
         sents = [Sentence([w.lower() for w in s.words]) for s in sents]
     idx = np.random.default_rng(0).permutation(len(sents))
     cut = int(0.9 * len(sents))
-    return Corpus.from_sentences([sents[i] for i in idx[:cut]]), Corpus.from_sentences([sents[i] for i in idx[cut:]])
+    train, test = [sents[i] for i in idx[:cut]], [sents[i] for i in idx[cut:]]
+    if unk_threshold > 0:
+        known = frequent_words(count_words(train), unk_threshold)
+        train, test = ([replace_unknown(s, known) for s in part] for part in (train, test))
+    return Corpus.from_sentences(train), Corpus.from_sentences(test)
 
 
 def _text_models(iterations: int, seed: int, which: list[str], burn_in: int):
@@ -395,7 +402,7 @@ def _unseen_scores(model, test: Corpus) -> dict:
 
 def text(args) -> None:
     """HDP-HMM cvi vs HMM cvi2 at K = 45 (thesis Figure 5.9) on WSJ subsets; test log-likelihood per token."""
-    train, test = wsj_split(args.sentences, lowercase=args.lowercase)
+    train, test = wsj_split(args.sentences, lowercase=args.lowercase, unk_threshold=args.unk_threshold)
     print(f"{args.sentences or 'all'} sentences: {train.n_sentences} train / {test.n_sentences} test, "
           f"{train.n_tokens} / {test.n_tokens} tokens", flush=True)
     rows = []
@@ -524,6 +531,8 @@ def main() -> None:
     t.add_argument("--runs", type=int, default=1)
     t.add_argument("--first-seed", type=int, default=0)
     t.add_argument("--lowercase", action="store_true")
+    t.add_argument("--unk-threshold", type=int, default=0, metavar="N",
+                   help="closed vocabulary: training words seen fewer than N times and unseen test words -> <unk>")
     t.add_argument("--models", nargs="+", default=["hmm-cvi2", "hdp-fixed", "hdp-learned", "hdp-asym"],
                    choices=["hmm-cvi2", "hdp-fixed", "hdp-learned", "hdp-asym", "hdp-learned-burn", "hdp-asym-burn",
                             "hdp-asym-burn-newmass", "hdp-asym-burn-newmass-sampled"])
