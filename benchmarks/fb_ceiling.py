@@ -27,20 +27,19 @@ import numpy as np
 from numba import njit
 
 from hmm_bench import conll2000, machine
-from induce.kernels.hmm import fb_workspace_for, forward_backward
+from induce.kernels.hmm import fb_workspace_for, forward_backward, gather_emissions
 
 
 @njit(cache=True)
 def _all_sentences(A, B, tokens, offsets):
     K = A.shape[1]
     fwd, bwd, E, scale, xi = fb_workspace_for(offsets, K)
+    no_mask = np.zeros((0, 0), dtype=np.uint8)
     ll = 0.0
     for i in range(offsets.shape[0] - 1):
         s = offsets[i]
         T = offsets[i + 1] - s
-        for t in range(T):
-            for k in range(K):
-                E[t, k] = B[tokens[s + t], k]
+        gather_emissions(B, tokens[s:s + T], no_mask, E)
         ll += forward_backward(A, E, T, fwd, bwd, scale, xi)
     return ll
 

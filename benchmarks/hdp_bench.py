@@ -327,7 +327,8 @@ def wsj_split(n_sentences: int, lowercase: bool = False, unk_threshold: int = 0)
     return Corpus.from_sentences(train), Corpus.from_sentences(test)
 
 
-def _text_models(iterations: int, seed: int, which: list[str], burn_in: int):
+def _text_models(iterations: int, seed: int, which: list[str] | None, burn_in: int):
+    """``(key, label, constructor)`` of the models named in ``which`` (``None``: every model)."""
     hdp_kw = dict(truncation=45, infer="cvi", n_iter=iterations, gamma=10, sigma=5, beta=0.1, random_state=seed)
     models = {
         "hmm-cvi2": ("HMM cvi2 (alpha=beta=0.1)",
@@ -353,7 +354,7 @@ def _text_models(iterations: int, seed: int, which: list[str], burn_in: int):
                                                                hyper_burn_in=burn_in, table_estimate="sampled",
                                                                **hdp_kw)),
     }
-    return [(k, *models[k]) for k in which]
+    return [(k, *models[k]) for k in (models if which is None else which)]
 
 
 def _unseen_scores(model, test: Corpus) -> dict:
@@ -534,8 +535,7 @@ def main() -> None:
     t.add_argument("--unk-threshold", type=int, default=0, metavar="N",
                    help="closed vocabulary: training words seen fewer than N times and unseen test words -> <unk>")
     t.add_argument("--models", nargs="+", default=["hmm-cvi2", "hdp-fixed", "hdp-learned", "hdp-asym"],
-                   choices=["hmm-cvi2", "hdp-fixed", "hdp-learned", "hdp-asym", "hdp-learned-burn", "hdp-asym-burn",
-                            "hdp-asym-burn-newmass", "hdp-asym-burn-newmass-sampled"])
+                   choices=[key for key, _, _ in _text_models(0, 0, None, 0)])
     t.add_argument("--burn-in", type=int, default=50, help="hyper_burn_in of the *-burn models")
     t.add_argument("--suffix", default="", help="appended to the JSON name (keeps earlier runs of the same size)")
     st = sub.add_parser("stochastic")

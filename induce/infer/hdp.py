@@ -298,16 +298,21 @@ class EmissionPrior:
         """``beta tau_w`` for the seen words (the surrogate's prior counts, eq. 5.39 with ``Dir(beta tau)``)."""
         return self.concentration * self.tau[:self.W]
 
+    def _tables(self, emit: np.ndarray, logq0_emit: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+        """Eq. 5.35 for the emissions: tables ``(K, W)`` (the states are the restaurants), ``q(C_{.,k} > 0)``, sum."""
+        tables = expected_tables(emit.T, q_positive(logq0_emit).T, self.pseudo_counts())
+        return tables, q_positive(logq0_emit.sum(axis=0)), float(tables.sum())
+
+    def _new_mass_target(self, emit: np.ndarray, total: float) -> float:
+        """The ML-II ``gamma_e`` of :func:`new_word_concentration` (words with tokens have tables)."""
+        return new_word_concentration(int(np.count_nonzero(emit.sum(axis=1) > 0)), total, self.new_mass)
+
     def update(self, emit: np.ndarray, logq0_emit: np.ndarray) -> float:
         """One batch round from ``E[C_{w,k}]`` ``(W, K)`` and ``sum log q(C_{w,k} = 0)``; returns ``sum E[s]``."""
-        qpos = q_positive(logq0_emit)
-        tables = expected_tables(emit.T, qpos.T, self.pseudo_counts())  # (K, W): rows are the states' restaurants
-        qpos_state = q_positive(logq0_emit.sum(axis=0))
-        total = float(tables.sum())
+        tables, qpos_state, total = self._tables(emit, logq0_emit)
         self.concentration = sigma_update(total, emit.sum(axis=0), qpos_state, self.concentration)
         if self.learn_new_mass:
-            distinct = int(np.count_nonzero(emit.sum(axis=1) > 0))  # words with tokens have tables
-            self.new_mass = new_word_concentration(distinct, total, self.new_mass)
+            self.new_mass = self._new_mass_target(emit, total)
         self.tau = tau_point_estimate(tables.sum(axis=0), self.new_mass)
         return total
 
@@ -332,14 +337,10 @@ class EmissionPrior:
 
         Returns ``sum E[s]``.
         """
-        qpos = q_positive(logq0_emit)
-        tables = expected_tables(emit.T, qpos.T, self.pseudo_counts())  # (K, W)
-        qpos_state = q_positive(logq0_emit.sum(axis=0))
-        total = float(tables.sum())
+        tables, qpos_state, total = self._tables(emit, logq0_emit)
         self.concentration = scaled_sigma_step(total, emit.sum(axis=0), qpos_state, self.concentration, rho)
         if self.learn_new_mass:
-            distinct = int(np.count_nonzero(emit.sum(axis=1) > 0))
-            self.new_mass = (1.0 - rho) * self.new_mass + rho * new_word_concentration(distinct, total, self.new_mass)
+            self.new_mass = (1.0 - rho) * self.new_mass + rho * self._new_mass_target(emit, total)
         word_tables = tables.sum(axis=0)
         if self.word_weights is None:
             self.word_weights = word_tables

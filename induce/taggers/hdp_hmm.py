@@ -281,7 +281,8 @@ class HDPHMMTagger(HMMTagger):
         glob = hdp.HDPGlobals(K, self.gamma, self.sigma)
         logq0 = np.zeros((K + 1, K))
         logq0_row = np.zeros(K + 1)
-        sampled = np.zeros((int(self.table_samples) if self.table_estimate == "sampled" else 0, K + 1, K))
+        sample_tables = self.table_estimate == "sampled"
+        sampled = np.zeros((int(self.table_samples) if sample_tables else 0, K + 1, K))  # S = 0: none drawn
         qcode = self._qc_code()
         stats = {"qpos": np.ones((K + 1, K))}
         learn_emission = self.emission_prior == "asymmetric" and "emission" not in self._fixed_hyper()
@@ -297,7 +298,7 @@ class HDPHMMTagger(HMMTagger):
                               int(seeds[it]), logq0, logq0_row, sampled)
             usage = emit.sum(axis=0)
             stats = glob.update(trans, usage, logq0, logq0_row, self._learns("gamma", it), self._learns("sigma", it),
-                                sampled if sampled.shape[0] else None)
+                                sampled if sample_tables else None)
             self.gamma_, self.sigma_ = glob.gamma, glob.sigma
             extra = {}
             # thesis 5.5.3: Dir(beta tau) from the emission table counts, once per pass

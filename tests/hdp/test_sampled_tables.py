@@ -8,6 +8,7 @@ from numba import njit
 from scipy.special import digamma
 
 from induce import HDPHMMTagger
+from induce.errors import ConfigError
 from induce.infer import hdp
 from induce.infer.hdp_passes import hdp_cvi_pass
 from induce.infer.hmm_passes import init_chain_posteriors, totals_from_local
@@ -95,7 +96,6 @@ def test_sampled_estimate_fits_deterministically_and_checks_options():
     a, b = HDPHMMTagger(**kw).fit(corpus), HDPHMMTagger(**kw).fit(corpus)
     assert a.sigma_ == b.sigma_ and a.sigma_ != 1.0
     np.testing.assert_array_equal(a.transition_counts_, b.transition_counts_)
-    from induce.errors import ConfigError
     with pytest.raises(ConfigError, match="table estimate"):
         HDPHMMTagger(table_estimate="exact").fit(corpus)
     with pytest.raises(ConfigError, match="infer='cvi' only"):
