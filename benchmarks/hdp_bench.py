@@ -106,18 +106,21 @@ def recovery(args) -> None:
         suffix += f"_{args.order}"
     _save(f"hdp_recovery{suffix}.json", {"args": vars(args), "results": out})
     print("\ndataset    algo  iters  final states (runs)          exact-truth  mean   s/run  "
-          "median settle: iteration / seconds")
+          "median settle: iteration / seconds   exact-truth at iteration 300 / 1000 / 2000 / 3000 / 5000")
     for name, (_, K, truth) in datasets.items():
         for infer, runs in out[name].items():
             finals = [r["effective_states"][-1] for r in runs]
             settle = [_settled(r["effective_states"]) for r in runs]
             settle_s = [r["seconds"][i - 1] for r, i in zip(runs, settle)]
-            print(f"{name:9s}  {infer:4s}  {len(runs[0]['effective_states']):5d}  {str(finals):28s} "
+            n_iter = len(runs[0]["effective_states"])
+            at = [f"{sum(r['effective_states'][i - 1] == truth for r in runs)}" if i <= n_iter else "-"
+                  for i in (300, 1000, 2000, 3000, 5000)]
+            print(f"{name:9s}  {infer:4s}  {n_iter:5d}  {str(finals):28s} "
                   f"{sum(f == truth for f in finals):2d}/{len(runs)}       {np.mean(finals):4.1f}  "
                   f"{np.mean([r['seconds'][-1] for r in runs]):6.1f}  {np.median(settle):6.0f} / "
-                  f"{np.median(settle_s):6.1f}")
-    if not suffix:
-        _plot_recovery(out, datasets)
+                  f"{np.median(settle_s):6.1f}   {' / '.join(at)}")
+    if set(args.algorithms) == {"cvi", "beam"}:
+        _plot_recovery(out, datasets, f"hdp_recovery{suffix}.png")
 
 
 def _settled(eff) -> int:
@@ -126,7 +129,7 @@ def _settled(eff) -> int:
     return changes[-1] + 1 if changes else 1
 
 
-def _plot_recovery(out, datasets) -> None:
+def _plot_recovery(out, datasets, filename: str) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -145,7 +148,7 @@ def _plot_recovery(out, datasets) -> None:
         ax.set_ylabel("effective states (99% of tokens)")
         ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(RESULTS / "hdp_recovery.png", dpi=110)
+    fig.savefig(RESULTS / filename, dpi=110)
 
 
 def speed(args) -> None:

@@ -18,8 +18,13 @@ from ..corpus.sentence import Sentence
 # thesis eq. 5.69
 THETA_POS = np.array([[0.99, 0.01, 0, 0], [0, 0.99, 0.01, 0], [0, 0, 0.99, 0.01], [0.01, 0, 0, 0.99]])
 THETA_NEG = np.array([[0.01, 0.99, 0, 0], [0, 0.01, 0.99, 0], [0, 0, 0.01, 0.99], [0.99, 0, 0, 0.01]])
-# thesis eq. 5.70
-PHI = np.array([[1, 0, 0, 0, 0, 0, 1, 1], [1, 1, 1, 0, 0, 0, 1, 1],
+# thesis eq. 5.70, with its second row corrected.  As printed, that row is
+# (1 1 1 0 0 0 1 1) / 3, which sums to 5/3 and so is not a distribution.  The other
+# three rows each emit three symbols, {6,7,0}, {2,3,4} and {4,5,6}, and each
+# shares one symbol with the next row (cyclically).  The row that completes
+# this pattern, and the only one that also makes the 1/3 factor right, is
+# {0,1,2} = (1 1 1 0 0 0 0 0) / 3.
+PHI = np.array([[1, 0, 0, 0, 0, 0, 1, 1], [1, 1, 1, 0, 0, 0, 0, 0],
                 [0, 0, 1, 1, 1, 0, 0, 0], [0, 0, 0, 0, 1, 1, 1, 0]], dtype=np.float64) / 3.0
 
 
