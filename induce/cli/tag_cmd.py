@@ -97,6 +97,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                           "(first-order, default) or from sampled transition counts (sampled)")
     hdp.add_argument("--table-samples", type=int, default=10, metavar="S",
                      help="draws of the transition counts per pass for --table-estimate sampled (default 10)")
+    hdp.add_argument("--n-init", type=int, default=1, metavar="N",
+                     help="cvi: fit from N random starts and keep the highest final objective (default 1)")
     p.add_argument("--tag-dict", metavar="from-gold|FILE",
                    help="semi-supervised: restrict words to their legal tags (states = tags)")
     p.add_argument("--tag-dict-cutoff", type=int, default=1, metavar="D",
@@ -273,7 +275,7 @@ def run(args: argparse.Namespace) -> int:
         truncation=args.truncation, gamma=args.gamma, sigma=args.sigma, fix_hyper=_fixed_hyper(args),
         emission_prior=args.emission_prior, new_word_mass=args.new_word_mass, hyper_burn_in=args.hyper_burn_in,
         qc=args.qc, qc_samples=args.qc_samples, table_estimate=args.table_estimate,
-        table_samples=args.table_samples, batch_size=args.batch_size, tau=args.tau, kappa=args.kappa, **common,
+        table_samples=args.table_samples, n_init=args.n_init, batch_size=args.batch_size, tau=args.tau, kappa=args.kappa, **common,
     ) if hdp else HMMTagger(
         n_states=args.states, infer=args.infer, n_iter=args.iterations, alpha=args.alpha, beta=args.beta,
         decode=args.decode, map_estimate=args.map, cgs_keep=args.cgs_keep, order=args.order, cvi2_block=args.block_size,
@@ -314,6 +316,8 @@ def run(args: argparse.Namespace) -> int:
     if hdp:
         result.update(model_type=args.model, alpha=None, truncation=args.truncation, effective_states=model.effective_states_,
                       gamma=model.gamma_, sigma=model.sigma_)
+        if len(model.init_objectives_) > 1:
+            result["init_objectives"] = model.init_objectives_
     if gold_column is not None:
         gold = corpus.tags[gold_column]
         result["gold_column"] = gold_column
