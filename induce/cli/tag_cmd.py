@@ -317,7 +317,7 @@ def run(args: argparse.Namespace) -> int:
         result.update(model_type=args.model, alpha=None, truncation=args.truncation, effective_states=model.effective_states_,
                       gamma=model.gamma_, sigma=model.sigma_)
         if len(model.init_objectives_) > 1:
-            result["init_objectives"] = model.init_objectives_
+            result["init_objectives"] = [round(x, 3) for x in model.init_objectives_]
     if gold_column is not None:
         gold = corpus.tags[gold_column]
         result["gold_column"] = gold_column

@@ -274,7 +274,9 @@ class HDPHMMTagger(HMMTagger):
         for start in range(int(self.n_init)):
             seed = self.random_state if start == 0 else int(
                 np.random.default_rng([int(self.random_state), start]).integers(0, 2**31 - 1))
-            model = type(self)(**(params | {"random_state": seed})).fit(corpus)
+            model = type(self)(**(params | {"random_state": seed}))
+            model._progress_label = f" start {start + 1}/{self.n_init}"
+            model.fit(corpus)
             objectives.append(model.init_objectives_[0])
             if best is None or objectives[-1] > best.init_objectives_[0]:
                 best = model

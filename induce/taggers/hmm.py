@@ -275,7 +275,8 @@ class HMMTagger:
         if self.progress:
             from tqdm import tqdm
 
-            return tqdm(it, desc=f"{self.infer}", unit="it", dynamic_ncols=True)
+            return tqdm(it, desc=f"{self.infer}{getattr(self, '_progress_label', '')}", unit="it",
+                        dynamic_ncols=True)
         return it
 
     def _record(self, bar, iteration, objective, name, seconds, n_tokens, states, gold, offsets, **extra):
