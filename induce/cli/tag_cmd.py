@@ -275,7 +275,8 @@ def run(args: argparse.Namespace) -> int:
         truncation=args.truncation, gamma=args.gamma, sigma=args.sigma, fix_hyper=_fixed_hyper(args),
         emission_prior=args.emission_prior, new_word_mass=args.new_word_mass, hyper_burn_in=args.hyper_burn_in,
         qc=args.qc, qc_samples=args.qc_samples, table_estimate=args.table_estimate,
-        table_samples=args.table_samples, n_init=args.n_init, batch_size=args.batch_size, tau=args.tau, kappa=args.kappa, **common,
+        table_samples=args.table_samples, n_init=args.n_init, batch_size=args.batch_size, tau=args.tau,
+        kappa=args.kappa, **common,
     ) if hdp else HMMTagger(
         n_states=args.states, infer=args.infer, n_iter=args.iterations, alpha=args.alpha, beta=args.beta,
         decode=args.decode, map_estimate=args.map, cgs_keep=args.cgs_keep, order=args.order, cvi2_block=args.block_size,
