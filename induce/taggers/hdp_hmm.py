@@ -344,7 +344,7 @@ class HDPHMMTagger(HMMTagger):
                 emission_log_q0(data.tokens, gamma, logq0_emit)
                 extra = {"emission_tables": em.update(emit, logq0_emit), "beta": em.concentration,
                          "new_word_mass": em.new_mass}
-            self._hdp_record(bar, it, ll, "predictive_log_likelihood", time.perf_counter() - t0, data, usage,
+            self._hdp_record(bar, it, ll, self._OBJECTIVE, time.perf_counter() - t0, data, usage,
                              gamma.argmax(axis=1) if gold is not None else None, gold, tables=stats["tables"],
                              **extra)
         self.qc_positive_ = stats["qpos"]
