@@ -8,6 +8,7 @@ Usage::
     python benchmarks/hdp_bench.py qc-sim [--runs 5]
     python benchmarks/hdp_bench.py qc-alice [--K 10] [--iterations 100] [--runs 1] [--driver heuristic --eval-every 20]
     python benchmarks/hdp_bench.py text [--sentences 1000|5000|0] [--iterations 100] [--lowercase] [--models ...]
+    python benchmarks/hdp_bench.py text-grid [--sentences 1000|5000|0] [--alphas ...] [--betas ...] [--runs 1]
     python benchmarks/hdp_bench.py stochastic [--sentences N] [--epochs 20] [--batch-size 100] [--fix-hyper]
     python benchmarks/hdp_bench.py tagging [--truncations 45 100] [--iterations 200]
 
@@ -27,6 +28,10 @@ and last iteration (PNG).
 after a burn-in, with the symmetric or the asymmetric emission prior) vs HMM
 cvi2 at K=45 on the first N WSJ sentences (ptb-sample, then CoNLL-2000; 0 =
 all), log-likelihood per token on a 90:10 split.
+``text-grid``: the same split, HMM cvi2 over a grid of fixed (alpha, beta):
+how much the finite HMM's hyperparameters alone move the test log-likelihood
+at each size (the best point is chosen on the test set itself, so it is an
+upper bound on what hyperparameter learning could gain, not a tuned result).
 ``stochastic`` (Figure 5.10): HMM scvi vs HDP-HMM scvi (and svi, J&W) on the
 same split with the same minibatches and step schedule.
 ``tagging``: unsupervised tagging metrics (cross-validated M-1, 1-1, VI, V-M)
@@ -353,6 +358,10 @@ def _text_models(iterations: int, seed: int, which: list[str] | None, burn_in: i
         "hdp-asym-burn": (f"HDP-HMM cvi (gamma, sigma, beta, tau learned after {burn_in} passes; Dir(beta tau))",
                           lambda: HDPHMMTagger(emission_prior="asymmetric", new_word_mass=1.0, hyper_burn_in=burn_in,
                                                **hdp_kw)),
+        "hdp-asym-burn-b100": (f"HDP-HMM cvi (as hdp-asym-burn, beta of Dir(beta tau) starting at 100 as in thesis "
+                               f"5.5.3, not W x 0.1)",
+                               lambda: HDPHMMTagger(emission_prior="asymmetric", emission_concentration=100.0,
+                                                    new_word_mass=1.0, hyper_burn_in=burn_in, **hdp_kw)),
         "hdp-asym-burn-newmass": (f"HDP-HMM cvi (gamma, sigma, beta, tau and the new-word mass learned after "
                                   f"{burn_in} passes; Dir(beta tau))",
                                   lambda: HDPHMMTagger(emission_prior="asymmetric", new_word_mass="learned",
@@ -443,6 +452,32 @@ def text(args) -> None:
         renorm = [r["test_ll_seen_renorm_per_token"] for r in rows if r["model"] == label]
         print(f"{label:60s} {np.mean(v):.4f} +- {np.std(v):.4f}   seen tokens only: {np.mean(seen):.4f} "
               f"(renormalised {np.mean(renorm):.4f})   unseen words one word's share: {np.mean(per_type):.4f}")
+
+
+def text_grid(args) -> None:
+    """HMM cvi2 at K = 45 over fixed ``alpha x beta`` on one WSJ size: the room hyperparameters leave (oracle)."""
+    train, test = wsj_split(args.sentences, lowercase=args.lowercase, unk_threshold=args.unk_threshold)
+    print(f"{args.sentences or 'all'} sentences: {train.n_sentences} train / {test.n_sentences} test", flush=True)
+    rows = []
+    for seed in range(args.first_seed, args.first_seed + args.runs):
+        for alpha in args.alphas:
+            for beta in args.betas:
+                t0 = time.perf_counter()
+                model = HMMTagger(n_states=45, infer="cvi2", n_iter=args.iterations, alpha=alpha, beta=beta,
+                                  random_state=seed).fit(train)
+                rows.append({"alpha": alpha, "beta": beta, "seed": seed, "test_ll_per_token": model.score(test),
+                             "seconds": time.perf_counter() - t0})
+                print(rows[-1], flush=True)
+    tag = (f"{args.sentences // 1000}k" if args.sentences else "all") + f"_{args.iterations}it" + args.suffix
+    _save(f"hdp_text_grid_wsj{tag}.json", {"args": vars(args), "rows": rows})
+    mean = {(a, b): np.mean([r["test_ll_per_token"] for r in rows if (r["alpha"], r["beta"]) == (a, b)])
+            for a in args.alphas for b in args.betas}
+    print("\nalpha \\ beta " + "".join(f"{b:>10g}" for b in args.betas))
+    for a in args.alphas:
+        print(f"{a:<13g}" + "".join(f"{mean[a, b]:10.4f}" for b in args.betas))
+    best = max(mean, key=mean.get)
+    if (0.1, 0.1) in mean:
+        print(f"best {best}: {mean[best]:.4f}, {mean[best] - mean[0.1, 0.1]:+.4f} over alpha = beta = 0.1")
 
 
 def stochastic(args) -> None:
@@ -549,6 +584,16 @@ def main() -> None:
                    choices=[key for key, _, _ in _text_models(0, 0, None, 0)])
     t.add_argument("--burn-in", type=int, default=50, help="hyper_burn_in of the *-burn models")
     t.add_argument("--suffix", default="", help="appended to the JSON name (keeps earlier runs of the same size)")
+    tg = sub.add_parser("text-grid")
+    tg.add_argument("--sentences", type=int, default=1000, help="first N WSJ sentences (0: all)")
+    tg.add_argument("--iterations", type=int, default=200)
+    tg.add_argument("--runs", type=int, default=1)
+    tg.add_argument("--first-seed", type=int, default=0)
+    tg.add_argument("--lowercase", action="store_true")
+    tg.add_argument("--unk-threshold", type=int, default=0, metavar="N")
+    tg.add_argument("--alphas", type=float, nargs="+", default=[0.01, 0.1, 1.0])
+    tg.add_argument("--betas", type=float, nargs="+", default=[0.01, 0.03, 0.1, 0.3])
+    tg.add_argument("--suffix", default="", help="appended to the JSON name")
     st = sub.add_parser("stochastic")
     st.add_argument("--sentences", type=int, default=1000, help="first N WSJ sentences (0: all)")
     st.add_argument("--lowercase", action="store_true")
@@ -571,8 +616,8 @@ def main() -> None:
     g.add_argument("--sentences", type=int, default=1000, help="first N sentences of ptb-sample (0: all)")
     g.add_argument("--learn", action="store_true", help="learn gamma and sigma after 50 passes")
     args = p.parse_args()
-    {"recovery": recovery, "speed": speed, "qc-sim": qc_sim, "qc-alice": qc_alice, "text": text, "tagging": tagging,
-     "stochastic": stochastic}[args.mode](args)
+    {"recovery": recovery, "speed": speed, "qc-sim": qc_sim, "qc-alice": qc_alice, "text": text,
+     "text-grid": text_grid, "tagging": tagging, "stochastic": stochastic}[args.mode](args)
 
 
 if __name__ == "__main__":

@@ -274,7 +274,8 @@ class EmissionPrior:
     (``concentration = W per_word``, ``tau`` uniform ``1/W`` -- the unseen
     entry also ``1/W``, the convention of the symmetric model), so the first
     pass is the symmetric one (thesis 5.5.3: "the same prior counts ... for
-    the first iteration").  :meth:`update` learns them from the expected
+    the first iteration"); or, given ``concentration``, at that ``beta`` with
+    ``tau`` uniform (the thesis's stated start is ``beta = 100``).  :meth:`update` learns them from the expected
     emission counts ``E[C_{w,k}]`` and ``log q(C_{w,k} = 0)``:
 
     * tables ``E[s_{k,w}]`` by eq. 5.35 with ``a_w = beta tau_w``;
@@ -286,9 +287,10 @@ class EmissionPrior:
     :meth:`stochastic_step` is the stochastic-CVI counterpart (eq. 5.40).
     """
 
-    def __init__(self, W: int, per_word: float, new_mass: float = 1.0, learn_new_mass: bool = False):
+    def __init__(self, W: int, per_word: float, new_mass: float = 1.0, learn_new_mass: bool = False,
+                 concentration: float | None = None):
         self.W = W
-        self.concentration = float(per_word) * W
+        self.concentration = float(per_word) * W if concentration is None else float(concentration)
         self.tau = np.full(W + 1, 1.0 / W)
         self.new_mass = float(new_mass)
         self.learn_new_mass = learn_new_mass

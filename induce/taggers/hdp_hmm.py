@@ -70,6 +70,16 @@ class HDPHMMTagger(HMMTagger):
         concentration ``W beta`` (so the first pass is the symmetric one),
         then both learned from the expected emission table counts
         (:class:`induce.infer.hdp.EmissionPrior`) unless ``fix_hyper``.
+    emission_concentration : the starting ``beta`` of ``Dir(beta tau)`` (asymmetric
+        prior only; ``tau`` starts uniform).  ``None`` (default): ``W beta``,
+        the symmetric prior's total, so the start is the symmetric model.  The
+        thesis (5.5.3) starts at 100 whatever the corpus size.  The learned
+        value stays near its start: the fixed point 5.20 for ``beta`` is
+        self-consistent at more than one value (a sharper start makes sharper
+        states, which need fewer tables, which keep ``beta`` small).  On WSJ
+        1k / 5k a start of 100 ends near 96-140 and predicts 0.07-0.14
+        nats/token better than the start ``W beta`` = 193 / 594 (ends near
+        its start); see benchmarks/RESULTS.md, issue 5, section 9.
     new_word_mass : the share of ``tau`` left to the unseen words, ``gamma_e`` of
         ``tau ~ DP(gamma_e, H)`` over an open vocabulary (``tau_unseen =
         gamma_e / (E[s..] + gamma_e)``): ``"learned"`` (ML-II, the fixed point
@@ -133,6 +143,7 @@ class HDPHMMTagger(HMMTagger):
         sigma: float = 1.0,
         beta: float = 0.1,
         emission_prior: str = "symmetric",
+        emission_concentration: float | None = None,
         new_word_mass: float | str = 1.0,
         fix_hyper: bool | tuple[str, ...] = False,
         hyper_burn_in: int = 0,
@@ -160,6 +171,7 @@ class HDPHMMTagger(HMMTagger):
         self.sigma = sigma
         self.beta = beta
         self.emission_prior = emission_prior
+        self.emission_concentration = emission_concentration
         self.new_word_mass = new_word_mass
         self.fix_hyper = fix_hyper
         self.hyper_burn_in = hyper_burn_in
@@ -191,6 +203,15 @@ class HDPHMMTagger(HMMTagger):
         if self.emission_prior == "asymmetric" and self.infer not in ("cvi", "scvi"):
             raise ConfigError("the asymmetric emission prior Dir(beta tau) is implemented for infer='cvi' and "
                               "'scvi' only")
+        if self.emission_concentration is not None:
+            if self.emission_prior != "asymmetric":
+                raise ConfigError("emission_concentration is the starting beta of Dir(beta tau); it needs "
+                                  "emission_prior='asymmetric' (the symmetric prior is set by beta per word)")
+            if (isinstance(self.emission_concentration, bool)
+                    or not isinstance(self.emission_concentration, (int, float))
+                    or not self.emission_concentration > 0):
+                raise ConfigError(f"emission_concentration must be a positive number or None, "
+                                  f"got {self.emission_concentration!r}")
         if not (self.new_word_mass == "learned"
                 or (isinstance(self.new_word_mass, (int, float)) and not isinstance(self.new_word_mass, bool)
                     and self.new_word_mass > 0)):
@@ -247,7 +268,8 @@ class HDPHMMTagger(HMMTagger):
         self.gamma_, self.sigma_ = float(self.gamma), float(self.sigma)
         learned = self.new_word_mass == "learned"
         # gamma_e starts at 1 (the unit mass of Teh et al. 2008's top-level update) when learned
-        self._emission = hdp.EmissionPrior(data.W, self.beta, 1.0 if learned else float(self.new_word_mass), learned)
+        self._emission = hdp.EmissionPrior(data.W, self.beta, 1.0 if learned else float(self.new_word_mass), learned,
+                                           self.emission_concentration)
         if self.infer == "cvi":
             self._fit_cvi(data, gold, seeds)
         elif self.infer == "scvi":
@@ -465,7 +487,8 @@ class HDPHMMTagger(HMMTagger):
             raise ConfigError("this HDPHMMTagger is not fitted yet; call fit() or load() first")
 
     # ------------------------------------------------------------- save/load
-    _PARAMS = ("truncation", "infer", "n_iter", "gamma", "sigma", "beta", "emission_prior", "new_word_mass",
+    _PARAMS = ("truncation", "infer", "n_iter", "gamma", "sigma", "beta", "emission_prior", "emission_concentration",
+               "new_word_mass",
                "fix_hyper", "hyper_burn_in", "qc", "qc_samples", "table_estimate", "table_samples",
                "batch_size", "tau", "kappa", "coverage", "n_init", "decode", "order", "random_state")
     _ARRAYS = ("transitions_", "emissions_", "transition_counts_", "emission_counts_", "stick_u_", "stick_v_",

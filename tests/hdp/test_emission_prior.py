@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from scipy.special import digamma
 
+from induce.cli import main
 from induce.corpus.corpus import Corpus
 from induce.corpus.sentence import Sentence
 from induce.errors import ConfigError
@@ -62,6 +63,26 @@ def test_burn_in_holds_the_hyperparameters():
         HDPHMMTagger(hyper_burn_in=-1).fit(c)
 
 
+def test_starting_emission_concentration():
+    """``emission_concentration`` is beta's start (tau uniform): held fixed, it is Dir(b / W) per word."""
+    c = _corpus(seed=6)
+    kw = dict(truncation=4, n_iter=4, gamma=2.0, sigma=3.0, random_state=2)
+    W = len(HDPHMMTagger(**kw).fit(c).vocab_)
+    a = HDPHMMTagger(emission_prior="symmetric", beta=2.5 / W, fix_hyper=True, **kw).fit(c)
+    b = HDPHMMTagger(emission_prior="asymmetric", emission_concentration=2.5, fix_hyper=True, **kw).fit(c)
+    np.testing.assert_allclose(a.emissions_, b.emissions_, rtol=1e-12)
+    assert b.emission_concentration_ == 2.5
+    # learned after one held pass: the first update starts from 2.5, not from W * beta
+    learned = HDPHMMTagger(emission_prior="asymmetric", emission_concentration=2.5, hyper_burn_in=1, **kw).fit(c)
+    default = HDPHMMTagger(emission_prior="asymmetric", hyper_burn_in=1, **kw).fit(c)
+    assert learned.emission_concentration_ != default.emission_concentration_
+    for bad in (0.0, -1.0, "100", True):
+        with pytest.raises(ConfigError, match="emission_concentration"):
+            HDPHMMTagger(emission_prior="asymmetric", emission_concentration=bad, **kw).fit(c)
+    with pytest.raises(ConfigError, match="asymmetric"):
+        HDPHMMTagger(emission_concentration=100.0, **kw).fit(c)
+
+
 def test_asymmetric_prior_needs_cvi_or_scvi():
     with pytest.raises(ConfigError, match="cvi"):
         HDPHMMTagger(infer="svi", emission_prior="asymmetric").fit(_corpus())
@@ -107,3 +128,14 @@ def test_concentration_fixed_point_never_decreases_the_objective():
 def test_tau_point_estimate():
     tau = hdp.tau_point_estimate(np.array([3.0, 1.0, 0.0]), 1.0)
     np.testing.assert_allclose(tau, [0.6, 0.2, 0.0, 0.2])
+
+
+def test_cli_emission_concentration(tmp_path):
+    path = tmp_path / "m.npz"
+    assert main(["tag", "demo", "--model", "hdp-hmm", "--truncation", "5", "--iterations", "2", "--quiet",
+                 "--emission-prior", "asymmetric", "--emission-concentration", "7", "--fix-hyper",
+                 "--save", str(path)]) == 0
+    m = HDPHMMTagger.load(path)
+    assert m.emission_concentration == 7 and m.emission_concentration_ == 7
+    assert main(["tag", "demo", "--model", "hdp-hmm", "--iterations", "1", "--quiet",
+                 "--emission-concentration", "7"]) == 2  # the symmetric prior has no beta to start
