@@ -73,13 +73,14 @@ class HDPHMMTagger(HMMTagger):
     emission_concentration : the starting ``beta`` of ``Dir(beta tau)`` (asymmetric
         prior only; ``tau`` starts uniform).  ``None`` (default): ``W beta``,
         the symmetric prior's total, so the start is the symmetric model.  The
-        thesis (5.5.3) starts at 100 whatever the corpus size.  The learned
-        value stays near its start: the fixed point 5.20 for ``beta`` is
-        self-consistent at more than one value (a sharper start makes sharper
-        states, which need fewer tables, which keep ``beta`` small).  On WSJ
-        1k / 5k a start of 100 ends near 96-140 and predicts 0.07-0.14
-        nats/token better than the start ``W beta`` = 193 / 594 (ends near
-        its start); see benchmarks/RESULTS.md, issue 5, section 9.
+        thesis (5.5.3) starts at 100 whatever the corpus size.  Where the
+        learned value ends depends on the start: the fixed point 5.20 for
+        ``beta`` is self-consistent at more than one value (a small start
+        makes sharp states, which need few tables, which keep ``beta``
+        small).  On WSJ 1k / 5k (closed vocabulary) a start of 100 ends at
+        96-119 / 130-140 and predicts 0.05 / 0.14 nats/token better than the
+        default start ``W beta`` = 193 / 594, which ends at 161-189 / 256-274;
+        see benchmarks/RESULTS.md, issue 5, section 9.
     new_word_mass : the share of ``tau`` left to the unseen words, ``gamma_e`` of
         ``tau ~ DP(gamma_e, H)`` over an open vocabulary (``tau_unseen =
         gamma_e / (E[s..] + gamma_e)``): ``"learned"`` (ML-II, the fixed point
