@@ -341,9 +341,10 @@ def wsj_split(n_sentences: int, lowercase: bool = False, unk_threshold: int = 0)
     return Corpus.from_sentences(train), Corpus.from_sentences(test)
 
 
-def _text_models(iterations: int, seed: int, which: list[str] | None, burn_in: int):
+def _text_models(iterations: int, seed: int, which: list[str] | None, burn_in: int, beta_start: float = 10.0):
     """``(key, label, constructor)`` of the models named in ``which`` (``None``: every model)."""
     hdp_kw = dict(truncation=45, infer="cvi", n_iter=iterations, gamma=10, sigma=5, beta=0.1, random_state=seed)
+    asym_w = dict(emission_prior="asymmetric", emission_concentration="symmetric")  # beta from W x 0.1 (sections 4-8)
     models = {
         "hmm-cvi2": ("HMM cvi2 (alpha=beta=0.1)",
                      lambda: HMMTagger(n_states=45, infer="cvi2", n_iter=iterations, alpha=0.1, beta=0.1,
@@ -352,23 +353,25 @@ def _text_models(iterations: int, seed: int, which: list[str] | None, burn_in: i
                       lambda: HDPHMMTagger(fix_hyper=True, **hdp_kw)),
         "hdp-learned": ("HDP-HMM cvi (gamma, sigma learned; Dir(0.1))", lambda: HDPHMMTagger(**hdp_kw)),
         "hdp-asym": ("HDP-HMM cvi (gamma, sigma, beta, tau learned; Dir(beta tau))",
-                     lambda: HDPHMMTagger(emission_prior="asymmetric", **hdp_kw)),
+                     lambda: HDPHMMTagger(**asym_w, **hdp_kw)),
         "hdp-learned-burn": (f"HDP-HMM cvi (gamma, sigma learned after {burn_in} passes; Dir(0.1))",
                              lambda: HDPHMMTagger(hyper_burn_in=burn_in, **hdp_kw)),
         "hdp-asym-burn": (f"HDP-HMM cvi (gamma, sigma, beta, tau learned after {burn_in} passes; Dir(beta tau))",
-                          lambda: HDPHMMTagger(emission_prior="asymmetric", new_word_mass=1.0, hyper_burn_in=burn_in,
-                                               **hdp_kw)),
+                          lambda: HDPHMMTagger(**asym_w, new_word_mass=1.0, hyper_burn_in=burn_in, **hdp_kw)),
         "hdp-asym-burn-b100": (f"HDP-HMM cvi (as hdp-asym-burn, beta of Dir(beta tau) starting at 100 as in thesis "
                                f"5.5.3, not W x 0.1)",
                                lambda: HDPHMMTagger(emission_prior="asymmetric", emission_concentration=100.0,
                                                     new_word_mass=1.0, hyper_burn_in=burn_in, **hdp_kw)),
+        "hdp-asym-burn-start": (f"HDP-HMM cvi (as hdp-asym-burn, beta of Dir(beta tau) starting at {beta_start:g})",
+                                lambda: HDPHMMTagger(emission_prior="asymmetric", emission_concentration=beta_start,
+                                                     new_word_mass=1.0, hyper_burn_in=burn_in, **hdp_kw)),
         "hdp-asym-burn-newmass": (f"HDP-HMM cvi (gamma, sigma, beta, tau and the new-word mass learned after "
                                   f"{burn_in} passes; Dir(beta tau))",
-                                  lambda: HDPHMMTagger(emission_prior="asymmetric", new_word_mass="learned",
-                                                       hyper_burn_in=burn_in, **hdp_kw)),
+                                  lambda: HDPHMMTagger(**asym_w, new_word_mass="learned", hyper_burn_in=burn_in,
+                                                       **hdp_kw)),
         "hdp-asym-burn-newmass-sampled": (f"HDP-HMM cvi (as hdp-asym-burn-newmass, {burn_in} passes burn-in; "
                                           f"tables from 10 sampled count draws per pass)",
-                                          lambda: HDPHMMTagger(emission_prior="asymmetric", new_word_mass="learned",
+                                          lambda: HDPHMMTagger(**asym_w, new_word_mass="learned",
                                                                hyper_burn_in=burn_in, table_estimate="sampled",
                                                                **hdp_kw)),
     }
@@ -426,7 +429,7 @@ def text(args) -> None:
           f"{train.n_tokens} / {test.n_tokens} tokens", flush=True)
     rows = []
     for seed in range(args.first_seed, args.first_seed + args.runs):
-        for key, label, make in _text_models(args.iterations, seed, args.models, args.burn_in):
+        for key, label, make in _text_models(args.iterations, seed, args.models, args.burn_in, args.beta_start):
             model = make()
             t0 = time.perf_counter()
             model.fit(train)
@@ -436,6 +439,8 @@ def text(args) -> None:
             if isinstance(model, HDPHMMTagger):
                 row |= {"effective_states": model.effective_states_, "gamma": model.gamma_, "sigma": model.sigma_,
                         "emission_concentration": model.emission_concentration_,
+                        "emission_concentration_start": model.emission_concentration,
+                        "train_objective": model.trace_[-1][model._OBJECTIVE],
                         "new_word_mass": model.emission_new_mass_,
                         "sigma_trace": [r["sigma"] for r in model.trace_]}
             rows.append(row)
@@ -494,7 +499,8 @@ def stochastic(args) -> None:
     if args.asymmetric:  # scvi with Dir(beta tau), the new-word mass fixed at 1 and learned
         for mass in (1.0, "learned"):
             runs.append((f"HDP-HMM scvi, Dir(beta tau), new-word mass {mass}, burn-in {args.hyper_burn_in} epochs",
-                         lambda mass=mass: HDPHMMTagger(infer="scvi", emission_prior="asymmetric", new_word_mass=mass,
+                         lambda mass=mass: HDPHMMTagger(infer="scvi", emission_prior="asymmetric",
+                                                        emission_concentration="symmetric", new_word_mass=mass,
                                                         hyper_burn_in=args.hyper_burn_in, **hdp_kw)))
     for label, make in runs:
         t0 = time.perf_counter()
@@ -586,6 +592,8 @@ def main() -> None:
     t.add_argument("--models", nargs="+", default=["hmm-cvi2", "hdp-fixed", "hdp-learned", "hdp-asym"],
                    choices=[key for key, _, _ in _text_models(0, 0, None, 0)])
     t.add_argument("--burn-in", type=int, default=50, help="hyper_burn_in of the *-burn models")
+    t.add_argument("--beta-start", type=float, default=10.0,
+                   help="hdp-asym-burn-start: the starting beta of Dir(beta tau) (emission_concentration)")
     tg.add_argument("--alphas", type=float, nargs="+", default=[0.01, 0.1, 1.0])
     tg.add_argument("--betas", type=float, nargs="+", default=[0.01, 0.03, 0.1, 0.3])
     st = sub.add_parser("stochastic")

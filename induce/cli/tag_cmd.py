@@ -24,6 +24,11 @@ from .common import emit
 GOLD_PREFERENCE = ("xpos", "pos", "upos", "cpos")
 
 
+def _emission_concentration(text: str) -> float | str:
+    """``--emission-concentration``: ``symmetric`` or a number (validated by the model)."""
+    return text if text == "symmetric" else float(text)
+
+
 def _new_word_mass(text: str) -> float | str:
     """``--new-word-mass``: ``learned`` or a number (validated by the model)."""
     if text == "learned":
@@ -83,9 +88,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                           f"({', '.join(HYPERPARAMETERS)}), e.g. --fix sigma")
     hdp.add_argument("--emission-prior", choices=("symmetric", "asymmetric"), default="symmetric",
                      help="emissions Dir(beta) or Dir(beta tau) with beta and tau learned (thesis 5.5.3; cvi and scvi)")
-    hdp.add_argument("--emission-concentration", type=float, default=None, metavar="B",
-                     help="Dir(beta tau): the starting beta (default: W x --beta, the symmetric start; the thesis "
-                          "starts at 100, which predicts better on WSJ)")
+    hdp.add_argument("--emission-concentration", type=_emission_concentration, default=None, metavar="B|symmetric",
+                     help="Dir(beta tau): the starting beta (default 10; 'symmetric': W x --beta, the symmetric "
+                          "model's total); where the learned beta ends depends on it")
     hdp.add_argument("--new-word-mass", type=_new_word_mass, default=1.0, metavar="learned|M",
                      help="Dir(beta tau): tau's share for unseen words, the DP concentration gamma_e: 'learned' "
                           "(ML-II fixed point) or a fixed positive number (default 1)")

@@ -52,6 +52,7 @@ from .hmm import _NO_MASK, HMMTagger, _Data
 
 HDP_ALGORITHMS = ("cvi", "scvi", "svi", "beam")
 HYPERPARAMETERS = ("gamma", "sigma", "emission")  # the names ``fix_hyper`` accepts
+DEFAULT_EMISSION_CONCENTRATION = 10.0  # beta's start for Dir(beta tau) (benchmarks/RESULTS.md, issue 5, section 9)
 TABLE_ESTIMATES = ("first-order", "sampled")
 
 
@@ -71,16 +72,18 @@ class HDPHMMTagger(HMMTagger):
         then both learned from the expected emission table counts
         (:class:`induce.infer.hdp.EmissionPrior`) unless ``fix_hyper``.
     emission_concentration : the starting ``beta`` of ``Dir(beta tau)`` (asymmetric
-        prior only; ``tau`` starts uniform).  ``None`` (default): ``W beta``,
-        the symmetric prior's total, so the start is the symmetric model.  The
-        thesis (5.5.3) starts at 100 whatever the corpus size.  Where the
-        learned value ends depends on the start: the fixed point 5.20 for
-        ``beta`` is self-consistent at more than one value (a small start
-        makes sharp states, which need few tables, which keep ``beta``
-        small).  On WSJ 1k / 5k (closed vocabulary) a start of 100 ends at
-        96-119 / 130-140 and predicts 0.05 / 0.14 nats/token better than the
-        default start ``W beta`` = 193 / 594, which ends at 161-189 / 256-274;
-        see benchmarks/RESULTS.md, issue 5, section 9.
+        prior only; ``tau`` starts uniform).  ``None`` (default):
+        :data:`DEFAULT_EMISSION_CONCENTRATION` = 10, the smallest start the
+        thesis explored (5.5.3 starts at 100 and reports 10, 100 and 1,000
+        alike); ``"symmetric"``: ``W beta``, so the start is the symmetric
+        model.  Where the learned ``beta`` ends depends on the start: the
+        fixed point 5.20 for ``beta`` is self-consistent at more than one
+        value (a small start makes sharp states, which need few tables, which
+        keep ``beta`` small).  On WSJ (closed vocabulary, 1k / 5k / all) a
+        start of 10 predicts 0.11 / 0.16 / 0.12 nats/token better than
+        ``W beta`` = 0.1 W, and 0.05 / 0.01 / 0.01 better than 100; the
+        training objective ranks the starts the same way.  See
+        benchmarks/RESULTS.md, issue 5, section 9.
     new_word_mass : the share of ``tau`` left to the unseen words, ``gamma_e`` of
         ``tau ~ DP(gamma_e, H)`` over an open vocabulary (``tau_unseen =
         gamma_e / (E[s..] + gamma_e)``): ``"learned"`` (ML-II, the fixed point
@@ -144,7 +147,7 @@ class HDPHMMTagger(HMMTagger):
         sigma: float = 1.0,
         beta: float = 0.1,
         emission_prior: str = "symmetric",
-        emission_concentration: float | None = None,
+        emission_concentration: float | str | None = None,
         new_word_mass: float | str = 1.0,
         fix_hyper: bool | tuple[str, ...] = False,
         hyper_burn_in: int = 0,
@@ -208,11 +211,12 @@ class HDPHMMTagger(HMMTagger):
             if self.emission_prior != "asymmetric":
                 raise ConfigError("emission_concentration is the starting beta of Dir(beta tau); it needs "
                                   "emission_prior='asymmetric' (the symmetric prior is set by beta per word)")
-            if (isinstance(self.emission_concentration, bool)
+            if self.emission_concentration != "symmetric" and (
+                    isinstance(self.emission_concentration, (bool, str))
                     or not isinstance(self.emission_concentration, (int, float))
                     or not self.emission_concentration > 0):
-                raise ConfigError(f"emission_concentration must be a positive number or None, "
-                                  f"got {self.emission_concentration!r}")
+                raise ConfigError(f"emission_concentration must be a positive number, 'symmetric' (W x beta) or "
+                                  f"None ({DEFAULT_EMISSION_CONCENTRATION:g}), got {self.emission_concentration!r}")
         if not (self.new_word_mass == "learned"
                 or (isinstance(self.new_word_mass, (int, float)) and not isinstance(self.new_word_mass, bool)
                     and self.new_word_mass > 0)):
@@ -270,7 +274,7 @@ class HDPHMMTagger(HMMTagger):
         learned = self.new_word_mass == "learned"
         # gamma_e starts at 1 (the unit mass of Teh et al. 2008's top-level update) when learned
         self._emission = hdp.EmissionPrior(data.W, self.beta, 1.0 if learned else float(self.new_word_mass), learned,
-                                           self.emission_concentration)
+                                           self._starting_emission_concentration())
         if self.infer == "cvi":
             self._fit_cvi(data, gold, seeds)
         elif self.infer == "scvi":
@@ -285,6 +289,13 @@ class HDPHMMTagger(HMMTagger):
             fit_beam(self, data, gold, seeds)
         self.init_objectives_ = [self.trace_[-1][self._OBJECTIVE]] if self.infer == "cvi" and self.trace_ else []
         return self
+
+    def _starting_emission_concentration(self) -> float | None:
+        """beta's start for :class:`induce.infer.hdp.EmissionPrior` (``None``: ``W beta``, the symmetric start)."""
+        if self.emission_prior != "asymmetric" or self.emission_concentration == "symmetric":
+            return None
+        return float(DEFAULT_EMISSION_CONCENTRATION if self.emission_concentration is None
+                     else self.emission_concentration)
 
     _OBJECTIVE = "predictive_log_likelihood"  # what cvi's trace records and n_init compares
 
@@ -513,7 +524,10 @@ class HDPHMMTagger(HMMTagger):
     def load(cls, path: str | Path) -> "HDPHMMTagger":
         arrays, meta = load_model(path, "induce.HDPHMMTagger")
         # files saved before new_word_mass existed used the fixed unit mass of Teh et al. (2008)
+        # files saved before emission_concentration existed started Dir(beta tau) at W beta
         model = cls(**({"new_word_mass": 1.0} | meta["params"]))
+        if "emission_concentration" not in meta["params"] and model.emission_prior == "asymmetric":
+            model.emission_concentration = "symmetric"
         model.emission_new_mass_ = 1.0
         for k, val in meta["fitted"].items():
             setattr(model, k, val)

@@ -13,6 +13,7 @@ from induce.errors import ConfigError
 from induce.infer import hdp
 from induce.infer.hdp_passes import emission_log_q0
 from induce.taggers import HDPHMMTagger
+from induce.taggers.hdp_hmm import DEFAULT_EMISSION_CONCENTRATION
 
 
 def _corpus(seed=0, n=30, length=8, W=6):
@@ -26,7 +27,7 @@ def test_fixed_uniform_tau_is_the_symmetric_prior():
     c = _corpus()
     kw = dict(truncation=4, n_iter=5, gamma=2.0, sigma=3.0, beta=0.3, fix_hyper=True, random_state=1)
     a = HDPHMMTagger(emission_prior="symmetric", **kw).fit(c)
-    b = HDPHMMTagger(emission_prior="asymmetric", **kw).fit(c)
+    b = HDPHMMTagger(emission_prior="asymmetric", emission_concentration="symmetric", **kw).fit(c)
     np.testing.assert_allclose(a.emissions_, b.emissions_, rtol=1e-12)
     np.testing.assert_allclose(a.transitions_, b.transitions_, rtol=1e-12)
     W = len(a.vocab_)
@@ -72,7 +73,12 @@ def test_starting_emission_concentration():
     b = HDPHMMTagger(emission_prior="asymmetric", emission_concentration=2.5, fix_hyper=True, **kw).fit(c)
     np.testing.assert_allclose(a.emissions_, b.emissions_, rtol=1e-12)
     assert b.emission_concentration_ == 2.5
-    # learned after one held pass: the first update starts from 2.5, not from W * beta
+    # the default start is DEFAULT_EMISSION_CONCENTRATION; "symmetric" is W x beta
+    asym = dict(emission_prior="asymmetric", fix_hyper=True, beta=0.3, **kw)
+    assert HDPHMMTagger(**asym).fit(c).emission_concentration_ == DEFAULT_EMISSION_CONCENTRATION
+    assert HDPHMMTagger(emission_concentration="symmetric", **asym).fit(c).emission_concentration_ == \
+        pytest.approx(0.3 * W)
+    # learned after one held pass: the first update starts from 2.5, not from the default
     learned = HDPHMMTagger(emission_prior="asymmetric", emission_concentration=2.5, hyper_burn_in=1, **kw).fit(c)
     default = HDPHMMTagger(emission_prior="asymmetric", hyper_burn_in=1, **kw).fit(c)
     assert learned.emission_concentration_ != default.emission_concentration_
@@ -81,6 +87,22 @@ def test_starting_emission_concentration():
             HDPHMMTagger(emission_prior="asymmetric", emission_concentration=bad, **kw).fit(c)
     with pytest.raises(ConfigError, match="asymmetric"):
         HDPHMMTagger(emission_concentration=100.0, **kw).fit(c)
+
+
+def test_models_saved_before_the_option_keep_their_symmetric_start(tmp_path):
+    """Files without ``emission_concentration`` in their parameters started Dir(beta tau) at ``W beta``."""
+    from induce.parsers.params import load_model, save_model
+
+    c = _corpus(seed=7)
+    m = HDPHMMTagger(truncation=4, n_iter=2, emission_prior="asymmetric", random_state=0).fit(c)
+    path = tmp_path / "m.npz"
+    m.save(path)
+    arrays, meta = load_model(path, "induce.HDPHMMTagger")
+    del meta["params"]["emission_concentration"]
+    save_model(path, "induce.HDPHMMTagger", arrays, meta)
+    old = HDPHMMTagger.load(path)
+    assert old.emission_concentration == "symmetric"
+    assert old.score(c) == pytest.approx(m.score(c))
 
 
 def test_asymmetric_prior_needs_cvi_or_scvi():

@@ -35,12 +35,11 @@ def test_named_hyperparameter_is_held_the_other_learned(corpus, infer):
 
 
 def test_fixing_only_the_emission_prior_keeps_beta_and_learns_sigma(corpus):
-    m = _fit(corpus, "cvi", ("emission",), emission_prior="asymmetric")
-    W = len(m.vocab_)
-    assert m.emission_concentration_ == pytest.approx(0.5 * W)  # beta stays at W x the per-word start
+    m = _fit(corpus, "cvi", ("emission",), emission_prior="asymmetric", emission_concentration=4.0)
+    assert m.emission_concentration_ == 4.0  # beta stays at its start
     assert m.sigma_ != 3.0 and m.gamma_ != 2.0
-    learned = _fit(corpus, "cvi", ("sigma",), emission_prior="asymmetric")
-    assert learned.emission_concentration_ != pytest.approx(0.5 * W) and learned.sigma_ == 3.0
+    learned = _fit(corpus, "cvi", ("sigma",), emission_prior="asymmetric", emission_concentration=4.0)
+    assert learned.emission_concentration_ != pytest.approx(4.0) and learned.sigma_ == 3.0
 
 
 def test_partial_fix_survives_save_and_load(tmp_path, corpus):
