@@ -498,9 +498,11 @@ def stochastic(args) -> None:
                      lambda infer=infer: HDPHMMTagger(infer=infer, **hdp_kw)))
     if args.asymmetric:  # scvi with Dir(beta tau), the new-word mass fixed at 1 and learned
         for mass in (1.0, "learned"):
-            runs.append((f"HDP-HMM scvi, Dir(beta tau), new-word mass {mass}, burn-in {args.hyper_burn_in} epochs",
+            start = "" if args.beta_start == "symmetric" else f", beta from {args.beta_start:g}"
+            runs.append((f"HDP-HMM scvi, Dir(beta tau), new-word mass {mass}, burn-in {args.hyper_burn_in} epochs"
+                         f"{start}",
                          lambda mass=mass: HDPHMMTagger(infer="scvi", emission_prior="asymmetric",
-                                                        emission_concentration="symmetric", new_word_mass=mass,
+                                                        emission_concentration=args.beta_start, new_word_mass=mass,
                                                         hyper_burn_in=args.hyper_burn_in, **hdp_kw)))
     for label, make in runs:
         t0 = time.perf_counter()
@@ -608,6 +610,8 @@ def main() -> None:
     st.add_argument("--asymmetric", action="store_true",
                     help="also HDP scvi with Dir(beta tau), new-word mass 1 and learned")
     st.add_argument("--hyper-burn-in", type=int, default=0, help="epochs before the hyperparameters of --asymmetric move")
+    st.add_argument("--beta-start", type=lambda x: x if x == "symmetric" else float(x), default="symmetric",
+                    help="--asymmetric: the starting beta of Dir(beta tau) (default symmetric: W x 0.1, section 6)")
     st.add_argument("--suffix", default="", help="appended to the JSON name")
     st.add_argument("--seed", type=int, default=0, help="random_state of every model")
     g = sub.add_parser("tagging")
