@@ -353,7 +353,7 @@ def _text_models(iterations: int, seed: int, which: list[str] | None, burn_in: i
                       lambda: HDPHMMTagger(fix_hyper=True, **hdp_kw)),
         "hdp-learned": ("HDP-HMM cvi (gamma, sigma learned; Dir(0.1))", lambda: HDPHMMTagger(**hdp_kw)),
         "hdp-asym": ("HDP-HMM cvi (gamma, sigma, beta, tau learned; Dir(beta tau))",
-                     lambda: HDPHMMTagger(**asym_w, **hdp_kw)),
+                     lambda: HDPHMMTagger(**asym_w, hyper_burn_in=0, **hdp_kw)),
         "hdp-learned-burn": (f"HDP-HMM cvi (gamma, sigma learned after {burn_in} passes; Dir(0.1))",
                              lambda: HDPHMMTagger(hyper_burn_in=burn_in, **hdp_kw)),
         "hdp-asym-burn": (f"HDP-HMM cvi (gamma, sigma, beta, tau learned after {burn_in} passes; Dir(beta tau))",

@@ -94,9 +94,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     hdp.add_argument("--new-word-mass", type=_new_word_mass, default=1.0, metavar="learned|M",
                      help="Dir(beta tau): tau's share for unseen words, the DP concentration gamma_e: 'learned' "
                           "(ML-II fixed point) or a fixed positive number (default 1)")
-    hdp.add_argument("--hyper-burn-in", type=int, default=0, metavar="N",
+    hdp.add_argument("--hyper-burn-in", type=int, default=None, metavar="N",
                      help="keep the hyperparameters at their initial values for the first N passes (scvi: epochs; "
-                          "default 0)")
+                          "default 0, or with --emission-prior asymmetric 50 cvi passes / 5 scvi epochs, at most "
+                          "half of --iterations)")
     hdp.add_argument("--qc", choices=QC_METHODS, default="heuristic",
                      help="how q(C>0) is computed (default heuristic)")
     hdp.add_argument("--qc-samples", type=int, default=100, help="paths per sentence for --qc sampling")

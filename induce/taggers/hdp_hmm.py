@@ -52,6 +52,7 @@ from .hmm import _NO_MASK, HMMTagger, _Data
 
 HDP_ALGORITHMS = ("cvi", "scvi", "svi", "beam")
 HYPERPARAMETERS = ("gamma", "sigma", "emission")  # the names ``fix_hyper`` accepts
+ASYMMETRIC_BURN_IN = {"cvi": 50, "scvi": 5}  # hyper_burn_in=None with Dir(beta tau) (RESULTS issue 5, 4 and 6)
 DEFAULT_EMISSION_CONCENTRATION = 10.0  # beta's start for Dir(beta tau) (benchmarks/RESULTS.md, issue 5, section 9)
 TABLE_ESTIMATES = ("first-order", "sampled")
 
@@ -102,7 +103,12 @@ class HDPHMMTagger(HMMTagger):
         the fixed points 5.20 (``sigma``) and 5.20 applied to the emissions
         (``beta`` of ``Dir(beta tau)``) grow while all states still look alike,
         which delays or (asymmetric prior) prevents the symmetry breaking; see
-        benchmarks/RESULTS.md, issue 5.  0 (default): learn from the first pass.
+        benchmarks/RESULTS.md, issue 5.  ``None`` (default): 0 with the symmetric
+        prior (learn from the first pass); with the asymmetric prior, which
+        degenerates when learned from the first pass on every WSJ size tried
+        (beta and sigma run away to thousands), the measured settings of
+        :data:`ASYMMETRIC_BURN_IN` (50 cvi passes, 5 scvi epochs), at most half
+        of ``n_iter``.
     qc : ``q(C > 0)`` method: ``heuristic``, ``exact``, ``meanfield``, ``sampling``.
     qc_samples : paths per sentence for ``qc="sampling"``.
     table_estimate : how ``cvi`` gets the expected table counts ``E[s_jk]`` behind
@@ -150,7 +156,7 @@ class HDPHMMTagger(HMMTagger):
         emission_concentration: float | str | None = None,
         new_word_mass: float | str = 1.0,
         fix_hyper: bool | tuple[str, ...] = False,
-        hyper_burn_in: int = 0,
+        hyper_burn_in: int | None = None,
         qc: str = "heuristic",
         qc_samples: int = 100,
         table_estimate: str = "first-order",
@@ -227,7 +233,7 @@ class HDPHMMTagger(HMMTagger):
         if not (self.gamma > 0 and self.sigma > 0 and self.beta > 0):
             raise ConfigError(f"gamma, sigma and beta must be positive (got {self.gamma}, {self.sigma}, {self.beta})")
         self._fixed_hyper()
-        if int(self.hyper_burn_in) < 0:
+        if self.hyper_burn_in is not None and int(self.hyper_burn_in) < 0:
             raise ConfigError(f"hyper_burn_in must be non-negative, got {self.hyper_burn_in}")
         if self.table_estimate not in TABLE_ESTIMATES:
             raise ConfigError(f"unknown table estimate {self.table_estimate!r}; expected one of "
@@ -331,7 +337,15 @@ class HDPHMMTagger(HMMTagger):
 
     def _learns(self, name: str, it: int) -> bool:
         """Whether pass ``it`` updates hyperparameter ``name``: not fixed, and past ``hyper_burn_in``."""
-        return name not in self._fixed_hyper() and it > int(self.hyper_burn_in)
+        return name not in self._fixed_hyper() and it > self._burn_in()
+
+    def _burn_in(self) -> int:
+        """``hyper_burn_in``, with ``None`` resolved as documented there."""
+        if self.hyper_burn_in is not None:
+            return int(self.hyper_burn_in)
+        if self.emission_prior != "asymmetric":
+            return 0
+        return min(ASYMMETRIC_BURN_IN.get(self.infer, 0), int(self.n_iter) // 2)
 
     def _qc_code(self) -> int:
         return QC_METHODS.index(self.qc)

@@ -13,7 +13,7 @@ from induce.errors import ConfigError
 from induce.infer import hdp
 from induce.infer.hdp_passes import emission_log_q0
 from induce.taggers import HDPHMMTagger
-from induce.taggers.hdp_hmm import DEFAULT_EMISSION_CONCENTRATION
+from induce.taggers.hdp_hmm import ASYMMETRIC_BURN_IN, DEFAULT_EMISSION_CONCENTRATION
 
 
 def _corpus(seed=0, n=30, length=8, W=6):
@@ -45,7 +45,7 @@ def test_learned_emission_prior_is_deterministic_and_saves(tmp_path):
     # tau is learned: a distribution over the seen words plus the unseen ones, no longer uniform
     assert a.emission_base_.sum() == pytest.approx(1.0)
     assert np.ptp(a.emission_base_[:-1]) > 1e-3
-    assert [r["beta"] for r in a.trace_][-1] == a.emission_concentration_
+    assert a.trace_[-1]["beta"] == a.emission_concentration_
     path = tmp_path / "m.npz"
     a.save(path)
     m = HDPHMMTagger.load(path)
@@ -103,6 +103,20 @@ def test_models_saved_before_the_option_keep_their_symmetric_start(tmp_path):
     old = HDPHMMTagger.load(path)
     assert old.emission_concentration == "symmetric"
     assert old.score(c) == pytest.approx(m.score(c))
+
+
+def test_default_burn_in_depends_on_the_emission_prior():
+    """``hyper_burn_in=None``: 0 for Dir(beta), ASYMMETRIC_BURN_IN (at most n_iter / 2) for Dir(beta tau)."""
+    c = _corpus(seed=8)
+    kw = dict(truncation=4, n_iter=6, gamma=2.0, sigma=3.0, beta=0.3, random_state=0)
+    sym = HDPHMMTagger(**kw).fit(c)
+    assert sym.trace_[0]["sigma"] != 3.0  # learned from the first pass
+    asym = HDPHMMTagger(emission_prior="asymmetric", **kw).fit(c)
+    assert [r["sigma"] for r in asym.trace_[:3]] == [3.0] * 3 and "beta" not in asym.trace_[2]
+    assert "beta" in asym.trace_[3]
+    assert HDPHMMTagger(emission_prior="asymmetric", n_iter=400)._burn_in() == ASYMMETRIC_BURN_IN["cvi"]
+    assert HDPHMMTagger(emission_prior="asymmetric", infer="scvi", n_iter=40)._burn_in() == ASYMMETRIC_BURN_IN["scvi"]
+    assert HDPHMMTagger(emission_prior="asymmetric", hyper_burn_in=0)._burn_in() == 0
 
 
 def test_asymmetric_prior_needs_cvi_or_scvi():
