@@ -535,18 +535,22 @@ def tagging(args) -> None:
     for K in args.truncations:
         for seed in range(args.first_seed, args.first_seed + args.runs):
             t0 = time.perf_counter()
+            prior = dict(emission_prior="asymmetric") if args.asymmetric else {}  # its defaults: start 10, burn-in 50
             model = HDPHMMTagger(truncation=K, infer="cvi", n_iter=args.iterations, gamma=10, sigma=5, beta=0.01,
-                                 fix_hyper=not args.learn, hyper_burn_in=50, random_state=seed).fit(corpus)
+                                 fix_hyper=not (args.learn or args.asymmetric), hyper_burn_in=50, random_state=seed,
+                                 **prior).fit(corpus)
             rep = tagging_report(model.labels_, corpus.tags["pos"], corpus.offsets)
             row = {"truncation": K, "seed": seed, "effective_states": model.effective_states_,
-                   "gamma": model.gamma_, "sigma": model.sigma_, "seconds": time.perf_counter() - t0,
+                   "gamma": model.gamma_, "sigma": model.sigma_, "beta": model.emission_concentration_,
+                   "seconds": time.perf_counter() - t0,
                    **{k: rep[k] for k in ("m1_cv", "1to1", "vi", "vm")}}
             rows.append(row)
             print(row, flush=True)
     name = "wsj1k" if args.sentences == 1000 else f"ptb{args.sentences or 'all'}"
     last = args.first_seed + args.runs - 1
     suffix = "" if (args.first_seed, args.runs) == (0, 1) else f"_seeds{args.first_seed}-{last}"
-    _save(f"hdp_tagging_{name}{suffix}{'_learned' if args.learn else ''}.json", {"args": vars(args), "rows": rows})
+    kind = "_asymmetric" if args.asymmetric else "_learned" if args.learn else ""
+    _save(f"hdp_tagging_{name}{suffix}{kind}.json", {"args": vars(args), "rows": rows})
 
 
 def main() -> None:
@@ -621,6 +625,8 @@ def main() -> None:
     g.add_argument("--first-seed", type=int, default=0)
     g.add_argument("--sentences", type=int, default=1000, help="first N sentences of ptb-sample (0: all)")
     g.add_argument("--learn", action="store_true", help="learn gamma and sigma after 50 passes")
+    g.add_argument("--asymmetric", action="store_true",
+                   help="Dir(beta tau) at its defaults (beta from 10), everything learned after 50 passes")
     args = p.parse_args()
     {"recovery": recovery, "speed": speed, "qc-sim": qc_sim, "qc-alice": qc_alice, "text": text,
      "text-grid": text_grid, "tagging": tagging, "stochastic": stochastic}[args.mode](args)
