@@ -69,9 +69,9 @@ class HDPHMMTagger(HMMTagger):
     beta : symmetric Dirichlet prior on the emissions (per word).
     emission_prior : ``symmetric`` (default) or ``asymmetric``: ``Dir(beta tau)``
         (thesis 5.5.3; ``cvi`` and ``scvi``) starting from ``tau`` uniform and
-        concentration ``W beta`` (so the first pass is the symmetric one),
-        then both learned from the expected emission table counts
-        (:class:`induce.infer.hdp.EmissionPrior`) unless ``fix_hyper``.
+        the concentration ``emission_concentration``, then both learned from
+        the expected emission table counts (:class:`induce.infer.hdp.EmissionPrior`)
+        after ``hyper_burn_in``, unless ``fix_hyper``.
     emission_concentration : the starting ``beta`` of ``Dir(beta tau)`` (asymmetric
         prior only; ``tau`` starts uniform).  ``None`` (default):
         :data:`DEFAULT_EMISSION_CONCENTRATION` = 10, the smallest start the
