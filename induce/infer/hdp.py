@@ -270,12 +270,11 @@ class EmissionPrior:
     State: the concentration ``concentration`` (``beta`` of ``Dir(beta tau)``),
     ``tau`` (``W + 1`` entries: the seen words, then the unseen ones) and
     ``new_mass`` (the concentration ``gamma_e`` of ``tau ~ DP(gamma_e, H)``).
-    ``beta`` and ``tau`` start at the symmetric prior with ``per_word`` pseudo-counts
-    (``concentration = W per_word``, ``tau`` uniform ``1/W`` -- the unseen
-    entry also ``1/W``, the convention of the symmetric model), so the first
-    pass is the symmetric one (thesis 5.5.3: "the same prior counts ... for
-    the first iteration"); or, given ``concentration``, at that ``beta`` with
-    ``tau`` uniform (the thesis's stated start is ``beta = 100``).  :meth:`update` learns them from the expected
+    ``beta`` starts at ``concentration`` and ``tau`` uniform ``1/W`` (the unseen
+    entry also ``1/W``, the convention of the symmetric model), so a start of
+    ``W b`` is the symmetric ``Dir(b)`` (thesis 5.5.3: "the same prior counts
+    ... for the first iteration"; its stated start is ``beta = 100``).
+    :meth:`update` learns them from the expected
     emission counts ``E[C_{w,k}]`` and ``log q(C_{w,k} = 0)``:
 
     * tables ``E[s_{k,w}]`` by eq. 5.35 with ``a_w = beta tau_w``;
@@ -287,10 +286,9 @@ class EmissionPrior:
     :meth:`stochastic_step` is the stochastic-CVI counterpart (eq. 5.40).
     """
 
-    def __init__(self, W: int, per_word: float, new_mass: float = 1.0, learn_new_mass: bool = False,
-                 concentration: float | None = None):
+    def __init__(self, W: int, concentration: float, new_mass: float = 1.0, learn_new_mass: bool = False):
         self.W = W
-        self.concentration = float(per_word) * W if concentration is None else float(concentration)
+        self.concentration = float(concentration)
         self.tau = np.full(W + 1, 1.0 / W)
         self.new_mass = float(new_mass)
         self.learn_new_mass = learn_new_mass

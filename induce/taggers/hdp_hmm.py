@@ -217,10 +217,9 @@ class HDPHMMTagger(HMMTagger):
             if self.emission_prior != "asymmetric":
                 raise ConfigError("emission_concentration is the starting beta of Dir(beta tau); it needs "
                                   "emission_prior='asymmetric' (the symmetric prior is set by beta per word)")
-            if self.emission_concentration != "symmetric" and (
-                    isinstance(self.emission_concentration, (bool, str))
-                    or not isinstance(self.emission_concentration, (int, float))
-                    or not self.emission_concentration > 0):
+            value = self.emission_concentration
+            if value != "symmetric" and (isinstance(value, bool) or not isinstance(value, (int, float))
+                                         or not value > 0):
                 raise ConfigError(f"emission_concentration must be a positive number, 'symmetric' (W x beta) or "
                                   f"None ({DEFAULT_EMISSION_CONCENTRATION:g}), got {self.emission_concentration!r}")
         if not (self.new_word_mass == "learned"
@@ -279,8 +278,8 @@ class HDPHMMTagger(HMMTagger):
         self.gamma_, self.sigma_ = float(self.gamma), float(self.sigma)
         learned = self.new_word_mass == "learned"
         # gamma_e starts at 1 (the unit mass of Teh et al. 2008's top-level update) when learned
-        self._emission = hdp.EmissionPrior(data.W, self.beta, 1.0 if learned else float(self.new_word_mass), learned,
-                                           self._starting_emission_concentration())
+        self._emission = hdp.EmissionPrior(data.W, self._starting_emission_concentration(data.W),
+                                           1.0 if learned else float(self.new_word_mass), learned)
         if self.infer == "cvi":
             self._fit_cvi(data, gold, seeds)
         elif self.infer == "scvi":
@@ -296,10 +295,10 @@ class HDPHMMTagger(HMMTagger):
         self.init_objectives_ = [self.trace_[-1][self._OBJECTIVE]] if self.infer == "cvi" and self.trace_ else []
         return self
 
-    def _starting_emission_concentration(self) -> float | None:
-        """beta's start for :class:`induce.infer.hdp.EmissionPrior` (``None``: ``W beta``, the symmetric start)."""
+    def _starting_emission_concentration(self, W: int) -> float:
+        """beta's start for :class:`induce.infer.hdp.EmissionPrior` (``W beta``: ``Dir(beta)``, the symmetric start)."""
         if self.emission_prior != "asymmetric" or self.emission_concentration == "symmetric":
-            return None
+            return float(self.beta) * W
         return float(DEFAULT_EMISSION_CONCENTRATION if self.emission_concentration is None
                      else self.emission_concentration)
 
@@ -537,11 +536,11 @@ class HDPHMMTagger(HMMTagger):
     @classmethod
     def load(cls, path: str | Path) -> "HDPHMMTagger":
         arrays, meta = load_model(path, "induce.HDPHMMTagger")
-        # files saved before new_word_mass existed used the fixed unit mass of Teh et al. (2008)
+        # files saved before new_word_mass existed used the fixed unit mass of Teh et al. (2008), and
         # files saved before emission_concentration existed started Dir(beta tau) at W beta
-        model = cls(**({"new_word_mass": 1.0} | meta["params"]))
-        if "emission_concentration" not in meta["params"] and model.emission_prior == "asymmetric":
-            model.emission_concentration = "symmetric"
+        asymmetric = meta["params"].get("emission_prior") == "asymmetric"
+        legacy = {"new_word_mass": 1.0, "emission_concentration": "symmetric" if asymmetric else None}
+        model = cls(**(legacy | meta["params"]))
         model.emission_new_mass_ = 1.0
         for k, val in meta["fitted"].items():
             setattr(model, k, val)

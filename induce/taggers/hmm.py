@@ -270,13 +270,14 @@ class HMMTagger:
             getattr(self, f"_fit_{self.infer}")(data, sent_trans, gamma, gold, seeds)
         return self
 
+    _progress_label = ""  # appended to the progress bar's name (HDPHMMTagger n_init: " start i/N")
+
     def _iterations(self):
         it = range(1, self.n_iter + 1)
         if self.progress:
             from tqdm import tqdm
 
-            return tqdm(it, desc=f"{self.infer}{getattr(self, '_progress_label', '')}", unit="it",
-                        dynamic_ncols=True)
+            return tqdm(it, desc=f"{self.infer}{self._progress_label}", unit="it", dynamic_ncols=True)
         return it
 
     def _record(self, bar, iteration, objective, name, seconds, n_tokens, states, gold, offsets, **extra):

@@ -52,8 +52,8 @@ def test_emission_prior_update_uses_the_learned_mass():
     W, K = 7, 3
     emit = rng.gamma(1.0, 3.0, size=(W, K))
     logq0 = np.log(rng.uniform(0.01, 0.5, size=(W, K)))
-    fixed = hdp.EmissionPrior(W, 0.5, new_mass=1.0)
-    learned = hdp.EmissionPrior(W, 0.5, new_mass=1.0, learn_new_mass=True)
+    fixed = hdp.EmissionPrior(W, 0.5 * W, new_mass=1.0)
+    learned = hdp.EmissionPrior(W, 0.5 * W, new_mass=1.0, learn_new_mass=True)
     S = fixed.update(emit, logq0)
     assert learned.update(emit, logq0) == S
     g = learned.new_mass

@@ -55,8 +55,8 @@ def test_stochastic_step_with_unit_step_is_the_batch_update():
     emit = rng.exponential(3.0, (W, K))
     logq0 = -rng.uniform(0.1, 4.0, (W, K))
     for learned in (False, True):
-        a = hdp.EmissionPrior(W, 0.2, 1.0, learned)
-        b = hdp.EmissionPrior(W, 0.2, 1.0, learned)
+        a = hdp.EmissionPrior(W, 0.2 * W, 1.0, learned)
+        b = hdp.EmissionPrior(W, 0.2 * W, 1.0, learned)
         assert a.update(emit, logq0) == pytest.approx(b.stochastic_step(emit, logq0, 1.0), rel=1e-12)
         assert a.concentration == pytest.approx(b.concentration, rel=1e-12)
         assert a.new_mass == pytest.approx(b.new_mass, rel=1e-12)
@@ -64,7 +64,7 @@ def test_stochastic_step_with_unit_step_is_the_batch_update():
     # a second, partial step blends the Dirichlet parameters of q(tau) and gamma_e
     weights, mass = b.word_weights.copy(), b.new_mass
     emit2 = rng.exponential(3.0, (W, K))
-    c = hdp.EmissionPrior(W, 0.2, 1.0, True)
+    c = hdp.EmissionPrior(W, 0.2 * W, 1.0, True)
     c.concentration, c.tau, c.new_mass = b.concentration, b.tau.copy(), b.new_mass
     tables = hdp.expected_tables(emit2.T, hdp.q_positive(logq0).T, c.pseudo_counts()).sum(axis=0)
     target = hdp.new_word_concentration(W, tables.sum(), mass)
