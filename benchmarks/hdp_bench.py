@@ -27,7 +27,9 @@ and last iteration (PNG).
 ``text`` (Figure 5.9): HDP-HMM cvi (hyperparameters fixed, learned, learned
 after a burn-in, with the symmetric or the asymmetric emission prior) vs HMM
 cvi2 at K=45 on the first N WSJ sentences (ptb-sample, then CoNLL-2000; 0 =
-all), log-likelihood per token on a 90:10 split.
+all; ``--subset random``: N drawn at random from all of it), log-likelihood
+per token on a 90:10 split (``--subset shared-test``: N training sentences
+drawn from all WSJ's 90%, every size scored on its 10%).
 ``text-grid``: the same split, HMM cvi2 over a grid of fixed (alpha, beta):
 how much the finite HMM's hyperparameters alone move the test log-likelihood
 at each size (the best point is chosen on the test set itself, so it is an
@@ -315,8 +317,15 @@ def qc_alice(args) -> None:
 WSJ = ("ptb-sample", "conll2000/train.txt", "conll2000/test.txt")
 
 
-def wsj_split(n_sentences: int, lowercase: bool = False, unk_threshold: int = 0) -> tuple[Corpus, Corpus]:
-    """First ``n_sentences`` of WSJ (ptb-sample, then CoNLL-2000 train and test; 0 = all), random 90:10 split (seed 0).
+def wsj_split(n_sentences: int, lowercase: bool = False, unk_threshold: int = 0,
+              subset: str = "first") -> tuple[Corpus, Corpus]:
+    """``n_sentences`` of WSJ (ptb-sample, then CoNLL-2000 train and test; 0 = all), random 90:10 split (seed 0).
+
+    ``subset``: ``"first"`` takes the first ``n_sentences`` (a few contiguous
+    files); ``"random"`` draws them at random (seed 0) from all of WSJ, so a
+    small set spans every file's topics and vocabulary; ``"shared-test"``
+    splits all of WSJ 90:10 and trains on ``n_sentences`` drawn at random from
+    its 90% (so every size is scored on the same test set, the all-WSJ one).
 
     ``lowercase`` as in ``benchmarks/stochastic_bench.py`` (the thesis's WSJ text experiments).
     ``unk_threshold`` N > 0: the closed-vocabulary convention -- training words seen fewer than N times and
@@ -328,13 +337,18 @@ def wsj_split(n_sentences: int, lowercase: bool = False, unk_threshold: int = 0)
     from induce.corpus.transforms import count_words, frequent_words, replace_unknown
 
     sents = list(itertools.chain.from_iterable(load_corpus(CORPORA / p).sentences for p in WSJ))
-    if n_sentences:
+    if n_sentences and subset == "random":
+        pick = np.sort(np.random.default_rng(0).choice(len(sents), size=n_sentences, replace=False))
+        sents = [sents[i] for i in pick]
+    elif n_sentences and subset == "first":
         sents = sents[:n_sentences]
     if lowercase:
         sents = [Sentence([w.lower() for w in s.words]) for s in sents]
     idx = np.random.default_rng(0).permutation(len(sents))
     cut = int(0.9 * len(sents))
     train, test = [sents[i] for i in idx[:cut]], [sents[i] for i in idx[cut:]]
+    if n_sentences and subset == "shared-test":
+        train = train[:n_sentences]  # the permutation is random, so this is a random draw from the 90%
     if unk_threshold > 0:
         known = frequent_words(count_words(train), unk_threshold)
         train, test = ([replace_unknown(s, known) for s in part] for part in (train, test))
@@ -424,7 +438,7 @@ def _unseen_scores(model, test: Corpus) -> dict:
 
 def text(args) -> None:
     """HDP-HMM cvi vs HMM cvi2 at K = 45 (thesis Figure 5.9) on WSJ subsets; test log-likelihood per token."""
-    train, test = wsj_split(args.sentences, lowercase=args.lowercase, unk_threshold=args.unk_threshold)
+    train, test = wsj_split(args.sentences, args.lowercase, args.unk_threshold, args.subset)
     print(f"{args.sentences or 'all'} sentences: {train.n_sentences} train / {test.n_sentences} test, "
           f"{train.n_tokens} / {test.n_tokens} tokens", flush=True)
     rows = []
@@ -461,7 +475,7 @@ def text(args) -> None:
 
 def text_grid(args) -> None:
     """HMM cvi2 at K = 45 over fixed ``alpha x beta`` on one WSJ size: the room hyperparameters leave (oracle)."""
-    train, test = wsj_split(args.sentences, lowercase=args.lowercase, unk_threshold=args.unk_threshold)
+    train, test = wsj_split(args.sentences, args.lowercase, args.unk_threshold, args.subset)
     print(f"{args.sentences or 'all'} sentences: {train.n_sentences} train / {test.n_sentences} test", flush=True)
     rows = []
     for seed in range(args.first_seed, args.first_seed + args.runs):
@@ -595,6 +609,9 @@ def main() -> None:
         q.add_argument("--unk-threshold", type=int, default=0, metavar="N",
                        help="closed vocabulary: training words seen fewer than N times and unseen test words -> <unk>")
         q.add_argument("--suffix", default="", help="appended to the JSON name (keeps earlier runs of the same size)")
+        q.add_argument("--subset", choices=("first", "random", "shared-test"), default="first",
+                       help="which N sentences: the first N, N drawn at random (seed 0) from all of WSJ, or "
+                            "shared-test: train on N random sentences of all WSJ's 90%%, test on its 10%%")
     t.add_argument("--models", nargs="+", default=["hmm-cvi2", "hdp-fixed", "hdp-learned", "hdp-asym"],
                    choices=[key for key, _, _ in _text_models(0, 0, None, 0)])
     t.add_argument("--burn-in", type=int, default=50, help="hyper_burn_in of the *-burn models")
