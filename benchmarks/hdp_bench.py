@@ -355,10 +355,21 @@ def wsj_split(n_sentences: int, lowercase: bool = False, unk_threshold: int = 0,
     return Corpus.from_sentences(train), Corpus.from_sentences(test)
 
 
+def _size_tag(n_sentences: int) -> str:
+    """``1k``, ``5k``, ... or ``all``: the size part of the JSON names of the WSJ modes."""
+    return f"{n_sentences // 1000}k" if n_sentences else "all"
+
+
 def _text_models(iterations: int, seed: int, which: list[str] | None, burn_in: int, beta_start: float = 10.0):
     """``(key, label, constructor)`` of the models named in ``which`` (``None``: every model)."""
     hdp_kw = dict(truncation=45, infer="cvi", n_iter=iterations, gamma=10, sigma=5, beta=0.1, random_state=seed)
     asym_w = dict(emission_prior="asymmetric", emission_concentration="symmetric")  # beta from W x 0.1 (sections 4-8)
+
+    def asym_burn_from(start: float):
+        """hdp-asym-burn with beta of Dir(beta tau) starting at ``start`` (section 9)."""
+        return lambda: HDPHMMTagger(emission_prior="asymmetric", emission_concentration=start, new_word_mass=1.0,
+                                    hyper_burn_in=burn_in, **hdp_kw)
+
     models = {
         "hmm-cvi2": ("HMM cvi2 (alpha=beta=0.1)",
                      lambda: HMMTagger(n_states=45, infer="cvi2", n_iter=iterations, alpha=0.1, beta=0.1,
@@ -374,11 +385,9 @@ def _text_models(iterations: int, seed: int, which: list[str] | None, burn_in: i
                           lambda: HDPHMMTagger(**asym_w, new_word_mass=1.0, hyper_burn_in=burn_in, **hdp_kw)),
         "hdp-asym-burn-b100": (f"HDP-HMM cvi (as hdp-asym-burn, beta of Dir(beta tau) starting at 100 as in thesis "
                                f"5.5.3, not W x 0.1)",
-                               lambda: HDPHMMTagger(emission_prior="asymmetric", emission_concentration=100.0,
-                                                    new_word_mass=1.0, hyper_burn_in=burn_in, **hdp_kw)),
+                               asym_burn_from(100.0)),
         "hdp-asym-burn-start": (f"HDP-HMM cvi (as hdp-asym-burn, beta of Dir(beta tau) starting at {beta_start:g})",
-                                lambda: HDPHMMTagger(emission_prior="asymmetric", emission_concentration=beta_start,
-                                                     new_word_mass=1.0, hyper_burn_in=burn_in, **hdp_kw)),
+                                asym_burn_from(beta_start)),
         "hdp-asym-burn-newmass": (f"HDP-HMM cvi (gamma, sigma, beta, tau and the new-word mass learned after "
                                   f"{burn_in} passes; Dir(beta tau))",
                                   lambda: HDPHMMTagger(**asym_w, new_word_mass="learned", hyper_burn_in=burn_in,
@@ -459,8 +468,8 @@ def text(args) -> None:
                         "sigma_trace": [r["sigma"] for r in model.trace_]}
             rows.append(row)
             print({k: v for k, v in row.items() if k != "sigma_trace"}, flush=True)
-    tag = f"{args.sentences // 1000}k" if args.sentences else "all"
-    tag += f"_{args.iterations}it" + (f"_seed{args.first_seed}" if args.first_seed else "") + args.suffix
+    seed_tag = f"_seed{args.first_seed}" if args.first_seed else ""
+    tag = _size_tag(args.sentences) + f"_{args.iterations}it" + seed_tag + args.suffix
     _save(f"hdp_text_wsj{tag}.json", {"args": vars(args), "train_tokens": train.n_tokens,
                                       "test_tokens": test.n_tokens, "rows": rows})
     print("\nmodel                                                        test log-lik/token (mean over seeds)")
@@ -487,7 +496,7 @@ def text_grid(args) -> None:
                 rows.append({"alpha": alpha, "beta": beta, "seed": seed, "test_ll_per_token": model.score(test),
                              "seconds": time.perf_counter() - t0})
                 print(rows[-1], flush=True)
-    tag = (f"{args.sentences // 1000}k" if args.sentences else "all") + f"_{args.iterations}it" + args.suffix
+    tag = _size_tag(args.sentences) + f"_{args.iterations}it" + args.suffix
     _save(f"hdp_text_grid_wsj{tag}.json", {"args": vars(args), "rows": rows})
     mean = {(a, b): np.mean([r["test_ll_per_token"] for r in rows if (r["alpha"], r["beta"]) == (a, b)])
             for a in args.alphas for b in args.betas}
@@ -511,8 +520,8 @@ def stochastic(args) -> None:
         runs.append((f"HDP-HMM {infer} ({'fixed' if args.fix_hyper else 'learned'} gamma, sigma)",
                      lambda infer=infer: HDPHMMTagger(infer=infer, **hdp_kw)))
     if args.asymmetric:  # scvi with Dir(beta tau), the new-word mass fixed at 1 and learned
+        start = "" if args.beta_start == "symmetric" else f", beta from {args.beta_start:g}"
         for mass in (1.0, "learned"):
-            start = "" if args.beta_start == "symmetric" else f", beta from {args.beta_start:g}"
             runs.append((f"HDP-HMM scvi, Dir(beta tau), new-word mass {mass}, burn-in {args.hyper_burn_in} epochs"
                          f"{start}",
                          lambda mass=mass: HDPHMMTagger(infer="scvi", emission_prior="asymmetric",
@@ -529,7 +538,7 @@ def stochastic(args) -> None:
                     "new_word_mass": model.emission_new_mass_}
         rows.append(row)
         print(row, flush=True)
-    tag = f"{args.sentences // 1000}k" if args.sentences else "all"
+    tag = _size_tag(args.sentences)
     _save(f"hdp_stochastic_wsj{tag}{'_fixed' if args.fix_hyper else ''}{args.suffix}.json",
           {"args": vars(args), "rows": rows})
 
@@ -546,10 +555,10 @@ def tagging(args) -> None:
     sentences = load_corpus(CORPORA / "ptb-sample").sentences
     corpus = Corpus.from_sentences(sentences[:args.sentences] if args.sentences else sentences)
     rows = []
+    prior = dict(emission_prior="asymmetric") if args.asymmetric else {}  # its defaults: start 10, burn-in 50
     for K in args.truncations:
         for seed in range(args.first_seed, args.first_seed + args.runs):
             t0 = time.perf_counter()
-            prior = dict(emission_prior="asymmetric") if args.asymmetric else {}  # its defaults: start 10, burn-in 50
             model = HDPHMMTagger(truncation=K, infer="cvi", n_iter=args.iterations, gamma=10, sigma=5, beta=0.01,
                                  fix_hyper=not (args.learn or args.asymmetric), hyper_burn_in=50, random_state=seed,
                                  **prior).fit(corpus)
