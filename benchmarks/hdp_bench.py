@@ -38,7 +38,8 @@ upper bound on what hyperparameter learning could gain, not a tuned result).
 same split with the same minibatches and step schedule.
 ``tagging``: unsupervised tagging metrics (cross-validated M-1, 1-1, VI, V-M)
 and the effective number of states of HDP cvi on the same 1,000 sentences.
-Every mode prints a table and writes JSON (and PNGs) under ``benchmarks/results/``.
+Every mode prints a table and writes JSON (and PNGs) under ``benchmarks/results/``; ``recovery`` writes its
+per-iteration trace under ``benchmarks/out/`` (``benchmarks/recovery_summary.py`` condenses it into results/).
 """
 
 from __future__ import annotations
@@ -65,6 +66,7 @@ from induce.taggers.synthetic import sample_beal_grammar, sample_zhang
 
 ROOT = Path(__file__).resolve().parent
 RESULTS = ROOT / "results"
+TRACES = ROOT / "out"  # large traces, ignored by git; benchmarks/recovery_summary.py condenses them into results/
 CORPORA = Path(os.environ.get("INDUCE_CORPORA", ROOT.parent.parent / "shared" / "corpora"))
 NO_SAMPLES = np.zeros((0, 1, 1))  # hdp_cvi_pass: no sampled count tables
 APPROX = [("meanfield", MEANFIELD, 1), ("sampling-100", SAMPLING, 100), ("sampling-1000", SAMPLING, 1000),
@@ -75,10 +77,10 @@ def _machine() -> str:
     return f"{platform.node()} {platform.processor() or platform.machine()} {os.cpu_count()} cpus (shared, load ~3-5)"
 
 
-def _save(name: str, payload: dict) -> None:
-    RESULTS.mkdir(parents=True, exist_ok=True)
+def _save(name: str, payload: dict, directory: Path = RESULTS) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
     payload = {"machine": _machine(), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())} | payload
-    (RESULTS / name).write_text(json.dumps(payload, separators=(",", ":"), default=float))
+    (directory / name).write_text(json.dumps(payload, separators=(",", ":"), default=float))
 
 
 # ------------------------------------------------------------------ recovery
@@ -117,7 +119,7 @@ def recovery(args) -> None:
         suffix += f"_{args.order}"
     if args.n_init > 1 and "cvi" in args.algorithms:
         suffix += f"_init{args.n_init}"
-    _save(f"hdp_recovery{suffix}.json", {"args": vars(args), "results": out})
+    _save(f"hdp_recovery{suffix}.json", {"args": vars(args), "results": out}, TRACES)
     print("\ndataset    algo  iters  final states (runs)          exact-truth  mean   s/run  "
           "median settle: iteration / seconds   exact-truth at iteration 300 / 1000 / 2000 / 3000 / 5000")
     for name, (_, K, truth) in datasets.items():
