@@ -62,10 +62,24 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="finite HMM (default) or HDP-HMM (learns the number of states up to --truncation)")
     p.add_argument("--infer", choices=tuple(dict.fromkeys(ALGORITHMS + HDP_ALGORITHMS)), default=None,
                    help="inference algorithm (default cvi2; hdp-hmm: cvi, scvi, svi or beam, default cvi)")
-    p.add_argument("--states", type=int, default=45, help="number of hidden states K (default 45)")
-    p.add_argument("--iterations", type=int, default=50, help="passes over the corpus (default 50)")
-    p.add_argument("--alpha", type=float, default=0.1, help="transition Dirichlet prior (default 0.1)")
-    p.add_argument("--beta", type=float, default=0.1, help="emission Dirichlet prior (default 0.1)")
+    p.add_argument("--states", type=int, default=None,
+                   help="number of hidden states K (default: the number of gold tags when the input has them, "
+                        "as in the thesis' experiments; else 45, the PTB tag set)")
+    p.add_argument("--iterations", type=int, default=None, metavar="N",
+                   help="maximum passes over the corpus; training stops earlier when the objective's relative "
+                        "change stays below --tol for 3 passes (default 500; hdp-hmm: 50, no early stop)")
+    p.add_argument("--tol", type=float, default=1e-4,
+                   help="convergence tolerance on the relative change of the objective (default 1e-4; 0: run all "
+                        "--iterations)")
+    p.add_argument("--alpha", type=float, default=None,
+                   help="transition Dirichlet prior; given, it is held (default: learned by empirical Bayes from "
+                        "1.0)")
+    p.add_argument("--beta", type=float, default=None,
+                   help="emission Dirichlet prior; given, it is held (default: learned by empirical Bayes from "
+                        "0.01; hdp-hmm: 0.1)")
+    p.add_argument("--learn-hyper", choices=("all", "none"), default="all",
+                   help="learn the priors not given by empirical Bayes (all, default) or hold them at their "
+                        "starting values (none)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     p.add_argument("--decode", choices=DECODERS, default="posterior", help="decoding (default posterior)")
     p.add_argument("--map", action="store_true", help="with --infer em: MAP estimates under the priors")
@@ -210,7 +224,7 @@ def _run_stream(args: argparse.Namespace) -> int:
 
     if args.output or args.tag_dict:
         raise ConfigError("--stream trains from disk without keeping the corpus: -o and --tag-dict are not available")
-    model = HMMTagger(n_states=args.states, infer=args.infer, alpha=args.alpha, beta=args.beta,
+    model = HMMTagger(n_states=args.states or 45, infer=args.infer, alpha=args.alpha, beta=args.beta,
                       random_state=args.seed, progress=not args.quiet, **_stochastic_options(args))
     start = time.perf_counter()
     model.fit_stream(args.input, args.format, lowercase=args.lowercase, heldout_fraction=args.heldout,
@@ -277,7 +291,16 @@ def run(args: argparse.Namespace) -> int:
             tag_dict = TagDictionary.from_gold(corpus, gold_column, cutoff=args.tag_dict_cutoff)
         else:
             tag_dict = TagDictionary.from_file(args.tag_dict, corpus.vocab)
-    common = dict(infer=args.infer, n_iter=args.iterations, beta=args.beta, decode=args.decode, order=args.order,
+    n_states = args.states
+    if n_states is None and not hdp and tag_dict is None:
+        n_states = len(corpus.tag_vocabs[gold_column]) if gold_column is not None else 45
+        print(f"induce tag: K = {n_states} states "
+              + (f"(the number of gold {gold_column} tags; set --states to change)" if gold_column else "(default)"),
+              file=sys.stderr)
+    hdp_extra = {"beta": args.beta} if args.beta is not None else {}
+    hdp_extra |= {"n_iter": args.iterations} if args.iterations is not None else {}
+    hmm_extra = {"n_iter": args.iterations} if args.iterations is not None else {}
+    common = dict(infer=args.infer, decode=args.decode, order=args.order,
                   random_state=args.seed, progress=not args.quiet,
                   eval_column=gold_column if args.eval_every > 0 else None, eval_every=max(1, args.eval_every))
     model = HDPHMMTagger(
@@ -286,13 +309,13 @@ def run(args: argparse.Namespace) -> int:
         new_word_mass=args.new_word_mass, hyper_burn_in=args.hyper_burn_in,
         qc=args.qc, qc_samples=args.qc_samples, table_estimate=args.table_estimate,
         table_samples=args.table_samples, n_init=args.n_init, batch_size=args.batch_size, tau=args.tau,
-        kappa=args.kappa, **common,
+        kappa=args.kappa, **common, **hdp_extra,
     ) if hdp else HMMTagger(
-        n_states=args.states, infer=args.infer, n_iter=args.iterations, alpha=args.alpha, beta=args.beta,
-        decode=args.decode, map_estimate=args.map, cgs_keep=args.cgs_keep, order=args.order, cvi2_block=args.block_size,
+        n_states=n_states or 45, infer=args.infer, tol=args.tol, alpha=args.alpha, beta=args.beta,
+        learn_hyper=args.learn_hyper == "all", decode=args.decode, map_estimate=args.map, cgs_keep=args.cgs_keep, order=args.order, cvi2_block=args.block_size,
         random_state=args.seed, progress=not args.quiet,
         eval_column=gold_column if args.eval_every > 0 else None, eval_every=max(1, args.eval_every),
-        **_stochastic_options(args),
+        **_stochastic_options(args), **hmm_extra,
     )
     start = time.perf_counter()
     if heldout is not None:
@@ -308,11 +331,16 @@ def run(args: argparse.Namespace) -> int:
     else:
         names = np.asarray([f"S{k}" for k in range(model.n_states_)], dtype=object)
     result = {
-        "input": str(args.input), "infer": args.infer, "states": model.n_states_, "iterations": args.iterations,
-        "alpha": args.alpha, "beta": args.beta, "seed": args.seed, "sentences": corpus.n_sentences,
+        "input": str(args.input), "infer": args.infer, "states": model.n_states_, "iterations": model.n_iter_,
+        "converged": model.converged_, "seed": args.seed, "sentences": corpus.n_sentences,
         "tokens": corpus.n_tokens, "seconds": round(seconds, 3),
-        "tokens_per_s": round(corpus.n_tokens * args.iterations / seconds, 1) if seconds > 0 else None,
+        "tokens_per_s": round(corpus.n_tokens * model.n_iter_ / seconds, 1) if seconds > 0 else None,
     }
+    if not hdp:
+        result.update(alpha=model.alpha_, beta=model.beta_,
+                      learned=[name for name in ("alpha", "beta") if name in model.learned_hyper_])
+    if getattr(model, "warnings_", None):
+        result["warnings"] = list(model.warnings_)
     last = model.trace_[-1]
     if not hdp and args.infer in STOCHASTIC_ALGORITHMS:
         result.update({"minibatches": model.n_batches_, "tokens_seen": last["tokens_seen"],
@@ -322,7 +350,8 @@ def run(args: argparse.Namespace) -> int:
             if key in last:
                 result[key] = last[key]
     else:
-        objective = [k for k in last if k not in ("iteration", "seconds", "tokens_per_s", "temperature")][0]
+        objective = [k for k in last if k not in ("iteration", "seconds", "tokens_per_s", "temperature", "alpha",
+                                                  "beta")][0]
         result[objective] = last[objective]
     if hdp:
         result.update(model_type=args.model, alpha=None, truncation=args.truncation, effective_states=model.effective_states_,
