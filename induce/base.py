@@ -12,9 +12,13 @@ keeps
 * ``warnings_``: the one-line warnings of the run (collapse, non-finite or
   decreasing objectives, the cap), also issued through :mod:`warnings`.
 
-The stopping rule (:class:`Convergence`): the relative change of the objective
-``|f_t - f_{t-1}| / |f_t|`` stays below ``tol`` for ``patience`` consecutive
-iterations.
+The stopping rule (:class:`Convergence`): the change of the objective in one
+iteration is below ``tol`` times the progress made since the first iteration,
+``|f_t - f_{t-1}| <= tol * |f_t - f_1|``, for ``patience`` consecutive
+iterations.  Measuring the change against the progress made (rather than
+against ``|f_t|``) keeps a run from stopping on the plateau of a symmetric
+start, where CVI from random local posteriors changes its objective by 1e-5
+of its value per pass for several passes before the states separate.
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ class InduceWarning(UserWarning):
 
 
 class Convergence:
-    """Stopping rule on an objective sequence: relative change below ``tol`` for ``patience`` steps.
+    """Stopping rule on an objective sequence: a step below ``tol`` of the progress so far, ``patience`` times.
 
     ``monotone`` objectives (EM's log-likelihood, the VI bound) must not
     decrease; a decrease larger than rounding (relative ``1e-9``) is reported by
@@ -45,6 +49,7 @@ class Convergence:
         self.patience = int(patience)
         self.monotone = monotone
         self.previous: float | None = None
+        self.first: float | None = None
         self.quiet = 0
         self.converged = False
 
@@ -58,11 +63,13 @@ class Convergence:
             change = value - self.previous
             if self.monotone and change < -1e-9 * max(1.0, abs(value)):
                 problem = f"the objective decreased from {self.previous:.6g} to {value:.6g}"
-            if self.tol > 0 and abs(change) <= self.tol * max(abs(value), 1e-300):
+            if self.tol > 0 and abs(change) <= self.tol * abs(value - self.first):
                 self.quiet += 1
             else:
                 self.quiet = 0
             self.converged = self.tol > 0 and self.quiet >= self.patience
+        else:
+            self.first = value
         self.previous = value
         return problem
 

@@ -66,10 +66,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="number of hidden states K (default: the number of gold tags when the input has them, "
                         "as in the thesis' experiments; else 45, the PTB tag set)")
     p.add_argument("--iterations", type=int, default=None, metavar="N",
-                   help="maximum passes over the corpus; training stops earlier when the objective's relative "
-                        "change stays below --tol for 3 passes (default 500; hdp-hmm: 50, no early stop)")
+                   help="maximum passes over the corpus; training stops earlier when the objective's change per "
+                        "pass stays below --tol of its progress since the first pass, 3 passes running (default "
+                        "500; hdp-hmm: 50, no early stop)")
     p.add_argument("--tol", type=float, default=1e-4,
-                   help="convergence tolerance on the relative change of the objective (default 1e-4; 0: run all "
+                   help="convergence tolerance: a pass's change of the objective relative to the progress so far "
+                        "(default 1e-4; 0: run all "
                         "--iterations)")
     p.add_argument("--alpha", type=float, default=None,
                    help="transition Dirichlet prior; given, it is held (default: learned by empirical Bayes from "
