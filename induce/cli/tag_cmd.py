@@ -22,6 +22,10 @@ from ..errors import ConfigError
 from .common import emit
 
 GOLD_PREFERENCE = ("xpos", "pos", "upos", "cpos")
+#: with gold tags and no --states, K is the number of gold tags (the convention of the thesis' experiments, under
+#: which M-1 and 1-1 compare like with like), at most this many: the cost of a pass grows as K^2, and a raw tag set
+#: such as Brown's 472 affixed tags is not a sensible number of states
+MAX_DEFAULT_STATES = 50
 
 
 def _emission_concentration(text: str) -> float | str:
@@ -64,7 +68,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="inference algorithm (default cvi2; hdp-hmm: cvi, scvi, svi or beam, default cvi)")
     p.add_argument("--states", type=int, default=None,
                    help="number of hidden states K (default: the number of gold tags when the input has them, "
-                        "as in the thesis' experiments; else 45, the PTB tag set)")
+                        "as in the thesis' experiments, at most 50; else 45, the size of the PTB tag set)")
     p.add_argument("--iterations", type=int, default=None, metavar="N",
                    help="maximum passes over the corpus; training stops earlier when the objective's change per "
                         "pass stays below --tol of its progress since the first pass, 3 passes running (default "
@@ -295,10 +299,11 @@ def run(args: argparse.Namespace) -> int:
             tag_dict = TagDictionary.from_file(args.tag_dict, corpus.vocab)
     n_states = args.states
     if n_states is None and not hdp and tag_dict is None:
-        n_states = len(corpus.tag_vocabs[gold_column]) if gold_column is not None else 45
-        print(f"induce tag: K = {n_states} states "
-              + (f"(the number of gold {gold_column} tags; set --states to change)" if gold_column else "(default)"),
-              file=sys.stderr)
+        n_gold = len(corpus.tag_vocabs[gold_column]) if gold_column is not None else 0
+        n_states = min(n_gold, MAX_DEFAULT_STATES) if n_gold else 45
+        why = (f"the number of gold {gold_column} tags" if n_gold == n_states
+               else f"{n_gold} gold {gold_column} tags, capped at {MAX_DEFAULT_STATES}" if n_gold else "the default")
+        print(f"induce tag: K = {n_states} states ({why}; --states sets K)", file=sys.stderr)
     hdp_extra = {"beta": args.beta} if args.beta is not None else {}
     hdp_extra |= {"n_iter": args.iterations} if args.iterations is not None else {}
     hmm_extra = {"n_iter": args.iterations} if args.iterations is not None else {}

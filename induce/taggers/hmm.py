@@ -328,6 +328,14 @@ class HMMTagger(InduceEstimator):
             if not ok:
                 raise ConfigError(f"{name} must be a finite {'non-negative' if allow_zero else 'positive'} number "
                                   f"or None (learned) for {self.infer}; got {value}")
+            if self._map_floor() and value < 1:
+                raise ConfigError(f"MAP estimates (em with map_estimate / --map) need {name} >= 1: below 1 the "
+                                  f"Dirichlet's mode lies on the boundary and gives observed words probability 0; "
+                                  f"got {name} = {value}; use infer='vi' or 'cvi2' for sparse priors")
+
+    def _map_floor(self) -> bool:
+        """MAP estimation keeps every prior at 1 or above (the Dirichlet mode exists in the interior)."""
+        return self.infer == "em" and bool(self.map_estimate)
 
     def _init_hyper(self) -> None:
         """Starting ``alpha_`` / ``beta_`` and which of them are learned (``_learned``).
@@ -338,8 +346,9 @@ class HMMTagger(InduceEstimator):
         prior to learn (``map_estimate`` gives it one); the stochastic
         algorithms keep the starting values.
         """
-        self.alpha_ = HYPER_START["alpha"] if self.alpha is None else float(self.alpha)
-        self.beta_ = HYPER_START["beta"] if self.beta is None else float(self.beta)
+        floor = 1.0 if self._map_floor() else 0.0
+        self.alpha_ = max(floor, HYPER_START["alpha"]) if self.alpha is None else float(self.alpha)
+        self.beta_ = max(floor, HYPER_START["beta"]) if self.beta is None else float(self.beta)
         learns = (bool(self.learn_hyper) and self.infer not in STOCHASTIC_ALGORITHMS
                   and (self.infer != "em" or self.map_estimate))
         self.learned_hyper_ = tuple(name for name in ("alpha", "beta") if learns and getattr(self, name) is None)
@@ -366,10 +375,11 @@ class HMMTagger(InduceEstimator):
         trans = np.zeros((K + 1, K), dtype=np.int64)
         emit = np.zeros((W, K), dtype=np.int64)
         passes.hard_counts(data.tokens, data.offsets, np.ascontiguousarray(labels, dtype=np.int32), W, K, trans, emit)
+        floor = 1.0 if self._map_floor() else 0.0
         if "alpha" in self.learned_hyper_:
-            self.alpha_ = fit_symmetric_dirichlet(trans, self.alpha_)
+            self.alpha_ = max(floor, fit_symmetric_dirichlet(trans, self.alpha_))
         if "beta" in self.learned_hyper_:
-            self.beta_ = fit_symmetric_dirichlet(emit.T, self.beta_)
+            self.beta_ = max(floor, fit_symmetric_dirichlet(emit.T, self.beta_))
 
     def _step(self, bar, iteration: int, data: "_Data", labels) -> bool:
         """End of an iteration: learn the hyperparameters, check the objective; ``True`` stops the loop.
