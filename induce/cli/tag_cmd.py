@@ -19,9 +19,7 @@ import numpy as np
 
 from ..atomic import atomic_write
 from ..errors import ConfigError
-from .common import emit
-
-GOLD_PREFERENCE = ("xpos", "pos", "upos", "cpos")
+from .common import emit, gold_tag_column
 
 
 def _emission_concentration(text: str) -> float | str:
@@ -112,7 +110,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="semi-supervised: restrict words to their legal tags (states = tags)")
     p.add_argument("--tag-dict-cutoff", type=int, default=1, metavar="D",
                    help="words seen fewer than D times may take any tag (default 1: complete dictionary)")
-    p.add_argument("--gold-column", help="gold tag column to evaluate against (default: xpos/pos/upos if present)")
+    p.add_argument("--gold-column", help="gold tag column to evaluate against (default: the first of xpos, pos, upos, cpos "
+                   "with two or more tags)")
     p.add_argument("--output-column", help="where the induced tags go (CoNLL-U: upos, xpos or a MISC key, default MISC induced=; column formats: an extra last column)")
     p.add_argument("--lowercase", action="store_true", help="lowercase words before training")
     p.add_argument("--unk-threshold", type=int, default=0, help="words seen fewer times become <unk>")
@@ -150,14 +149,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--checkpoint-minutes", type=float, default=0.0, metavar="M", help="checkpoint every M minutes")
     s.add_argument("--resume", action="store_true", help="continue from --checkpoint FILE")
     p.set_defaults(handler=run)
-
-
-def _gold_column(corpus, requested: str | None) -> str | None:
-    if requested:
-        if requested not in corpus.tags:
-            raise ConfigError(f"--gold-column {requested!r} not in the input; it has {sorted(corpus.tags) or 'no tags'}")
-        return requested
-    return next((c for c in GOLD_PREFERENCE if c in corpus.tags), None)
 
 
 def _write_trace(path: str, trace: list[dict]) -> None:
@@ -268,7 +259,7 @@ def run(args: argparse.Namespace) -> int:
         if n_held >= corpus.n_sentences:
             raise ConfigError(f"--heldout {args.heldout} leaves no training sentences")
         heldout, train = corpus.subset(np.sort(order[:n_held])), corpus.subset(np.sort(order[n_held:]))
-    gold_column = _gold_column(corpus, args.gold_column)
+    gold_column = gold_tag_column(corpus.tag_vocabs, args.gold_column)
     tag_dict = None
     if args.tag_dict:
         if args.tag_dict == "from-gold":
