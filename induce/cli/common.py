@@ -66,15 +66,15 @@ MISSING_TAG = "_"
 def gold_tag_column(columns, requested: str | None = None, option: str = "--gold-column") -> str | None:
     """The gold tag column to use among ``columns`` (name -> the distinct tags seen, e.g.
     ``corpus.tag_vocabs``): ``requested`` when given (ConfigError if absent), else the first
-    of :data:`GOLD_TAG_COLUMNS` with at least two distinct tags other than ``_``; None if none."""
+    of :data:`GOLD_TAG_COLUMNS` with at least two distinct tags other than ``_``, else the
+    first of them present; None if none is."""
     if requested:
         if requested not in columns:
             raise ConfigError(f"{option} {requested!r} not in the input; it has {', '.join(sorted(columns)) or 'no tags'}")
         return requested
-    for name in GOLD_TAG_COLUMNS:
-        if name in columns and len(set(columns[name]) - {MISSING_TAG}) >= 2:
-            return name
-    return None
+    present = [name for name in GOLD_TAG_COLUMNS if name in columns]
+    informative = [name for name in present if len(set(columns[name]) - {MISSING_TAG}) >= 2]
+    return (informative or present or [None])[0]
 
 
 @contextlib.contextmanager

@@ -119,12 +119,10 @@ def _eval_tags(args: argparse.Namespace) -> int:
     seen: dict[str, set] = {}
     for name in set.intersection(*(set(gold.tags) for _, gold in pairs)):
         seen[name] = set().union(*(gold.tags[name] for _, gold in pairs))
-    gold_col = gold_tag_column(seen, args.gold_column)
-    if gold_col is None:
-        gold_col = _column(pairs[0][1], None, GOLD_TAG_COLUMNS, args.gold)
+    gold_col = gold_tag_column(seen, args.gold_column) or _column(pairs[0][1], None, GOLD_TAG_COLUMNS, args.gold)
     pred_col = _column(pairs[0][0], args.pred_column, (INDUCED_COLUMN, gold_col, *GOLD_TAG_COLUMNS), args.pred)
     pred_tags = [t for pred, _ in pairs for t in pred.tags[_column(pred, pred_col, (), args.pred)]]
-    gold_tags = [t for _, gold in pairs for t in gold.tags[gold_col]]
+    gold_tags = [t for _, gold in pairs for t in gold.tags[_column(gold, gold_col, (), args.gold)]]
     lengths = [len(gold) for _, gold in pairs]
     if not gold_tags:
         raise CorpusFormatError(args.gold, None, None, "at least one word to evaluate")

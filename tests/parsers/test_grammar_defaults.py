@@ -238,7 +238,8 @@ def test_gold_tag_column_preference():
     hungarian = {"upos": ["NOUN", "VERB"], "xpos": ["_", "_38"]}    # xpos is a placeholder
     assert gold_tag_column(hungarian) == "upos"
     assert gold_tag_column({"cpos": ["N", "V"], "pos": ["NC", "VM"]}) == "pos"
-    assert gold_tag_column({}) is None
+    assert gold_tag_column({"xpos": ["NN"], "upos": ["NOUN"]}) == "xpos"   # none informative: first present
+    assert gold_tag_column({"induced": ["S1", "S2"]}) is None
     assert gold_tag_column(ewt, "upos") == "upos"
     with pytest.raises(ConfigError, match="--tag-column 'pos'"):
         gold_tag_column(ewt, "pos", "--tag-column")
