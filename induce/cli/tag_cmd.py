@@ -19,9 +19,8 @@ import numpy as np
 
 from ..atomic import atomic_write
 from ..errors import ConfigError
-from .common import emit
+from .common import emit, gold_tag_column, reported_warnings
 
-GOLD_PREFERENCE = ("xpos", "pos", "upos", "cpos")
 #: with gold tags and no --states, K is the number of gold tags (the convention of the thesis' experiments, under
 #: which M-1 and 1-1 compare like with like), at most this many: the cost of a pass grows as K^2, and a raw tag set
 #: such as Brown's 472 affixed tags is not a sensible number of states
@@ -132,7 +131,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="semi-supervised: restrict words to their legal tags (states = tags)")
     p.add_argument("--tag-dict-cutoff", type=int, default=1, metavar="D",
                    help="words seen fewer than D times may take any tag (default 1: complete dictionary)")
-    p.add_argument("--gold-column", help="gold tag column to evaluate against (default: xpos/pos/upos if present)")
+    p.add_argument("--gold-column", help="gold tag column to evaluate against (default: the first of xpos, pos, upos, cpos "
+                   "with two or more tags)")
     p.add_argument("--output-column", help="where the induced tags go (CoNLL-U: upos, xpos or a MISC key, default MISC induced=; column formats: an extra last column)")
     p.add_argument("--lowercase", action="store_true", help="lowercase words before training")
     p.add_argument("--unk-threshold", type=int, default=0, help="words seen fewer times become <unk>")
@@ -170,14 +170,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--checkpoint-minutes", type=float, default=0.0, metavar="M", help="checkpoint every M minutes")
     s.add_argument("--resume", action="store_true", help="continue from --checkpoint FILE")
     p.set_defaults(handler=run)
-
-
-def _gold_column(corpus, requested: str | None) -> str | None:
-    if requested:
-        if requested not in corpus.tags:
-            raise ConfigError(f"--gold-column {requested!r} not in the input; it has {sorted(corpus.tags) or 'no tags'}")
-        return requested
-    return next((c for c in GOLD_PREFERENCE if c in corpus.tags), None)
 
 
 def _write_trace(path: str, trace: list[dict]) -> None:
@@ -288,7 +280,7 @@ def run(args: argparse.Namespace) -> int:
         if n_held >= corpus.n_sentences:
             raise ConfigError(f"--heldout {args.heldout} leaves no training sentences")
         heldout, train = corpus.subset(np.sort(order[:n_held])), corpus.subset(np.sort(order[n_held:]))
-    gold_column = _gold_column(corpus, args.gold_column)
+    gold_column = gold_tag_column(corpus.tag_vocabs, args.gold_column)
     tag_dict = None
     if args.tag_dict:
         if args.tag_dict == "from-gold":
@@ -325,10 +317,12 @@ def run(args: argparse.Namespace) -> int:
         **_stochastic_options(args), **hmm_extra,
     )
     start = time.perf_counter()
-    if heldout is not None:
-        model.fit(train, tag_dict, heldout=heldout)
-    else:
-        model.fit(corpus, tag_dict)
+    warned: dict = {}
+    with reported_warnings(warned):
+        if heldout is not None:
+            model.fit(train, tag_dict, heldout=heldout)
+        else:
+            model.fit(corpus, tag_dict)
     seconds = time.perf_counter() - start
     if getattr(model, "interrupted_", False):
         return _interrupted(model, args)
@@ -339,15 +333,14 @@ def run(args: argparse.Namespace) -> int:
         names = np.asarray([f"S{k}" for k in range(model.n_states_)], dtype=object)
     result = {
         "input": str(args.input), "infer": args.infer, "states": model.n_states_, "iterations": model.n_iter_,
-        "converged": model.converged_, "seed": args.seed, "sentences": corpus.n_sentences,
+        "converged": getattr(model, "converged_", False), "seed": args.seed, "sentences": corpus.n_sentences,
         "tokens": corpus.n_tokens, "seconds": round(seconds, 3),
         "tokens_per_s": round(corpus.n_tokens * model.n_iter_ / seconds, 1) if seconds > 0 else None,
     }
     if not hdp:
         result.update(alpha=model.alpha_, beta=model.beta_,
                       learned=[name for name in ("alpha", "beta") if name in model.learned_hyper_])
-    if getattr(model, "warnings_", None):
-        result["warnings"] = list(model.warnings_)
+    result.update(warned)
     last = model.trace_[-1]
     if not hdp and args.infer in STOCHASTIC_ALGORITHMS:
         result.update({"minibatches": model.n_batches_, "tokens_seen": last["tokens_seen"],

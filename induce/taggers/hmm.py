@@ -33,7 +33,8 @@ from numba import njit, prange
 from scipy.special import digamma, gammaln
 
 from ..atomic import atomic_write
-from ..base import Convergence, InduceEstimator
+from ..base import InduceEstimator
+from ..infer.convergence import ConvergenceMonitor
 from ..corpus.corpus import Corpus
 from ..corpus.vocab import Vocabulary
 from ..errors import ConfigError, ModelFormatError
@@ -291,8 +292,8 @@ class HMMTagger(InduceEstimator):
     def _iterations(self):
         """The iteration numbers 1..n_iter (a tqdm bar with ``progress``); also starts the stopping rule."""
         learning = bool(self.learned_hyper_)
-        self._convergence = Convergence(self.tol, monotone=self.infer in ("em", "vi") and not self.map_estimate
-                                        and not learning)
+        self._convergence = ConvergenceMonitor(self.tol, monotone=self.infer in ("em", "vi") and not self.map_estimate
+                                               and not learning, reference="progress")
         it = range(1, self.n_iter + 1)
         if self.progress:
             from tqdm import tqdm
@@ -392,12 +393,10 @@ class HMMTagger(InduceEstimator):
             self._update_hyper(iteration, data, labels())
             record["alpha"], record["beta"] = self.alpha_, self.beta_
         objective = next(v for k, v in record.items() if k in OBJECTIVES)
-        problem = self._convergence.update(objective)
-        if problem is not None:
-            self._warn(f"{self.infer}: iteration {iteration}: {problem}")
-            if not np.isfinite(objective):
-                raise ConfigError(f"{self.infer} diverged at iteration {iteration}: {problem}; "
-                                  "check the priors (alpha, beta) and the input")
+        self._convergence.update(objective)
+        if self._convergence.diverged:
+            raise ConfigError(f"{self.infer} diverged at iteration {iteration}: the objective is {objective}; "
+                              "check the priors (alpha, beta) and the input")
         # no stop while learned hyperparameters still wait for the end of their burn-in
         done = (self._convergence.converged and self.infer in STOPPABLE
                 and (not self.learned_hyper_ or iteration > self.hyper_burn_in + self._convergence.patience))
@@ -660,8 +659,10 @@ class HMMTagger(InduceEstimator):
             self.labels_ = self._local_labels
         self.__dict__.pop("_local_labels", None)
         if self.infer not in STOCHASTIC_ALGORITHMS:
-            self._end_iterations(self._last_iteration, self._convergence.converged, self.n_iter,
-                                 stoppable=self.infer in STOPPABLE)
+            if self.infer in STOPPABLE:
+                self._end_iterations(self._convergence, f"hmm {self.infer}", self._last_iteration, self.n_iter)
+            else:
+                self.n_iter_ = self._last_iteration
         self._check_collapse(self.labels_, self.n_states_)
 
     def _check_collapse(self, labels: np.ndarray, K: int) -> None:
