@@ -122,6 +122,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--json", nargs="?", const="-", metavar="FILE",
                    help="machine-readable results: to stdout, or to FILE (with the per-iteration trace)")
+    p.add_argument("--report", metavar="FILE.html", help="also write a self-contained HTML report (needs matplotlib)")
     s = p.add_argument_group("stochastic and single-sequence inference (svi, scvi, cvi3, scvi3, ...)")
     s.add_argument("--batch-size", type=int, default=100, metavar="M",
                    help="sentences (svi, scvi) or subsequences (scvi3, svi-buffered, ...) per minibatch (default 100)")
@@ -208,8 +209,9 @@ def _interrupted(model, args) -> int:
 def _run_stream(args: argparse.Namespace) -> int:
     from ..taggers import HMMTagger
 
-    if args.output or args.tag_dict:
-        raise ConfigError("--stream trains from disk without keeping the corpus: -o and --tag-dict are not available")
+    if args.output or args.tag_dict or args.report:
+        raise ConfigError("--stream trains from disk without keeping the corpus: -o, --tag-dict and --report "
+                          "are not available")
     model = HMMTagger(n_states=args.states, infer=args.infer, alpha=args.alpha, beta=args.beta,
                       random_state=args.seed, progress=not args.quiet, **_stochastic_options(args))
     start = time.perf_counter()
@@ -347,4 +349,9 @@ def run(args: argparse.Namespace) -> int:
         column = args.output_column or ("induced" if fmt == "conllu" and tag_dict is None else None)
         write_tagged(args.output, corpus.sentences, tags, fmt, column)
         result["output"] = args.output
+    if args.report:
+        from ..report import tagging_data, write_report
+
+        write_report(args.report, {"command": "tag", **result, "trace": model.trace_,
+                                   **tagging_data(corpus, states, names, gold_column)})
     return _outputs(model, args, result)
