@@ -38,7 +38,7 @@ PAYLOAD_KEYS = ("trace", "confusion", "state_usage", "trees", "dependencies", "a
                 "summary", "title")
 METRIC_NAMES = {"m1", "m1_cv", "1to1", "1to1_greedy", "vi", "vm", "homogeneity", "completeness", "accuracy",
                 "precision", "recall", "f1", "exact", "aer", "directed", "undirected", "perplexity",
-                "acceptance_rate", "effective_states", "predictive_log_likelihood", "log_likelihood"}
+                "acceptance_rate", "effective_states", "states_used", "predictive_log_likelihood", "log_likelihood"}
 #: trace fields that are bookkeeping, not curves
 NOT_CURVES = {"iteration", "seconds", "tokens_per_s", "tokens", "tags", "states", "tokens_seen", "epoch"}
 SECTION_IDS = ("settings", "metrics", "convergence", "confusion", "state-usage", "trees", "dependencies",
@@ -49,7 +49,7 @@ _CSS = """
 body { font-family: sans-serif; margin: 2em auto; max-width: 1150px; color: #222; }
 h1 { font-size: 1.5em; } h2 { border-bottom: 1px solid #ccc; padding-bottom: .2em; margin-top: 1.6em; }
 table { border-collapse: collapse; margin: .5em 0; } td, th { padding: .2em .8em; border-bottom: 1px solid #eee;
-text-align: left; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
+text-align: left; } table.grid td { white-space: nowrap; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
 nav a { margin-right: 1em; } .example { margin: .8em 0; overflow-x: auto; } .note { color: #666; font-size: .9em; }
 svg { max-width: 100%; height: auto; }
 """
@@ -105,7 +105,7 @@ def _grid_table(header: list[str], rows: list[list[Any]]) -> str:
     head = "".join(f"<th>{escape(h)}</th>" for h in header)
     body = "".join("<tr>" + "".join(f'<td class="num">{escape(_fmt(c))}</td>' if not isinstance(c, str)
                                     else f"<td>{escape(c)}</td>" for c in row) + "</tr>" for row in rows)
-    return f"<table><tr>{head}</tr>{body}</table>"
+    return f'<table class="grid"><tr>{head}</tr>{body}</table>'
 
 
 def _numeric(value) -> bool:
@@ -204,9 +204,9 @@ def _compare_sections(run: dict) -> list[str]:
     """The head-to-head table, the curves of every run overlaid (one colour per algorithm) and the run list."""
     summary = run["summary"]
     names = list(dict.fromkeys(k for stats in summary.values() for k in stats))
-    rows = [[infer] + [f"{s[k]['mean']:.4f} \u00b1 {s[k]['sd']:.4f}" if k in s else "" for k in names]
-            for infer, s in summary.items()]
-    out = [_section("metrics", "Head to head (mean \u00b1 sd over seeds)", _grid_table(["infer"] + names, rows))]
+    rows = [[k] + [f"{s[k]['mean']:.4f} \u00b1 {s[k]['sd']:.4f}" if k in s else "" for s in summary.values()]
+            for k in names]
+    out = [_section("metrics", "Head to head (mean \u00b1 sd over seeds)", _grid_table([""] + list(summary), rows))]
     plt = figures.pyplot()
     colors = {infer: plt.get_cmap(figures.PALETTE)(i % 10) for i, infer in enumerate(summary)}
     panels: dict[str, dict] = {}
@@ -218,7 +218,8 @@ def _compare_sections(run: dict) -> list[str]:
     if panels:
         out.append(_section("convergence", "Convergence, every run", figures.curves_svg(panels, "iteration", colors)))
     keys = list(dict.fromkeys(k for r in run["runs"] for k in r if k != "trace"))
-    out.append(_section("runs", "Runs", _grid_table(keys, [[r.get(k, "") for k in keys] for r in run["runs"]])))
+    out.append(_section("runs", "Runs", '<div class="example">' + _grid_table(
+        keys, [[r.get(k, "") for k in keys] for r in run["runs"]]) + "</div>"))
     return out
 
 

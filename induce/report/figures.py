@@ -62,6 +62,8 @@ def curves_svg(panels: dict[str, dict[str, tuple[Sequence[float], Sequence[float
     ``colors`` maps a line label's prefix (before ``" #"``) to a colour so that the
     runs of one algorithm share it.
     """
+    from matplotlib.ticker import MaxNLocator
+
     fig, axes = _grid(len(panels))
     for ax, (name, lines) in zip(axes, panels.items()):
         for label, (x, y) in lines.items():
@@ -70,6 +72,7 @@ def curves_svg(panels: dict[str, dict[str, tuple[Sequence[float], Sequence[float
                     color=color)
         ax.set_title(name)
         ax.set_xlabel(xlabel)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         if 1 < len(lines) <= 12:
             ax.legend(fontsize=7, frameon=False)
     fig.tight_layout()
