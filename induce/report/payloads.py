@@ -97,7 +97,8 @@ def alignment_examples(pairs, links, gold=None, n: int = N_EXAMPLES) -> dict:
 
 
 def series_data(values, states, names: Sequence[str] | None = None, time=None) -> dict:
-    """A time series (``(T,)`` or ``(T, D)`` values) with its state sequence ``(T,)``."""
+    """``{"series": ...}``: a time series (``(T,)`` or ``(T, D)`` values, ``names`` per dimension, ``time``
+    stamps) with its state sequence ``(T,)``, for the report's series-coloured-by-state section."""
     values, states = np.asarray(values, dtype=float), np.asarray(states)
     if values.ndim not in (1, 2) or states.ndim != 1 or len(values) != len(states) or len(states) == 0:
         raise ConfigError(f"a series needs values of shape (T,) or (T, D) and states of shape (T,), T > 0; "
@@ -109,4 +110,4 @@ def series_data(values, states, names: Sequence[str] | None = None, time=None) -
         out["names"] = list(names)
     if time is not None:
         out["time"] = np.asarray(time).tolist()
-    return out
+    return {"series": out}

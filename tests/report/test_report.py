@@ -92,7 +92,7 @@ def series_run():
     states = np.repeat([0, 1, 0, 2], 50)
     values = np.array([0.0, 5.0, 10.0])[states][:, None] + rng.normal(size=(200, 2))
     return {"command": "segment", "log_likelihood": -321.0, "trace": _trace(),
-            "series": series_data(values, states, ["eruptions", "waiting"])}
+            **series_data(values, states, ["eruptions", "waiting"])}
 
 
 @pytest.mark.parametrize("run, expected", [
