@@ -43,7 +43,7 @@ def summarise(runs: list[dict]) -> dict:
 
 
 def compare(corpus: Corpus, infer: Sequence[str] = DEFAULT_ALGORITHMS, seeds: int | Sequence[int] = 3, *,
-            gold_column: str | None = None, n_states: int = 45, n_iter: int = 20, alpha: float = 0.1,
+            gold_column: str | None = None, n_states: int = 45, n_iter: int = 50, alpha: float = 0.1,
             beta: float = 0.1, eval_every: int = 1, progress: bool = False,
             callback: Callable[[dict], None] | None = None, **tagger_params) -> dict:
     """Fit ``HMMTagger(infer=a, random_state=s, ...)`` for every algorithm ``a`` and seed ``s`` on ``corpus``.

@@ -36,7 +36,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="comma-separated inference algorithms of induce tag (default em,vi,cvi2,cgs)")
     p.add_argument("--seeds", type=int, default=3, metavar="N", help="runs per algorithm, seeds 0..N-1 (default 3)")
     p.add_argument("--states", type=int, default=45, help="number of hidden states K (default 45)")
-    p.add_argument("--iterations", type=int, default=20, help="passes over the corpus per run (default 20)")
+    p.add_argument("--iterations", type=int, default=50, help="passes over the corpus per run (default 50, as induce tag)")
     p.add_argument("--alpha", type=float, default=0.1, help="transition Dirichlet prior (default 0.1)")
     p.add_argument("--beta", type=float, default=0.1, help="emission Dirichlet prior (default 0.1)")
     p.add_argument("--gold-column", help="gold tag column (default: xpos/pos/upos if present)")

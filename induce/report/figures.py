@@ -60,20 +60,26 @@ def curves_svg(panels: dict[str, dict[str, tuple[Sequence[float], Sequence[float
     """One small panel per quantity; each panel maps a line label to its ``(x, y)`` points.
 
     ``colors`` maps a line label's prefix (before ``" #"``) to a colour so that the
-    runs of one algorithm share it.
+    runs of one algorithm share it; the legend then names each prefix once.
     """
     from matplotlib.ticker import MaxNLocator
 
     fig, axes = _grid(len(panels))
     for ax, (name, lines) in zip(axes, panels.items()):
+        named = set()
         for label, (x, y) in lines.items():
-            color = (colors or {}).get(label.split(" #")[0])
+            if colors:
+                prefix = label.split(" #")[0]
+                label, color = ("_nolegend_" if prefix in named else prefix), colors.get(prefix)
+                named.add(prefix)
+            else:
+                color = None
             ax.plot(x, y, marker="o" if len(x) < 30 else None, markersize=3, linewidth=1.2, label=label,
-                    color=color)
+                    color=color, alpha=0.8)
         ax.set_title(name)
         ax.set_xlabel(xlabel)
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-        if 1 < len(lines) <= 12:
+        if 1 < len(lines) and len(ax.get_legend_handles_labels()[1]) <= 12:
             ax.legend(fontsize=7, frameon=False)
     fig.tight_layout()
     return to_svg(fig)
