@@ -58,6 +58,10 @@ def test_compare_on_demo(tmp_path, capsys):
     assert runs[3]["predictive_log_likelihood_per_token"] == pytest.approx(model.predictive_log_likelihood(corpus))
     html = page.read_text()
     assert 'id="convergence"' in html and 'id="runs"' in html
+    assert main(["report", str(out), "-o", str(tmp_path / "again.html")]) == 0  # the JSON file renders alike
+    again = (tmp_path / "again.html").read_text()
+    assert all(f'id="{i}"' in again for i in ("settings", "metrics", "convergence", "runs"))
+    capsys.readouterr()
     assert main(["compare", "demo", "--infer", "cvi2", "--seeds", "1", "--states", "6", "--iterations", "1",
                  "--quiet", "--json"]) == 0
     printed = json.loads(capsys.readouterr().out)
