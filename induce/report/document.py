@@ -137,10 +137,14 @@ def _section(ident: str, title: str, body: str) -> str:
 
 
 def _convergence(trace: list[dict]) -> str | None:
-    panels = {k: v for k, v in trace_lines(trace).items() if any(len(x) > 1 for x, _ in v.values())}
-    if not panels:
+    """Curves of every traced quantity with two or more points (a note when the trace has none)."""
+    if not trace:
         return None
-    return _section("convergence", "Convergence", figures.curves_svg(panels, "iteration"))
+    panels = {k: v for k, v in trace_lines(trace).items() if any(len(x) > 1 for x, _ in v.values())}
+    body = (figures.curves_svg(panels, "iteration") if panels else
+            f'<p class="note">{len(trace)} iterations traced, with no objective or metric recorded per '
+            "iteration (e.g. the aligner's CVI passes).</p>")
+    return _section("convergence", "Convergence", body)
 
 
 def _confusion(data: dict) -> str:

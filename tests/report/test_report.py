@@ -122,6 +122,12 @@ def test_section_contents():
     assert settings == {"command": "parse", "model": "pcfg", "infer": "vi"}
 
 
+def test_trace_without_quantities_gets_a_note():
+    run = dict(ALIGN_RUN, trace=[{"direction": "forward", "stage": "hmm-cvi2", "iteration": i} for i in (1, 2)])
+    html = render_report(run)
+    assert sections(html).svgs["convergence"] == 0 and "2 iterations traced" in html
+
+
 def test_words_are_escaped():
     run = dict(PARSE_RUN, trees=[], dependencies=[{"words": ["<b>", "&"], "heads": [0, 1], "gold": None}])
     html = render_report(run)
