@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Sequence
 
 import numpy as np
+from nltk import Tree
 
 from ..errors import ConfigError
 from ..eval.tagging import _check_pair, _contingency, _majority_map
@@ -72,7 +73,7 @@ def parse_examples(model, corpus, n: int = N_EXAMPLES, **parse_kw) -> dict:
     sub = corpus.subset(idx)
     parsed = model.parse(sub, **parse_kw)
     sents = sub.sentences or [None] * len(idx)
-    if parsed and isinstance(parsed[0], list):
+    if parsed and not isinstance(parsed[0], Tree):  # (an nltk.Tree is a list too)
         return {"dependencies": [{"words": sub.words(k) if s is None else list(s.words), "heads": list(h),
                                   "gold": None if s is None or s.heads is None else list(s.heads)}
                                  for k, (s, h) in enumerate(zip(sents, parsed))]}

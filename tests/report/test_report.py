@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from induce.cli import main
+from induce.corpus.formats import load_corpus
 from induce.errors import ConfigError
 from induce.eval.tagging import many_to_one
 from induce.report import confusion_data, render_report, series_data, split_settings, write_report
@@ -214,6 +215,14 @@ def test_parse_and_align_reports(tmp_path, capsys):
                  "-o", str(tmp_path / "p.conll"), "--report", str(tmp_path / "p.html")]) == 0
     assert set(sections((tmp_path / "p.html").read_text()).svgs) == {"settings", "metrics", "convergence",
                                                                      "dependencies"}
+    from induce.corpus.writers import write_ptb
+
+    write_ptb(tmp_path / "small.mrg", [s.tree for s in load_corpus("demo").head(40).sentences])
+    assert main(["parse", str(tmp_path / "small.mrg"), "--model", "pcfg", "--nonterminals", "3", "--iterations",
+                 "2", "--quiet", "-o", str(tmp_path / "t.mrg"), "--report", str(tmp_path / "t.html")]) == 0
+    html = (tmp_path / "t.html").read_text()
+    assert set(sections(html).svgs) == {"settings", "metrics", "convergence", "trees"}
+    assert sections(html).svgs["trees"] == 6  # three sentences, predicted and gold
     src, tgt, gold = tmp_path / "s", tmp_path / "t", tmp_path / "g"
     src.write_text("le chien noir\nle chat\nun chien\n" * 3)
     tgt.write_text("the black dog\nthe cat\na dog\n" * 3)
