@@ -3,8 +3,8 @@
 These need no plotting library: each function returns one ``<svg>`` element as a
 string, sized in pixels, with every word escaped.  Layout rules:
 
-* constituency tree: leaves evenly spaced left to right, a node centred over the
-  span of its children, one row per depth;
+* constituency tree: leaves left to right (each slot as wide as its word or its
+  unary ancestors' labels), a node centred over its children, one row per depth;
 * dependency arcs: words on a baseline, predicted arcs above it (head -> dependent,
   arrowhead at the dependent), gold arcs below it; a root arc is a vertical line;
 * alignment grid: source words as rows, target words as columns; a filled cell is
@@ -36,29 +36,30 @@ def tree_svg(tree: Tree | str, row: float = 40.0) -> str:
     """A constituency tree (``nltk.Tree`` or its bracketed string) as SVG."""
     if isinstance(tree, str):
         tree = Tree.fromstring(tree)
-    leaves: list[tuple[float, str]] = []
+    leaves: list[tuple[float, str, float]] = []  # (right edge, word, width)
+    nodes: list[tuple[float, float, str, list]] = []  # (x, y, label, children's anchors)
     body: list[str] = []
     gap = 10.0
 
-    def place(node, depth: int) -> tuple[float, float]:
-        """Lay out ``node``; returns its (x, y) anchor.  Leaves are laid out left to right."""
+    def slot(text: str, chars: int) -> float:
+        """Append a leaf slot as wide as ``text`` or ``chars`` characters; returns its centre."""
+        width = max(CHAR_W * max(len(text), chars), 12.0)
+        start = leaves[-1][0] if leaves else 0.0
+        leaves.append((start + gap + width, text, width))
+        return start + gap + width / 2
+
+    def place(node, depth: int, label_chars: int = 0) -> tuple[float, float]:
+        """Lay out ``node``; returns its (x, y) anchor (``y < 0``: a leaf, on the bottom row).  Leaves go
+        left to right, each as wide as its word or the longest label of its chain of unary ancestors."""
         if not isinstance(node, Tree):
-            width = max(CHAR_W * len(str(node)), 12.0)
-            start = leaves[-1][0] if leaves else 0.0
-            x = start + gap + width / 2
-            leaves.append((x + width / 2, str(node)))
-            return x, -1.0  # leaves sit on the bottom row, filled in below
-        kids = [place(child, depth + 1) for child in node]
-        if not kids:  # an empty constituent: give it a slot of its own
-            start = leaves[-1][0] if leaves else 0.0
-            leaves.append((start + gap + 12.0, ""))
-            kids = [(start + gap + 6.0, -1.0)]
+            return slot(str(node), label_chars), -1.0
+        chars = max(len(node.label()), label_chars if len(node) <= 1 else 0)
+        kids = [place(child, depth + 1, chars) for child in node] or [(slot("", chars), -1.0)]
         x = (kids[0][0] + kids[-1][0]) / 2
         y = 16.0 + depth * row
         nodes.append((x, y, node.label(), kids))
         return x, y
 
-    nodes: list[tuple[float, float, str, list]] = []
     place(tree, 0)
     depth = max(int(round((y - 16.0) / row)) for _, y, _, _ in nodes) + 1
     leaf_y = 16.0 + depth * row
@@ -67,9 +68,8 @@ def tree_svg(tree: Tree | str, row: float = 40.0) -> str:
             ky = leaf_y if ky < 0 else ky
             body.append(f'<line x1="{x:.1f}" y1="{y + 4:.1f}" x2="{kx:.1f}" y2="{ky - 12:.1f}" stroke="#777"/>')
         body.append(_text(x, y, label, extra='font-weight="bold" fill="#1f4e79"'))
-    for x, word in [(right, w) for right, w in leaves]:
-        width = max(CHAR_W * len(word), 12.0)
-        body.append(_text(x - width / 2, leaf_y, word))
+    for right, word, width in leaves:
+        body.append(_text(right - width / 2, leaf_y, word))
     width = (leaves[-1][0] if leaves else 0.0) + gap
     return _svg(width, leaf_y + 10, body, "constituency tree")
 
