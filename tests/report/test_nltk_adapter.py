@@ -16,7 +16,7 @@ from induce.errors import ConfigError
 from induce.eval.dependencies import attachment_scores
 from induce.nltk_adapter import NLTKTagger, dependency_graphs, to_dependency_graph
 from induce.parsers import DMVParser, PCFGInducer
-from induce.taggers import HMMTagger, TagDictionary
+from induce.taggers import HDPHMMTagger, HMMTagger, TagDictionary
 
 
 @pytest.fixture(scope="module")
@@ -54,6 +54,13 @@ def test_induced_states_are_named_like_the_cli(demo):
     upper = NLTKTagger(model, lowercase=True).tag([w.upper() for w in sents[0]])
     assert [t for _, t in upper] == [t for _, t in tagger.tag(sents[0])]
     assert [w for w, _ in upper] == [w.upper() for w in sents[0]]
+
+
+def test_hdp_tagger(demo):
+    small = demo.head(100)
+    model = HDPHMMTagger(truncation=6, infer="cvi", n_iter=2, random_state=0).fit(small)
+    tagged = NLTKTagger(model).tag_sents([small.words(i) for i in range(small.n_sentences)])
+    assert [int(t[1:]) for s in tagged for _, t in s] == model.predict(small).tolist()
 
 
 def test_unfitted_tagger_is_refused():

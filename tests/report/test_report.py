@@ -210,6 +210,11 @@ def test_tag_report_and_report_from_the_tagged_corpus(tmp_path, capsys):
     assert f"over {20858} tokens" in text  # the demo corpus, every token in the heat map
 
 
+def test_stream_has_no_report(tmp_path, capsys):
+    assert main(["tag", "demo", "--stream", "--infer", "svi", "--report", str(tmp_path / "r.html")]) == 2
+    assert "--report" in capsys.readouterr().err and not (tmp_path / "r.html").exists()
+
+
 def test_parse_and_align_reports(tmp_path, capsys):
     assert main(["parse", "demo", "--model", "dmv", "--use-tags", "--iterations", "2", "--quiet",
                  "-o", str(tmp_path / "p.conll"), "--report", str(tmp_path / "p.html")]) == 0
