@@ -211,8 +211,8 @@ def _compare_sections(run: dict) -> list[str]:
     rows = [[k] + [f"{s[k]['mean']:.4f} \u00b1 {s[k]['sd']:.4f}" if k in s else "" for s in summary.values()]
             for k in names]
     out = [_section("metrics", "Head to head (mean \u00b1 sd over seeds)", _grid_table([""] + list(summary), rows))]
-    plt = figures.pyplot()
-    colors = {infer: plt.get_cmap(figures.PALETTE)(i % 10) for i, infer in enumerate(summary)}
+    palette = figures.colormap(figures.PALETTE)
+    colors = {infer: palette(i % 10) for i, infer in enumerate(summary)}
     panels: dict[str, dict] = {}
     for r in run["runs"]:
         for key, lines in trace_lines(r.get("trace") or []).items():
@@ -229,7 +229,7 @@ def _compare_sections(run: dict) -> list[str]:
 
 def render_report(run: dict, title: str | None = None) -> str:
     """The HTML page (a string) for ``run`` (see the module docstring for its keys)."""
-    figures.pyplot()  # fail early, with the install hint, when matplotlib is missing
+    figures.require_matplotlib()  # fail early, with the install hint, when matplotlib is missing
     settings, metrics = split_settings(run)
     title = title or run.get("title") or f"induce {run.get('command', 'run')} report"
     sections = [_section("settings", "Run settings", _table(settings))]

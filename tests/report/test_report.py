@@ -176,6 +176,14 @@ def test_series_payload_is_checked():
         series_data(np.zeros(5), np.zeros(5))
 
 
+def test_global_matplotlib_state_is_left_alone():
+    import matplotlib
+
+    before = (matplotlib.get_backend(), dict(matplotlib.rcParams))
+    render_report(tagging_run())
+    assert (matplotlib.get_backend(), dict(matplotlib.rcParams)) == before
+
+
 def test_missing_matplotlib_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     with pytest.raises(ConfigError, match=r"pip install induce\[plot\]"):
