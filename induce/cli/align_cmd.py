@@ -50,6 +50,7 @@ def register(subparsers) -> None:
     p.add_argument("--save-model", help="also write the trained model (.npz)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     add_json_flag(p)
+    p.add_argument("--report", metavar="FILE.html", help="also write a self-contained HTML report (needs matplotlib)")
     p.set_defaults(handler=run)
 
 
@@ -78,5 +79,12 @@ def run(args: argparse.Namespace) -> int:
                                   [g.possible for g in gold])
         result["scores"] = {"aer": scores["aer"], "precision": scores["precision"], "recall": scores["recall"],
                             "f1": scores["f1"], "scored_pairs": len(gold), "gold_links_dropped": dropped}
+    if args.report:
+        from ..report import alignment_examples, write_report
+
+        trace = [{"direction": name, **rec} for name in ("forward", "reverse")
+                 for rec in (getattr(getattr(aligner, f"{name}_", None), "history", None) or [])]
+        write_report(args.report, {"command": "align", **result, "trace": trace,
+                                   **alignment_examples(pairs, links, gold if args.gold else None)})
     emit(result, args.json)
     return 0

@@ -101,3 +101,22 @@ def reported_warnings(result: dict):
         print(f"induce: warning: {line}", file=sys.stderr)
     if lines:
         result["warnings"] = result.get("warnings", []) + lines
+
+
+#: with gold tags and no --states, K is the number of gold tags (the convention of the thesis' experiments, under
+#: which M-1 and 1-1 compare like with like), at most this many: the cost of a pass grows as K^2, and a raw tag set
+#: such as Brown's 472 affixed tags is not a sensible number of states
+MAX_DEFAULT_STATES = 50
+
+
+def default_n_states(corpus, gold_column: str | None, requested: int | None, command: str = "induce tag") -> int:
+    """``requested``, or the number of ``gold_column`` tags (at most :data:`MAX_DEFAULT_STATES`), else 45 (the
+    PTB tag set); says on stderr which K was chosen and why."""
+    if requested is not None:
+        return requested
+    n_gold = len(corpus.tag_vocabs[gold_column]) if gold_column is not None else 0
+    n_states = min(n_gold, MAX_DEFAULT_STATES) if n_gold else 45
+    why = (f"the number of gold {gold_column} tags" if n_gold == n_states
+           else f"{n_gold} gold {gold_column} tags, capped at {MAX_DEFAULT_STATES}" if n_gold else "the default")
+    print(f"{command}: K = {n_states} states ({why}; --states sets K)", file=sys.stderr)
+    return n_states

@@ -82,6 +82,7 @@ def register(subparsers) -> None:
     p.add_argument("--save-model", metavar="PATH", help="also write the fitted model (.npz)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     add_json_flag(p)
+    p.add_argument("--report", metavar="FILE.html", help="also write a self-contained HTML report (needs matplotlib)")
     p.set_defaults(handler=run)
 
 
@@ -162,7 +163,7 @@ def run(args) -> int:
                                   if args.format == "auto" else args.format))
     if "warnings" in result:
         result["warnings"] = result.pop("warnings")
-    return _finish(model, result, args)
+    return _finish(model, result, args, corpus)
 
 
 def _output_pcfg(model, corpus, args) -> dict:
@@ -242,14 +243,19 @@ def _run_latent(args) -> int:
         for name, cutoff in (("labeled_brackets", None), ("labeled_brackets_40", 40)):
             result[name] = {k: v for k, v in bracket_scores(trees, gold, max_length=cutoff).items()
                             if k in ("precision", "recall", "f1", "exact", "sentences")}
-    return _finish(model, result, args)
+    return _finish(model, result, args, corpus)
 
 
-def _finish(model, result: dict, args) -> int:
-    """Save the model when asked, print the result; exit status 0."""
+def _finish(model, result: dict, args, corpus) -> int:
+    """Save the model when asked, write the HTML report when asked, print the result; exit status 0."""
     if args.save_model:
         model.save(args.save_model)
         result["model_file"] = args.save_model
     result["output"] = args.output
+    if args.report:
+        from ..report import parse_examples, write_report
+
+        examples = parse_examples(model, corpus, **({"use_tags": args.use_tags} if args.model == "pcfg-la" else {}))
+        write_report(args.report, {"command": "parse", **result, "trace": model.history_, **examples})
     emit(result, args.json)
     return 0

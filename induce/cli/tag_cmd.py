@@ -19,12 +19,7 @@ import numpy as np
 
 from ..atomic import atomic_write
 from ..errors import ConfigError
-from .common import emit, gold_tag_column, reported_warnings
-
-#: with gold tags and no --states, K is the number of gold tags (the convention of the thesis' experiments, under
-#: which M-1 and 1-1 compare like with like), at most this many: the cost of a pass grows as K^2, and a raw tag set
-#: such as Brown's 472 affixed tags is not a sensible number of states
-MAX_DEFAULT_STATES = 50
+from .common import default_n_states, emit, gold_tag_column, reported_warnings
 
 
 def _emission_concentration(text: str) -> float | str:
@@ -142,6 +137,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--json", nargs="?", const="-", metavar="FILE",
                    help="machine-readable results: to stdout, or to FILE (with the per-iteration trace)")
+    p.add_argument("--report", metavar="FILE.html", help="also write a self-contained HTML report (needs matplotlib)")
     s = p.add_argument_group("stochastic and single-sequence inference (svi, scvi, cvi3, scvi3, ...)")
     s.add_argument("--batch-size", type=int, default=100, metavar="M",
                    help="sentences (svi, scvi) or subsequences (scvi3, svi-buffered, ...) per minibatch (default 100)")
@@ -220,8 +216,9 @@ def _interrupted(model, args) -> int:
 def _run_stream(args: argparse.Namespace) -> int:
     from ..taggers import HMMTagger
 
-    if args.output or args.tag_dict:
-        raise ConfigError("--stream trains from disk without keeping the corpus: -o and --tag-dict are not available")
+    if args.output or args.tag_dict or args.report:
+        raise ConfigError("--stream trains from disk without keeping the corpus: -o, --tag-dict and --report "
+                          "are not available")
     model = HMMTagger(n_states=args.states or 45, infer=args.infer, alpha=args.alpha, beta=args.beta,
                       random_state=args.seed, progress=not args.quiet, **_stochastic_options(args))
     start = time.perf_counter()
@@ -289,13 +286,7 @@ def run(args: argparse.Namespace) -> int:
             tag_dict = TagDictionary.from_gold(corpus, gold_column, cutoff=args.tag_dict_cutoff)
         else:
             tag_dict = TagDictionary.from_file(args.tag_dict, corpus.vocab)
-    n_states = args.states
-    if n_states is None and not hdp and tag_dict is None:
-        n_gold = len(corpus.tag_vocabs[gold_column]) if gold_column is not None else 0
-        n_states = min(n_gold, MAX_DEFAULT_STATES) if n_gold else 45
-        why = (f"the number of gold {gold_column} tags" if n_gold == n_states
-               else f"{n_gold} gold {gold_column} tags, capped at {MAX_DEFAULT_STATES}" if n_gold else "the default")
-        print(f"induce tag: K = {n_states} states ({why}; --states sets K)", file=sys.stderr)
+    n_states = args.states if hdp or tag_dict is not None else default_n_states(corpus, gold_column, args.states)
     hdp_extra = {"beta": args.beta} if args.beta is not None else {}
     hdp_extra |= {"n_iter": args.iterations} if args.iterations is not None else {}
     hmm_extra = {"n_iter": args.iterations} if args.iterations is not None else {}
@@ -310,7 +301,7 @@ def run(args: argparse.Namespace) -> int:
         table_samples=args.table_samples, n_init=args.n_init, batch_size=args.batch_size, tau=args.tau,
         kappa=args.kappa, **common, **hdp_extra,
     ) if hdp else HMMTagger(
-        n_states=n_states or 45, infer=args.infer, tol=args.tol, alpha=args.alpha, beta=args.beta,
+        n_states=n_states, infer=args.infer, tol=args.tol, alpha=args.alpha, beta=args.beta,
         learn_hyper=args.learn_hyper == "all", decode=args.decode, map_estimate=args.map, cgs_keep=args.cgs_keep, order=args.order, cvi2_block=args.block_size,
         random_state=args.seed, progress=not args.quiet,
         eval_column=gold_column if args.eval_every > 0 else None, eval_every=max(1, args.eval_every),
@@ -376,4 +367,9 @@ def run(args: argparse.Namespace) -> int:
         column = args.output_column or ("induced" if fmt == "conllu" and tag_dict is None else None)
         write_tagged(args.output, corpus.sentences, tags, fmt, column)
         result["output"] = args.output
+    if args.report:
+        from ..report import tagging_data, write_report
+
+        write_report(args.report, {"command": "tag", **result, "trace": model.trace_,
+                                   **tagging_data(corpus, states, names, gold_column)})
     return _outputs(model, args, result)

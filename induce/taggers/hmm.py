@@ -291,9 +291,9 @@ class HMMTagger(InduceEstimator):
 
     def _iterations(self):
         """The iteration numbers 1..n_iter (a tqdm bar with ``progress``); also starts the stopping rule."""
-        learning = bool(self.learned_hyper_)
-        self._convergence = ConvergenceMonitor(self.tol, monotone=self.infer in ("em", "vi") and not self.map_estimate
-                                               and not learning, reference="progress")
+        learning = bool(getattr(self, "learned_hyper_", ()))  # (subclasses without learned priors or tol)
+        monotone = self.infer in ("em", "vi") and not self.map_estimate and not learning
+        self._convergence = ConvergenceMonitor(getattr(self, "tol", 0.0), monotone=monotone, reference="progress")
         it = range(1, self.n_iter + 1)
         if self.progress:
             from tqdm import tqdm
