@@ -55,7 +55,16 @@ DECODERS = ("posterior", "viterbi")
 FORMAT_VERSION = 1
 _NO_MASK = np.zeros((0, 0), dtype=np.uint8)
 #: where a learned Dirichlet concentration starts (and its value when it is neither given nor learned)
-HYPER_START = {"alpha": 1.0, "beta": 0.01}
+#: The priors (alpha, beta) an algorithm uses when none is given: the best point by cross-validated M-1 of
+#: the thesis' 6 x 6 grid on held-out WSJ (benchmarks/results/hmm_tune_wsjdev_*.json; docs/experiments/
+#: tagging.md) for the batch algorithms (cgs and cvi3 share cvi2's model and take its point), and alpha = beta
+#: = 0.1, the setting of the stochastic experiments, for the minibatch algorithms.  Learned priors
+#: (learn_hyper=True) start here.  With these values `induce tag` with no flags reaches the tuned results;
+#: empirical Bayes is 2.3-2.7 M-1 points behind them on ptb-sample and UD Turkish
+#: (docs/experiments/defaults.md), so it is not the default.
+DEFAULT_PRIORS = {"em": (1.0, 1.0), "vi": (1.0, 0.01), "cvi1": (0.03, 0.01), "cvi2": (1.0, 0.003),
+                  "cgs": (1.0, 0.003), "cvi3": (1.0, 0.003)}
+STOCHASTIC_PRIORS = (0.1, 0.1)
 #: the trace keys that hold an algorithm's per-iteration objective (the stopping rule watches it)
 OBJECTIVES = ("log_likelihood", "elbo", "log_posterior", "predictive_log_likelihood", "mean_abs_change",
               "changed_states")
@@ -65,6 +74,11 @@ STOPPABLE = ("em", "vi", "cvi2", "cvi3")
 # sentences per lockstep block of the EM / VI E-step (small blocks keep a block's
 # messages in cache; 64-256 measured equally fast on CoNLL-2000, K=45)
 LOCKSTEP_BLOCK = 128
+
+
+def default_priors(infer: str) -> tuple[float, float]:
+    """``(alpha, beta)`` used by ``infer`` when the user gives none (see :data:`DEFAULT_PRIORS`)."""
+    return DEFAULT_PRIORS.get(infer, STOCHASTIC_PRIORS)
 
 
 def dirichlet_kl(posterior: np.ndarray, prior: float) -> float:
@@ -97,8 +111,18 @@ class HMMTagger(InduceEstimator):
     n_states : number of hidden states ``K`` (ignored with a tag dictionary,
         whose tags are the states).
     infer : one of :data:`ALGORITHMS`.
-    n_iter : passes over the corpus (batch algorithms).
-    alpha, beta : symmetric Dirichlet priors on transitions and emissions.
+    n_iter : maximum passes over the corpus (batch algorithms); em, vi, cvi2
+        and cvi3 stop earlier on convergence (``tol``); cgs and cvi1 run all.
+    tol : a pass whose objective changes by less than ``tol`` times the progress
+        since the first pass, three passes running, ends training
+        (:class:`induce.infer.convergence.ConvergenceMonitor`); 0 runs all ``n_iter``.
+    alpha, beta : symmetric Dirichlet priors on transitions and emissions;
+        ``None`` (default): the algorithm's evidence-chosen value
+        (:data:`DEFAULT_PRIORS`), or learned with ``learn_hyper``.
+    learn_hyper : learn the priors left at ``None`` by empirical Bayes
+        (:mod:`induce.infer.hyper`, on the decoded assignment) after
+        ``hyper_burn_in`` passes; the learned values are ``alpha_``, ``beta_``
+        (batch algorithms; docs/experiments/defaults.md).
     decode : ``posterior`` (max-marginal, default as in thesis 3.8.1) or ``viterbi``.
     map_estimate : with ``infer="em"``, MAP instead of maximum likelihood.
     temperature : ``(start, end)`` of the geometric annealing schedule of ``cgs``
@@ -131,7 +155,9 @@ class HMMTagger(InduceEstimator):
 
     Fitted attributes: ``transitions_`` (K+1, K), ``emissions_`` (W+1, K) by word
     (last row: unseen words), ``vocab_``, ``labels_`` (training-corpus states),
-    ``trace_`` (per-iteration records), ``n_iter_``.
+    ``trace_`` (per-iteration records), ``n_iter_``, ``converged_``,
+    ``alpha_`` / ``beta_`` (the priors used, learned or not), ``learned_hyper_``,
+    ``warnings_``.
     """
 
     def __init__(
@@ -142,7 +168,7 @@ class HMMTagger(InduceEstimator):
         tol: float = 1e-4,
         alpha: float | None = None,
         beta: float | None = None,
-        learn_hyper: bool = True,
+        learn_hyper: bool = False,
         hyper_burn_in: int = 50,
         decode: str = "posterior",
         map_estimate: bool = False,
@@ -341,15 +367,16 @@ class HMMTagger(InduceEstimator):
     def _init_hyper(self) -> None:
         """Starting ``alpha_`` / ``beta_`` and which of them are learned (``_learned``).
 
-        A prior given as a number is held; ``None`` starts at :data:`HYPER_START`
+        A prior given as a number is held; ``None`` starts at :data:`DEFAULT_PRIORS`
         and, with ``learn_hyper``, is re-estimated by empirical Bayes after every
         pass past ``hyper_burn_in`` (:mod:`induce.infer.hyper`).  Plain EM has no
         prior to learn (``map_estimate`` gives it one); the stochastic
         algorithms keep the starting values.
         """
         floor = 1.0 if self._map_floor() else 0.0
-        self.alpha_ = max(floor, HYPER_START["alpha"]) if self.alpha is None else float(self.alpha)
-        self.beta_ = max(floor, HYPER_START["beta"]) if self.beta is None else float(self.beta)
+        start = default_priors(self.infer)
+        self.alpha_ = max(floor, start[0]) if self.alpha is None else float(self.alpha)
+        self.beta_ = max(floor, start[1]) if self.beta is None else float(self.beta)
         learns = (bool(self.learn_hyper) and self.infer not in STOCHASTIC_ALGORITHMS
                   and (self.infer != "em" or self.map_estimate))
         self.learned_hyper_ = tuple(name for name in ("alpha", "beta") if learns and getattr(self, name) is None)
@@ -795,8 +822,9 @@ class HMMTagger(InduceEstimator):
         model.tag_vocab_ = Vocabulary.from_json(header["tags"]) if header["tags"] else None
         model.trace_ = header["trace"]
         learned = header.get("learned") or {}
-        model.alpha_ = float(learned.get("alpha_", params.get("alpha") or HYPER_START["alpha"]))
-        model.beta_ = float(learned.get("beta_", params.get("beta") or HYPER_START["beta"]))
+        start = default_priors(model.infer)
+        model.alpha_ = float(learned.get("alpha_", params.get("alpha") or start[0]))
+        model.beta_ = float(learned.get("beta_", params.get("beta") or start[1]))
         model.transitions_ = arrays["transitions"]
         model.emissions_ = arrays["emissions"]
         model.transition_counts_ = arrays["transition_counts"]
