@@ -90,7 +90,8 @@ def test_tagger_learns_the_priors_of_a_sampled_bayesian_hmm():
 
     K, alpha, beta = 4, 0.5, 0.02
     corpus, z = _sampled_bayesian_hmm(K=K, alpha=alpha, beta=beta)
-    model = HMMTagger(n_states=K, infer="cvi2", n_iter=150, hyper_burn_in=10, random_state=0).fit(corpus)
+    model = HMMTagger(n_states=K, infer="cvi2", n_iter=150, learn_hyper=True, hyper_burn_in=10,
+                      random_state=0).fit(corpus)
     assert model.learned_hyper_ == ("alpha", "beta")
     assert tagging_report(model.labels_, z, corpus.offsets)["m1"] > 0.9
     assert alpha / 2 < model.alpha_ < 2 * alpha
