@@ -67,9 +67,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="maximum passes over the corpus; training stops earlier when the objective's change per "
                         "pass stays below --tol of its progress since the first pass, 3 passes running (default "
                         "500; hdp-hmm: 50, no early stop)")
-    p.add_argument("--tol", type=float, default=1e-4,
+    p.add_argument("--tol", type=float, default=1e-5,
                    help="convergence tolerance: a pass's change of the objective relative to the progress so far "
-                        "(default 1e-4; 0: run all "
+                        "(default 1e-5; 0: run all "
                         "--iterations)")
     p.add_argument("--alpha", type=float, default=None,
                    help="transition Dirichlet prior (default: the value the thesis grid chose for --infer on "

@@ -165,7 +165,7 @@ class HMMTagger(InduceEstimator):
         n_states: int = 45,
         infer: str = "cvi2",
         n_iter: int = 500,
-        tol: float = 1e-4,
+        tol: float = 1e-5,
         alpha: float | None = None,
         beta: float | None = None,
         learn_hyper: bool = False,
