@@ -50,6 +50,7 @@ import numba
 import numpy as np
 
 from ..checkpoint import CheckpointPolicy, StopRequest, load_checkpoint, save_checkpoint
+from ..corpus.corpus import gather_sentences
 from ..errors import ConfigError
 from ..kernels.subchain import guard_messages, stationary_distribution, subchain_batch_pass
 from . import hmm_passes as passes
@@ -186,16 +187,6 @@ def heldout_loglik(counts: GlobalCounts, alpha: float, beta: float, tokens: np.n
         raise ConfigError("the held-out set is empty")
     _, _, _, ll = sentence_statistics(counts, "cvi", alpha, beta, tokens, offsets)
     return float(ll / len(tokens))
-
-
-def gather_sentences(tokens: np.ndarray, offsets: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The sentences ``idx`` of a CSR corpus as a new CSR pair (vectorised)."""
-    starts = offsets[idx]
-    lengths = offsets[idx + 1] - starts
-    new = np.zeros(len(idx) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=new[1:])
-    pos = np.repeat(starts - new[:-1], lengths) + np.arange(new[-1], dtype=np.int64)
-    return tokens[pos], new
 
 
 def sentence_batches(tokens, offsets, batch_size: int, n_epochs: int, rng: np.random.Generator):
