@@ -1,4 +1,4 @@
-"""Atomic checkpoints of a long-running computation: arrays + a JSON header in one ``.npz``.
+"""Atomic checkpoints of a long-running computation: arrays + a JSON header in one ``.npz`` (:mod:`induce.modelfile`).
 
 A checkpoint is written to a temporary file beside the target and renamed
 (:func:`induce.atomic.atomic_write`), so a crash never leaves a half-written
@@ -28,12 +28,14 @@ def save_checkpoint(path: str | Path, kind: str, meta: dict, arrays: dict[str, n
     modelfile.save(path, KIND, {"kind": kind, "meta": meta}, arrays, compressed=False)
 
 
-def load_checkpoint(path: str | Path, kind: str, schema: modelfile.SchemaLike) -> tuple[dict, dict[str, np.ndarray]]:
+def load_checkpoint(path: str | Path, kind: str,
+                    schema: modelfile.SchemaLike = ()) -> tuple[dict, dict[str, np.ndarray]]:
     """``(meta, arrays)`` of a checkpoint of ``kind``, its arrays checked against ``schema``.
 
     ``schema`` is as for :func:`induce.modelfile.load`; a callable gets the
-    checkpoint's header ``{"kind": kind, "meta": meta}``.  Raises
-    ``ModelFormatError`` if the file is not a valid checkpoint of ``kind``.
+    checkpoint's header ``{"kind": kind, "meta": meta}``.  Only the schema's
+    arrays are returned (none by default: a caller that reads only ``meta``).
+    Raises ``ModelFormatError`` if the file is not a valid checkpoint of ``kind``.
     """
     header, arrays = modelfile.load(path, KIND, schema)
     if header.get("kind") != kind:

@@ -291,7 +291,7 @@ def _check_field(path, f: Field, arr: np.ndarray, dims: Mapping[str, int]) -> np
         worst = np.abs(sums - 1.0).max() if sums.size else 0.0
         if not worst <= _STOCHASTIC_TOL:
             raise ModelFormatError(f"{where}: sums along axis {f.stochastic_axis} must be 1; off by {worst:.3g}")
-    return np.ascontiguousarray(arr, dtype=target)
+    return arr.astype(target, order="C", copy=False)  # C-contiguous, as the kernels expect (also 0-d)
 
 
 def _check_bound(where: str, bound, arr: np.ndarray, dims) -> None:
