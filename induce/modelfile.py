@@ -56,7 +56,7 @@ class Field:
     ``dtype`` is the numpy dtype the array is returned as (``"f8"``, ``"i4"``,
     ``"i8"``, ``"u1"``, ``"?"``); the stored array must have the same kind
     (float for float; signed or unsigned integers, within range, for integers;
-    bool for bool).  ``shape`` entries are ints, ``None`` (any size) or size
+    bool for bool).  ``finite``, ``nonnegative``, ``positive``: value checks.  ``shape`` entries are ints, ``None`` (any size) or size
     expressions (``"K"``, ``"W+1"``, ``"2*J+1"``).  ``bound``: integer arrays
     hold values in ``[0, bound)`` -- one expression for the whole array or one
     per column of the last axis.  ``increasing``: nondecreasing (CSR offsets).
@@ -68,6 +68,7 @@ class Field:
     shape: tuple = ()
     finite: bool = True
     nonnegative: bool = False
+    positive: bool = False
     stochastic_axis: int | None = None
     bound: Union[int, str, tuple, None] = None
     increasing: bool = False
@@ -282,6 +283,10 @@ def _check_field(path, f: Field, arr: np.ndarray, dims: Mapping[str, int]) -> np
     if (f.nonnegative or f.bound is not None) and arr.size and (arr < 0).any():
         bad = np.argwhere(arr < 0)[0]
         raise ModelFormatError(f"{where}: negative value {arr[tuple(bad)]} at index {tuple(int(i) for i in bad)}")
+    if f.positive and arr.size and not (arr > 0).all():
+        bad = np.argwhere(~(arr > 0))[0]
+        raise ModelFormatError(f"{where}: expected positive values; got {arr[tuple(bad)]} at index "
+                               f"{tuple(int(i) for i in bad)}")
     if f.bound is not None and arr.size:
         _check_bound(where, f.bound, arr, dims)
     if f.increasing and arr.size > 1 and (np.diff(arr.ravel()) < 0).any():

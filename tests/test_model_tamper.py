@@ -199,7 +199,7 @@ def test_a_tampered_checkpoint_is_rejected_before_resuming(tmp_path):
                         ("counts.emit_scaled", -arrays["counts.emit_scaled"]),
                         ("counts.emit_scaled", arrays["counts.emit_scaled"][:, :-1]),
                         ("counts.emit_totals", arrays["counts.emit_totals"][:-1]),
-                        ("counts.emit_factor", np.array(np.inf))]:
+                        ("counts.emit_factor", np.array(np.inf)), ("counts.emit_factor", np.array(0.0))]:
         _savez(ck, header=header, **(arrays | {name: value}))
         with pytest.raises(ModelFormatError, match=f"field '{name}'"):
             HMMTagger(checkpoint=str(ck), resume=True, **opts).fit(c)

@@ -24,7 +24,7 @@ def _schema(header: dict) -> Schema:
         Field("cols", "i4", ("nnz",), bound="W"),
         Field("pairs", "i4", (None, 2), bound=("K", "W")),
         Field("mask", "?", ("W",)),
-        Field("scale", "f8", ()),
+        Field("scale", "f8", (), positive=True),
         Field("extra", "f8", ("K",), optional=True),
     ), {"K": int(header["params"]["n_states"]), "W": len(header["vocab"])})
 
@@ -126,6 +126,7 @@ TAMPER = [
     ("mask", lambda a: a.astype(np.uint8), r"field 'mask': expected a bool array, got uint8"),
     ("scale", lambda a: a.reshape(1), r"field 'scale': expected shape \(\), got \(1,\)"),
     ("scale", _set((), np.nan), r"field 'scale': 1 non-finite"),
+    ("scale", _set((), 0.0), r"field 'scale': expected positive values; got 0.0 at index \(\)"),
 ]
 
 

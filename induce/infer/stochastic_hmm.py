@@ -72,7 +72,7 @@ _TOKENS_PER_THREAD = 50_000
 _CHECKPOINT_FIELDS = (
     Field("counts.trans", "f8", ("K+1", "K"), nonnegative=True),
     Field("counts.emit_scaled", "f8", ("W", "K"), nonnegative=True),
-    Field("counts.emit_factor", "f8", (), nonnegative=True),
+    Field("counts.emit_factor", "f8", (), positive=True),  # divides the scaled emission counts
     Field("counts.emit_totals", "f8", ("K",), nonnegative=True),
     Field("updater.boundary", "f4", (None, 2, "K"), nonnegative=True, optional=True),
 )

@@ -522,12 +522,11 @@ class LatentPCFGParser:
             model.lexicon_ = Lexicon(set(meta["known_words"]))
             model.history_, model.prior_, model.n_iter_ = meta["history"], meta["prior_"], meta["n_iter_"]
             model.dev_scores_, model.train_seconds_ = meta["dev_scores"], meta["train_seconds"]
-        model.bin_rules_, model.lex_rules_ = arrays["bin_rules"], arrays["lex_rules"]
-        model.bin_p_, model.lex_p_, model.root_p_ = arrays["bin_p"], arrays["lex_p"], arrays["root_p"]
-        model.coarse_bin_, model.coarse_lex_ = arrays["coarse_bin"], arrays["coarse_lex"]
-        model.coarse_root_, model._root_mask = arrays["coarse_root"], arrays["root_mask"]
-        with modelfile.reading(path, "header"):
-            model._index()
+            model.bin_rules_, model.lex_rules_ = arrays["bin_rules"], arrays["lex_rules"]
+            model.bin_p_, model.lex_p_, model.root_p_ = arrays["bin_p"], arrays["lex_p"], arrays["root_p"]
+            model.coarse_bin_, model.coarse_lex_ = arrays["coarse_bin"], arrays["coarse_lex"]
+            model.coarse_root_, model._root_mask = arrays["coarse_root"], arrays["root_mask"]
+            model._index()  # reads the symbol and terminal strings of the header
         return model
 
 
