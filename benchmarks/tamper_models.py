@@ -12,7 +12,8 @@ checkpoint is written (using it = resuming the run); then every array of
 every file is tampered one class at a time (transposed, shrunk, grown, an extra
 axis, NaN, inf, a negative value, an index of 2^30, another dtype, strings,
 removed), and whole files are damaged (cut in half, last 20 bytes cut, random
-bytes, empty, format version as a string).  Each case is loaded and used
+bytes, empty, format version as a string), and every hyperparameter stored in
+the header is set to None, a string, -1 and NaN in turn.  Each case is loaded and used
 (predict / parse / align) in a worker process; a worker killed by a signal is
 a crash, and the next worker resumes after that case.  Outcomes:
 ``clean`` (an ``InduceError``), ``uncaught`` (another exception), ``crash``
@@ -145,19 +146,32 @@ def _save(path: Path, arrays: dict) -> None:
         np.savez(handle, **arrays)
 
 
-def _version_as_string(arrays: dict) -> dict | None:
+def _edit_header(arrays: dict, edit) -> dict | None:
+    """``arrays`` with ``edit(header dict)`` applied to the JSON header of whichever layout the file has."""
     for name in HEADER_NAMES:
         if name in arrays:
             a = arrays[name]
-            text = a.tobytes().decode() if a.dtype == np.uint8 else str(a)
-            head = json.loads(text)
-            key = "format_version" if "format_version" in head else "format"
-            head[key] = str(head[key])
+            head = json.loads(a.tobytes().decode() if a.dtype == np.uint8 else str(a))
+            edit(head)
             data = json.dumps(head)
             arrays = dict(arrays)
             arrays[name] = np.frombuffer(data.encode(), dtype=np.uint8) if a.dtype == np.uint8 else np.array(data)
             return arrays
     return None
+
+
+def _version_as_string(head: dict) -> None:
+    key = "format_version" if "format_version" in head else "format"
+    head[key] = str(head[key])
+
+
+def _params(arrays: dict) -> dict:
+    found = {}
+    _edit_header(arrays, lambda head: found.update(head.get("params") or {}))
+    return found
+
+
+PARAM_VALUES = {"None": None, "a string": "bogus", "-1": -1, "NaN": float("nan")}
 
 
 def make_cases(model: Path, out: Path) -> list[tuple[str, str, Path]]:
@@ -188,8 +202,13 @@ def make_cases(model: Path, out: Path) -> list[tuple[str, str, Path]]:
         path.write_bytes(content)
         cases.append((tamper, "-", path))
     path = out / f"{len(cases)}.npz"
-    _save(path, _version_as_string(arrays))
+    _save(path, _edit_header(arrays, _version_as_string))
     cases.append(("version as string", "-", path))
+    for label, value in PARAM_VALUES.items():
+        for key in _params(arrays):
+            path = out / f"{len(cases)}.npz"
+            _save(path, _edit_header(arrays, lambda head, key=key: head["params"].__setitem__(key, value)))
+            cases.append((f"param = {label}", key, path))
     return cases
 
 

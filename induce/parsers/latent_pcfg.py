@@ -488,9 +488,15 @@ class LatentPCFGParser:
         ``bin_rules (R, 3)`` (parent, left, right) and ``lex_rules (L, 2)``
         (parent, word) index the symbols and terminals; the annotated rule
         weights are ``(R, H, H, H)``, ``(L, H)`` and ``(S, H)`` and the unsplit
-        grammar of the coarse pass has ``H = 1``.
+        grammar of the coarse pass has ``H = 1``.  ``decode`` and ``prune``,
+        used when parsing, must be valid.
         """
-        dims = {"S": len(header["symbols"]), "V": len(header["terminals"]), "H": int(header["params"]["n_subtypes"])}
+        params = header["params"]
+        prune = params["prune"]  # the parse-time options, the others only matter to fit
+        if params["decode"] not in DECODERS or not isinstance(prune, (int, float)) or not 0 <= prune <= 1:
+            raise ValueError(f"decode must be one of {DECODERS} and prune in [0, 1]; "
+                             f"got {params['decode']!r}, {prune!r}")
+        dims = {"S": len(header["symbols"]), "V": len(header["terminals"]), "H": int(params["n_subtypes"])}
         weights = {"bin": ("R", "H", "H", "H"), "lex": ("L", "H"), "root": ("S", "H")}
         return modelfile.Schema((
             Field("bin_rules", "i4", ("R", 3), bound=("S", "S", "S")),
