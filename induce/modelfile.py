@@ -20,7 +20,7 @@ version, a missing or malformed field -- raises
 
 Files written before this module (the per-estimator layouts of induce 0.x:
 ``__meta__`` / ``meta`` JSON arrays) are read too; their headers are mapped to
-the layout above by :func:`_legacy_header`.
+the layout above by :func:`_any_header`.
 """
 
 from __future__ import annotations
@@ -163,7 +163,7 @@ def _json(path, array: np.ndarray, name: str) -> dict:
     return value
 
 
-def _legacy_header(path, raw: dict[str, np.ndarray]) -> dict:
+def _any_header(path, raw: dict[str, np.ndarray]) -> dict:
     """The header of a file in any layout, mapped to ``{"format", "format_version", ...}``.
 
     Layouts before :mod:`induce.modelfile`: the parsers' and the HDP tagger's
@@ -188,7 +188,7 @@ def _legacy_header(path, raw: dict[str, np.ndarray]) -> dict:
 
 
 def _header(path, raw: dict[str, np.ndarray], kind: str) -> dict:
-    header = _legacy_header(path, raw)
+    header = _any_header(path, raw)
     want = f"induce.{kind}"
     if header.get("format") != want:
         raise ModelFormatError(f"{path}: holds {header.get('format')!r}, not an {want} file")
