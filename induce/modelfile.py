@@ -45,8 +45,9 @@ HEADER = "header"
 _RESERVED = ("format", "format_version")
 _STOCHASTIC_TOL = 1e-6
 #: what reading a damaged file can raise, from the zip layer up to the JSON header
+#: (MemoryError: a member whose .npy header claims a huge shape)
 READ_ERRORS = (zipfile.BadZipFile, EOFError, zlib.error, json.JSONDecodeError, UnicodeDecodeError, KeyError,
-               ValueError, OSError, TypeError, IndexError, AttributeError)
+               ValueError, OSError, TypeError, IndexError, AttributeError, MemoryError)
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import zipfile
 
@@ -205,6 +206,12 @@ def test_damaged_or_foreign_files(tmp_path, saved):
         bad.write_bytes(content)
         with pytest.raises(ModelFormatError, match="not a readable induce model file"):
             modelfile.load(bad, "Toy", _schema)
+    with zipfile.ZipFile(bad, "w") as archive:  # a member whose .npy header claims 8 TB
+        head = io.BytesIO()
+        np.lib.format.write_array_header_1_0(head, {"descr": "<f8", "fortran_order": False, "shape": (10**12,)})
+        archive.writestr("emit.npy", head.getvalue() + bytes(64))
+    with pytest.raises(ModelFormatError, match="MemoryError|ValueError"):
+        modelfile.load(bad, "Toy", _schema)
     np.save(tmp_path / "plain.npy", np.zeros(3))
     (tmp_path / "plain.npy").rename(bad)
     with pytest.raises(ModelFormatError, match=r"an \.npy array, not an \.npz archive"):
