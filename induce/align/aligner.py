@@ -8,7 +8,6 @@ scikit-learn conventions: hyperparameters in ``__init__`` (``get_params`` /
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from typing import Iterable, Sequence
@@ -17,10 +16,11 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from tqdm.auto import tqdm
 
-from ..atomic import atomic_write
+from .. import modelfile
 from ..corpus.vocab import Vocabulary
-from ..errors import ConfigError, ModelFormatError
+from ..errors import ConfigError
 from ..kernels.align import links_to_matrix, posteriors_to_matrix
+from ..modelfile import Field
 from .direction import Bitext, DirectionParams, TrainConfig, encode_side, n_passes, train_direction
 from .symmetrize import METHODS, matrices_to_links, symmetrize_corpus
 
@@ -30,7 +30,6 @@ HMM_CVI = ("cvi1", "cvi2")
 DIRECTIONAL = ("forward", "reverse")
 DECODERS = ("viterbi", "posterior")
 SUPPORTS = ("cooccur", "vocabulary")
-FORMAT_VERSION = 1
 
 Pair = tuple[Sequence[str], Sequence[str]]
 
@@ -165,10 +164,36 @@ class WordAligner(BaseEstimator):
         return self.fit(pairs).align(pairs)
 
     # ---------------------------------------------------------- persistence
+    @staticmethod
+    def _schema(header: dict) -> modelfile.Schema:
+        """Arrays of each saved direction over ``S`` source and ``T`` target words.
+
+        The forward table is a CSR matrix of ``S + 1`` rows (row 0 = NULL,
+        ``row_ptr`` of ``S + 2`` offsets into ``nnz`` target columns); its
+        ``values`` hold the ``nnz`` entries, one fallback per row and one for
+        unknown words; ``weights`` are the ``2 J + 1`` jump widths of
+        ``max_jump = J``.  The reverse direction swaps ``S`` and ``T``.
+        """
+        dims = {"S": len(header["src_vocab"]["items"]), "T": len(header["tgt_vocab"]["items"])}
+        fields = []
+        for name, info in header["directions"].items():
+            if name not in DIRECTIONAL or info["model"] not in ("ibm1", "hmm"):
+                raise ValueError(f"unknown direction {name!r} / model {info['model']!r}")
+            jump, null = info["max_jump"], info["null_prob"]
+            if not isinstance(jump, int) or jump < 0 or not isinstance(null, (int, float)) or not 0 <= null <= 1:
+                raise ValueError(f"{name}: max_jump must be an integer >= 0 and null_prob in [0, 1]; "
+                                 f"got {jump!r}, {null!r}")
+            rows, cols = ("S", "T") if name == "forward" else ("T", "S")
+            nnz, dims[f"J_{name}"] = f"nnz_{name}", jump
+            fields += [Field(f"{name}_row_ptr", "i8", (f"{rows}+2",), bound=f"{nnz}+1", increasing=True),
+                       Field(f"{name}_cols", "i4", (nnz,), bound=cols),
+                       Field(f"{name}_values", "f8", (f"{nnz}+{rows}+2",), nonnegative=True),
+                       Field(f"{name}_weights", "f8", (f"2*J_{name}+1",), nonnegative=True)]
+        return modelfile.Schema(fields, dims)
+
     def save(self, path: str | os.PathLike) -> None:
         """Write the fitted model as one ``.npz`` (arrays + a JSON header; no pickle), atomically."""
         meta = {
-            "format_version": FORMAT_VERSION,
             "params": self.get_params(),
             "src_vocab": self.src_vocab_.to_json(),
             "tgt_vocab": self.tgt_vocab_.to_json(),
@@ -185,29 +210,22 @@ class WordAligner(BaseEstimator):
                                         "max_jump": params.max_jump, "history": params.history}
             for key in ("row_ptr", "cols", "values", "weights"):
                 arrays[f"{name}_{key}"] = getattr(params, key)
-        arrays["meta"] = np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8)
-        with atomic_write(path, "wb") as handle:
-            np.savez(handle, **arrays)
+        modelfile.save(path, "WordAligner", meta, arrays)
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> "WordAligner":
-        """Read a model written by :meth:`save`."""
-        try:
-            with np.load(path, allow_pickle=False) as data:
-                meta = json.loads(bytes(data["meta"]).decode("utf-8"))
-                if meta.get("format_version") != FORMAT_VERSION:
-                    raise ModelFormatError(f"{path}: unsupported alignment model version {meta.get('format_version')}")
-                aligner = cls(**meta["params"])
-                for name in DIRECTIONAL:
-                    info = meta["directions"].get(name)
-                    params = None if info is None else DirectionParams(
-                        row_ptr=data[f"{name}_row_ptr"], cols=data[f"{name}_cols"], values=data[f"{name}_values"],
-                        weights=data[f"{name}_weights"], **info)
-                    setattr(aligner, f"{name}_", params)
-        except (OSError, KeyError, ValueError) as exc:
-            raise ModelFormatError(f"{path}: not a word-alignment model ({exc})") from exc
-        aligner.src_vocab_ = Vocabulary.from_json(meta["src_vocab"])
-        aligner.tgt_vocab_ = Vocabulary.from_json(meta["tgt_vocab"])
-        aligner.n_pairs_ = meta["n_pairs"]
-        aligner.fit_seconds_ = meta["fit_seconds"]
+        """Read a model written by :meth:`save`; ``ModelFormatError`` unless it passes :meth:`_schema`."""
+        meta, arrays = modelfile.load(path, "WordAligner", cls._schema)
+        with modelfile.reading(path, "header"):
+            aligner = cls(**meta["params"])
+            for name in DIRECTIONAL:
+                info = meta["directions"].get(name)
+                params = None if info is None else DirectionParams(
+                    row_ptr=arrays[f"{name}_row_ptr"], cols=arrays[f"{name}_cols"],
+                    values=arrays[f"{name}_values"], weights=arrays[f"{name}_weights"], **info)
+                setattr(aligner, f"{name}_", params)
+            aligner.src_vocab_ = Vocabulary.from_json(meta["src_vocab"])
+            aligner.tgt_vocab_ = Vocabulary.from_json(meta["tgt_vocab"])
+            aligner.n_pairs_ = meta["n_pairs"]
+            aligner.fit_seconds_ = meta["fit_seconds"]
         return aligner

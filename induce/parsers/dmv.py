@@ -45,11 +45,13 @@ from typing import Callable
 import numpy as np
 from tqdm import tqdm
 
+from .. import modelfile
 from ..infer.convergence import TOL, ConvergenceMonitor, FitWarning
 from ..infer.estimators import params_from_counts
 from ..kernels import dmv as kdmv
 from ..errors import ConfigError
-from .params import UNK, as_corpus, check_choice, column, encode_with, load_model, save_model
+from ..modelfile import Field
+from .params import UNK, as_corpus, check_choice, column, encode_with
 
 ALGORITHMS = ("em", "vi", "cvi")
 INITS = ("harmonic", "random")
@@ -185,17 +187,35 @@ class DMVParser:
         return float(self.log_likelihood(X).sum())
 
     # -------------------------------------------------------------- save/load
+    @staticmethod
+    def _schema(header: dict) -> modelfile.Schema:
+        """``T`` tags: ``root (T,)``, ``stop (T, 2, 2, 2)``, ``attach (T, 2, T)`` and their counts.
+
+        The parameters are distributions over their last axis (root over tags)
+        except under ``vi``, whose parameters are sub-normalised (thesis eq. 3.21).
+        """
+        vi = header["params"]["infer"] == "vi"
+        shapes = {"root": ("T",), "stop": ("T", 2, 2, 2), "attach": ("T", 2, "T")}
+        params = [Field(k, "f8", shape, nonnegative=True, stochastic_axis=None if vi else len(shape) - 1)
+                  for k, shape in shapes.items()]
+        counts = [Field(f"counts_{k}", "f8", shape, nonnegative=True) for k, shape in shapes.items()]
+        return modelfile.Schema(params + counts, {"T": len(header["tags"])})
+
     def save(self, path) -> None:
-        save_model(path, "dmv", {"root": self.root_, "stop": self.stop_, "attach": self.attach_,
-                                 **{f"counts_{k}": v for k, v in self.counts_.items()}},
-                   {"params": self.get_params(), "tags": self.tags_, "history": self.history_,
-                    "converged": self.converged_, "warnings": self.warnings_})
+        modelfile.save(path, "DMVParser", {"params": self.get_params(), "tags": self.tags_, "history": self.history_,
+                                           "converged": self.converged_, "warnings": self.warnings_},
+                       {"root": self.root_, "stop": self.stop_, "attach": self.attach_,
+                        **{f"counts_{k}": v for k, v in self.counts_.items()}})
 
     @classmethod
     def load(cls, path) -> "DMVParser":
-        arrays, meta = load_model(path, "dmv")
-        model = cls(**meta["params"])
-        model.tags_, model.history_ = meta["tags"], meta["history"]
+        """Read a model written by :meth:`save`; ``ModelFormatError`` unless it passes :meth:`_schema`."""
+        meta, arrays = modelfile.load(path, "DMVParser", cls._schema)
+        with modelfile.reading(path, "header"):
+            model = cls(**meta["params"])
+            model.tags_, model.history_ = list(meta["tags"]), meta["history"]
+            if UNK not in model.tags_:
+                raise ValueError(f"the tag list lacks {UNK!r}")
         model.root_, model.stop_, model.attach_ = arrays["root"], arrays["stop"], arrays["attach"]
         model.counts_ = {k: arrays[f"counts_{k}"] for k in ("root", "stop", "attach")}
         model.n_iter_ = len(model.history_) - 1

@@ -22,7 +22,6 @@ All deterministic algorithms start from the same random local posteriors given
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,12 +31,12 @@ import numpy as np
 from numba import njit, prange
 from scipy.special import digamma, gammaln
 
-from ..atomic import atomic_write
+from .. import modelfile
 from ..base import InduceEstimator
 from ..infer.convergence import ConvergenceMonitor
 from ..corpus.corpus import Corpus
 from ..corpus.vocab import Vocabulary
-from ..errors import ConfigError, ModelFormatError
+from ..errors import ConfigError
 from ..infer import hmm_passes as passes
 from ..infer.hmm_batched import Layout, cvi2_block_pass, lockstep_pass
 from ..infer import stochastic_hmm as stochastic
@@ -46,13 +45,13 @@ from ..infer.schedules import check_schedule, exponential_init, minibatches
 from ..infer.estimators import cvi_params, em_params, map_params, vi_params
 from ..infer.hyper import fit_symmetric_dirichlet
 from ..kernels.hmm import forward_backward, gather_emissions, viterbi
+from ..modelfile import Field
 from .tag_dict import TagDictionary
 
 ALGORITHMS = ("em", "vi", "cvi1", "cvi2", "cgs", "cvi3") + stochastic.STOCHASTIC + stochastic.SINGLE_SEQUENCE
 #: algorithms with a minibatch schedule (no per-sentence statistics kept)
 STOCHASTIC_ALGORITHMS = stochastic.STOCHASTIC + stochastic.SINGLE_SEQUENCE
 DECODERS = ("posterior", "viterbi")
-FORMAT_VERSION = 1
 _NO_MASK = np.zeros((0, 0), dtype=np.uint8)
 #: where a learned Dirichlet concentration starts (and its value when it is neither given nor learned)
 #: The priors (alpha, beta) an algorithm uses when none is given: the best point by cross-validated M-1 of
@@ -775,63 +774,69 @@ class HMMTagger(InduceEstimator):
     _PARAMS = ("n_states", "infer", "n_iter", "tol", "alpha", "beta", "learn_hyper", "hyper_burn_in", "decode", "map_estimate", "cgs_keep", "order",
                "cvi2_block", "random_state", "batch_size", "tau", "kappa", "n_epochs", "max_batches", "subseq_length", "buffer")
 
+    @staticmethod
+    def _schema(header: dict) -> modelfile.Schema:
+        """Arrays of a saved model: ``K`` states (the tag dictionary's tags if it had one), ``W`` words.
+
+        Transitions ``(K+1, K)`` (row 0 = start) are rows of probabilities
+        except under ``vi`` (sub-normalised, thesis eq. 3.21); emissions
+        ``(W+1, K)`` end with the unseen-word row; ``allowed`` is the
+        ``(W, K)`` tag-dictionary mask or empty.
+        """
+        tags = header["tags"]
+        K = len(tags["items"]) if tags is not None else int(header["params"]["n_states"])
+        stochastic = None if header["params"]["infer"] == "vi" else 1
+        return modelfile.Schema((
+            Field("transitions", "f8", ("K+1", "K"), nonnegative=True, stochastic_axis=stochastic),
+            Field("emissions", "f8", ("W+1", "K"), nonnegative=True),
+            Field("transition_counts", "f8", ("K+1", "K"), nonnegative=True),
+            Field("emission_counts", "f8", ("W", "K"), nonnegative=True),
+            Field("allowed", "u1", ("W", "K") if tags is not None else (0, 0)),
+        ), {"K": K, "W": len(header["vocab"]["items"])})
+
     def save(self, path: str | Path) -> None:
         """Write the model as one ``.npz`` (arrays + a JSON header), atomically, without pickle."""
         self._check_fitted()
         header = {
-            "format": "induce.HMMTagger",
-            "format_version": FORMAT_VERSION,
             "params": {k: getattr(self, k) for k in self._PARAMS} | {"temperature": list(self.temperature)},
             "vocab": self.vocab_.to_json(),
             "tags": self.tag_vocab_.to_json() if self.tag_vocab_ is not None else None,
             "trace": self.trace_,
-            "learned": {"alpha_": self.alpha_, "beta_": self.beta_},
+            "learned": {"alpha_": self.alpha_, "beta_": self.beta_, "n_iter_": self.n_iter_,
+                        "converged_": self.converged_, "warnings_": self.warnings_},
         }
-        arrays = {
+        modelfile.save(path, "HMMTagger", header, {
             "transitions": self.transitions_,
             "emissions": self.emissions_,
             "transition_counts": self.transition_counts_,
             "emission_counts": self.emission_counts_,
             "allowed": self.allowed_,
-            "header": np.frombuffer(json.dumps(header).encode("utf-8"), dtype=np.uint8),
-        }
-        with atomic_write(path, "wb") as handle:
-            np.savez_compressed(handle, **arrays)
+        })
 
     @classmethod
     def load(cls, path: str | Path) -> "HMMTagger":
-        try:
-            with np.load(path, allow_pickle=False) as data:
-                arrays = {k: data[k] for k in data.files}
-        except (OSError, ValueError) as exc:
-            raise ModelFormatError(f"{path}: not an induce model file ({exc})") from exc
-        if "header" not in arrays:
-            raise ModelFormatError(f"{path}: missing header; not an induce HMMTagger file")
-        header = json.loads(arrays["header"].tobytes().decode("utf-8"))
-        if header.get("format") != "induce.HMMTagger":
-            raise ModelFormatError(f"{path}: holds {header.get('format')!r}, not an induce.HMMTagger")
-        if header.get("format_version") != FORMAT_VERSION:
-            raise ModelFormatError(
-                f"{path}: model format version {header.get('format_version')} is not supported "
-                f"(this induce reads version {FORMAT_VERSION}); retrain or convert the model"
-            )
-        params = dict(header["params"])
-        params["temperature"] = tuple(params["temperature"])
-        model = cls(**params)
-        model.vocab_ = Vocabulary.from_json(header["vocab"])
-        model.tag_vocab_ = Vocabulary.from_json(header["tags"]) if header["tags"] else None
-        model.trace_ = header["trace"]
-        learned = header.get("learned") or {}
-        start = default_priors(model.infer)
-        model.alpha_ = float(learned.get("alpha_", params.get("alpha") or start[0]))
-        model.beta_ = float(learned.get("beta_", params.get("beta") or start[1]))
+        """Read a model written by :meth:`save`; ``ModelFormatError`` unless it passes :meth:`_schema`."""
+        header, arrays = modelfile.load(path, "HMMTagger", cls._schema)
+        with modelfile.reading(path, "header"):
+            params = dict(header["params"])
+            params["temperature"] = tuple(params["temperature"])
+            model = cls(**params)
+            model.vocab_ = Vocabulary.from_json(header["vocab"])
+            model.tag_vocab_ = Vocabulary.from_json(header["tags"]) if header["tags"] else None
+            model.trace_ = header["trace"]
+            learned = header.get("learned") or {}
+            start = default_priors(model.infer)
+            model.alpha_ = float(learned.get("alpha_", params.get("alpha") or start[0]))
+            model.beta_ = float(learned.get("beta_", params.get("beta") or start[1]))
         model.transitions_ = arrays["transitions"]
         model.emissions_ = arrays["emissions"]
         model.transition_counts_ = arrays["transition_counts"]
         model.emission_counts_ = arrays["emission_counts"]
         model.allowed_ = arrays["allowed"]
         model.n_states_ = model.transitions_.shape[1]
-        model.n_iter_ = model.n_iter
+        model.n_iter_ = int(learned.get("n_iter_", model.n_iter))
+        model.converged_ = bool(learned.get("converged_", False))
+        model.warnings_ = list(learned.get("warnings_", []))
         return model
 
 

@@ -123,7 +123,7 @@ def test_save_load_round_trip(tmp_path):
     new = [("das kleine buch".split(), "the small book".split()), ("unbekannt haus".split(), "unknown house".split())]
     assert loaded.align(TOY + new) == aligner.align(TOY + new)
     with np.load(path, allow_pickle=False) as data:
-        assert "meta" in data.files
+        assert "header" in data.files
 
 
 def test_bad_input_raises_typed_errors(tmp_path):
