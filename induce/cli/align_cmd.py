@@ -58,11 +58,11 @@ def run(args: argparse.Namespace) -> int:
     pairs = list(read_parallel(args.src, args.tgt))
     if args.lowercase:
         pairs = [(normalize_tokens(s), normalize_tokens(t)) for s, t in pairs]
-    aligner = WordAligner(model=args.model, infer=args.infer, n_iterations=args.iterations,
-                          n_ibm1_iterations=args.ibm1_iterations, alpha=args.alpha, prior_support=args.prior_support,
+    aligner = WordAligner(model=args.model, infer=args.infer, n_iter=args.iterations,
+                          n_iter_ibm1=args.ibm1_iterations, alpha=args.alpha, prior_support=args.prior_support,
                           null_prob=args.null_prob, hmm_cvi=args.hmm_cvi, symmetrize=args.symmetrize,
                           decode=args.decode, posterior_threshold=args.threshold, random_state=args.seed,
-                          progress=not args.quiet)
+                          verbose=not args.quiet)
     links = aligner.fit_align(pairs)
     write_pharaoh(args.output, [set(x) for x in links])
     if args.save_model:

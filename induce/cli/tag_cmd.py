@@ -287,7 +287,8 @@ def run(args: argparse.Namespace) -> int:
             tag_dict = TagDictionary.from_gold(corpus, gold_column, cutoff=args.tag_dict_cutoff)
         else:
             tag_dict = TagDictionary.from_file(args.tag_dict, corpus.vocab)
-    n_states = args.states if hdp or tag_dict is not None else default_n_states(corpus, gold_column, args.states)
+    n_states = (args.states if hdp else len(tag_dict.tags) if tag_dict is not None
+                else default_n_states(corpus, gold_column, args.states))
     hdp_extra = {"beta": args.beta} if args.beta is not None else {}
     hdp_extra |= {"n_iter": args.iterations} if args.iterations is not None else {}
     hmm_extra = {"n_iter": args.iterations} if args.iterations is not None else {}

@@ -46,6 +46,7 @@ import numpy as np
 from tqdm import tqdm
 
 from .. import modelfile
+from ..base import InduceEstimator
 from ..infer.convergence import TOL, ConvergenceMonitor, FitWarning
 from ..infer.estimators import params_from_counts
 from ..kernels import dmv as kdmv
@@ -64,7 +65,7 @@ FLAT_SHARE = 0.9
 CHAIN_SHARE = 0.95
 
 
-class DMVParser:
+class DMVParser(InduceEstimator):
     """Unsupervised projective dependency parser (DMV).
 
     Parameters
@@ -90,10 +91,6 @@ class DMVParser:
         self.tag_column = tag_column
         self.random_state = random_state
         self.verbose = verbose
-
-    def get_params(self) -> dict:
-        return {"infer": self.infer, "prior": self.prior, "n_iter": self.n_iter, "tol": self.tol, "init": self.init,
-                "tag_column": self.tag_column, "random_state": self.random_state, "verbose": self.verbose}
 
     # -------------------------------------------------------------------- fit
     def _ids(self, X) -> tuple[np.ndarray, np.ndarray]:

@@ -46,6 +46,7 @@ from nltk import Tree
 from tqdm import tqdm
 
 from .. import modelfile
+from ..base import InduceEstimator
 from ..corpus.corpus import Corpus
 from ..errors import ConfigError
 from ..infer.estimators import params_from_counts
@@ -98,7 +99,7 @@ def as_sentences(X) -> tuple[list[list[str]], list[list[str]] | None]:
     return [list(s) for s in items], None
 
 
-class LatentPCFGParser:
+class LatentPCFGParser(InduceEstimator):
     """PCFG-LA treebank parser trained with ``em``, ``vi`` or ``cvi``.
 
     Parameters
@@ -475,12 +476,6 @@ class LatentPCFGParser:
                                pruning.charts[i] if pruning is not None else None) for i in bar]
 
     # -------------------------------------------------------------- save/load
-    def get_params(self) -> dict:
-        return {"n_subtypes": self.n_subtypes, "infer": self.infer, "prior": self.prior, "n_iter": self.n_iter,
-                "tol": self.tol, "min_iter": self.min_iter, "horizontal": self.horizontal, "vertical": self.vertical,
-                "min_count": self.min_count, "init_noise": self.init_noise, "prune": self.prune,
-                "decode": self.decode, "random_state": self.random_state, "verbose": self.verbose}
-
     @staticmethod
     def _schema(header: dict) -> modelfile.Schema:
         """``S`` symbols, ``V`` terminals, ``H`` subtypes; ``R`` binary and ``L`` lexical rules.

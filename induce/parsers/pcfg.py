@@ -33,6 +33,7 @@ import numpy as np
 from tqdm import tqdm
 
 from .. import modelfile
+from ..base import InduceEstimator
 from ..corpus.corpus import Corpus
 from ..kernels import inside_outside as io
 from .grammar import Grammar, full_grammar, read_grammar
@@ -44,7 +45,7 @@ from .trees import nodes_to_tree
 ALGORITHMS = ("em", "vi", "cvi", "mh")
 
 
-class PCFGInducer:
+class PCFGInducer(InduceEstimator):
     """Unsupervised PCFG (CNF) trained by ``em``, ``vi``, ``cvi`` or ``mh``.
 
     Parameters
@@ -210,7 +211,7 @@ class PCFGInducer:
     def save(self, path) -> None:
         g = self.grammar_
         modelfile.save(path, "PCFGInducer",
-                       {"params": self.get_params(), "nonterminals": g.nonterminals, "terminals": g.terminals,
+                       {"params": self._header_params(), "nonterminals": g.nonterminals, "terminals": g.terminals,
                         "history": self.history_, "acceptance_rate": self.acceptance_rate_},
                        {"rules": self.rules_, "emissions": self.emissions_, "counts": self.counts_,
                         "binary_mask": g.binary_mask, "emit_mask": g.emit_mask})
@@ -230,7 +231,8 @@ class PCFGInducer:
         model.n_iter_ = model.n_iter
         return model
 
-    def get_params(self) -> dict:
+    def _header_params(self) -> dict:
+        """The hyperparameters as a model file stores them (a Grammar object is not stored: its rules are)."""
         grammar = self.grammar if isinstance(self.grammar, (str, type(None))) else "<Grammar>"
         return {"n_nonterminals": self.n_nonterminals, "grammar": str(grammar) if grammar else None,
                 "infer": self.infer, "prior": self.prior, "n_iter": self.n_iter, "tag_column": self.tag_column,
