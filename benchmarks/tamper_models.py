@@ -108,37 +108,10 @@ def fit_all(out: Path, kinds: list[str]) -> None:
 
 
 # ------------------------------------------------------------ tampering
-def _first(value):
-    def fn(a):
-        if a.dtype.kind == "b" or a.size == 0 or (isinstance(value, float) and a.dtype.kind != "f"):
-            return None
-        a = a.astype(np.int64) if a.dtype.kind == "u" else a.copy()
-        a.flat[0] = value
-        return a
-    return fn
+# the damage catalogue of the tamper tests ("missing": drop the array), one definition for both
+from tests.test_model_tamper import TAMPERS  # noqa: E402  (run from the repository root)
 
-
-def _big(a):
-    if a.dtype.kind not in "iu" or a.size == 0:
-        return None
-    a = a.astype(np.int64)
-    a.flat[-1] = 2**30
-    return a
-
-
-ARRAY_TAMPERS = {
-    "transposed": lambda a: a.T if a.ndim > 1 and a.T.shape != a.shape else None,
-    "shrunk": lambda a: a[:-1] if a.ndim and a.shape[0] else None,
-    "grown": lambda a: np.concatenate([a, a[-1:]]) if a.ndim and a.shape[0] else None,
-    "extra axis": lambda a: a[None],
-    "nan": _first(np.nan),
-    "inf": _first(np.inf),
-    "negative": _first(-1),
-    "index 2^30": _big,
-    "other dtype": lambda a: a.astype(np.int64) if a.dtype.kind == "f" else a.astype(np.float64),
-    "strings": lambda a: a.astype(str),
-    "missing": None,
-}
+ARRAY_TAMPERS = {name: (None if fn == "missing" else fn) for name, fn in TAMPERS.items()}
 
 
 def _save(path: Path, arrays: dict) -> None:
