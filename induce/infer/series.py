@@ -1,0 +1,242 @@
+"""Inference for HMMs with any conjugate emission family over a list of numeric sequences.
+
+Global state is two statistics arrays without the prior: expected transition counts ``C``
+(``(K+1, K)``, row 0 the start state) and emission statistics ``S`` (``(K, n_stats)``, see
+:mod:`induce.emissions.base`).  Per step, every algorithm turns them into transition parameters
+(:mod:`induce.infer.estimators`) and emission log-rows (the family), runs the one chain kernel
+:func:`induce.kernels.hmm.forward_backward`, and collects new statistics:
+
+* ``em``   -- MAP point estimates (eq. 3.13-3.14 with the prior), rows ``log p(x | eta*)``;
+* ``vi``   -- mean field, ``exp E[log theta]`` (eq. 3.21-3.22) and rows ``E_q[log p(x | eta)]``;
+  objective the ELBO ``sum_i log Z_i - KL(q(theta)||p) - KL(q(eta)||p)``, which never decreases;
+* ``cvi2`` -- thesis 3.7.1: per item subtract its own transition and emission statistics,
+  surrogate transitions ``(C^{\\i} + a)/(C.^{\\i} + K a)`` (eq. 3.49) and predictive rows
+  (eq. 3.96), forward-backward, add the new statistics back;
+* ``svi`` / ``scvi`` -- thesis 3.7.2: minibatches of items, local step with the ``vi`` resp.
+  ``cvi`` potentials of the global statistics, then ``N <- (1 - rho) N + rho * scale * N_batch``
+  (eq. 3.103-3.104) with ``scale`` = all steps / minibatch steps.
+
+Items are whole sequences for ``em`` and ``vi``.  For ``cvi2``, ``svi`` and ``scvi`` a few long
+sequences are cut into subsequences of ``subsequence_length`` steps that act as items (thesis 3.6's
+one-long-series setting; each piece starts from the start row, the boundary dependence is dropped
+while fitting; decoding and scoring always run on whole sequences).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+
+from ..emissions.base import EmissionFamily
+from ..errors import ConfigError
+from ..kernels.hmm import forward_backward, store_sentence, viterbi
+from ..taggers.hmm import dirichlet_kl
+from .estimators import cvi_params, map_params, vi_params
+from .schedules import blend, check_schedule, minibatches, step_size
+
+ALGORITHMS = ("em", "vi", "cvi2", "svi", "scvi")
+
+
+def potentials(logE: np.ndarray) -> tuple[np.ndarray, float]:
+    """``E = exp(logE - max_k logE[t, k])`` and the sum of the row maxima (added back to ``log Z``)."""
+    m = logE.max(axis=1, keepdims=True)
+    m[~np.isfinite(m)] = 0.0
+    return np.exp(logE - m), float(m.sum())
+
+
+def chain_posterior(A: np.ndarray, logE: np.ndarray):
+    """Forward-backward under transitions ``A`` and log-rows ``logE``.
+
+    Returns ``(log Z, gamma (T, K), trans (K+1, K))``: the log normaliser of the chain under the
+    potentials, state marginals and expected transitions (start row first).
+    """
+    T, K = logE.shape
+    E, offset = potentials(logE)
+    fwd, bwd, scale, xi = np.empty((T, K)), np.empty((T, K)), np.empty(T), np.empty((K, K))
+    logz = forward_backward(A, E, T, fwd, bwd, scale, xi) + offset
+    trans, gamma = np.empty((K + 1, K)), np.empty((T, K))
+    store_sentence(A, fwd, bwd, xi, T, trans, gamma)
+    return logz, gamma, trans
+
+
+def viterbi_path(A: np.ndarray, logE: np.ndarray) -> np.ndarray:
+    """Most probable state path under ``A`` and log-rows ``logE``."""
+    T = logE.shape[0]
+    E, _ = potentials(logE)
+    path = np.empty(T, dtype=np.int64)
+    viterbi(A, E, T, path)
+    return path
+
+
+def transitions_from_gamma(gamma: np.ndarray) -> np.ndarray:
+    """Transition statistics of independent per-step responsibilities (used for initialisation)."""
+    K = gamma.shape[1]
+    trans = np.empty((K + 1, K))
+    trans[0] = gamma[0]
+    trans[1:] = gamma[:-1].T @ gamma[1:]
+    return trans
+
+
+def transition_params(infer: str, C: np.ndarray, alpha: float) -> np.ndarray:
+    """Transition parameters the chain sees: MAP (em), ``exp E log`` (vi, svi) or posterior mean (cvi)."""
+    if infer == "em":
+        return map_params(C, alpha)
+    if infer in ("vi", "svi"):
+        return vi_params(C, alpha)
+    return cvi_params(np.maximum(C, 0.0), alpha)
+
+
+def emission_rows(infer: str, family: EmissionFamily, X: np.ndarray, S: np.ndarray) -> np.ndarray:
+    """Emission log-rows ``(T, K)`` of the algorithm: point (em), expected (vi, svi), predictive (cvi)."""
+    if infer == "em":
+        return family.log_likelihood(X, family.point_estimate(S, map=True))
+    if infer in ("vi", "svi"):
+        return family.expected_log_likelihood(X, S)
+    return family.log_predictive(X, S)
+
+
+def split_items(sequences: list[np.ndarray], length: int | None) -> list[np.ndarray]:
+    """Cut sequences into consecutive pieces of at most ``length`` steps (``None``: unchanged)."""
+    if length is None:
+        return list(sequences)
+    return [X[lo:lo + length] for X in sequences for lo in range(0, X.shape[0], length)]
+
+
+def auto_subsequence_length(sequences: list[np.ndarray], min_items: int = 20) -> int | None:
+    """``None`` when there are at least ``min_items`` sequences, else a length giving about that many pieces."""
+    if len(sequences) >= min_items:
+        return None
+    total = sum(X.shape[0] for X in sequences)
+    return max(10, math.ceil(total / min_items))
+
+
+@dataclass
+class FitResult:
+    """Fitted statistics and the run's record."""
+
+    trans: np.ndarray
+    stats: np.ndarray
+    trace: list = field(default_factory=list)
+    n_iter: int = 0
+    converged: bool = False
+
+
+@dataclass
+class SeriesFit:
+    """One fit: the algorithm, its hyperparameters and the data (items) it runs over."""
+
+    family: EmissionFamily
+    n_states: int
+    infer: str = "cvi2"
+    alpha: float = 1.0
+    n_iter: int = 100
+    tol: float = 1e-4
+    batch_size: int = 10
+    tau: float = 1.0
+    kappa: float = 0.6
+    subsequence_length: int | None = None
+    rng: np.random.Generator = field(default_factory=lambda: np.random.default_rng(0))
+    callback: object = None
+
+    def run(self, sequences: list[np.ndarray]) -> FitResult:
+        if self.infer not in ALGORITHMS:
+            raise ConfigError(f"unknown inference {self.infer!r}; expected one of {ALGORITHMS}")
+        if self.infer in ("svi", "scvi"):
+            check_schedule(self.tau, self.kappa, self.batch_size)
+        if self.infer == "em" or self.infer == "vi":
+            items = list(sequences)
+        else:
+            length = self.subsequence_length or auto_subsequence_length(sequences)
+            items = split_items(sequences, length)
+        K = self.n_states
+        stacked = np.vstack(items)
+        gamma0 = self.family.init_gamma(stacked, K, self.rng)
+        cuts = np.cumsum([X.shape[0] for X in items])[:-1]
+        own_S = [self.family.stats(X, g) for X, g in zip(items, np.split(gamma0, cuts))]
+        own_C = [transitions_from_gamma(g) for g in np.split(gamma0, cuts)]
+        step = {"em": self._batch_pass, "vi": self._batch_pass, "cvi2": self._cvi2_pass,
+                "svi": self._stochastic_pass, "scvi": self._stochastic_pass}[self.infer]
+        state = {"S": np.sum(own_S, axis=0), "C": np.sum(own_C, axis=0), "own_S": own_S, "own_C": own_C, "m": 0}
+        result = FitResult(trans=state["C"], stats=state["S"])
+        calm = 0
+        for it in range(self.n_iter):
+            objective = step(items, state)
+            result.trace.append(objective)
+            result.n_iter = it + 1
+            if self.callback is not None:
+                self.callback(it, objective, state)
+            if it > 0:
+                prev = result.trace[-2]
+                calm = calm + 1 if abs(objective - prev) <= self.tol * max(abs(prev), 1e-12) else 0
+                if calm >= 3:
+                    result.converged = True
+                    break
+        if not result.converged:
+            warnings.warn(f"{self.infer} did not converge in {self.n_iter} iterations (tol {self.tol})",
+                          ConvergenceWarning, stacklevel=3)
+        result.trans, result.stats = state["C"], state["S"]
+        return result
+
+    def _batch_pass(self, items, state) -> float:
+        """One em/vi iteration: E-step under the current statistics, then replace them (M-step).
+
+        Objective: em the log-likelihood at the point estimates; vi the ELBO (thesis eq. 3.17 with
+        the local step exact: ``sum log Z - KL`` of transitions and emissions).
+        """
+        C, S = state["C"], state["S"]
+        A = transition_params(self.infer, C, self.alpha)
+        newC, newS = np.zeros_like(C), np.zeros_like(S)
+        total = 0.0
+        for X in items:
+            logz, gamma, trans = chain_posterior(A, emission_rows(self.infer, self.family, X, S))
+            total += logz
+            newC += trans
+            newS += self.family.stats(X, gamma)
+        if self.infer == "vi":
+            total -= dirichlet_kl(C + self.alpha, self.alpha) + self.family.kl(S)
+        state["C"], state["S"] = newC, newS
+        return total
+
+    def _cvi2_pass(self, items, state) -> float:
+        """One cvi2 sweep in a seeded random order (thesis 3.7.1, eq. 3.95-3.96); objective: sum of ``log Z``."""
+        C, S = state["C"], state["S"]
+        total = 0.0
+        for i in self.rng.permutation(len(items)):
+            X = items[i]
+            C -= state["own_C"][i]
+            S -= state["own_S"][i]
+            A = transition_params("cvi2", C, self.alpha)
+            logz, gamma, trans = chain_posterior(A, self.family.log_predictive(X, S))
+            total += logz
+            state["own_C"][i] = trans
+            state["own_S"][i] = self.family.stats(X, gamma)
+            C += trans
+            S += state["own_S"][i]
+        return total
+
+    def _stochastic_pass(self, items, state) -> float:
+        """One epoch of svi/scvi minibatches (thesis 3.7.2, eq. 3.103-3.104); objective: sum of ``log Z``."""
+        C, S = state["C"], state["S"]
+        n_steps = sum(X.shape[0] for X in items)
+        local = "svi" if self.infer == "svi" else "cvi2"
+        total = 0.0
+        for batch in minibatches(len(items), self.batch_size, self.rng):
+            A = transition_params(local, C, self.alpha)
+            bC, bS = np.zeros_like(C), np.zeros_like(S)
+            b_steps = 0
+            for i in batch:
+                X = items[i]
+                logz, gamma, trans = chain_posterior(A, emission_rows(local, self.family, X, S))
+                total += logz
+                bC += trans
+                bS += self.family.stats(X, gamma)
+                b_steps += X.shape[0]
+            rho = step_size(state["m"], self.tau, self.kappa)
+            state["m"] += 1
+            blend(C, bC, rho, n_steps / b_steps)
+            blend(S, bS, rho, n_steps / b_steps)
+        return total
