@@ -103,12 +103,14 @@ def _number(cell: str, path: Path, line: int, name: str) -> float:
 
 def _read_numpy(path: Path, columns) -> SeriesTable:
     try:
-        with np.load(path, allow_pickle=False) as data:
-            arrays = [data[k] for k in data.files] if path.suffix == ".npz" else None
-    except (OSError, ValueError) as exc:
+        loaded = np.load(path, allow_pickle=False)
+        if path.suffix == ".npz":
+            with loaded as data:
+                arrays = [data[k] for k in data.files]
+        else:
+            arrays = [loaded]
+    except (OSError, ValueError, AttributeError) as exc:
         raise CorpusFormatError(str(path), None, None, f"a readable {path.suffix} file without pickles ({exc})") from exc
-    if arrays is None:
-        arrays = [np.load(path, allow_pickle=False)]
     seqs = []
     for n, a in enumerate(arrays):
         a = np.asarray(a)
