@@ -60,7 +60,9 @@ class EmissionFamily(ABC):
     """A conjugate emission family: prior hyperparameters plus arithmetic on statistics arrays.
 
     Data ``X`` are ``(T, dim)`` float arrays (categorical: integer codes in one column).
-    Hyperparameters left as ``None`` are set from data by :meth:`default_prior`.
+    Hyperparameters left as ``None`` are set from data by :meth:`default_prior`.  Only
+    :meth:`check_data` and :meth:`default_prior` validate; every other method takes data that has
+    been through :meth:`check_data` once (validation stays out of the per-iteration path).
     """
 
     name = "?"

@@ -34,18 +34,17 @@ class Categorical(EmissionFamily):
         bad = np.flatnonzero((X[:, 0] < 0) | (X[:, 0] != np.round(X[:, 0])))
         if bad.size:
             raise CorpusFormatError(None, None, str(X[bad[0], 0]), f"a non-negative integer code (step {bad[0]})")
+        if self.n_symbols is not None and X.shape[0] and X[:, 0].max() >= self.n_symbols:
+            raise CorpusFormatError(None, None, str(int(X[:, 0].max())), f"a code below {self.n_symbols}")
         return X
 
     def codes(self, X) -> np.ndarray:
-        """The column as int64 codes, checked against ``n_symbols``."""
-        x = self.check_data(X)[:, 0].astype(np.int64)
-        if self.n_symbols is not None and x.size and x.max() >= self.n_symbols:
-            raise CorpusFormatError(None, None, str(int(x.max())), f"a code below {self.n_symbols}")
-        return x
+        """The column of checked data as int64 codes."""
+        return X[:, 0].astype(np.int64)
 
     def default_prior(self, X):
         if self.n_symbols is None:
-            x = self.codes(X)
+            x = self.codes(self.check_data(X))
             self.n_symbols = int(x.max()) + 1 if x.size else 1
         return self
 

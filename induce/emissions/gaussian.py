@@ -23,17 +23,10 @@ import math
 import numpy as np
 from scipy.special import digamma, gammaln, multigammaln
 
-from ..kernels.emissions import full_rows
+from ..kernels.emissions import full_rows, nw_posterior
 from .base import EmissionFamily, as_rows, register
 
 _LOG_2PI = math.log(2.0 * math.pi)
-
-
-def _chol_inv(M: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """For SPD matrices ``M`` (K, d, d): lower-triangular ``L`` with ``L L' = M^{-1}``, and ``log |M^{-1}|``."""
-    P = np.linalg.inv(M)
-    L = np.linalg.cholesky(0.5 * (P + np.swapaxes(P, 1, 2)))
-    return L, 2.0 * np.log(np.diagonal(L, axis1=1, axis2=2)).sum(axis=1)
 
 
 @register("gaussian")
@@ -84,23 +77,20 @@ class Gaussian(EmissionFamily):
         return np.hstack([np.ones((T, 1)), X, (X[:, :, None] * X[:, None, :]).reshape(T, d * d)])
 
     def stats(self, X, gamma):
-        return gamma.T @ self.features(self.check_data(X))
+        return gamma.T @ self.features(X)
 
     def _split(self, S):
         d = self.dim
         N = np.maximum(S[:, 0], 0.0)
         return N, S[:, 1:1 + d], S[:, 1 + d:].reshape(-1, d, d)
 
+    def _posterior(self, S):
+        """``(kappa_n, nu_n, m_n, Psi_n, chol(Psi_n), log|Psi_n|)`` per state (one compiled call)."""
+        return nw_posterior(np.ascontiguousarray(S, dtype=np.float64), self.m0, self.kappa0, self.nu0, self.Psi0)
+
     def posterior(self, S):
         """``(kappa_n, nu_n, m_n, Psi_n)`` per state from prior + ``S``."""
-        N, sx, sxx = self._split(S)
-        kn = self.kappa0 + N
-        nun = self.nu0 + N
-        mn = (self.kappa0 * self.m0 + sx) / kn[:, None]
-        Psin = (self.Psi0 + sxx + self.kappa0 * np.outer(self.m0, self.m0)
-                - kn[:, None, None] * mn[:, :, None] * mn[:, None, :])
-        Psin = 0.5 * (Psin + np.swapaxes(Psin, 1, 2))
-        return kn, nun, mn, Psin
+        return self._posterior(S)[:4]
 
     def point_estimate(self, S, map=True):
         d = self.dim
@@ -115,32 +105,31 @@ class Gaussian(EmissionFamily):
         cov = np.where(N[:, None, None] > 0, cov, self.Psi0)
         return {"means": mu, "covars": cov + self.min_covar * np.eye(d)}
 
-    def _rows(self, X, mu, L, const, coef, nu):
-        X = self.check_data(X)
+    def _rows(self, X, mu, C, const, coef, nu):
         out = np.empty((X.shape[0], mu.shape[0]))
-        full_rows(X, np.ascontiguousarray(mu), np.ascontiguousarray(L), const, coef, nu, out)
+        full_rows(X, np.ascontiguousarray(mu), np.ascontiguousarray(C), const, coef, nu, out)
         return out
 
     def log_likelihood(self, X, params):
-        L, logdet_prec = _chol_inv(params["covars"])
-        K = L.shape[0]
-        const = 0.5 * logdet_prec - 0.5 * self.dim * _LOG_2PI
-        return self._rows(X, params["means"], L, const, np.full(K, 0.5), np.zeros(K))
+        C = np.linalg.cholesky(params["covars"])
+        K = C.shape[0]
+        const = -np.log(np.diagonal(C, axis1=1, axis2=2)).sum(axis=1) - 0.5 * self.dim * _LOG_2PI
+        return self._rows(X, params["means"], C, const, np.full(K, 0.5), np.zeros(K))
 
-    def _expected_logdet(self, nun, Psin):
+    def _expected_logdet(self, nun, logdet_psi):
         """``E[log |Lambda|] = sum_i psi((nu_n + 1 - i)/2) + d log 2 - log |Psi_n|`` (Bishop eq. 10.65)."""
         d = self.dim
         i = np.arange(1, d + 1)
-        return digamma((nun[:, None] + 1.0 - i) / 2.0).sum(axis=1) + d * math.log(2.0) - np.linalg.slogdet(Psin)[1]
+        return digamma((nun[:, None] + 1.0 - i) / 2.0).sum(axis=1) + d * math.log(2.0) - logdet_psi
 
     def expected_log_likelihood(self, X, S):
         """``1/2 E log|Lambda| - d/2 log 2 pi - d/(2 kappa_n) - nu_n/2 (x - m_n)' Psi_n^{-1} (x - m_n)`` (Bishop eq. 10.64)."""
-        kn, nun, mn, Psin = self.posterior(S)
+        kn, nun, mn, _, chol, logdet = self._posterior(S)
         d = self.dim
-        L, _ = _chol_inv(Psin / nun[:, None, None])  # L L' = E[Lambda] = nu_n Psi_n^{-1}
-        const = 0.5 * self._expected_logdet(nun, Psin) - 0.5 * d * _LOG_2PI - 0.5 * d / kn
+        # E[Lambda]^{-1} = Psi_n / nu_n, whose Cholesky factor is chol(Psi_n) / sqrt(nu_n)
+        const = 0.5 * self._expected_logdet(nun, logdet) - 0.5 * d * _LOG_2PI - 0.5 * d / kn
         K = S.shape[0]
-        return self._rows(X, mn, L, const, np.full(K, 0.5), np.zeros(K))
+        return self._rows(X, mn, chol / np.sqrt(nun)[:, None, None], const, np.full(K, 0.5), np.zeros(K))
 
     def predictive_params(self, S):
         """Student-t ``(dof, location, scale matrix)`` per state (thesis eq. 3.96)."""
@@ -149,11 +138,13 @@ class Gaussian(EmissionFamily):
         return dof, mn, Psin * ((kn + 1.0) / (kn * dof))[:, None, None]
 
     def log_predictive(self, X, S):
-        dof, loc, shape = self.predictive_params(S)
+        kn, nun, mn, _, chol, logdet = self._posterior(S)
         d = self.dim
-        L, logdet_prec = _chol_inv(shape)
-        const = gammaln((dof + d) / 2.0) - gammaln(dof / 2.0) - 0.5 * d * np.log(dof * math.pi) + 0.5 * logdet_prec
-        return self._rows(X, loc, L, const, (dof + d) / 2.0, dof)
+        dof = nun - d + 1.0
+        c = (kn + 1.0) / (kn * dof)  # scale matrix = c Psi_n, factor sqrt(c) chol(Psi_n)
+        const = (gammaln((dof + d) / 2.0) - gammaln(dof / 2.0) - 0.5 * d * np.log(dof * math.pi)
+                 - 0.5 * (logdet + d * np.log(c)))
+        return self._rows(X, mn, chol * np.sqrt(c)[:, None, None], const, (dof + d) / 2.0, dof)
 
     def kl(self, S):
         """``KL(NW(m_n, kappa_n, Psi_n, nu_n) || NW(m0, kappa0, Psi0, nu0))`` summed over states.
@@ -161,13 +152,12 @@ class Gaussian(EmissionFamily):
         Wishart part (scale ``W = Psi^{-1}``) plus the expected Gaussian part
         ``1/2 [d kappa0/kappa_n - d + d log(kappa_n/kappa0) + kappa0 nu_n D' Psi_n^{-1} D]``, ``D = m_n - m0``.
         """
-        kn, nun, mn, Psin = self.posterior(S)
+        kn, nun, mn, Psin, _, logdet_n = self._posterior(S)
         d, k0, nu0 = self.dim, self.kappa0, self.nu0
-        logdet_n = np.linalg.slogdet(Psin)[1]
         logdet_0 = np.linalg.slogdet(self.Psi0)[1]
         Pinv = np.linalg.inv(Psin)
         tr = np.einsum("ij,kji->k", self.Psi0, Pinv)
-        e_logdet = self._expected_logdet(nun, Psin)
+        e_logdet = self._expected_logdet(nun, logdet_n)
         kl_w = (nun / 2.0 * logdet_n - nu0 / 2.0 * logdet_0 - (nun - nu0) * d / 2.0 * math.log(2.0)
                 - multigammaln(nun / 2.0, d) + multigammaln(nu0 / 2.0, d)
                 + (nun - nu0) / 2.0 * e_logdet - nun * d / 2.0 + nun / 2.0 * tr)

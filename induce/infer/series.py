@@ -160,7 +160,9 @@ class SeriesFit:
         own_C = [transitions_from_gamma(g) for g in np.split(gamma0, cuts)]
         step = {"em": self._batch_pass, "vi": self._batch_pass, "cvi2": self._cvi2_pass,
                 "svi": self._stochastic_pass, "scvi": self._stochastic_pass}[self.infer]
-        state = {"S": np.sum(own_S, axis=0), "C": np.sum(own_C, axis=0), "own_S": own_S, "own_C": own_C, "m": 0}
+        bounds = np.concatenate([[0], np.cumsum([X.shape[0] for X in items])])
+        state = {"S": np.sum(own_S, axis=0), "C": np.sum(own_C, axis=0), "own_S": own_S, "own_C": own_C, "m": 0,
+                 "stacked": stacked, "bounds": list(zip(bounds[:-1], bounds[1:]))}
         result = FitResult(trans=state["C"], stats=state["S"])
         calm = 0
         for it in range(self.n_iter):
@@ -187,18 +189,19 @@ class SeriesFit:
         Objective: em the log-likelihood at the point estimates; vi the ELBO (thesis eq. 3.17 with
         the local step exact: ``sum log Z - KL`` of transitions and emissions).
         """
-        C, S = state["C"], state["S"]
+        C, S, stacked = state["C"], state["S"], state["stacked"]
         A = transition_params(self.infer, C, self.alpha)
-        newC, newS = np.zeros_like(C), np.zeros_like(S)
+        rows = emission_rows(self.infer, self.family, stacked, S)  # one family call for all sequences
+        gamma = np.empty_like(rows)
+        newC = np.zeros_like(C)
         total = 0.0
-        for X in items:
-            logz, gamma, trans = chain_posterior(A, emission_rows(self.infer, self.family, X, S))
+        for lo, hi in state["bounds"]:
+            logz, gamma[lo:hi], trans = chain_posterior(A, rows[lo:hi])
             total += logz
             newC += trans
-            newS += self.family.stats(X, gamma)
         if self.infer == "vi":
             total -= dirichlet_kl(C + self.alpha, self.alpha) + self.family.kl(S)
-        state["C"], state["S"] = newC, newS
+        state["C"], state["S"] = newC, self.family.stats(stacked, gamma)
         return total
 
     def _cvi2_pass(self, items, state) -> float:

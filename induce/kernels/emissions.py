@@ -15,31 +15,75 @@ from numba import njit
 
 
 @njit(cache=True, fastmath=True)
-def full_rows(X, mu, L, const, coef, nu, out):
+def full_rows(X, mu, C, const, coef, nu, out):
     """Quadratic-form rows of a full-covariance Gaussian or multivariate Student-t.
 
-    With ``q = ||L_k' (x_t - mu_k)||^2`` (so ``q = delta' Lambda_k delta`` for ``Lambda_k = L_k L_k'``):
+    ``C[k]`` is a lower-triangular factor of the state's (scale) matrix ``Sigma_k = C_k C_k'``;
+    with ``q = ||C_k^{-1} (x_t - mu_k)||^2 = delta' Sigma_k^{-1} delta`` (forward substitution):
     ``out[t, k] = const[k] - coef[k] * q`` when ``nu[k] <= 0`` (Gaussian, ``coef = 1/2``), else
     ``const[k] - coef[k] * log(1 + q / nu[k])`` (Student-t with ``nu`` degrees of freedom,
     ``coef = (nu + d) / 2``; thesis eq. 3.96 for the Normal-Wishart pair).
     """
     T, d = X.shape
     K = mu.shape[0]
-    delta = np.empty(d)
+    y = np.empty(d)
     for t in range(T):
         for k in range(K):
-            for i in range(d):
-                delta[i] = X[t, i] - mu[k, i]
             q = 0.0
-            for j in range(d):
-                acc = 0.0
-                for i in range(j, d):  # L lower triangular: L[i, j] = 0 for i < j
-                    acc += L[k, i, j] * delta[i]
-                q += acc * acc
+            for i in range(d):
+                acc = X[t, i] - mu[k, i]
+                for j in range(i):
+                    acc -= C[k, i, j] * y[j]
+                y[i] = acc / C[k, i, i]
+                q += y[i] * y[i]
             if nu[k] > 0.0:
                 out[t, k] = const[k] - coef[k] * math.log1p(q / nu[k])
             else:
                 out[t, k] = const[k] - coef[k] * q
+
+
+@njit(cache=True)
+def nw_posterior(S, m0, kappa0, nu0, Psi0):
+    """Normal-Wishart posterior per state from statistics rows ``[N, sum x, sum x x']``.
+
+    Returns ``kappa_n, nu_n, m_n, Psi_n``, the lower Cholesky factor of ``Psi_n`` and ``log |Psi_n|``
+    (``kappa_n = kappa0 + N``, ``nu_n = nu0 + N``, ``m_n = (kappa0 m0 + sum x) / kappa_n``,
+    ``Psi_n = Psi0 + sum x x' + kappa0 m0 m0' - kappa_n m_n m_n'``); ``N`` is clipped at 0.
+    """
+    K = S.shape[0]
+    d = m0.shape[0]
+    kn = np.empty(K)
+    nun = np.empty(K)
+    mn = np.empty((K, d))
+    Psin = np.empty((K, d, d))
+    chol = np.zeros((K, d, d))
+    logdet = np.empty(K)
+    for k in range(K):
+        N = max(S[k, 0], 0.0)
+        kn[k] = kappa0 + N
+        nun[k] = nu0 + N
+        for i in range(d):
+            mn[k, i] = (kappa0 * m0[i] + S[k, 1 + i]) / kn[k]
+        for i in range(d):
+            for j in range(i + 1):
+                v = (Psi0[i, j] + 0.5 * (S[k, 1 + d + i * d + j] + S[k, 1 + d + j * d + i])
+                     + kappa0 * m0[i] * m0[j] - kn[k] * mn[k, i] * mn[k, j])
+                Psin[k, i, j] = v
+                Psin[k, j, i] = v
+        ld = 0.0
+        for i in range(d):
+            for j in range(i + 1):
+                acc = Psin[k, i, j]
+                for m in range(j):
+                    acc -= chol[k, i, m] * chol[k, j, m]
+                if i == j:
+                    acc = math.sqrt(max(acc, 1e-300))
+                    chol[k, i, i] = acc
+                    ld += 2.0 * math.log(acc)
+                else:
+                    chol[k, i, j] = acc / chol[k, j, j]
+        logdet[k] = ld
+    return kn, nun, mn, Psin, chol, logdet
 
 
 @njit(cache=True, fastmath=True)

@@ -134,7 +134,7 @@ def test_poisson_predictive_expectation_kl():
                         axis=(1, 2)))
     assert f.kl(S) == pytest.approx(mc, rel=0.03)
     with pytest.raises(CorpusFormatError):
-        f.stats(np.array([[1.5, 2.0]]), gamma[:1])
+        f.check_data(np.array([[1.5, 2.0]]))
 
 
 def test_categorical_against_hand_formulas():
