@@ -4,6 +4,7 @@ Usage::
 
     python benchmarks/series_bench.py real [--seeds 3] [--iterations 200]
     python benchmarks/series_bench.py speed [--iterations 5] [--sequences 100] [--length 3000]
+    python benchmarks/series_bench.py fig1a [--repeats 3] [--sequences 100] [--length 3000]
 
 ``real``: every series of ``timeseries/`` (Nile, faithful, geyser, EuStock log returns x 100,
 monthly sunspots and lynx as Poisson counts): fit on the first 80% of each series, report the
@@ -12,9 +13,13 @@ held-out log-likelihood per step of the last 20% *given the first 80%*
 (``GaussianHMM(covariance_type="full")`` / ``PoissonHMM``) on identical data and K, mean and sd over
 seeds; one segmentation picture per series (cvi2, seed 0) under ``benchmarks/results/``.
 ``speed``: seconds per iteration of induce em and cvi2 (Gaussian, full covariance) against hmmlearn
-GaussianHMM EM from the same starting parameters, on data sampled from a 10-state 2-D Gaussian HMM
+GaussianHMM EM (default ``implementation="log"`` and ``"scaling"``) from fixed starting parameters, on data sampled from a 10-state 2-D Gaussian HMM
 (``--sequences`` x ``--length`` steps, paper 002 Fig. 1(a) sizes by default) and on EuStock.
-Both modes print a table and write JSON under ``benchmarks/results/``.
+``fig1a``: paper 002 Fig. 1(a) with a finite 10-state HMM instead of the HDP-HMM: sampled 2-D
+Gaussian data (``--sequences`` x ``--length``), 95% of the sequences for training and 5% held out,
+held-out predictive log-likelihood per step (posterior-mean transitions, Student-t rows) against
+wall time for batch vi and cvi2 (per pass) and svi and scvi (per minibatch, one epoch).
+Every mode prints a table and writes JSON under ``benchmarks/results/``.
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from induce.emissions import get_family  # noqa: E402
-from induce.infer.series import SeriesFit  # noqa: E402
+from induce.infer.series import SeriesFit, chain_posterior, transition_params  # noqa: E402
 from induce.series import HMMSegmenter, read_series  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
@@ -153,7 +158,7 @@ def time_induce(seqs, infer, K, n_iter, seed=0) -> float:
     return float(np.median(np.diff(stamps)))
 
 
-def time_hmmlearn(seqs, K, n_iter, seed=0) -> float:
+def time_hmmlearn(seqs, K, n_iter, seed=0, implementation="log") -> float:
     """hmmlearn GaussianHMM EM seconds per iteration from fixed parameters (no k-means in the timing)."""
     from hmmlearn.hmm import GaussianHMM
 
@@ -161,7 +166,7 @@ def time_hmmlearn(seqs, K, n_iter, seed=0) -> float:
     lengths = [len(s) for s in seqs]
     rng = np.random.default_rng(seed)
     h = GaussianHMM(n_components=K, covariance_type="full", n_iter=n_iter, tol=-np.inf, init_params="",
-                    random_state=seed)
+                    random_state=seed, implementation=implementation)
     h.startprob_ = np.full(K, 1.0 / K)
     h.transmat_ = np.full((K, K), 1.0 / K)
     h.means_ = X[rng.choice(len(X), K, replace=False)]
@@ -181,15 +186,88 @@ def speed(args) -> dict:
         steps = sum(len(s) for s in seqs)
         row = {"steps": steps, "K": K, "dim": seqs[0].shape[1],
                "hmmlearn_em": time_hmmlearn(seqs, K, args.iterations),
+               "hmmlearn_em_scaling": time_hmmlearn(seqs, K, args.iterations, implementation="scaling"),
                "induce_em": time_induce(seqs, "em", K, args.iterations),
                "induce_cvi2": time_induce(seqs, "cvi2", K, args.iterations)}
         row["speedup_em"] = row["hmmlearn_em"] / row["induce_em"]
         row["speedup_cvi2"] = row["hmmlearn_em"] / row["induce_cvi2"]
+        row["speedup_em_vs_scaling"] = row["hmmlearn_em_scaling"] / row["induce_em"]
+        row["speedup_cvi2_vs_scaling"] = row["hmmlearn_em_scaling"] / row["induce_cvi2"]
         out[name] = row
         print(f"{name:8s} T={steps} K={K}: hmmlearn EM {row['hmmlearn_em']:.4f} s/it, induce em "
               f"{row['induce_em']:.4f} ({row['speedup_em']:.1f}x), cvi2 {row['induce_cvi2']:.4f} "
-              f"({row['speedup_cvi2']:.1f}x)", flush=True)
+              f"({row['speedup_cvi2']:.1f}x); hmmlearn scaling {row['hmmlearn_em_scaling']:.4f} "
+              f"(em {row['speedup_em_vs_scaling']:.1f}x, cvi2 {row['speedup_cvi2_vs_scaling']:.1f}x)", flush=True)
     return out
+
+
+def heldout_predictive(family, C, S, test, alpha=1.0) -> float:
+    """Held-out log-likelihood per step under posterior-mean transitions and the predictive rows (eq. 3.96)."""
+    A = transition_params("cvi2", C, alpha)
+    return sum(chain_posterior(A, family.log_predictive(x, S))[0] for x in test) / sum(len(x) for x in test)
+
+
+def fig1a(args) -> dict:
+    """Paper 002 Fig. 1(a), HMM version: held-out predictive log-likelihood against wall time."""
+    K = 10
+    out = {"runs": []}
+    for rep in range(args.repeats):
+        rng = np.random.default_rng(100 + rep)
+        seqs = sample_gaussian_hmm(args.sequences, args.length, K, rng)
+        n_test = max(1, int(round(0.05 * len(seqs))))
+        train, test = seqs[:-n_test], seqs[-n_test:]
+        family = get_family("gaussian").default_prior(np.vstack(train))
+        for infer in args.algorithms.split(","):
+            trace, clock = [], {"eval": 0.0}
+
+            def record(state, clock=clock, trace=trace):
+                t = time.perf_counter()
+                if "t0" not in clock:
+                    clock["t0"] = t
+                score = heldout_predictive(family, state["C"], state["S"], test)
+                trace.append((t - clock["t0"] - clock["eval"], score))
+                clock["eval"] += time.perf_counter() - t
+
+            stochastic = infer in ("svi", "scvi")
+            fit = SeriesFit(family, K, infer, n_iter=args.epochs if stochastic else args.iterations, tol=0.0,
+                            batch_size=args.batch_size, rng=np.random.default_rng(rep),
+                            callback=None if stochastic else (lambda it, obj, state: record(state)),
+                            batch_callback=(lambda m, state: record(state)) if stochastic else None)
+            if stochastic:
+                fit.callback = lambda it, obj, state: record(state) if it < 0 else None
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                fit.run(train)
+            out["runs"].append({"repeat": rep, "infer": infer, "trace": trace})
+            print(f"repeat {rep} {infer:5s} final held-out {trace[-1][1]:.4f} at {trace[-1][0]:.2f} s "
+                  f"({len(trace) - 1} updates)", flush=True)
+    plot_fig1a(out, args)
+    return out
+
+
+def plot_fig1a(out, args) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5.0, 3.2), dpi=80)
+    colours = {"vi": "C0", "cvi2": "C1", "svi": "C2", "scvi": "C3"}
+    for run in out["runs"]:
+        t, y = zip(*run["trace"])
+        ax.plot(t, y, color=colours.get(run["infer"], "k"), lw=0.8, alpha=0.8,
+                label=run["infer"] if run["repeat"] == 0 else None)
+    ax.set_xlabel("wall seconds (held-out evaluation excluded)", fontsize=8)
+    ax.set_ylabel("held-out log-lik per step", fontsize=8)
+    ax.set_title(f"HMM K=10, 2-D Gaussian, {args.sequences} x {args.length} steps (paper 002 Fig. 1a, HMM)",
+                 fontsize=7)
+    lo = np.percentile([y for r in out["runs"] for _, y in r["trace"][1:]], 5)
+    ax.set_ylim(lo - 0.05, None)
+    ax.legend(fontsize=7)
+    ax.tick_params(labelsize=7)
+    fig.tight_layout()
+    fig.savefig(RESULTS / "series_fig1a.png")
+    plt.close(fig)
 
 
 def main(argv=None) -> int:
@@ -203,9 +281,17 @@ def main(argv=None) -> int:
     s.add_argument("--iterations", type=int, default=5)
     s.add_argument("--sequences", type=int, default=100)
     s.add_argument("--length", type=int, default=3000)
+    f = sub.add_parser("fig1a")
+    f.add_argument("--repeats", type=int, default=3)
+    f.add_argument("--sequences", type=int, default=100)
+    f.add_argument("--length", type=int, default=3000)
+    f.add_argument("--iterations", type=int, default=15, help="batch passes (vi, cvi2)")
+    f.add_argument("--epochs", type=int, default=1, help="stochastic passes (svi, scvi)")
+    f.add_argument("--batch-size", type=int, default=5, help="sequences per minibatch")
+    f.add_argument("--algorithms", default="vi,cvi2,svi,scvi")
     args = parser.parse_args(argv)
     RESULTS.mkdir(parents=True, exist_ok=True)
-    result = real(args) if args.mode == "real" else speed(args)
+    result = {"real": real, "speed": speed, "fig1a": fig1a}[args.mode](args)
     (RESULTS / f"series_{args.mode}.json").write_text(json.dumps({"args": vars(args), "results": result}, indent=1))
     return 0
 

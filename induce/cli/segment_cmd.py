@@ -14,7 +14,8 @@ import time
 import numpy as np
 
 from ..atomic import atomic_write
-from ..errors import ConfigError
+from ..emissions import get_family
+from ..errors import ConfigError, CorpusFormatError
 from ..infer.series import ALGORITHMS
 from .common import emit
 
@@ -84,6 +85,10 @@ def register(sub) -> None:
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     p.add_argument("--heldout", type=_fraction, default=0.0, metavar="FRACTION",
                    help="hold out the last FRACTION of each series and report its log-likelihood per step")
+    p.add_argument("--decode", choices=("viterbi", "posterior"), default="viterbi",
+                   help="state labels: Viterbi path or per-step posterior argmax (default viterbi)")
+    p.add_argument("--round", action="store_true",
+                   help="round values to the nearest integer first (counts stored with decimals, for poisson)")
     p.add_argument("--posteriors", action="store_true", help="add p_state_k columns (posterior marginals)")
     p.add_argument("--save-model", metavar="MODEL", help="save the fitted model (.npz)")
     p.add_argument("--load", metavar="MODEL", help="load a saved model instead of fitting")
@@ -113,7 +118,7 @@ def run(args) -> int:
     from ..series import HMMSegmenter, read_series
 
     table = read_series(args.series, args.columns, args.id_column)
-    seqs = table.sequences
+    seqs = [np.round(x) for x in table.sequences] if args.round else table.sequences
     summary = {"series": table.path, "columns": table.columns, "sequences": len(seqs),
                "steps": int(sum(x.shape[0] for x in seqs))}
     start = time.perf_counter()
@@ -125,6 +130,12 @@ def run(args) -> int:
         model = HMMSegmenter(n_states=args.states, emission=args.emission, infer=args.infer, n_iter=args.iterations,
                              tol=args.tol, alpha=args.alpha, batch_size=args.batch_size, tau=args.tau,
                              kappa=args.kappa, subsequence_length=args.subseq_length, random_state=args.seed)
+    family = model.family_ if args.load else get_family(args.emission)
+    for i, x in enumerate(seqs):
+        try:
+            family.check_data(x)
+        except CorpusFormatError as exc:
+            raise table.locate(exc, i) from None
     train, test = _split_heldout(seqs, args.heldout) if args.heldout > 0 else (seqs, None)
     if not args.load:
         model.fit(train)
@@ -135,7 +146,7 @@ def run(args) -> int:
     if test is not None:
         summary["heldout_steps"] = int(sum(x.shape[0] for x in test))
         summary["heldout_loglik_per_step"] = model.score(test, context=train)
-    paths = model.predict(seqs)
+    paths = model.predict(seqs, decode=args.decode)
     summary["state_counts"] = np.bincount(np.concatenate(paths), minlength=model.n_states).tolist()
     if args.output:
         _write(args.output, table, paths, model.predict_proba(seqs) if args.posteriors else None)

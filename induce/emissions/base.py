@@ -78,8 +78,10 @@ class EmissionFamily(ABC):
             X = X[:, None]
         if X.ndim != 2:
             raise ConfigError(f"{self.name} emissions take (T, dim) arrays, got shape {X.shape}")
-        if not np.all(np.isfinite(X)):
-            raise CorpusFormatError(None, None, None, "finite numeric values")
+        finite = np.isfinite(X).all(axis=1)
+        if not finite.all():
+            step = int(np.argmin(finite))
+            raise bad_step(step, str(X[step].tolist()), "finite numeric values")
         if self.dim is not None and X.shape[1] != self.dim:
             raise ConfigError(f"{self.name} emissions were set up for {self.dim} columns, got {X.shape[1]}")
         return X
@@ -153,6 +155,14 @@ class EmissionFamily(ABC):
     def header(self) -> dict:
         """JSON-serialisable description (name, dimension, scalar hyperparameters) for saved models."""
         return {"name": self.name, "dim": self.dim}
+
+
+def bad_step(step: int, text: str, expected: str) -> CorpusFormatError:
+    """A data error at 0-based ``step`` of a sequence; readers map ``error.step`` to ``file:line``."""
+    error = CorpusFormatError(None, None, text, f"{expected} (step {step})")
+    error.step = int(step)
+    error.bare = expected
+    return error
 
 
 def as_rows(values: np.ndarray, name: str, shape: tuple[int, ...]) -> np.ndarray:

@@ -11,10 +11,10 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import digamma
 
-from ..errors import ConfigError, CorpusFormatError
+from ..errors import ConfigError
 from ..infer.estimators import cvi_params, em_params, map_params
 from ..taggers.hmm import dirichlet_kl
-from .base import EmissionFamily, as_rows, register
+from .base import EmissionFamily, as_rows, bad_step, register
 
 
 @register("categorical")
@@ -33,9 +33,10 @@ class Categorical(EmissionFamily):
             raise ConfigError(f"categorical emissions take one column of integer codes, got {X.shape[1]}")
         bad = np.flatnonzero((X[:, 0] < 0) | (X[:, 0] != np.round(X[:, 0])))
         if bad.size:
-            raise CorpusFormatError(None, None, str(X[bad[0], 0]), f"a non-negative integer code (step {bad[0]})")
+            raise bad_step(bad[0], str(X[bad[0], 0]), "a non-negative integer code")
         if self.n_symbols is not None and X.shape[0] and X[:, 0].max() >= self.n_symbols:
-            raise CorpusFormatError(None, None, str(int(X[:, 0].max())), f"a code below {self.n_symbols}")
+            step = int(np.argmax(X[:, 0]))
+            raise bad_step(step, str(int(X[step, 0])), f"a code below {self.n_symbols}")
         return X
 
     def codes(self, X) -> np.ndarray:

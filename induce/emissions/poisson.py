@@ -13,9 +13,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import digamma, gammaln
 
-from ..errors import CorpusFormatError
 from ..kernels.emissions import nbinom_rows
-from .base import EmissionFamily, as_rows, register
+from .base import EmissionFamily, as_rows, bad_step, register
 
 
 def gamma_kl(a1, b1, a0, b0):
@@ -39,7 +38,7 @@ class Poisson(EmissionFamily):
         X = super().check_data(X)
         bad = np.flatnonzero(np.any((X < 0) | (X != np.round(X)), axis=1))
         if bad.size:
-            raise CorpusFormatError(None, None, str(X[bad[0]].tolist()), f"non-negative integer counts (step {bad[0]})")
+            raise bad_step(bad[0], str(X[bad[0]].tolist()), "non-negative integer counts")
         return X
 
     def default_prior(self, X):

@@ -140,7 +140,10 @@ class SeriesFit:
     kappa: float = 0.6
     subsequence_length: int | None = None
     rng: np.random.Generator = field(default_factory=lambda: np.random.default_rng(0))
+    #: ``callback(iteration, objective, state)`` after every pass (iteration -1: the initial state);
+    #: ``batch_callback(update_number, state)`` after every svi/scvi minibatch update.
     callback: object = None
+    batch_callback: object = None
 
     def run(self, sequences: list[np.ndarray]) -> FitResult:
         if self.infer not in ALGORITHMS:
@@ -164,6 +167,8 @@ class SeriesFit:
         state = {"S": np.sum(own_S, axis=0), "C": np.sum(own_C, axis=0), "own_S": own_S, "own_C": own_C, "m": 0,
                  "stacked": stacked, "bounds": list(zip(bounds[:-1], bounds[1:]))}
         result = FitResult(trans=state["C"], stats=state["S"])
+        if self.callback is not None:
+            self.callback(-1, None, state)  # the initial statistics
         calm = 0
         for it in range(self.n_iter):
             objective = step(items, state)
@@ -242,4 +247,6 @@ class SeriesFit:
             state["m"] += 1
             blend(C, bC, rho, n_steps / b_steps)
             blend(S, bS, rho, n_steps / b_steps)
+            if self.batch_callback is not None:
+                self.batch_callback(state["m"], state)
         return total

@@ -33,6 +33,18 @@ class SeriesTable:
     sequences: list[np.ndarray]
     rows: list[list[str]] = field(default_factory=list)
     seq_of_row: list[int] = field(default_factory=list)
+    lines: list[list[int]] = field(default_factory=list)
+
+    def locate(self, error: CorpusFormatError, seq: int) -> CorpusFormatError:
+        """``error`` raised at ``error.step`` of sequence ``seq`` (see :func:`induce.emissions.base.bad_step`),
+        re-addressed to this file and line (CSV/TSV) or array (``.npy``/``.npz``)."""
+        step = getattr(error, "step", None)
+        if step is None:
+            return error
+        expected = getattr(error, "bare", error.expected)
+        if seq < len(self.lines) and step < len(self.lines[seq]):
+            return CorpusFormatError(self.path, self.lines[seq][step], error.text, expected)
+        return CorpusFormatError(self.path, None, error.text, f"{expected} (array {seq}, step {step})")
 
 
 def read_series(path, columns: list[str] | None = None, id_column: str | None = None) -> SeriesTable:
@@ -67,25 +79,30 @@ def _read_delimited(path: Path, columns, id_column) -> SeriesTable:
         id_at = index.get(id_column) if id_column is not None else None
         table = SeriesTable(str(path), header, list(columns), [])
         current: list[list[float]] = []
+        current_lines: list[int] = []
         last_id = None
         for cells in reader:
             line = reader.line_num
             if not cells or all(not c.strip() for c in cells):
                 if current:
                     table.sequences.append(np.asarray(current))
-                    current = []
+                    table.lines.append(current_lines)
+                    current, current_lines = [], []
                 continue
             if len(cells) != len(header):
                 raise CorpusFormatError(str(path), line, delimiter.join(cells), f"{len(header)} fields like the header")
             if id_at is not None and cells[id_at] != last_id and current:
                 table.sequences.append(np.asarray(current))
-                current = []
+                table.lines.append(current_lines)
+                current, current_lines = [], []
             last_id = cells[id_at] if id_at is not None else None
             current.append([_number(cells[i], path, line, header[i]) for i in picks])
+            current_lines.append(line)
             table.rows.append(cells)
             table.seq_of_row.append(len(table.sequences))
         if current:
             table.sequences.append(np.asarray(current))
+            table.lines.append(current_lines)
     if not table.sequences:
         raise CorpusFormatError(str(path), None, None, "at least one data row after the header")
     return table

@@ -84,9 +84,10 @@ class HMMSegmenter(BaseEstimator):
         family = copy.deepcopy(get_family(self.emission))
         seqs = [family.check_data(x) for x in seqs]
         family.default_prior(np.vstack(seqs))
-        result = SeriesFit(family, int(self.n_states), self.infer, float(self.alpha), int(self.n_iter), float(self.tol),
-                           int(self.batch_size), float(self.tau), float(self.kappa), self.subsequence_length,
-                           np.random.default_rng(self.random_state)).run(seqs)
+        result = SeriesFit(family, int(self.n_states), infer=self.infer, alpha=float(self.alpha), n_iter=int(self.n_iter),
+                           tol=float(self.tol), batch_size=int(self.batch_size), tau=float(self.tau),
+                           kappa=float(self.kappa), subsequence_length=self.subsequence_length,
+                           rng=np.random.default_rng(self.random_state)).run(seqs)
         self.family_ = family
         self.trans_counts_ = result.trans
         self.stats_ = result.stats
@@ -117,9 +118,13 @@ class HMMSegmenter(BaseEstimator):
         A = self.transmat()
         return A, [(x, self.log_rows(x)) for x in as_sequences(X)]
 
-    def predict(self, X) -> list[np.ndarray]:
-        """Viterbi state path of each sequence."""
+    def predict(self, X, decode: str = "viterbi") -> list[np.ndarray]:
+        """State path of each sequence: the Viterbi path, or (``decode="posterior"``) ``argmax_k q(z_t = k)``."""
+        if decode not in ("viterbi", "posterior"):
+            raise ConfigError(f"decode must be 'viterbi' or 'posterior', got {decode!r}")
         A, rows = self._each(X)
+        if decode == "posterior":
+            return [chain_posterior(A, r)[1].argmax(axis=1) for _, r in rows]
         return [viterbi_path(A, r) for _, r in rows]
 
     def predict_proba(self, X) -> list[np.ndarray]:

@@ -104,3 +104,26 @@ def test_cli_errors_exit_2(tmp_path, capsys):
         with pytest.raises(SystemExit) as exc:
             main(["segment", str(bad)] + argv)
         assert exc.value.code == 2
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("emission", ["gaussian", "diag-gaussian", "poisson", "categorical"])
+def test_cli_every_family_runs_every_algorithm(tmp_path, corpora, capsys, emission):
+    series = corpora / "timeseries" / "lynx.csv"
+    for infer in ("em", "vi", "cvi2", "svi", "scvi"):
+        out = tmp_path / f"{infer}.csv"
+        rc = main(["segment", str(series), "--columns", "value", "--emission", emission, "--infer", infer,
+                   "--states", "2", "--iterations", "3", "--heldout", "0.2", "--decode", "posterior",
+                   "-o", str(out), "--json"])
+        assert rc == 0
+        info = json.loads(capsys.readouterr().out)
+        assert np.isfinite(info["heldout_loglik_per_step"]) and sum(info["state_counts"]) == 114
+        assert len(list(csv.DictReader(out.open()))) == 114
+
+
+def test_cli_round_makes_decimal_counts_poisson_ready(tmp_path, capsys):
+    series = _write(tmp_path / "c.csv", "v\n1.0\n2.4\n3.6\n10.2\n11\n9.9\n")
+    assert main(["segment", str(series), "--emission", "poisson", "--states", "2", "--infer", "em"]) == 2
+    assert "c.csv:3: expected non-negative integer counts; got '[2.4]'" in capsys.readouterr().err
+    assert main(["segment", str(series), "--emission", "poisson", "--states", "2", "--infer", "em", "--round",
+                 "--json"]) == 0
