@@ -9,7 +9,8 @@ Usage::
 ``real``: every series of ``timeseries/`` (Nile, faithful, geyser, EuStock log returns x 100,
 monthly sunspots and lynx as Poisson counts): fit on the first 80% of each series, report the
 held-out log-likelihood per step of the last 20% *given the first 80%*
-(``[log p(all) - log p(train)] / n_test``) for induce em, vi, cvi2 and hmmlearn EM
+(``[log p(all) - log p(train)] / n_test``) for induce em, vi, cvi2, hdp-cvi (HDP-HMM truncated at
+``--truncation`` states) and hmmlearn EM
 (``GaussianHMM(covariance_type="full")`` / ``PoissonHMM``) on identical data and K, mean and sd over
 seeds; one segmentation picture per series (cvi2, seed 0) under ``benchmarks/results/``.
 ``speed``: seconds per iteration of induce em and cvi2 (Gaussian, full covariance) against hmmlearn
@@ -85,12 +86,13 @@ def real(args) -> dict:
         X = load(name)
         cut = int(round(0.8 * X.shape[0]))
         train, test = X[:cut], X[cut:]
-        scores = {a: [] for a in ("em", "vi", "cvi2", "hmmlearn")}
+        scores = {a: [] for a in ("em", "vi", "cvi2", "hdp-cvi", "hmmlearn")}
         for seed in range(args.seeds):
-            for infer in ("em", "vi", "cvi2"):
+            for infer in ("em", "vi", "cvi2", "hdp-cvi"):
+                states = args.truncation if infer == "hdp-cvi" else K
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    m = HMMSegmenter(K, family, infer=infer, n_iter=args.iterations, random_state=seed).fit(train)
+                    m = HMMSegmenter(states, family, infer=infer, n_iter=args.iterations, random_state=seed).fit(train)
                 scores[infer].append(m.score(test, context=train))
                 if infer == "cvi2" and seed == 0:
                     picture(name, X, cut, m.predict(X)[0], K)
@@ -277,6 +279,7 @@ def main(argv=None) -> int:
     r.add_argument("--seeds", type=int, default=3)
     r.add_argument("--iterations", type=int, default=200)
     r.add_argument("--series", default=",".join(SERIES))
+    r.add_argument("--truncation", type=int, default=8, help="HDP-HMM truncation for hdp-cvi")
     s = sub.add_parser("speed")
     s.add_argument("--iterations", type=int, default=5)
     s.add_argument("--sequences", type=int, default=100)

@@ -14,9 +14,7 @@ import time
 import numpy as np
 
 from ..atomic import atomic_write
-from ..emissions import get_family
 from ..errors import ConfigError, CorpusFormatError
-from ..infer.series import ALGORITHMS
 from .common import emit
 
 FAMILY_NAMES = ("gaussian", "diag-gaussian", "poisson", "categorical")
@@ -67,6 +65,8 @@ def _columns(text: str) -> list[str]:
 
 
 def register(sub) -> None:
+    from ..series.segmenter import INFER
+
     p = sub.add_parser("segment", help="segment numeric time series with an HMM (Gaussian, Poisson, ... emissions)",
                        description="Fit an HMM with conjugate exponential-family emissions to one or more numeric "
                        "sequences and label every step with a state.")
@@ -77,7 +77,8 @@ def register(sub) -> None:
                    help="numeric columns to model (default: all but --id-column)")
     p.add_argument("--id-column", metavar="NAME", help="sequence id column (default: blank lines separate sequences)")
     p.add_argument("--states", type=_positive_int, default=3, help="number of hidden states K (default 3)")
-    p.add_argument("--infer", choices=ALGORITHMS, default="cvi2", help="inference algorithm (default cvi2)")
+    p.add_argument("--infer", choices=INFER, default="cvi2",
+                   help="inference algorithm (default cvi2); hdp-cvi: HDP-HMM truncated at --states")
     p.add_argument("--iterations", type=_positive_int, default=100, help="iteration / epoch cap (default 100)")
     p.add_argument("--tol", type=_non_negative, default=1e-4,
                    help="stop when the objective's relative change stays below this for 3 passes (default 1e-4)")
@@ -93,7 +94,10 @@ def register(sub) -> None:
     p.add_argument("--save-model", metavar="MODEL", help="save the fitted model (.npz)")
     p.add_argument("--load", metavar="MODEL", help="load a saved model instead of fitting")
     p.add_argument("--json", nargs="?", const="-", metavar="FILE", help="print the summary as JSON (or write FILE)")
-    s = p.add_argument_group("stochastic and subsequence options (cvi2, svi, scvi)")
+    h = p.add_argument_group("HDP-HMM (--infer hdp-cvi)")
+    h.add_argument("--gamma", type=_positive, default=1.0, help="initial top-level concentration (default 1, learned)")
+    h.add_argument("--sigma", type=_positive, default=1.0, help="initial transition concentration (default 1, learned)")
+    s = p.add_argument_group("stochastic and subsequence options (cvi2, svi, scvi, hdp-cvi)")
     s.add_argument("--batch-size", type=_positive_int, default=10, metavar="M", help="items per minibatch (default 10)")
     s.add_argument("--tau", type=_non_negative, default=1.0, help="step-size delay (default 1)")
     s.add_argument("--kappa", type=_positive, default=0.6, help="forgetting rate in [0.5, 1] (default 0.6)")
@@ -115,6 +119,7 @@ def _split_heldout(seqs, share):
 
 
 def run(args) -> int:
+    from ..emissions import get_family
     from ..series import HMMSegmenter, read_series
 
     table = read_series(args.series, args.columns, args.id_column)
@@ -129,7 +134,8 @@ def run(args) -> int:
     else:
         model = HMMSegmenter(n_states=args.states, emission=args.emission, infer=args.infer, n_iter=args.iterations,
                              tol=args.tol, alpha=args.alpha, batch_size=args.batch_size, tau=args.tau,
-                             kappa=args.kappa, subsequence_length=args.subseq_length, random_state=args.seed)
+                             kappa=args.kappa, subsequence_length=args.subseq_length, gamma=args.gamma,
+                             sigma=args.sigma, random_state=args.seed)
     family = model.family_ if args.load else get_family(args.emission)
     for i, x in enumerate(seqs):
         try:

@@ -33,6 +33,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from ..emissions.base import EmissionFamily
 from ..errors import ConfigError
+from ..kernels.hdp_qc import HEURISTIC, accumulate_qc
 from ..kernels.hmm import forward_backward, store_sentence, viterbi
 from ..taggers.hmm import dirichlet_kl
 from .estimators import cvi_params, map_params, vi_params
@@ -48,19 +49,23 @@ def potentials(logE: np.ndarray) -> tuple[np.ndarray, float]:
     return np.exp(logE - m), float(m.sum())
 
 
-def chain_posterior(A: np.ndarray, logE: np.ndarray):
+def chain_posterior(A: np.ndarray, logE: np.ndarray, qc: tuple | None = None):
     """Forward-backward under transitions ``A`` and log-rows ``logE``.
 
     Returns ``(log Z, gamma (T, K), trans (K+1, K))``: the log normaliser of the chain under the
-    potentials, state marginals and expected transitions (start row first).
+    potentials, state marginals and expected transitions (start row first).  With
+    ``qc = (logq0, logq0_row)`` the sequence's ``log q(C^i = 0)`` (thesis eq. 5.67, the heuristic of
+    :mod:`induce.kernels.hdp_qc`) is added into them, for the HDP-HMM's table counts.
     """
     T, K = logE.shape
     E, offset = potentials(logE)
     fwd, bwd, scale, xi = np.empty((T, K)), np.empty((T, K)), np.empty(T), np.empty((K, K))
-    logz = forward_backward(A, E, T, fwd, bwd, scale, xi) + offset
+    logz = forward_backward(A, E, T, fwd, bwd, scale, xi)
+    if qc is not None:
+        accumulate_qc(HEURISTIC, A, E, T, fwd, bwd, scale, logz, 0, qc[0], qc[1])
     trans, gamma = np.empty((K + 1, K)), np.empty((T, K))
     store_sentence(A, fwd, bwd, xi, T, trans, gamma)
-    return logz, gamma, trans
+    return logz + offset, gamma, trans
 
 
 def viterbi_path(A: np.ndarray, logE: np.ndarray) -> np.ndarray:
@@ -88,6 +93,14 @@ def transition_params(infer: str, C: np.ndarray, alpha: float) -> np.ndarray:
     if infer in ("vi", "svi"):
         return vi_params(C, alpha)
     return cvi_params(np.maximum(C, 0.0), alpha)
+
+
+def surrogate_transitions(C: np.ndarray, prior: np.ndarray, prior_total: float) -> np.ndarray:
+    """``(C_jk + prior_k) / (C_j. + prior_total)`` with counts clipped at 0: eq. 3.49 for
+    ``prior = alpha``, ``prior_total = K alpha``; the HDP-HMM's eq. 5.38 for ``prior = sigma G[pi_k]``,
+    ``prior_total = sigma``."""
+    C = np.maximum(C, 0.0)
+    return (C + prior) / (C.sum(axis=1, keepdims=True) + prior_total)
 
 
 def emission_rows(infer: str, family: EmissionFamily, X: np.ndarray, S: np.ndarray) -> np.ndarray:
@@ -120,6 +133,9 @@ class FitResult:
 
     trans: np.ndarray
     stats: np.ndarray
+    #: transition prior counts by state and their total for decoding with posterior-mean transitions
+    trans_prior: np.ndarray | None = None
+    trans_prior_total: float = 0.0
     trace: list = field(default_factory=list)
     n_iter: int = 0
     converged: bool = False
@@ -186,7 +202,12 @@ class SeriesFit:
             warnings.warn(f"{self.infer} did not converge in {self.n_iter} iterations (tol {self.tol})",
                           ConvergenceWarning, stacklevel=3)
         result.trans, result.stats = state["C"], state["S"]
+        result.trans_prior, result.trans_prior_total = self.transition_prior()
         return result
+
+    def transition_prior(self) -> tuple[np.ndarray, float]:
+        """Prior counts of every transition row by target state, and their total (``alpha``, ``K alpha``)."""
+        return np.full(self.n_states, self.alpha), self.n_states * self.alpha
 
     def _batch_pass(self, items, state) -> float:
         """One em/vi iteration: E-step under the current statistics, then replace them (M-step).
@@ -209,16 +230,20 @@ class SeriesFit:
         state["C"], state["S"] = newC, self.family.stats(stacked, gamma)
         return total
 
-    def _cvi2_pass(self, items, state) -> float:
-        """One cvi2 sweep in a seeded random order (thesis 3.7.1, eq. 3.95-3.96); objective: sum of ``log Z``."""
+    def _cvi2_pass(self, items, state, qc=None) -> float:
+        """One cvi2 sweep in a seeded random order (thesis 3.7.1, eq. 3.95-3.96); objective: sum of ``log Z``.
+
+        Surrogate transitions from :meth:`transition_prior`; ``qc`` as in :func:`chain_posterior`.
+        """
         C, S = state["C"], state["S"]
+        prior, prior_total = self.transition_prior()
         total = 0.0
         for i in self.rng.permutation(len(items)):
             X = items[i]
             C -= state["own_C"][i]
             S -= state["own_S"][i]
-            A = transition_params("cvi2", C, self.alpha)
-            logz, gamma, trans = chain_posterior(A, self.family.log_predictive(X, S))
+            A = surrogate_transitions(C, prior, prior_total)
+            logz, gamma, trans = chain_posterior(A, self.family.log_predictive(X, S), qc)
             total += logz
             state["own_C"][i] = trans
             state["own_S"][i] = self.family.stats(X, gamma)

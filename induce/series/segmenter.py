@@ -18,10 +18,14 @@ from sklearn.base import BaseEstimator
 from ..emissions import EmissionFamily, get_family
 from ..emissions.base import as_rows
 from ..errors import ConfigError, ModelFormatError
-from ..infer.series import ALGORITHMS, SeriesFit, chain_posterior, emission_rows, transition_params, viterbi_path
+from ..infer.series import (ALGORITHMS, SeriesFit, chain_posterior, emission_rows, surrogate_transitions,
+                            transition_params, viterbi_path)
+from ..infer.series_hdp import HDPSeriesFit
 from ..parsers.params import load_model, save_model
 
 MODEL_KIND = "hmm-segmenter"
+#: every ``infer`` value: the finite-HMM algorithms and batch CVI for the HDP-HMM
+INFER = ALGORITHMS + ("hdp-cvi",)
 
 
 def as_sequences(X) -> list[np.ndarray]:
@@ -42,19 +46,23 @@ class HMMSegmenter(BaseEstimator):
 
     Parameters: ``n_states`` K; ``emission`` a family name (``gaussian``, ``diag-gaussian``,
     ``poisson``, ``categorical``) or an :class:`~induce.emissions.EmissionFamily` (hyperparameters
-    left unset are data-scaled at fit); ``infer`` one of ``em, vi, cvi2, svi, scvi``; ``alpha`` the
-    symmetric Dirichlet prior of transition rows; ``n_iter``/``tol`` the iteration cap and the
+    left unset are data-scaled at fit); ``infer`` one of ``em, vi, cvi2, svi, scvi`` or ``hdp-cvi``
+    (HDP-HMM truncated at ``n_states``, :mod:`induce.infer.series_hdp`, with the initial top-level
+    concentration ``gamma`` and transition concentration ``sigma``, both learned); ``alpha`` the
+    symmetric Dirichlet prior of transition rows (finite HMM); ``n_iter``/``tol`` the iteration cap and the
     relative-change tolerance (3 calm passes); ``batch_size``, ``tau``, ``kappa`` the stochastic
     schedule (items per minibatch, ``rho_m = (tau + m + 1)^-kappa``); ``subsequence_length`` the
     item length for cvi2/svi/scvi (``None``: automatic, see :func:`~induce.infer.series.auto_subsequence_length`).
 
     Fitted attributes: ``family_`` (prior resolved), ``trans_counts_`` (K+1, K), ``stats_``
-    (K, n_stats), ``trace_``, ``n_iter_``, ``converged_``.
+    (K, n_stats), ``trans_prior_`` (K,) and ``trans_prior_total_`` (the transition prior counts used
+    for decoding: ``alpha``, or ``sigma G[pi_k]`` for the HDP-HMM), ``trace_``, ``n_iter_``, ``converged_``.
     """
 
     def __init__(self, n_states: int = 3, emission="gaussian", infer: str = "cvi2", n_iter: int = 100,
                  tol: float = 1e-4, alpha: float = 1.0, batch_size: int = 10, tau: float = 1.0, kappa: float = 0.6,
-                 subsequence_length: int | None = None, random_state: int = 0):
+                 subsequence_length: int | None = None, gamma: float = 1.0, sigma: float = 1.0,
+                 random_state: int = 0):
         self.n_states = n_states
         self.emission = emission
         self.infer = infer
@@ -65,13 +73,17 @@ class HMMSegmenter(BaseEstimator):
         self.tau = tau
         self.kappa = kappa
         self.subsequence_length = subsequence_length
+        self.gamma = gamma
+        self.sigma = sigma
         self.random_state = random_state
 
     def _validate(self):
         if int(self.n_states) < 1:
             raise ConfigError(f"n_states must be at least 1, got {self.n_states}")
-        if self.infer not in ALGORITHMS:
-            raise ConfigError(f"infer must be one of {ALGORITHMS}, got {self.infer!r}")
+        if self.infer not in INFER:
+            raise ConfigError(f"infer must be one of {INFER}, got {self.infer!r}")
+        if not (self.gamma > 0 and self.sigma > 0):
+            raise ConfigError(f"gamma and sigma must be positive, got {self.gamma}, {self.sigma}")
         if int(self.n_iter) < 1 or not self.tol >= 0 or not self.alpha > 0:
             raise ConfigError("n_iter must be >= 1, tol >= 0 and alpha > 0")
         if self.subsequence_length is not None and int(self.subsequence_length) < 2:
@@ -84,13 +96,19 @@ class HMMSegmenter(BaseEstimator):
         family = copy.deepcopy(get_family(self.emission))
         seqs = [family.check_data(x) for x in seqs]
         family.default_prior(np.vstack(seqs))
-        result = SeriesFit(family, int(self.n_states), infer=self.infer, alpha=float(self.alpha), n_iter=int(self.n_iter),
-                           tol=float(self.tol), batch_size=int(self.batch_size), tau=float(self.tau),
-                           kappa=float(self.kappa), subsequence_length=self.subsequence_length,
-                           rng=np.random.default_rng(self.random_state)).run(seqs)
+        common = dict(alpha=float(self.alpha), n_iter=int(self.n_iter), tol=float(self.tol),
+                      batch_size=int(self.batch_size), tau=float(self.tau), kappa=float(self.kappa),
+                      subsequence_length=self.subsequence_length, rng=np.random.default_rng(self.random_state))
+        if self.infer == "hdp-cvi":
+            fit = HDPSeriesFit(family, int(self.n_states), gamma=float(self.gamma), sigma=float(self.sigma), **common)
+        else:
+            fit = SeriesFit(family, int(self.n_states), infer=self.infer, **common)
+        result = fit.run(seqs)
         self.family_ = family
         self.trans_counts_ = result.trans
         self.stats_ = result.stats
+        self.trans_prior_ = result.trans_prior
+        self.trans_prior_total_ = float(result.trans_prior_total)
         self.trace_ = result.trace
         self.n_iter_ = result.n_iter
         self.converged_ = result.converged
@@ -107,7 +125,9 @@ class HMMSegmenter(BaseEstimator):
     def transmat(self) -> np.ndarray:
         """Transition parameters used for decoding, ``(K+1, K)`` with the start row first."""
         self._check_fitted()
-        return transition_params(self._decode_rule(), self.trans_counts_, float(self.alpha))
+        if self.infer == "em":
+            return transition_params("em", self.trans_counts_, float(self.alpha))
+        return surrogate_transitions(self.trans_counts_, self.trans_prior_, self.trans_prior_total_)
 
     def log_rows(self, X: np.ndarray) -> np.ndarray:
         """Per-step, per-state emission log-rows used for decoding and scoring."""
@@ -154,7 +174,8 @@ class HMMSegmenter(BaseEstimator):
     def save(self, path) -> None:
         """npz arrays + JSON header (no pickle), written atomically."""
         self._check_fitted()
-        arrays = {"trans_counts": self.trans_counts_, "stats": self.stats_, "trace": np.asarray(self.trace_, float)}
+        arrays = {"trans_counts": self.trans_counts_, "stats": self.stats_, "trace": np.asarray(self.trace_, float),
+                  "trans_prior": self.trans_prior_, "trans_prior_total": np.asarray(self.trans_prior_total_)}
         arrays.update({f"prior_{k}": np.asarray(v, dtype=np.float64) for k, v in self.family_.prior_arrays().items()})
         meta = {"params": {k: v for k, v in self.get_params().items() if k != "emission"},
                 "family": self.family_.header(), "n_iter_": self.n_iter_, "converged_": bool(self.converged_)}
@@ -176,6 +197,8 @@ class HMMSegmenter(BaseEstimator):
         K = int(model.n_states)
         model.trans_counts_ = as_rows(arrays.get("trans_counts"), "trans_counts", (K + 1, K))
         model.stats_ = as_rows(arrays.get("stats"), "stats", (K, family.n_stats))
+        model.trans_prior_ = as_rows(arrays.get("trans_prior"), "trans_prior", (K,))
+        model.trans_prior_total_ = float(as_rows(arrays.get("trans_prior_total"), "trans_prior_total", ()))
         model.family_ = family
         model.trace_ = list(np.asarray(arrays.get("trace", np.zeros(0)), dtype=float))
         model.n_iter_ = int(meta.get("n_iter_", 0))

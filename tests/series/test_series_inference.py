@@ -142,3 +142,19 @@ def test_score_with_context_is_a_conditional_log_likelihood():
     assert cond == pytest.approx(m.log_likelihood(seqs[0]) - m.log_likelihood(head), rel=1e-12)
     probs = m.predict_proba(seqs[0])[0]
     np.testing.assert_allclose(probs.sum(axis=1), 1.0, atol=1e-10)
+
+
+def test_hdp_cvi_finds_the_sampled_states_and_learns_its_hyperparameters():
+    seqs, means, _ = _gaussian_hmm_data(10, 200, seed=4)
+    m = HMMSegmenter(6, "gaussian", infer="hdp-cvi", n_iter=40, random_state=0).fit(seqs)
+    usage = m.family_.counts(m.stats_)
+    used = usage > 0.05 * usage.sum()
+    est = m.family_.point_estimate(m.stats_)["means"][used]
+    # every true mean has a heavily used state next to it, and no heavy state sits elsewhere
+    dist = np.linalg.norm(est[:, None, :] - means[None], axis=2)
+    assert np.all(dist.min(axis=0) < 0.3) and np.all(dist.min(axis=1) < 1.0)  # clusters are >= 5.6 apart
+    assert m.trans_prior_total_ != 1.0  # sigma was learned
+    A = m.transmat()
+    # eq. 5.38 rows are sub-normalised: sum_k G[pi_k] < 1 leaves the mass of states beyond the truncation
+    assert np.all(A.sum(axis=1) <= 1.0 + 1e-12) and np.all(A.sum(axis=1) > 0.9)
+    assert np.isfinite(m.score(seqs))
