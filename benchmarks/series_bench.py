@@ -14,7 +14,8 @@ held-out log-likelihood per step of the last 20% *given the first 80%*
 (``GaussianHMM(covariance_type="full")`` / ``PoissonHMM``) on identical data and K, mean and sd over
 seeds; one segmentation picture per series (cvi2, seed 0) under ``benchmarks/results/``.
 ``speed``: seconds per iteration of induce em and cvi2 (Gaussian, full covariance) against hmmlearn
-GaussianHMM EM (default ``implementation="log"`` and ``"scaling"``) from fixed starting parameters, on data sampled from a 10-state 2-D Gaussian HMM
+GaussianHMM EM (default ``implementation="log"`` and ``"scaling"``) from fixed starting parameters,
+on data sampled from a 10-state 2-D Gaussian HMM
 (``--sequences`` x ``--length`` steps, paper 002 Fig. 1(a) sizes by default) and on EuStock.
 ``fig1a``: paper 002 Fig. 1(a) with a finite 10-state HMM instead of the HDP-HMM: sampled 2-D
 Gaussian data (``--sequences`` x ``--length``), 95% of the sequences for training and 5% held out,

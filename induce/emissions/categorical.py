@@ -81,7 +81,8 @@ class Categorical(EmissionFamily):
     def expected_log_likelihood(self, X, S):
         """``psi(C_kw + beta) - psi(C_k. + W beta)`` (thesis eq. 3.22)."""
         C = np.maximum(S, 0.0)
-        return (digamma(C + self.beta) - digamma(C.sum(axis=1, keepdims=True) + self.n_symbols * self.beta)).T[self.codes(X)]
+        elog = digamma(C + self.beta) - digamma(C.sum(axis=1, keepdims=True) + self.n_symbols * self.beta)
+        return elog.T[self.codes(X)]
 
     def log_predictive(self, X, S):
         """``log (C_kw + beta) / (C_k. + W beta)`` (thesis eq. 3.64 = 3.96 for this pair)."""

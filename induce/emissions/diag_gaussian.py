@@ -120,7 +120,8 @@ class DiagGaussian(EmissionFamily):
 
     def kl(self, S):
         """Sum over states and dimensions of KL(Normal-Gamma posterior || prior):
-        ``KL_Gamma(a_n, b_n || a0, b0) + 1/2 [kappa0/kappa_n - 1 + log(kappa_n/kappa0) + kappa0 a_n/b_n (m_n - m0)^2]``."""
+        ``KL_Gamma(a_n, b_n || a0, b0)
+        + 1/2 [kappa0/kappa_n - 1 + log(kappa_n/kappa0) + kappa0 a_n/b_n (m_n - m0)^2]``."""
         kn, mn, an, bn = self.posterior(S)
         an_b = np.broadcast_to(an[:, None], bn.shape)
         k0 = self.kappa0

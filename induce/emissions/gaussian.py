@@ -123,7 +123,8 @@ class Gaussian(EmissionFamily):
         return digamma((nun[:, None] + 1.0 - i) / 2.0).sum(axis=1) + d * math.log(2.0) - logdet_psi
 
     def expected_log_likelihood(self, X, S):
-        """``1/2 E log|Lambda| - d/2 log 2 pi - d/(2 kappa_n) - nu_n/2 (x - m_n)' Psi_n^{-1} (x - m_n)`` (Bishop eq. 10.64)."""
+        """``1/2 E log|Lambda| - d/2 log 2 pi - d/(2 kappa_n) - nu_n/2 (x - m_n)' Psi_n^{-1} (x - m_n)``
+        (Bishop eq. 10.64)."""
         kn, nun, mn, _, chol, logdet = self._posterior(S)
         d = self.dim
         # E[Lambda]^{-1} = Psi_n / nu_n, whose Cholesky factor is chol(Psi_n) / sqrt(nu_n)

@@ -91,7 +91,8 @@ class Poisson(EmissionFamily):
         an, bn = self.posterior(S)
         p = np.broadcast_to((bn / (bn + 1.0))[:, None], an.shape)
         out = np.empty((X.shape[0], an.shape[0]))
-        nbinom_rows(X, np.ascontiguousarray(an), np.ascontiguousarray(np.log(p)), np.ascontiguousarray(np.log1p(-p)), out)
+        nbinom_rows(X, np.ascontiguousarray(an), np.ascontiguousarray(np.log(p)), np.ascontiguousarray(np.log1p(-p)),
+                    out)
         return out
 
     def kl(self, S):

@@ -91,7 +91,8 @@ def diag_rows(X, mu, prec, const, nu, out):
     """Rows of a product of independent univariate Gaussians or Student-t's.
 
     Gaussian (``nu[k] <= 0``): ``const[k] - 1/2 sum_i prec[k, i] (x_ti - mu_ki)^2``;
-    Student-t (Normal-Gamma predictive): ``const[k] - (nu[k] + 1)/2 sum_i log(1 + prec[k, i] (x_ti - mu_ki)^2 / nu[k])``.
+    Student-t (Normal-Gamma predictive):
+    ``const[k] - (nu[k] + 1)/2 sum_i log(1 + prec[k, i] (x_ti - mu_ki)^2 / nu[k])``.
     """
     T, d = X.shape
     K = mu.shape[0]

@@ -127,7 +127,8 @@ def _read_numpy(path: Path, columns) -> SeriesTable:
         else:
             arrays = [loaded]
     except (OSError, ValueError, AttributeError) as exc:
-        raise CorpusFormatError(str(path), None, None, f"a readable {path.suffix} file without pickles ({exc})") from exc
+        raise CorpusFormatError(str(path), None, None,
+                                f"a readable {path.suffix} file without pickles ({exc})") from exc
     seqs = []
     for n, a in enumerate(arrays):
         a = np.asarray(a)

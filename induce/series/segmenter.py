@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from ..emissions import EmissionFamily, get_family
+from ..emissions import get_family
 from ..emissions.base import as_rows
 from ..errors import ConfigError, ModelFormatError
 from ..infer.series import (ALGORITHMS, SeriesFit, chain_posterior, emission_rows, surrogate_transitions,

@@ -26,7 +26,8 @@ def test_csv_blank_lines_and_id_column_separate_sequences(tmp_path):
     assert t.seq_of_row == [0, 0, 1]
 
 
-@pytest.mark.parametrize("text,line", [("x\n1\n\n2\nNA\n", 5), ("x\n1\nabc\n", 3), ("x,y\n1,2\n3\n", 3), ("x\n1\ninf\n", 3)])
+@pytest.mark.parametrize("text,line",
+                         [("x\n1\n\n2\nNA\n", 5), ("x\n1\nabc\n", 3), ("x,y\n1,2\n3\n", 3), ("x\n1\ninf\n", 3)])
 def test_csv_bad_values_name_file_and_line(tmp_path, text, line):
     path = _write(tmp_path / "bad.csv", text)
     with pytest.raises(CorpusFormatError, match=rf"bad.csv:{line}: expected"):
