@@ -20,7 +20,8 @@ on data sampled from a 10-state 2-D Gaussian HMM
 ``fig1a``: paper 002 Fig. 1(a) with a finite 10-state HMM instead of the HDP-HMM: sampled 2-D
 Gaussian data (``--sequences`` x ``--length``), 95% of the sequences for training and 5% held out,
 held-out predictive log-likelihood per step (posterior-mean transitions, Student-t rows) against
-wall time for batch vi and cvi2 (per pass) and svi and scvi (per minibatch, one epoch).
+wall time for batch vi and cvi2 (per pass) and svi and scvi (per minibatch, one epoch), and the
+HDP-HMM (truncation ``--truncation``) by batch hdp-cvi and one epoch of hdp-scvi.
 Every mode prints a table and writes JSON under ``benchmarks/results/``.
 """
 
@@ -40,7 +41,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from induce.emissions import get_family  # noqa: E402
-from induce.infer.series import SeriesFit, chain_posterior, transition_params  # noqa: E402
+from induce.infer.series import SeriesFit, chain_posterior, surrogate_transitions  # noqa: E402
+from induce.infer.series_hdp import HDPSeriesFit  # noqa: E402
 from induce.series import HMMSegmenter, read_series  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
@@ -204,9 +206,10 @@ def speed(args) -> dict:
     return out
 
 
-def heldout_predictive(family, C, S, test, alpha=1.0) -> float:
+def heldout_predictive(fit, C, S, test) -> float:
     """Held-out log-likelihood per step under posterior-mean transitions and the predictive rows (eq. 3.96)."""
-    A = transition_params("cvi2", C, alpha)
+    A = surrogate_transitions(C, *fit.transition_prior())
+    family = fit.family
     return sum(chain_posterior(A, family.log_predictive(x, S))[0] for x in test) / sum(len(x) for x in test)
 
 
@@ -227,15 +230,19 @@ def fig1a(args) -> dict:
                 t = time.perf_counter()
                 if "t0" not in clock:
                     clock["t0"] = t
-                score = heldout_predictive(family, state["C"], state["S"], test)
+                score = heldout_predictive(fit, state["C"], state["S"], test)
                 trace.append((t - clock["t0"] - clock["eval"], score))
                 clock["eval"] += time.perf_counter() - t
 
-            stochastic = infer in ("svi", "scvi")
-            fit = SeriesFit(family, K, infer, n_iter=args.epochs if stochastic else args.iterations, tol=0.0,
-                            batch_size=args.batch_size, rng=np.random.default_rng(rep),
-                            callback=None if stochastic else (lambda it, obj, state: record(state)),
-                            batch_callback=(lambda m, state: record(state)) if stochastic else None)
+            stochastic = infer in ("svi", "scvi", "hdp-scvi")
+            kw = dict(n_iter=args.epochs if stochastic else args.iterations, tol=0.0, batch_size=args.batch_size,
+                      rng=np.random.default_rng(rep),
+                      callback=None if stochastic else (lambda it, obj, state: record(state)),
+                      batch_callback=(lambda m, state: record(state)) if stochastic else None)
+            if infer.startswith("hdp-"):
+                fit = HDPSeriesFit(family, args.truncation, stochastic=stochastic, **kw)
+            else:
+                fit = SeriesFit(family, K, infer, **kw)
             if stochastic:
                 fit.callback = lambda it, obj, state: record(state) if it < 0 else None
             with warnings.catch_warnings():
@@ -255,15 +262,15 @@ def plot_fig1a(out, args) -> None:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(5.0, 3.2), dpi=80)
-    colours = {"vi": "C0", "cvi2": "C1", "svi": "C2", "scvi": "C3"}
+    colours = {"vi": "C0", "cvi2": "C1", "svi": "C2", "scvi": "C3", "hdp-cvi": "C4", "hdp-scvi": "C5"}
     for run in out["runs"]:
         t, y = zip(*run["trace"])
         ax.plot(t, y, color=colours.get(run["infer"], "k"), lw=0.8, alpha=0.8,
                 label=run["infer"] if run["repeat"] == 0 else None)
     ax.set_xlabel("wall seconds (held-out evaluation excluded)", fontsize=8)
     ax.set_ylabel("held-out log-lik per step", fontsize=8)
-    ax.set_title(f"HMM K=10, 2-D Gaussian, {args.sequences} x {args.length} steps (paper 002 Fig. 1a, HMM)",
-                 fontsize=7)
+    ax.set_title(f"paper 002 Fig. 1a setting: 2-D Gaussian, {args.sequences} x {args.length} steps; HMM K=10, "
+                 f"HDP-HMM truncation {args.truncation}", fontsize=7)
     lo = np.percentile([y for r in out["runs"] for _, y in r["trace"][1:]], 5)
     ax.set_ylim(lo - 0.05, None)
     ax.legend(fontsize=7)
@@ -292,7 +299,8 @@ def main(argv=None) -> int:
     f.add_argument("--iterations", type=int, default=15, help="batch passes (vi, cvi2)")
     f.add_argument("--epochs", type=int, default=1, help="stochastic passes (svi, scvi)")
     f.add_argument("--batch-size", type=int, default=5, help="sequences per minibatch")
-    f.add_argument("--algorithms", default="vi,cvi2,svi,scvi")
+    f.add_argument("--algorithms", default="vi,cvi2,svi,scvi,hdp-cvi,hdp-scvi")
+    f.add_argument("--truncation", type=int, default=20, help="HDP-HMM truncation (hdp-cvi, hdp-scvi)")
     args = parser.parse_args(argv)
     RESULTS.mkdir(parents=True, exist_ok=True)
     result = {"real": real, "speed": speed, "fig1a": fig1a}[args.mode](args)

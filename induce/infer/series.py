@@ -162,26 +162,15 @@ class SeriesFit:
     batch_callback: object = None
 
     def run(self, sequences: list[np.ndarray]) -> FitResult:
+        """Fit from the initial responsibilities of :meth:`EmissionFamily.init_gamma` until converged or ``n_iter``."""
         if self.infer not in ALGORITHMS:
             raise ConfigError(f"unknown inference {self.infer!r}; expected one of {ALGORITHMS}")
         if self.infer in ("svi", "scvi"):
             check_schedule(self.tau, self.kappa, self.batch_size)
-        if self.infer == "em" or self.infer == "vi":
-            items = list(sequences)
-        else:
-            length = self.subsequence_length or auto_subsequence_length(sequences)
-            items = split_items(sequences, length)
-        K = self.n_states
-        stacked = np.vstack(items)
-        gamma0 = self.family.init_gamma(stacked, K, self.rng)
-        cuts = np.cumsum([X.shape[0] for X in items])[:-1]
-        own_S = [self.family.stats(X, g) for X, g in zip(items, np.split(gamma0, cuts))]
-        own_C = [transitions_from_gamma(g) for g in np.split(gamma0, cuts)]
+        items = self._items(sequences)
+        state = self._initial_state(items)
         step = {"em": self._batch_pass, "vi": self._batch_pass, "cvi2": self._cvi2_pass,
                 "svi": self._stochastic_pass, "scvi": self._stochastic_pass}[self.infer]
-        bounds = np.concatenate([[0], np.cumsum([X.shape[0] for X in items])])
-        state = {"S": np.sum(own_S, axis=0), "C": np.sum(own_C, axis=0), "own_S": own_S, "own_C": own_C, "m": 0,
-                 "stacked": stacked, "bounds": list(zip(bounds[:-1], bounds[1:]))}
         result = FitResult(trans=state["C"], stats=state["S"])
         if self.callback is not None:
             self.callback(-1, None, state)  # the initial statistics
@@ -204,6 +193,38 @@ class SeriesFit:
         result.trans, result.stats = state["C"], state["S"]
         result.trans_prior, result.trans_prior_total = self.transition_prior()
         return result
+
+    def _items(self, sequences):
+        """Whole sequences for em and vi; subsequences (:func:`split_items`) for the other algorithms."""
+        if self.infer in ("em", "vi"):
+            return list(sequences)
+        return split_items(sequences, self.subsequence_length or auto_subsequence_length(sequences))
+
+    def _initial_state(self, items) -> dict:
+        """Global and per-item statistics of the family's initial responsibilities.
+
+        ``S``/``C`` the global emission/transition statistics, ``own_S``/``own_C`` every item's share
+        (what cvi2 subtracts), ``stacked``/``bounds`` all items in one array, ``m`` the update counter.
+        """
+        stacked = np.vstack(items)
+        gamma0 = self.family.init_gamma(stacked, self.n_states, self.rng)
+        bounds = np.concatenate([[0], np.cumsum([X.shape[0] for X in items])])
+        spans = list(zip(bounds[:-1], bounds[1:]))
+        own_S = [self.family.stats(X, gamma0[lo:hi]) for X, (lo, hi) in zip(items, spans)]
+        own_C = [transitions_from_gamma(gamma0[lo:hi]) for lo, hi in spans]
+        return {"S": np.sum(own_S, axis=0), "C": np.sum(own_C, axis=0), "own_S": own_S, "own_C": own_C, "m": 0,
+                "stacked": stacked, "bounds": spans}
+
+    def _global_transitions(self, local: str, C: np.ndarray) -> np.ndarray:
+        """Transitions of a minibatch's local step from the global counts (svi: ``exp E log``, scvi: eq. 3.99)."""
+        return transition_params(local, C, self.alpha)
+
+    def _item_qc(self, state, i):
+        """Accumulators of item ``i``'s ``log q(C^i = 0)`` for :func:`chain_posterior` (none for the finite HMM)."""
+        return None
+
+    def _after_minibatch(self, state, rho: float) -> None:
+        """Global updates beyond the counts after a minibatch (none for the finite HMM)."""
 
     def transition_prior(self) -> tuple[np.ndarray, float]:
         """Prior counts of every transition row by target state, and their total (``alpha``, ``K alpha``)."""
@@ -258,12 +279,13 @@ class SeriesFit:
         local = "svi" if self.infer == "svi" else "cvi2"
         total = 0.0
         for batch in minibatches(len(items), self.batch_size, self.rng):
-            A = transition_params(local, C, self.alpha)
+            A = self._global_transitions(local, C)
             bC, bS = np.zeros_like(C), np.zeros_like(S)
             b_steps = 0
             for i in batch:
                 X = items[i]
-                logz, gamma, trans = chain_posterior(A, emission_rows(local, self.family, X, S))
+                logz, gamma, trans = chain_posterior(A, emission_rows(local, self.family, X, S),
+                                                     self._item_qc(state, i))
                 total += logz
                 bC += trans
                 bS += self.family.stats(X, gamma)
@@ -272,6 +294,7 @@ class SeriesFit:
             state["m"] += 1
             blend(C, bC, rho, n_steps / b_steps)
             blend(S, bS, rho, n_steps / b_steps)
+            self._after_minibatch(state, rho)
             if self.batch_callback is not None:
                 self.batch_callback(state["m"], state)
         return total

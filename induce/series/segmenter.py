@@ -24,8 +24,8 @@ from ..infer.series_hdp import HDPSeriesFit
 from ..parsers.params import load_model, save_model
 
 MODEL_KIND = "hmm-segmenter"
-#: every ``infer`` value: the finite-HMM algorithms and batch CVI for the HDP-HMM
-INFER = ALGORITHMS + ("hdp-cvi",)
+#: every ``infer`` value: the finite-HMM algorithms, batch and stochastic CVI for the HDP-HMM
+INFER = ALGORITHMS + ("hdp-cvi", "hdp-scvi")
 
 
 def as_sequences(X) -> list[np.ndarray]:
@@ -46,8 +46,8 @@ class HMMSegmenter(BaseEstimator):
 
     Parameters: ``n_states`` K; ``emission`` a family name (``gaussian``, ``diag-gaussian``,
     ``poisson``, ``categorical``) or an :class:`~induce.emissions.EmissionFamily` (hyperparameters
-    left unset are data-scaled at fit); ``infer`` one of ``em, vi, cvi2, svi, scvi`` or ``hdp-cvi``
-    (HDP-HMM truncated at ``n_states``, :mod:`induce.infer.series_hdp`, with the initial top-level
+    left unset are data-scaled at fit); ``infer`` one of ``em, vi, cvi2, svi, scvi``, ``hdp-cvi`` or
+    ``hdp-scvi`` (HDP-HMM truncated at ``n_states``, :mod:`induce.infer.series_hdp`, with the initial top-level
     concentration ``gamma`` and transition concentration ``sigma``, both learned); ``alpha`` the
     symmetric Dirichlet prior of transition rows (finite HMM); ``n_iter``/``tol`` the iteration cap and the
     relative-change tolerance (3 calm passes); ``batch_size``, ``tau``, ``kappa`` the stochastic
@@ -99,8 +99,9 @@ class HMMSegmenter(BaseEstimator):
         common = dict(alpha=float(self.alpha), n_iter=int(self.n_iter), tol=float(self.tol),
                       batch_size=int(self.batch_size), tau=float(self.tau), kappa=float(self.kappa),
                       subsequence_length=self.subsequence_length, rng=np.random.default_rng(self.random_state))
-        if self.infer == "hdp-cvi":
-            fit = HDPSeriesFit(family, int(self.n_states), gamma=float(self.gamma), sigma=float(self.sigma), **common)
+        if self.infer in ("hdp-cvi", "hdp-scvi"):
+            fit = HDPSeriesFit(family, int(self.n_states), gamma=float(self.gamma), sigma=float(self.sigma),
+                               stochastic=self.infer == "hdp-scvi", **common)
         else:
             fit = SeriesFit(family, int(self.n_states), infer=self.infer, **common)
         result = fit.run(seqs)

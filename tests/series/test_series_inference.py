@@ -144,9 +144,11 @@ def test_score_with_context_is_a_conditional_log_likelihood():
     np.testing.assert_allclose(probs.sum(axis=1), 1.0, atol=1e-10)
 
 
-def test_hdp_cvi_finds_the_sampled_states_and_learns_its_hyperparameters():
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("infer", ["hdp-cvi", "hdp-scvi"])
+def test_hdp_finds_the_sampled_states_and_learns_its_hyperparameters(infer):
     seqs, means, _ = _gaussian_hmm_data(10, 200, seed=4)
-    m = HMMSegmenter(6, "gaussian", infer="hdp-cvi", n_iter=40, random_state=0).fit(seqs)
+    m = HMMSegmenter(6, "gaussian", infer=infer, n_iter=40, batch_size=2, random_state=0).fit(seqs)
     usage = m.family_.counts(m.stats_)
     used = usage > 0.05 * usage.sum()
     est = m.family_.point_estimate(m.stats_)["means"][used]
