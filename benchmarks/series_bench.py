@@ -21,7 +21,7 @@ on data sampled from a 10-state 2-D Gaussian HMM
 Gaussian data (``--sequences`` x ``--length``), 95% of the sequences for training and 5% held out,
 held-out predictive log-likelihood per step (posterior-mean transitions, Student-t rows) against
 wall time for batch vi and cvi2 (per pass) and svi and scvi (per minibatch, one epoch), and the
-HDP-HMM (truncation ``--truncation``) by batch hdp-cvi and one epoch of hdp-scvi.
+HDP-HMM (truncation ``--truncation``) by batch hdp-cvi and one epoch of hdp-scvi and hdp-svi.
 Every mode prints a table and writes JSON under ``benchmarks/results/``.
 """
 
@@ -42,7 +42,7 @@ sys.path.insert(0, str(ROOT))
 
 from induce.emissions import get_family  # noqa: E402
 from induce.infer.series import SeriesFit, chain_posterior, surrogate_transitions  # noqa: E402
-from induce.infer.series_hdp import HDPSeriesFit  # noqa: E402
+from induce.infer.series_hdp import HDPSeriesFit, HDPSVIFit  # noqa: E402
 from induce.series import HMMSegmenter, read_series  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
@@ -234,12 +234,14 @@ def fig1a(args) -> dict:
                 trace.append((t - clock["t0"] - clock["eval"], score))
                 clock["eval"] += time.perf_counter() - t
 
-            stochastic = infer in ("svi", "scvi", "hdp-scvi")
+            stochastic = infer in ("svi", "scvi", "hdp-scvi", "hdp-svi")
             kw = dict(n_iter=args.epochs if stochastic else args.iterations, tol=0.0, batch_size=args.batch_size,
                       rng=np.random.default_rng(rep),
                       callback=None if stochastic else (lambda it, obj, state: record(state)),
                       batch_callback=(lambda m, state: record(state)) if stochastic else None)
-            if infer.startswith("hdp-"):
+            if infer == "hdp-svi":
+                fit = HDPSVIFit(family, args.truncation, **kw)
+            elif infer.startswith("hdp-"):
                 fit = HDPSeriesFit(family, args.truncation, stochastic=stochastic, **kw)
             else:
                 fit = SeriesFit(family, K, infer, **kw)
@@ -262,7 +264,7 @@ def plot_fig1a(out, args) -> None:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(5.0, 3.2), dpi=80)
-    colours = {"vi": "C0", "cvi2": "C1", "svi": "C2", "scvi": "C3", "hdp-cvi": "C4", "hdp-scvi": "C5"}
+    colours = {"vi": "C0", "cvi2": "C1", "svi": "C2", "scvi": "C3", "hdp-cvi": "C4", "hdp-scvi": "C5", "hdp-svi": "C6"}
     for run in out["runs"]:
         t, y = zip(*run["trace"])
         ax.plot(t, y, color=colours.get(run["infer"], "k"), lw=0.8, alpha=0.8,
@@ -299,7 +301,7 @@ def main(argv=None) -> int:
     f.add_argument("--iterations", type=int, default=15, help="batch passes (vi, cvi2)")
     f.add_argument("--epochs", type=int, default=1, help="stochastic passes (svi, scvi)")
     f.add_argument("--batch-size", type=int, default=5, help="sequences per minibatch")
-    f.add_argument("--algorithms", default="vi,cvi2,svi,scvi,hdp-cvi,hdp-scvi")
+    f.add_argument("--algorithms", default="vi,cvi2,svi,scvi,hdp-cvi,hdp-scvi,hdp-svi")
     f.add_argument("--truncation", type=int, default=20, help="HDP-HMM truncation (hdp-cvi, hdp-scvi)")
     args = parser.parse_args(argv)
     RESULTS.mkdir(parents=True, exist_ok=True)

@@ -78,7 +78,7 @@ def register(sub) -> None:
     p.add_argument("--id-column", metavar="NAME", help="sequence id column (default: blank lines separate sequences)")
     p.add_argument("--states", type=_positive_int, default=3, help="number of hidden states K (default 3)")
     p.add_argument("--infer", choices=INFER, default="cvi2",
-                   help="inference algorithm (default cvi2); hdp-cvi, hdp-scvi: HDP-HMM truncated at --states")
+                   help="inference algorithm (default cvi2); hdp-*: HDP-HMM truncated at --states")
     p.add_argument("--iterations", type=_positive_int, default=100, help="iteration / epoch cap (default 100)")
     p.add_argument("--tol", type=_non_negative, default=1e-4,
                    help="stop when the objective's relative change stays below this for 3 passes (default 1e-4)")
@@ -94,10 +94,12 @@ def register(sub) -> None:
     p.add_argument("--save-model", metavar="MODEL", help="save the fitted model (.npz)")
     p.add_argument("--load", metavar="MODEL", help="load a saved model instead of fitting")
     p.add_argument("--json", nargs="?", const="-", metavar="FILE", help="print the summary as JSON (or write FILE)")
-    h = p.add_argument_group("HDP-HMM (--infer hdp-cvi, hdp-scvi)")
-    h.add_argument("--gamma", type=_positive, default=1.0, help="initial top-level concentration (default 1, learned)")
-    h.add_argument("--sigma", type=_positive, default=1.0, help="initial transition concentration (default 1, learned)")
-    s = p.add_argument_group("stochastic and subsequence options (cvi2, svi, scvi, hdp-cvi, hdp-scvi)")
+    h = p.add_argument_group("HDP-HMM (--infer hdp-cvi, hdp-scvi, hdp-svi)")
+    h.add_argument("--gamma", type=_positive, default=1.0,
+                   help="top-level concentration (default 1; learned by hdp-cvi/hdp-scvi, fixed for hdp-svi)")
+    h.add_argument("--sigma", type=_positive, default=1.0,
+                   help="transition concentration (default 1; learned by hdp-cvi/hdp-scvi, fixed for hdp-svi)")
+    s = p.add_argument_group("stochastic and subsequence options (cvi2, svi, scvi and the hdp-* algorithms)")
     s.add_argument("--batch-size", type=_positive_int, default=10, metavar="M", help="items per minibatch (default 10)")
     s.add_argument("--tau", type=_non_negative, default=1.0, help="step-size delay (default 1)")
     s.add_argument("--kappa", type=_positive, default=0.6, help="forgetting rate in [0.5, 1] (default 0.6)")

@@ -11,6 +11,11 @@ Stochastic CVI (``stochastic=True``, thesis 5.3 with 3.7.2): minibatches of item
 step under the global counts, the blend of eq. 3.103-3.104, and after every minibatch the natural
 gradient steps of eq. 5.40 for the sticks, ``gamma`` and ``sigma`` (:mod:`induce.infer.hdp`), with
 ``q(C > 0)`` from the latest ``log q(C^i = 0)`` of every item (eq. 5.46).
+
+SVI (:class:`HDPSVIFit`, Johnson & Willsky 2014 sec. 4, the baseline of :mod:`induce.infer.hdp_svi`):
+``q(pi_j) = Dir(sigma b* + C_j)`` over the ``K`` states and the rest of the stick, emissions
+``E_q[log p(x | eta)]``, the blend of the counts and statistics, and a truncated gradient step on
+the point-estimated top-level stick ``b*``; ``gamma`` and ``sigma`` stay fixed.
 """
 
 from __future__ import annotations
@@ -19,8 +24,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from scipy.special import digamma
+
 from . import hdp
 from .hdp import HDPGlobals, effective_states
+from .hdp_svi import stick_gradient, truncated_step
 from .series import SeriesFit, surrogate_transitions
 
 
@@ -81,3 +89,34 @@ class HDPSeriesFit(SeriesFit):
         h.order = order
         h.u, h.v = hdp.natural_stick_step(u[order], v[order], tables.sum(axis=0)[order], h.gamma, rho)
         h.G_sorted = hdp.geometric_pi(h.u, h.v)
+
+
+@dataclass
+class HDPSVIFit(SeriesFit):
+    """SVI for the HDP-HMM truncated at ``n_states`` with any emission family (fixed ``gamma``, ``sigma``)."""
+
+    gamma: float = 1.0
+    sigma: float = 1.0
+
+    def run(self, sequences):
+        self.infer = "svi"
+        self.b = np.full(self.n_states + 1, 1.0 / (self.n_states + 1))  # b*: K states and the rest
+        return super().run(sequences)
+
+    def transition_prior(self):
+        return self.sigma * self.b[:-1], self.sigma
+
+    def _lam(self, C):
+        """``lam_j = sigma b* + [C_j, 0]`` (K+1 components: the states and the rest of the stick)."""
+        return self.sigma * self.b[None, :] + np.hstack([np.maximum(C, 0.0), np.zeros((C.shape[0], 1))])
+
+    def _global_transitions(self, local, C):
+        """``exp E[log pi_jk]`` under ``Dir(lam_j)`` for the K states (sub-normalised)."""
+        lam = self._lam(C)
+        return np.exp(digamma(lam[:, :-1]) - digamma(lam.sum(axis=1, keepdims=True)))
+
+    def _after_minibatch(self, state, rho):
+        """J&W sec. 4: gradient step on ``b*``, halved until every entry stays positive."""
+        n_items = len(state["own_S"])
+        self.b = truncated_step(self.b, stick_gradient(self.b, self._lam(state["C"]), self.sigma, self.gamma),
+                                rho / max(1.0, n_items))

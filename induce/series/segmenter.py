@@ -20,12 +20,12 @@ from ..emissions.base import as_rows
 from ..errors import ConfigError, ModelFormatError
 from ..infer.series import (ALGORITHMS, SeriesFit, chain_posterior, emission_rows, surrogate_transitions,
                             transition_params, viterbi_path)
-from ..infer.series_hdp import HDPSeriesFit
+from ..infer.series_hdp import HDPSeriesFit, HDPSVIFit
 from ..parsers.params import load_model, save_model
 
 MODEL_KIND = "hmm-segmenter"
 #: every ``infer`` value: the finite-HMM algorithms, batch and stochastic CVI for the HDP-HMM
-INFER = ALGORITHMS + ("hdp-cvi", "hdp-scvi")
+INFER = ALGORITHMS + ("hdp-cvi", "hdp-scvi", "hdp-svi")
 
 
 def as_sequences(X) -> list[np.ndarray]:
@@ -46,9 +46,10 @@ class HMMSegmenter(BaseEstimator):
 
     Parameters: ``n_states`` K; ``emission`` a family name (``gaussian``, ``diag-gaussian``,
     ``poisson``, ``categorical``) or an :class:`~induce.emissions.EmissionFamily` (hyperparameters
-    left unset are data-scaled at fit); ``infer`` one of ``em, vi, cvi2, svi, scvi``, ``hdp-cvi`` or
-    ``hdp-scvi`` (HDP-HMM truncated at ``n_states``, :mod:`induce.infer.series_hdp`, with the initial top-level
-    concentration ``gamma`` and transition concentration ``sigma``, both learned); ``alpha`` the
+    left unset are data-scaled at fit); ``infer`` one of ``em, vi, cvi2, svi, scvi``, ``hdp-cvi``,
+    ``hdp-scvi`` or ``hdp-svi`` (HDP-HMM truncated at ``n_states``, :mod:`induce.infer.series_hdp`, with
+    the top-level concentration ``gamma`` and transition concentration ``sigma``: initial values that
+    CVI/SCVI learn, fixed for SVI); ``alpha`` the
     symmetric Dirichlet prior of transition rows (finite HMM); ``n_iter``/``tol`` the iteration cap and the
     relative-change tolerance (3 calm passes); ``batch_size``, ``tau``, ``kappa`` the stochastic
     schedule (items per minibatch, ``rho_m = (tau + m + 1)^-kappa``); ``subsequence_length`` the
@@ -99,7 +100,9 @@ class HMMSegmenter(BaseEstimator):
         common = dict(alpha=float(self.alpha), n_iter=int(self.n_iter), tol=float(self.tol),
                       batch_size=int(self.batch_size), tau=float(self.tau), kappa=float(self.kappa),
                       subsequence_length=self.subsequence_length, rng=np.random.default_rng(self.random_state))
-        if self.infer in ("hdp-cvi", "hdp-scvi"):
+        if self.infer == "hdp-svi":
+            fit = HDPSVIFit(family, int(self.n_states), gamma=float(self.gamma), sigma=float(self.sigma), **common)
+        elif self.infer in ("hdp-cvi", "hdp-scvi"):
             fit = HDPSeriesFit(family, int(self.n_states), gamma=float(self.gamma), sigma=float(self.sigma),
                                stochastic=self.infer == "hdp-scvi", **common)
         else:

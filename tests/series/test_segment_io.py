@@ -111,7 +111,7 @@ def test_cli_errors_exit_2(tmp_path, capsys):
 @pytest.mark.parametrize("emission", ["gaussian", "diag-gaussian", "poisson", "categorical"])
 def test_cli_every_family_runs_every_algorithm(tmp_path, corpora, capsys, emission):
     series = corpora / "timeseries" / "lynx.csv"
-    for infer in ("em", "vi", "cvi2", "svi", "scvi", "hdp-cvi", "hdp-scvi"):
+    for infer in ("em", "vi", "cvi2", "svi", "scvi", "hdp-cvi", "hdp-scvi", "hdp-svi"):
         out = tmp_path / f"{infer}.csv"
         rc = main(["segment", str(series), "--columns", "value", "--emission", emission, "--infer", infer,
                    "--states", "2", "--iterations", "3", "--heldout", "0.2", "--decode", "posterior",

@@ -145,7 +145,7 @@ def test_score_with_context_is_a_conditional_log_likelihood():
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
-@pytest.mark.parametrize("infer", ["hdp-cvi", "hdp-scvi"])
+@pytest.mark.parametrize("infer", ["hdp-cvi", "hdp-scvi", "hdp-svi"])
 def test_hdp_finds_the_sampled_states_and_learns_its_hyperparameters(infer):
     seqs, means, _ = _gaussian_hmm_data(10, 200, seed=4)
     m = HMMSegmenter(6, "gaussian", infer=infer, n_iter=40, batch_size=2, random_state=0).fit(seqs)
@@ -155,7 +155,8 @@ def test_hdp_finds_the_sampled_states_and_learns_its_hyperparameters(infer):
     # every true mean has a heavily used state next to it, and no heavy state sits elsewhere
     dist = np.linalg.norm(est[:, None, :] - means[None], axis=2)
     assert np.all(dist.min(axis=0) < 0.3) and np.all(dist.min(axis=1) < 1.0)  # clusters are >= 5.6 apart
-    assert m.trans_prior_total_ != 1.0  # sigma was learned
+    if infer != "hdp-svi":
+        assert m.trans_prior_total_ != 1.0  # sigma was learned
     A = m.transmat()
     # eq. 5.38 rows are sub-normalised: sum_k G[pi_k] < 1 leaves the mass of states beyond the truncation
     assert np.all(A.sum(axis=1) <= 1.0 + 1e-12) and np.all(A.sum(axis=1) > 0.9)
