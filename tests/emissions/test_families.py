@@ -186,3 +186,18 @@ def test_statistics_are_additive_and_blendable():
         np.testing.assert_allclose(f.counts(whole), gamma.sum(axis=0))
         # predictive of a state with no data is the prior predictive, finite everywhere
         assert np.all(np.isfinite(f.log_predictive(X, f.zero_stats(3))))
+
+
+@pytest.mark.parametrize("name", ["gaussian", "diag-gaussian", "poisson", "categorical"])
+def test_sample_draws_from_the_point_estimate(name):
+    rng = np.random.default_rng(8)
+    X = rng.poisson(5.0, size=(60, 1 if name == "categorical" else 2)).astype(float)
+    f = get_family(name).default_prior(X)
+    p = f.point_estimate(f.stats(X, rng.dirichlet(np.ones(2), size=60)))
+    draws = np.array([f.sample(p, 1, rng) for _ in range(4000)])
+    if name == "categorical":
+        np.testing.assert_allclose(np.bincount(draws[:, 0].astype(int), minlength=f.n_symbols) / 4000,
+                                   p["probs"][1], atol=0.03)
+    else:
+        mean = p["rates"][1] if name == "poisson" else p["means"][1]
+        np.testing.assert_allclose(draws.mean(axis=0), mean, rtol=0.05)

@@ -161,3 +161,16 @@ def test_hdp_finds_the_sampled_states_and_learns_its_hyperparameters(infer):
     # eq. 5.38 rows are sub-normalised: sum_k G[pi_k] < 1 leaves the mass of states beyond the truncation
     assert np.all(A.sum(axis=1) <= 1.0 + 1e-12) and np.all(A.sum(axis=1) > 0.9)
     assert np.isfinite(m.score(seqs))
+
+
+def test_fits_are_deterministic_and_clonable():
+    from sklearn.base import clone
+
+    seqs, _, _ = _gaussian_hmm_data(3, 100)
+    a = HMMSegmenter(3, get_family("diag-gaussian", kappa0=0.1), infer="scvi", n_iter=5, tol=0.0, random_state=7)
+    with pytest.warns(ConvergenceWarning):
+        a.fit(seqs)
+        b = clone(a).fit(seqs)
+    np.testing.assert_array_equal(a.stats_, b.stats_)
+    assert a.trace_ == b.trace_
+    assert a.emission.m0 is None  # fitting resolves the prior on a copy, never on the parameter
