@@ -9,8 +9,8 @@ Usage::
 ``real``: every series of ``timeseries/`` (Nile, faithful, geyser, EuStock log returns x 100,
 monthly sunspots and lynx as Poisson counts): fit on the first 80% of each series, report the
 held-out log-likelihood per step of the last 20% *given the first 80%*
-(``[log p(all) - log p(train)] / n_test``) for induce em, vi, cvi2, hdp-cvi (HDP-HMM truncated at
-``--truncation`` states) and hmmlearn EM
+(``[log p(all) - log p(train)] / n_test``) for induce em, vi, cvi2, svi, scvi, hdp-cvi, hdp-scvi,
+hdp-svi (HDP-HMM truncated at ``--truncation`` states) and hmmlearn EM
 (``GaussianHMM(covariance_type="full")`` / ``PoissonHMM``) on identical data and K, mean and sd over
 seeds; one segmentation picture per series (cvi2, seed 0) under ``benchmarks/results/``.
 ``speed``: seconds per iteration of induce em and cvi2 (Gaussian, full covariance) against hmmlearn
@@ -59,6 +59,10 @@ SERIES = {
 }
 
 
+#: induce algorithms of the ``real`` mode (the hdp-* ones at ``--truncation`` states)
+ALGOS = ("em", "vi", "cvi2", "svi", "scvi", "hdp-cvi", "hdp-scvi", "hdp-svi")
+
+
 def load(name: str) -> np.ndarray:
     """The series as the benchmark models it (log returns x 100 for EuStock, rounded sunspot counts)."""
     file, cols, _, _, transform = SERIES[name]
@@ -89,10 +93,10 @@ def real(args) -> dict:
         X = load(name)
         cut = int(round(0.8 * X.shape[0]))
         train, test = X[:cut], X[cut:]
-        scores = {a: [] for a in ("em", "vi", "cvi2", "hdp-cvi", "hmmlearn")}
+        scores = {a: [] for a in ALGOS + ("hmmlearn",)}
         for seed in range(args.seeds):
-            for infer in ("em", "vi", "cvi2", "hdp-cvi"):
-                states = args.truncation if infer == "hdp-cvi" else K
+            for infer in ALGOS:
+                states = args.truncation if infer.startswith("hdp-") else K
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     m = HMMSegmenter(states, family, infer=infer, n_iter=args.iterations, random_state=seed).fit(train)
@@ -108,7 +112,7 @@ def real(args) -> dict:
         out[name] = {"family": family, "K": K, "steps": int(X.shape[0]), "heldout_steps": int(test.shape[0]),
                      **{a: {"mean": float(np.mean(v)), "sd": float(np.std(v)), "runs": [float(s) for s in v]}
                         for a, v in scores.items()}}
-        row = "  ".join(f"{a} {np.mean(v):9.4f} ({np.std(v):.3f})" for a, v in scores.items())
+        row = " ".join(f"{a} {np.mean(v):.4f} ({np.std(v):.3f})" for a, v in scores.items())
         print(f"{name:9s} K={K} {family:8s} {row}", flush=True)
     return out
 

@@ -121,36 +121,21 @@ def _split_heldout(seqs, share):
 
 
 def run(args) -> int:
-    from ..emissions import get_family
-    from ..series import HMMSegmenter, read_series
+    from ..series import read_series
 
     table = read_series(args.series, args.columns, args.id_column)
     seqs = [np.round(x) for x in table.sequences] if args.round else table.sequences
-    summary = {"series": table.path, "columns": table.columns, "sequences": len(seqs),
-               "steps": int(sum(x.shape[0] for x in seqs))}
     start = time.perf_counter()
-    if args.load:
-        model = HMMSegmenter.load(args.load)
-        if model.family_.dim != seqs[0].shape[1]:
-            raise ConfigError(f"{args.load} models {model.family_.dim} columns, the input has {seqs[0].shape[1]}")
-    else:
-        model = HMMSegmenter(n_states=args.states, emission=args.emission, infer=args.infer, n_iter=args.iterations,
-                             tol=args.tol, alpha=args.alpha, batch_size=args.batch_size, tau=args.tau,
-                             kappa=args.kappa, subsequence_length=args.subseq_length, gamma=args.gamma,
-                             sigma=args.sigma, random_state=args.seed)
-    family = model.family_ if args.load else get_family(args.emission)
-    for i, x in enumerate(seqs):
-        try:
-            family.check_data(x)
-        except CorpusFormatError as exc:
-            raise table.locate(exc, i) from None
+    model = _model(args, seqs[0].shape[1])
+    _check_values(model, args, table, seqs)
     train, test = _split_heldout(seqs, args.heldout) if args.heldout > 0 else (seqs, None)
     if not args.load:
         model.fit(train)
-    summary.update({"emission": model.family_.name, "states": int(model.n_states), "infer": model.infer,
-                    "iterations": int(model.n_iter_), "converged": bool(model.converged_),
-                    "seconds": round(time.perf_counter() - start, 3),
-                    "train_loglik_per_step": model.score(train)})
+    summary = {"series": table.path, "columns": table.columns, "sequences": len(seqs),
+               "steps": int(sum(x.shape[0] for x in seqs)), "emission": model.family_.name,
+               "states": int(model.n_states), "infer": model.infer, "iterations": int(model.n_iter_),
+               "converged": bool(model.converged_), "seconds": round(time.perf_counter() - start, 3),
+               "train_loglik_per_step": model.score(train)}
     if test is not None:
         summary["heldout_steps"] = int(sum(x.shape[0] for x in test))
         summary["heldout_loglik_per_step"] = model.score(test, context=train)
@@ -166,6 +151,33 @@ def run(args) -> int:
     else:
         emit(summary, bool(args.json), sys.stdout)
     return 0
+
+
+def _model(args, n_columns: int):
+    """The loaded model (``--load``, checked against the input's columns) or a new unfitted one."""
+    from ..series import HMMSegmenter
+
+    if args.load:
+        model = HMMSegmenter.load(args.load)
+        if model.family_.dim != n_columns:
+            raise ConfigError(f"{args.load} models {model.family_.dim} columns, the input has {n_columns}")
+        return model
+    return HMMSegmenter(n_states=args.states, emission=args.emission, infer=args.infer, n_iter=args.iterations,
+                        tol=args.tol, alpha=args.alpha, batch_size=args.batch_size, tau=args.tau, kappa=args.kappa,
+                        subsequence_length=args.subseq_length, gamma=args.gamma, sigma=args.sigma,
+                        random_state=args.seed)
+
+
+def _check_values(model, args, table, seqs) -> None:
+    """The emission family's value checks (counts, codes), with errors located at ``file:line``."""
+    from ..emissions import get_family
+
+    family = model.family_ if args.load else get_family(args.emission)
+    for i, x in enumerate(seqs):
+        try:
+            family.check_data(x)
+        except CorpusFormatError as exc:
+            raise table.locate(exc, i) from None
 
 
 def _write(path, table, paths, probs) -> None:
