@@ -17,8 +17,6 @@ from ..atomic import atomic_write
 from ..errors import ConfigError, CorpusFormatError
 from .common import emit
 
-FAMILY_NAMES = ("gaussian", "diag-gaussian", "poisson", "categorical")
-
 
 def _positive_int(text: str) -> int:
     try:
@@ -65,6 +63,7 @@ def _columns(text: str) -> list[str]:
 
 
 def register(sub) -> None:
+    from ..emissions.base import family_names
     from ..series.segmenter import INFER
 
     p = sub.add_parser("segment", help="segment numeric time series with an HMM (Gaussian, Poisson, ... emissions)",
@@ -72,7 +71,7 @@ def register(sub) -> None:
                        "sequences and label every step with a state.")
     p.add_argument("series", help="CSV/TSV with a header row (one row per step), .npy or .npz")
     p.add_argument("-o", "--output", help="write the input rows with a 'state' column added (CSV)")
-    p.add_argument("--emission", choices=FAMILY_NAMES, default="gaussian", help="emission family (default gaussian)")
+    p.add_argument("--emission", choices=family_names(), default="gaussian", help="emission family (default gaussian)")
     p.add_argument("--columns", type=_columns, metavar="NAME[,NAME...]",
                    help="numeric columns to model (default: all but --id-column)")
     p.add_argument("--id-column", metavar="NAME", help="sequence id column (default: blank lines separate sequences)")
