@@ -38,6 +38,8 @@ def as_sequences(X) -> list[np.ndarray]:
         seqs.append(x[:, None] if x.ndim == 1 else x)
     if not seqs or any(x.ndim != 2 or x.shape[0] == 0 for x in seqs):
         raise ConfigError("expected one or more non-empty (T, d) arrays")
+    if len({x.shape[1] for x in seqs}) > 1:
+        raise ConfigError(f"every sequence needs the same columns, got {sorted({x.shape[1] for x in seqs})}")
     return seqs
 
 

@@ -75,6 +75,10 @@ def test_tampered_model_is_rejected(tmp_path):
         HMMSegmenter.load(tmp_path / "nan.npz")
     with pytest.raises(ConfigError):
         HMMSegmenter(0).fit(np.zeros((5, 1)))
+    with pytest.raises(ConfigError, match="same columns"):
+        HMMSegmenter(2).fit([np.zeros((5, 1)), np.zeros((5, 2))])
+    with pytest.raises(ConfigError, match="not fitted"):
+        HMMSegmenter(2).predict(np.zeros((5, 1)))
 
 
 def test_cli_nile_switches_once_near_1898(tmp_path, corpora, capsys):
