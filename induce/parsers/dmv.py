@@ -52,7 +52,8 @@ from ..infer.estimators import params_from_counts
 from ..kernels import dmv as kdmv
 from ..errors import ConfigError
 from ..modelfile import Field
-from .params import UNK, as_corpus, check_choice, column, encode_with
+from ..corpus.corpus import as_corpus
+from .params import UNK, check_choice, column, encode_with
 
 ALGORITHMS = ("em", "vi", "cvi")
 INITS = ("harmonic", "random")

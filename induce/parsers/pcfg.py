@@ -39,7 +39,8 @@ from ..kernels import inside_outside as io
 from .grammar import Grammar, full_grammar, read_grammar
 from ..errors import ConfigError
 from ..modelfile import Field
-from .params import UNK, as_corpus, check_choice, column, encode_with, masked_params
+from ..corpus.corpus import as_corpus
+from .params import UNK, check_choice, column, encode_with, masked_params
 from .trees import nodes_to_tree
 
 ALGORITHMS = ("em", "vi", "cvi", "mh")
