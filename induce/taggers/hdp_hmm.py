@@ -369,6 +369,8 @@ class HDPHMMTagger(HMMTagger):
 
     def _held_passes(self) -> int:
         """Passes during which the burn-in held the hyperparameters (``n_iter`` if it never ended)."""
+        if self._fixed_hyper() >= frozenset(HYPERPARAMETERS):
+            return int(self.n_iter)
         burn_in = self._burn_in()
         if burn_in is not None:
             return min(burn_in, int(self.n_iter))
