@@ -15,6 +15,7 @@ computes
 * the partial gradients used by stochastic CVI (eq. 5.16, 5.19, 5.23-5.24;
   step 5.40);
 * the effective number of states (thesis 5.5.1);
+* the transition evidence of eq. 5.10, whose EM is tables 5.35 + ``sigma`` 5.20;
 * the asymmetric emission prior ``phi_k ~ Dir(beta tau)`` of thesis 5.5.3
   (Teh et al. 2008): the emission "restaurants" are the states, the dishes
   the words; ``tau`` and ``beta`` are learned from the expected emission

@@ -10,7 +10,8 @@ with the direct-assignment truncation at ``K`` states (thesis 5.3; Teh et al.
 ``cvi``   batch collapsed VI (thesis 5.3): per-sentence ``q(z^i)`` under the
           surrogate transitions ``(E[C^{\\i}_jk] + sigma G[pi_k]) / (E[C^{\\i}_j.] + sigma)``
           (eq. 5.37-5.39), then the sticks (5.25-5.26), ``gamma`` (5.17) and
-          ``sigma`` (5.20) from the expected table counts (5.35-5.36);
+          ``sigma`` (5.20) from the expected table counts (5.35-5.36), the last
+          two once the symmetric start has broken (``hyper_burn_in``);
 ``scvi``  stochastic CVI (thesis 5.3 "Stochastic CVI"; Wang & Blunsom,
           paper 004): global counts blended per minibatch (eq. 3.103),
           ``gamma``, ``sigma`` and the sticks by gradient steps (eq. 5.40 with
