@@ -268,7 +268,8 @@ def concentration_objective(beta: float, tables_total: float, row_counts: np.nda
 def transition_log_evidence(counts: np.ndarray, pi: np.ndarray, sigma: float) -> float:
     """Thesis eq. 5.10, the transition part of ``log p(x, z | pi, sigma)`` for counts ``C`` ``(K+1, K)``:
 
-    ``sum_j [log Gamma(sigma) - log Gamma(sigma + C_j.) + sum_k (log Gamma(sigma pi_k + C_jk) - log Gamma(sigma pi_k))]``.
+    ``sum_j [log Gamma(sigma) - log Gamma(sigma + C_j.)
+    + sum_k (log Gamma(sigma pi_k + C_jk) - log Gamma(sigma pi_k))]``.
 
     ``pi`` by state may sum to less than 1 (the mass beyond the truncation has
     no customers, so its factor is 1).  Alternating the tables of eq. 5.35
