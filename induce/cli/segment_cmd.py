@@ -15,7 +15,7 @@ import numpy as np
 
 from ..atomic import atomic_write
 from ..errors import ConfigError, CorpusFormatError
-from .common import emit
+from .common import emit, reported_warnings
 
 
 def _positive_int(text: str) -> int:
@@ -76,8 +76,9 @@ def register(sub) -> None:
                    help="numeric columns to model (default: all but --id-column)")
     p.add_argument("--id-column", metavar="NAME", help="sequence id column (default: blank lines separate sequences)")
     p.add_argument("--states", type=_positive_int, default=3, help="number of hidden states K (default 3)")
-    p.add_argument("--infer", choices=INFER, default="cvi2",
-                   help="inference algorithm (default cvi2); hdp-*: HDP-HMM truncated at --states")
+    p.add_argument("--infer", choices=INFER, default="vi",
+                   help="inference algorithm (default vi: the best held-out fit on the real series, see "
+                        "docs/experiments/timeseries.md); hdp-*: HDP-HMM truncated at --states")
     p.add_argument("--iterations", type=_positive_int, default=100, help="iteration / epoch cap (default 100)")
     p.add_argument("--tol", type=_non_negative, default=1e-4,
                    help="stop when the objective's relative change stays below this for 3 passes (default 1e-4)")
@@ -93,6 +94,8 @@ def register(sub) -> None:
     p.add_argument("--save-model", metavar="MODEL", help="save the fitted model (.npz)")
     p.add_argument("--load", metavar="MODEL", help="load a saved model instead of fitting")
     p.add_argument("--json", nargs="?", const="-", metavar="FILE", help="print the summary as JSON (or write FILE)")
+    p.add_argument("--report", metavar="FILE.html",
+                   help="also write a self-contained HTML report: the first series coloured by state (needs matplotlib)")
     h = p.add_argument_group("HDP-HMM (--infer hdp-cvi, hdp-scvi, hdp-svi)")
     h.add_argument("--gamma", type=_positive, default=1.0,
                    help="top-level concentration (default 1; learned by hdp-cvi/hdp-scvi, fixed for hdp-svi)")
@@ -128,8 +131,10 @@ def run(args) -> int:
     model = _model(args, seqs[0].shape[1])
     _check_values(model, args, table, seqs)
     train, test = _split_heldout(seqs, args.heldout) if args.heldout > 0 else (seqs, None)
+    warned: dict = {}
     if not args.load:
-        model.fit(train)
+        with reported_warnings(warned):
+            model.fit(train)
     summary = {"series": table.path, "columns": table.columns, "sequences": len(seqs),
                "steps": int(sum(x.shape[0] for x in seqs)), "emission": model.family_.name,
                "states": int(model.n_states), "infer": model.infer, "iterations": int(model.n_iter_),
@@ -140,6 +145,13 @@ def run(args) -> int:
         summary["heldout_loglik_per_step"] = model.score(test, context=train)
     paths = model.predict(seqs, decode=args.decode)
     summary["state_counts"] = np.bincount(np.concatenate(paths), minlength=model.n_states).tolist()
+    summary.update(warned)
+    if args.report:
+        from ..report import series_data, write_report
+
+        trace = [{"iteration": i + 1, "objective": float(v)} for i, v in enumerate(model.trace_)]
+        write_report(args.report, {"command": "segment", **summary, "trace": trace,
+                                   **series_data(seqs[0], paths[0], table.columns)})
     if args.output:
         _write(args.output, table, paths, model.predict_proba(seqs) if args.posteriors else None)
     if args.save_model:
