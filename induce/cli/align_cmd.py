@@ -50,6 +50,7 @@ def register(subparsers) -> None:
     p.add_argument("--save-model", help="also write the trained model (.npz)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     add_json_flag(p)
+    p.add_argument("--report", metavar="FILE.html", help="also write a self-contained HTML report (needs matplotlib)")
     p.set_defaults(handler=run)
 
 
@@ -57,11 +58,11 @@ def run(args: argparse.Namespace) -> int:
     pairs = list(read_parallel(args.src, args.tgt))
     if args.lowercase:
         pairs = [(normalize_tokens(s), normalize_tokens(t)) for s, t in pairs]
-    aligner = WordAligner(model=args.model, infer=args.infer, n_iterations=args.iterations,
-                          n_ibm1_iterations=args.ibm1_iterations, alpha=args.alpha, prior_support=args.prior_support,
+    aligner = WordAligner(model=args.model, infer=args.infer, n_iter=args.iterations,
+                          n_iter_ibm1=args.ibm1_iterations, alpha=args.alpha, prior_support=args.prior_support,
                           null_prob=args.null_prob, hmm_cvi=args.hmm_cvi, symmetrize=args.symmetrize,
                           decode=args.decode, posterior_threshold=args.threshold, random_state=args.seed,
-                          progress=not args.quiet)
+                          verbose=not args.quiet)
     links = aligner.fit_align(pairs)
     write_pharaoh(args.output, [set(x) for x in links])
     if args.save_model:
@@ -78,5 +79,12 @@ def run(args: argparse.Namespace) -> int:
                                   [g.possible for g in gold])
         result["scores"] = {"aer": scores["aer"], "precision": scores["precision"], "recall": scores["recall"],
                             "f1": scores["f1"], "scored_pairs": len(gold), "gold_links_dropped": dropped}
+    if args.report:
+        from ..report import alignment_examples, write_report
+
+        trace = [{"direction": name, **rec} for name in ("forward", "reverse")
+                 for rec in (getattr(getattr(aligner, f"{name}_", None), "history", None) or [])]
+        write_report(args.report, {"command": "align", **result, "trace": trace,
+                                   **alignment_examples(pairs, links, gold if args.gold else None)})
     emit(result, args.json)
     return 0

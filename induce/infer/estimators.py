@@ -16,15 +16,14 @@ parameters the dynamic program sees (thesis ch. 3):
   item ``i`` happens in the model's compiled pass (subtract, run the dynamic
   program, add back); :func:`cvi_params` is the same formula for whole tables.
 
-The numpy versions work on whole tables; the ``*_nb`` versions are numba
-``njit`` functions for use inside compiled passes.
+These work on whole tables; the compiled passes evaluate the ``cvi`` formula
+per entry with :func:`induce.kernels.ratio.cvi_ratio_nb`.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
-from scipy.special import digamma
+from scipy.special import digamma, gammaln
 
 ESTIMATORS = ("em", "map", "vi", "cvi")
 
@@ -77,12 +76,6 @@ def params_from_counts(estimator: str, counts: np.ndarray, prior: float) -> np.n
     raise ValueError(f"unknown estimator {estimator!r}; expected one of {ESTIMATORS}")
 
 
-@njit(cache=True, inline="always")
-def cvi_ratio_nb(count: float, total: float, prior: float, n_outcomes: int) -> float:
-    """One surrogate parameter ``(C^{\\i} + a) / (C.^{\\i} + K a)`` (thesis eq. 3.49)."""
-    return (max(count, 0.0) + prior) / (max(total, 0.0) + n_outcomes * prior)
-
-
 def selected_params(estimator: str, counts: np.ndarray, totals: np.ndarray, prior: float, n_outcomes: int) -> np.ndarray:
     """Parameters of a few outcomes of distributions whose totals are known.
 
@@ -100,3 +93,13 @@ def selected_params(estimator: str, counts: np.ndarray, totals: np.ndarray, prio
     if estimator == "vi":
         return np.exp(digamma(counts + prior) - digamma(totals + n_outcomes * prior))
     raise ValueError(f"selected_params supports 'cvi' and 'vi', not {estimator!r}")
+
+
+def dirichlet_kl(posterior: np.ndarray, prior: float) -> float:
+    """``sum_rows KL(Dir(posterior_row) || Dir(prior))`` for a symmetric prior."""
+    k = posterior.shape[-1]
+    tot = posterior.sum(axis=-1)
+    return float(
+        np.sum(gammaln(tot) - gammaln(posterior).sum(axis=-1) - gammaln(k * prior) + k * gammaln(prior))
+        + np.sum((posterior - prior) * (digamma(posterior) - digamma(tot)[..., None]))
+    )
