@@ -19,35 +19,36 @@ from ..align.normalize import normalize_tokens
 from ..align.symmetrize import METHODS
 from ..corpus.parallel import ALIGNMENT_FORMATS, clip_alignments, read_alignments, read_parallel, write_pharaoh
 from ..eval.alignment import alignment_scores
-from .common import add_json_flag, emit
+from .common import (add_json_flag, emit, existing_file, finite_positive_float, fraction, nonneg_int, output_path,
+                     positive_int, probability, seed)
 
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("align", help="word alignment (IBM Model 1 / HMM with EM, VI, CVI)",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("src", help="source side (or a 'source ||| target' file)")
-    p.add_argument("tgt", nargs="?", help="target side, line-aligned with SRC")
-    p.add_argument("-o", "--output", required=True, help="Pharaoh output file (0-based i-j)")
+    p.add_argument("src", type=existing_file, help="source side (or a 'source ||| target' file)")
+    p.add_argument("tgt", nargs="?", type=existing_file, help="target side, line-aligned with SRC")
+    p.add_argument("-o", "--output", required=True, type=output_path, help="Pharaoh output file (0-based i-j)")
     p.add_argument("--model", choices=MODELS, default="hmm")
     p.add_argument("--infer", choices=INFERENCE, default="cvi")
-    p.add_argument("--iterations", type=int, default=5, help="passes of the final model")
-    p.add_argument("--ibm1-iterations", type=int, default=5, help="Model 1 passes before the HMM")
+    p.add_argument("--iterations", type=positive_int, default=5, help="passes of the final model")
+    p.add_argument("--ibm1-iterations", type=nonneg_int, default=5, help="Model 1 passes before the HMM")
     p.add_argument("--hmm-cvi", choices=HMM_CVI, default="cvi2", help="CVI form for the HMM model")
-    p.add_argument("--alpha", type=float, default=1e-4,
+    p.add_argument("--alpha", type=finite_positive_float, default=1e-4,
                    help="Dirichlet prior of the translation tables (default 1e-4; the thesis's 0.1 over-smooths "
                         "large vocabularies)")
     p.add_argument("--prior-support", choices=SUPPORTS, default="vocabulary")
-    p.add_argument("--null-prob", type=float, default=0.2, help="probability of a NULL state (HMM)")
+    p.add_argument("--null-prob", type=fraction, default=0.2, help="probability of a NULL state (HMM)")
     p.add_argument("--symmetrize", choices=METHODS + DIRECTIONAL, default="grow-diag-final-and")
     p.add_argument("--decode", choices=DECODERS, default="viterbi")
-    p.add_argument("--threshold", type=float, default=0.5, help="posterior threshold for --decode posterior")
+    p.add_argument("--threshold", type=probability, default=0.5, help="posterior threshold for --decode posterior")
     p.add_argument("--lowercase", action="store_true", help="lowercase and accent-fold tokens before training")
-    p.add_argument("--gold", help="gold alignment file to score against")
+    p.add_argument("--gold", type=existing_file, help="gold alignment file to score against")
     p.add_argument("--gold-format", choices=ALIGNMENT_FORMATS, default="naacl")
     p.add_argument("--gold-one-based", choices=("yes", "no"), default=None,
                    help="index base of the gold file (default: naacl 1-based, pharaoh 0-based)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--save-model", help="also write the trained model (.npz)")
+    p.add_argument("--seed", type=seed, default=0)
+    p.add_argument("--save-model", type=output_path, help="also write the trained model (.npz)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     add_json_flag(p)
     p.set_defaults(handler=run)

@@ -27,7 +27,8 @@ from dataclasses import replace
 import conllu
 
 from ..errors import ConfigError
-from .common import add_json_flag, emit
+from .common import (add_json_flag, corpus_path, emit, encoding, existing_file, finite_positive_float, output_path,
+                     positive_int, seed)
 
 TAG_COLUMNS = ("upos", "cpos", "pos", "xpos")
 
@@ -35,32 +36,32 @@ TAG_COLUMNS = ("upos", "cpos", "pos", "xpos")
 def register(subparsers) -> None:
     p = subparsers.add_parser("parse", help="grammar induction: PCFG or DMV with em/vi/cvi/mh",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("input", metavar="INPUT", help="corpus file or directory")
-    p.add_argument("-o", "--output", required=True, help="parsed output file")
+    p.add_argument("input", metavar="INPUT", type=corpus_path, help="corpus file or directory")
+    p.add_argument("-o", "--output", required=True, type=output_path, help="parsed output file")
     p.add_argument("--model", choices=("pcfg", "dmv", "pcfg-la"), default="dmv")
     p.add_argument("--infer", choices=("em", "vi", "cvi", "mh"), default="em",
                    help="inference algorithm (mh: PCFG only)")
     g = p.add_mutually_exclusive_group()
-    g.add_argument("--grammar", metavar="FILE", help="PCFG rule file 'LHS -> RHS weight'")
-    g.add_argument("--nonterminals", type=int, default=10, metavar="N",
+    g.add_argument("--grammar", type=existing_file, metavar="FILE", help="PCFG rule file 'LHS -> RHS weight'")
+    g.add_argument("--nonterminals", type=positive_int, default=10, metavar="N",
                    help="size of the generated fully connected PCFG (default 10)")
-    p.add_argument("--iterations", type=int, metavar="N", help="passes (default 20; pcfg-la: at most 100)")
-    p.add_argument("--subtypes", type=int, default=2, metavar="H", help="pcfg-la: latent subtypes per symbol")
-    p.add_argument("--train", metavar="TREEBANK", help="pcfg-la: training treebank (file or directory)")
-    p.add_argument("--dev", metavar="TREEBANK", help="pcfg-la: dev treebank choosing the prior of vi/cvi")
-    p.add_argument("--load", metavar="MODEL", help="pcfg-la: parse with a saved grammar instead of training")
+    p.add_argument("--iterations", type=positive_int, metavar="N", help="passes (default 20; pcfg-la: at most 100)")
+    p.add_argument("--subtypes", type=positive_int, default=2, metavar="H", help="pcfg-la: latent subtypes per symbol")
+    p.add_argument("--train", type=corpus_path, metavar="TREEBANK", help="pcfg-la: training treebank (file or directory)")
+    p.add_argument("--dev", type=corpus_path, metavar="TREEBANK", help="pcfg-la: dev treebank choosing the prior of vi/cvi")
+    p.add_argument("--load", type=existing_file, metavar="MODEL", help="pcfg-la: parse with a saved grammar instead of training")
     p.add_argument("--decode", choices=("max-rule-sum", "viterbi"), default="max-rule-sum", help="pcfg-la decoder")
-    p.add_argument("--seed", type=int, default=0, metavar="S")
-    p.add_argument("--prior", type=float, default=1.0, help="Dirichlet hyperparameter alpha (default 1)")
+    p.add_argument("--seed", type=seed, default=0, metavar="S")
+    p.add_argument("--prior", type=finite_positive_float, default=1.0, help="Dirichlet hyperparameter alpha (default 1)")
     p.add_argument("--init", choices=("harmonic", "random"), default="harmonic", help="DMV initialiser")
     p.add_argument("--use-tags", action="store_true", help="model a tag column instead of the words")
     p.add_argument("--tag-column", help="which tag column with --use-tags")
     p.add_argument("--format", default="auto", help="input format (default: detect)")
-    p.add_argument("--encoding", default="utf-8")
-    p.add_argument("--max-length", type=int, help="keep sentences of at most this many words")
+    p.add_argument("--encoding", type=encoding, default="utf-8")
+    p.add_argument("--max-length", type=positive_int, help="keep sentences of at most this many words")
     p.add_argument("--wsj10", action="store_true", help="keep sentences of <= 10 words without punctuation")
     p.add_argument("--strip-punct", action="store_true", help="remove punctuation tokens before training")
-    p.add_argument("--save-model", metavar="PATH", help="also write the fitted model (.npz)")
+    p.add_argument("--save-model", type=output_path, metavar="PATH", help="also write the fitted model (.npz)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     add_json_flag(p)
     p.set_defaults(handler=run)
