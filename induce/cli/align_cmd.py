@@ -13,6 +13,7 @@ AER (Och & Ney 2003).
 from __future__ import annotations
 
 import argparse
+import sys
 
 from ..align.aligner import DECODERS, DIRECTIONAL, HMM_CVI, INFERENCE, MODELS, SUPPORTS, WordAligner
 from ..align.normalize import normalize_tokens
@@ -47,6 +48,9 @@ def register(subparsers) -> None:
     p.add_argument("--gold-format", choices=ALIGNMENT_FORMATS, default="naacl")
     p.add_argument("--gold-one-based", choices=("yes", "no"), default=None,
                    help="index base of the gold file (default: naacl 1-based, pharaoh 0-based)")
+    p.add_argument("--max-length", type=positive_int, metavar="N",
+                   help="skip sentence pairs with a side longer than N words (written without links; the count is "
+                        "printed)")
     p.add_argument("--seed", type=seed, default=0)
     p.add_argument("--save-model", type=output_path, help="also write the trained model (.npz)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -56,27 +60,37 @@ def register(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     pairs = list(read_parallel(args.src, args.tgt))
+    gold = None
+    if args.gold:  # read (and fail) before training and before the output is written
+        one_based = None if args.gold_one_based is None else args.gold_one_based == "yes"
+        gold = read_alignments(args.gold, args.gold_format, one_based=one_based)
     if args.lowercase:
         pairs = [(normalize_tokens(s), normalize_tokens(t)) for s, t in pairs]
+    kept = [k for k, (s, t) in enumerate(pairs)
+            if args.max_length is None or (len(s) <= args.max_length and len(t) <= args.max_length)]
+    if len(kept) < len(pairs):
+        print(f"induce align: skipped {len(pairs) - len(kept)} sentence pairs with a side longer than "
+              f"--max-length {args.max_length} (written without links)", file=sys.stderr)
     aligner = WordAligner(model=args.model, infer=args.infer, n_iterations=args.iterations,
                           n_ibm1_iterations=args.ibm1_iterations, alpha=args.alpha, prior_support=args.prior_support,
                           null_prob=args.null_prob, hmm_cvi=args.hmm_cvi, symmetrize=args.symmetrize,
                           decode=args.decode, posterior_threshold=args.threshold, random_state=args.seed,
                           progress=not args.quiet)
-    links = aligner.fit_align(pairs)
-    write_pharaoh(args.output, [set(x) for x in links])
+    links: list[set] = [set() for _ in pairs]
+    for k, found in zip(kept, aligner.fit_align([pairs[k] for k in kept])):
+        links[k] = set(found)
+    write_pharaoh(args.output, links)
     if args.save_model:
         aligner.save(args.save_model)
     result = {"pairs": len(pairs), "links": sum(len(x) for x in links), "output": args.output,
               "model": args.model, "infer": args.infer, "symmetrize": args.symmetrize,
               "fit_seconds": aligner.fit_seconds_,
-              "pairs_per_second": len(pairs) / max(aligner.fit_seconds_, 1e-9)}
-    if args.gold:
-        one_based = None if args.gold_one_based is None else args.gold_one_based == "yes"
-        gold = read_alignments(args.gold, args.gold_format, one_based=one_based)
+              "pairs_per_second": len(kept) / max(aligner.fit_seconds_, 1e-9)}
+    if len(kept) < len(pairs):
+        result["skipped_pairs"] = len(pairs) - len(kept)
+    if gold is not None:
         gold, dropped = clip_alignments(gold, pairs[: len(gold)])
-        scores = alignment_scores([set(x) for x in links[: len(gold)]], [g.sure for g in gold],
-                                  [g.possible for g in gold])
+        scores = alignment_scores(links[: len(gold)], [g.sure for g in gold], [g.possible for g in gold])
         result["scores"] = {"aer": scores["aer"], "precision": scores["precision"], "recall": scores["recall"],
                             "f1": scores["f1"], "scored_pairs": len(gold), "gold_links_dropped": dropped}
     emit(result, args.json)

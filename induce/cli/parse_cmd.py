@@ -21,6 +21,7 @@ and <= 40 words) are printed.
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from dataclasses import replace
 
@@ -80,6 +81,12 @@ def _tag_column(corpus, args) -> str | None:
     raise ConfigError("--use-tags: the input has no tag column")
 
 
+def _report_skipped(skipped: dict[str, int], args) -> None:
+    if skipped.get("max_length"):
+        print(f"induce parse: skipped {skipped['max_length']} sentences longer than --max-length {args.max_length}",
+              file=sys.stderr)
+
+
 def _build_model(args, column):
     args.iterations = 20 if args.iterations is None else args.iterations
     if args.model == "pcfg":
@@ -119,8 +126,10 @@ def run(args) -> int:
     if args.model == "pcfg-la":
         return _run_latent(args)
 
+    skipped: dict[str, int] = {}
     corpus = load_corpus(args.input, args.format, encoding=args.encoding, max_length=args.max_length,
-                         wsj10=args.wsj10, strip_punct=args.strip_punct)
+                         wsj10=args.wsj10, strip_punct=args.strip_punct, skipped=skipped)
+    _report_skipped(skipped, args)
     if corpus.n_sentences == 0:
         raise ConfigError(f"{args.input}: no sentences left to parse")
     model = _build_model(args, _tag_column(corpus, args))
@@ -184,7 +193,10 @@ def _run_latent(args) -> int:
 
     if args.infer == "mh":
         raise ConfigError("--model pcfg-la supports --infer em, vi and cvi")
-    corpus = load_corpus(args.input, args.format, encoding=args.encoding, max_length=args.max_length)
+    skipped: dict[str, int] = {}
+    corpus = load_corpus(args.input, args.format, encoding=args.encoding, max_length=args.max_length,
+                         skipped=skipped)
+    _report_skipped(skipped, args)
     if corpus.n_sentences == 0:
         raise ConfigError(f"{args.input}: no sentences left to parse")
     result = {"model": "pcfg-la", "sentences": corpus.n_sentences, "tokens": corpus.n_tokens}

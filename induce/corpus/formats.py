@@ -214,6 +214,7 @@ def load_corpus(
     universal_map: str | os.PathLike | None = None,
     vocab: Vocabulary | None = None,
     keep_sentences: bool = True,
+    skipped: dict[str, int] | None = None,
     **options,
 ) -> Corpus:
     """Read ``path``, transform the sentences and encode them (``Corpus.from_sentences``).
@@ -227,6 +228,8 @@ def load_corpus(
     word-shape class (``"shape"``), and the vocabulary's unknown item is
     ``"<unk>"``.  With a given ``vocab`` (e.g. the training vocabulary) the
     vocabulary is frozen and unseen words are replaced the same way.
+    ``skipped["max_length"]`` (when a dict is given) counts the sentences
+    longer than ``max_length``.
     """
     if unk_mode not in UNK_MODES:
         raise ConfigError(f"unk_mode must be one of {UNK_MODES}, got {unk_mode!r}")
@@ -237,6 +240,7 @@ def load_corpus(
         max_length=max_length,
         wsj10=wsj10,
         strip_punct=strip_punct,
+        skipped=skipped,
     )
     name = str(path)
 

@@ -258,10 +258,12 @@ def pipeline(
     max_length: int | None = None,
     wsj10: bool = False,
     strip_punct: bool = False,
+    skipped: dict[str, int] | None = None,
 ) -> Callable[[Iterable[Sentence]], Iterator[Sentence]]:
     """A generator transform applying, in order: universal mapping, WSJ10 filter,
     punctuation stripping, max-length filter (on the remaining words), lowercasing,
-    digit normalisation."""
+    digit normalisation.  ``skipped["max_length"]`` (when given) counts the
+    sentences the max-length filter drops."""
 
     def run(sentences: Iterable[Sentence]) -> Iterator[Sentence]:
         for sent in sentences:
@@ -274,6 +276,8 @@ def pipeline(
                 if not sent.words:
                     continue
             if max_length is not None and len(sent) > max_length:
+                if skipped is not None:
+                    skipped["max_length"] = skipped.get("max_length", 0) + 1
                 continue
             if lowercase_words:
                 sent = lowercase(sent)

@@ -33,7 +33,8 @@ from tqdm import tqdm
 
 from ..infer.estimators import params_from_counts
 from ..kernels import dmv as kdmv
-from ..errors import ConfigError
+from ..errors import ConfigError, check_float, check_int, check_seed
+from ..resources import check_memory, corpus_source, dmv_bytes, sentence_label
 from .params import UNK, as_corpus, check_choice, column, encode_with, load_model, save_model
 
 ALGORITHMS = ("em", "vi", "cvi")
@@ -77,10 +78,11 @@ class DMVParser:
         """Fit the DMV to the (tag) sequences of ``X`` (a Corpus or lists of tokens)."""
         check_choice("infer", self.infer, ALGORITHMS)
         check_choice("init", self.init, INITS)
-        if self.prior <= 0:
-            raise ConfigError(f"prior must be positive; got {self.prior}")
+        check_float("prior", self.prior, 0.0, min_open=True), check_int("n_iter", self.n_iter, 0)
+        check_seed("random_state", self.random_state)
         corpus = as_corpus(X)
         corpus = corpus.subset(np.nonzero(corpus.lengths > 0)[0])
+        check_memory(dmv_bytes(corpus.lengths), "the DMV charts", sentence_label(corpus.lengths, corpus_source(corpus)))
         ids, vocab = column(corpus, self.tag_column)
         self.tags_ = [s for s in vocab.itos if s != UNK] + [UNK]
         tags = encode_with(self.tags_, vocab, ids)

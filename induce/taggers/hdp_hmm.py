@@ -40,7 +40,7 @@ import numpy as np
 
 from ..corpus.corpus import Corpus
 from ..corpus.vocab import Vocabulary
-from ..errors import ConfigError
+from ..errors import ConfigError, check_float, check_int, check_seed
 from ..infer import hdp
 from ..infer import hmm_passes as passes
 from ..infer.hdp_passes import (emission_log_q0, hdp_cvi_pass, hdp_minibatch_pass,
@@ -229,6 +229,9 @@ class HDPHMMTagger(HMMTagger):
         self._validate_shared(corpus)
         if int(self.truncation) < 1:
             raise ConfigError(f"truncation must be at least 1, got {self.truncation}")
+        check_int("n_iter", self.n_iter, 1), check_seed("random_state", self.random_state)
+        for name in ("gamma", "sigma", "beta"):
+            check_float(name, getattr(self, name), 0.0, min_open=True)
         if not (self.gamma > 0 and self.sigma > 0 and self.beta > 0):
             raise ConfigError(f"gamma, sigma and beta must be positive (got {self.gamma}, {self.sigma}, {self.beta})")
         self._fixed_hyper()

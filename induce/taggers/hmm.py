@@ -35,7 +35,7 @@ from scipy.special import digamma, gammaln
 from ..atomic import atomic_write
 from ..corpus.corpus import Corpus
 from ..corpus.vocab import Vocabulary
-from ..errors import ConfigError, ModelFormatError
+from ..errors import ConfigError, ModelFormatError, check_float, check_int, check_seed
 from ..infer import hmm_passes as passes
 from ..infer.hmm_batched import Layout, cvi2_block_pass, lockstep_pass
 from ..infer import stochastic_hmm as stochastic
@@ -205,6 +205,8 @@ class HMMTagger:
             raise ConfigError(f"cvi2_block must be 0 (exact) or a positive block size, got {self.cvi2_block}")
         if int(self.n_states) < 1:
             raise ConfigError(f"n_states must be at least 1, got {self.n_states}")
+        check_int("n_iter", self.n_iter, 1), check_int("cgs_keep", self.cgs_keep, 0), check_seed("random_state", self.random_state)
+        check_float("alpha", self.alpha, 0.0), check_float("beta", self.beta, 0.0)
         if self.alpha < 0 or self.beta < 0 or (self.infer not in ("em",) and (self.alpha == 0 or self.beta == 0)):
             raise ConfigError(f"alpha and beta must be positive for {self.infer} (got {self.alpha}, {self.beta})")
         t0, t1 = self.temperature
