@@ -84,18 +84,19 @@ def _size(n_bytes: float) -> str:
     return f"{n_bytes / _GIB:.1f} GiB" if n_bytes >= _GIB / 10 else f"{n_bytes / (1 << 20):.1f} MiB"
 
 
-def check_memory(estimate: float, what: str, longest: str, option: str = "--max-length") -> None:
+def check_memory(estimate: float, what: str, longest: str,
+                 remedy: str = "drop long sentences with --max-length N") -> None:
     """Raise ``ConfigError`` when ``estimate`` bytes exceed the available memory.
 
     ``what`` names the structure (``"the DMV charts"``), ``longest`` the
-    sentence that dominates it (``"file:line, 50000 words"``), ``option`` what
-    avoids it.
+    sentence that dominates it (``"file:line, 50000 words"``), ``remedy`` the
+    option that avoids it.
     """
     available = available_bytes()
     if available is None or estimate <= available:
         return
     raise ConfigError(f"{what} need about {_size(estimate)} (longest sentence: {longest}) but only "
-                      f"{_size(available)} is available; drop long sentences with {option} N")
+                      f"{_size(available)} is available; {remedy}")
 
 
 def sentence_label(lengths: Sequence[int] | np.ndarray, source: Callable[[int], tuple | None] | None = None) -> str:
@@ -150,3 +151,13 @@ def alignment_bytes(src_lengths: np.ndarray, tgt_lengths: np.ndarray, directions
         return 0.0
     cells = (src + 1) * tgt
     return directions * 32.0 * float(cells.sum()) + 8.0 * 4.0 * float(cells.max())
+
+
+def hmm_bytes(n_states: int, n_words: int, lengths: np.ndarray) -> float:
+    """Bytes of an HMM's count and parameter tables (``K^2`` transitions and ``K V`` emissions, four copies
+    each: counts, parameters and their working copies) and the longest sentence's forward, backward and
+    posterior lattices (``3 T K``)."""
+    lengths = np.asarray(lengths, dtype=np.float64)
+    k = float(n_states)
+    longest = lengths.max() if lengths.size else 0.0
+    return 8.0 * (4.0 * k * (k + n_words) + 3.0 * longest * k)
