@@ -92,6 +92,15 @@ def clean_stale_temporaries(path: str | os.PathLike) -> list[Path]:
     return removed
 
 
+def _special(path: Path) -> bool:
+    """Whether ``path`` (links followed) is an existing file that is neither regular nor a directory."""
+    try:
+        mode = os.stat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
 def _resolve(path: Path) -> Path:
     """The file a write to ``path`` lands in: the final target of a symlink, else ``path``."""
     return Path(os.path.realpath(path)) if path.is_symlink() else path
@@ -107,13 +116,13 @@ def check_writable(path: str | os.PathLike) -> None:
     """
     if str(path) == STDIO:
         return
+    if _special(Path(path)):  # /dev/stdout may be a link to a pipe that realpath cannot name
+        if not os.access(path, os.W_OK):
+            raise ConfigError(f"{path}: not writable")
+        return
     target = _resolve(Path(path))
     if target.is_dir():
         raise ConfigError(f"{path}: is a directory; expected an output file name")
-    if target.exists() and not target.is_file():
-        if not os.access(target, os.W_OK):
-            raise ConfigError(f"{path}: not writable")
-        return
     directory = target.parent if str(target.parent) else Path(".")
     while not directory.exists():
         directory = directory.parent
@@ -138,14 +147,14 @@ def atomic_write(path: str | os.PathLike, mode: str = "w", encoding: str | None 
         with _stdout(binary) as stream:
             yield stream
         return
+    text_options = {} if binary else {"encoding": encoding, "newline": ""}
+    if _special(Path(path)):
+        with open(path, mode, **text_options) as handle:  # device, FIFO, socket (links followed): write through
+            yield handle
+        return
     target = _resolve(Path(path))
     if target.is_dir():
         raise ConfigError(f"{path}: is a directory; expected an output file name")
-    text_options = {} if binary else {"encoding": encoding, "newline": ""}
-    if target.exists() and not target.is_file():
-        with open(target, mode, **text_options) as handle:  # device, FIFO, socket: write through
-            yield handle
-        return
     directory = target.parent if str(target.parent) else Path(".")
     directory.mkdir(parents=True, exist_ok=True)
     clean_stale_temporaries(target)

@@ -152,3 +152,12 @@ def test_cli_pipe_to_head_does_not_traceback(tmp_path):
     proc = subprocess.run(["bash", "-o", "pipefail", "-c", cmd], env=env, capture_output=True, text=True, timeout=120)
     assert "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr, proc.stderr
     assert proc.returncode in (0, 141)
+
+
+def test_dev_stdout_into_a_pipe_is_written_through(tmp_path):
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    proc = subprocess.run([sys.executable, "-m", "induce", "corpus", "demo", "-o", "/dev/stdout", "--sentences", "2"],
+                          env=env, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("# text = ") and "sentences" in proc.stdout
+    assert os.path.islink("/dev/stdout")  # not replaced by a regular file
