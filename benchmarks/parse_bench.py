@@ -129,7 +129,7 @@ def dmv_table(args, plan, section: str) -> dict:
                 scores = []
                 for seed in seeds:
                     t0 = time.perf_counter()
-                    model = DMVParser(infer=infer, prior=alpha, n_iter=args.dmv_iterations, init=init,
+                    model = DMVParser(infer=infer, prior=alpha, n_iter=args.dmv_iterations, tol=0, init=init,
                                       tag_column=col, random_state=seed).fit(train)
                     s = attachment_scores(model.predict(test), test.heads, test.offsets)
                     scores.append((s["directed"], s["undirected"], time.perf_counter() - t0))
@@ -261,7 +261,7 @@ def speed_one(model_name: str, infer: str, data: str, iterations: int, nontermin
         corpus = load([CORPORA / "ud/en_ewt/en_ewt-ud-train.conllu"], "upos", 20)
         col = "upos"
     if model_name == "dmv":
-        model = DMVParser(infer=infer, n_iter=iterations, tag_column=col, random_state=0)
+        model = DMVParser(infer=infer, n_iter=iterations, tol=0, tag_column=col, random_state=0)
     else:
         model = PCFGInducer(n_nonterminals=nonterminals, infer=infer, n_iter=iterations, tag_column=col,
                             random_state=0)

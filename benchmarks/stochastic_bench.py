@@ -47,7 +47,7 @@ from pathlib import Path
 
 import numpy as np
 
-from induce.corpus.corpus import Corpus
+from induce.corpus.corpus import Corpus, gather_sentences
 from induce.corpus.formats import read_sentences
 from induce.corpus.transforms import pipeline
 from induce.corpus.vocab import Vocabulary
@@ -205,7 +205,7 @@ def scale(args) -> None:
             if time.perf_counter() > deadline:
                 return
             idx = np.sort(srng.integers(0, train.n_sentences, size=M))
-            yield sh.gather_sentences(train.tokens, train.offsets, idx)
+            yield gather_sentences(train.tokens, train.offsets, idx)
 
     counts = sh.GlobalCounts.exponential(np.random.default_rng(args.seed), K, W, int(n_sentences * mean_len))
     updater = sh.SentenceUpdater("scvi", 0.1, 0.1, n_sentences)

@@ -1,4 +1,4 @@
-"""Atomic checkpoints of a long-running computation: arrays + a JSON header in one ``.npz``.
+"""Atomic checkpoints of a long-running computation: arrays + a JSON header in one ``.npz`` (:mod:`induce.modelfile`).
 
 A checkpoint is written to a temporary file beside the target and renamed
 (:func:`induce.atomic.atomic_write`), so a crash never leaves a half-written
@@ -10,7 +10,6 @@ return cleanly.
 
 from __future__ import annotations
 
-import json
 import signal
 import threading
 import time
@@ -18,37 +17,31 @@ from pathlib import Path
 
 import numpy as np
 
-from .atomic import atomic_write
+from . import modelfile
 from .errors import ModelFormatError
 
-FORMAT = "induce.checkpoint"
-FORMAT_VERSION = 1
+KIND = "checkpoint"
 
 
 def save_checkpoint(path: str | Path, kind: str, meta: dict, arrays: dict[str, np.ndarray]) -> None:
-    """Write ``arrays`` and the JSON-serialisable ``meta`` atomically (no pickle)."""
-    header = {"format": FORMAT, "format_version": FORMAT_VERSION, "kind": kind, "meta": meta}
-    payload = {k: np.asarray(v) for k, v in arrays.items()}
-    payload["header"] = np.frombuffer(json.dumps(header).encode("utf-8"), dtype=np.uint8)
-    with atomic_write(path, "wb") as handle:
-        np.savez(handle, **payload)
+    """Write ``arrays`` and the JSON-serialisable ``meta`` atomically (:func:`induce.modelfile.save`, uncompressed)."""
+    modelfile.save(path, KIND, {"kind": kind, "meta": meta}, arrays, compressed=False)
 
 
-def load_checkpoint(path: str | Path, kind: str) -> tuple[dict, dict[str, np.ndarray]]:
-    """``(meta, arrays)`` of a checkpoint of ``kind``; ``ModelFormatError`` if it is not one."""
-    try:
-        with np.load(path, allow_pickle=False) as data:
-            arrays = {k: data[k] for k in data.files}
-    except (OSError, ValueError) as exc:
-        raise ModelFormatError(f"{path}: not an induce checkpoint ({exc})") from exc
-    if "header" not in arrays:
-        raise ModelFormatError(f"{path}: missing header; not an induce checkpoint")
-    header = json.loads(arrays.pop("header").tobytes().decode("utf-8"))
-    if header.get("format") != FORMAT or header.get("kind") != kind:
-        raise ModelFormatError(f"{path}: holds {header.get('format')}/{header.get('kind')}, not a {kind} checkpoint")
-    if header.get("format_version") != FORMAT_VERSION:
-        raise ModelFormatError(f"{path}: checkpoint format version {header.get('format_version')} is not supported "
-                               f"(this induce reads version {FORMAT_VERSION})")
+def load_checkpoint(path: str | Path, kind: str,
+                    schema: modelfile.SchemaLike = ()) -> tuple[dict, dict[str, np.ndarray]]:
+    """``(meta, arrays)`` of a checkpoint of ``kind``, its arrays checked against ``schema``.
+
+    ``schema`` is as for :func:`induce.modelfile.load`; a callable gets the
+    checkpoint's header ``{"kind": kind, "meta": meta}``.  Only the schema's
+    arrays are returned (none by default: a caller that reads only ``meta``).
+    Raises ``ModelFormatError`` if the file is not a valid checkpoint of ``kind``.
+    """
+    header, arrays = modelfile.load(path, KIND, schema)
+    if header.get("kind") != kind:
+        raise ModelFormatError(f"{path}: holds a {header.get('kind')!r} checkpoint, not a {kind} checkpoint")
+    if not isinstance(header.get("meta"), dict):
+        raise ModelFormatError(f"{path}: field 'header': the checkpoint's 'meta' must be a JSON object")
     return header["meta"], arrays
 
 

@@ -8,20 +8,20 @@ scikit-learn conventions: hyperparameters in ``__init__`` (``get_params`` /
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from typing import Iterable, Sequence
 
 import numpy as np
-from sklearn.base import BaseEstimator
 from tqdm.auto import tqdm
 
-from ..atomic import atomic_write
+from .. import modelfile
+from ..base import InduceEstimator
 from ..corpus.vocab import Vocabulary
-from ..errors import ConfigError, ModelFormatError, check_float, check_seed
+from ..errors import ConfigError, check_float, check_seed
 from ..resources import alignment_bytes, check_memory, sentence_label
 from ..kernels.align import links_to_matrix, posteriors_to_matrix
+from ..modelfile import Field
 from .direction import Bitext, DirectionParams, TrainConfig, encode_side, n_passes, train_direction
 from .symmetrize import METHODS, matrices_to_links, symmetrize_corpus
 
@@ -31,20 +31,19 @@ HMM_CVI = ("cvi1", "cvi2")
 DIRECTIONAL = ("forward", "reverse")
 DECODERS = ("viterbi", "posterior")
 SUPPORTS = ("cooccur", "vocabulary")
-FORMAT_VERSION = 1
 
 Pair = tuple[Sequence[str], Sequence[str]]
 
 
-class WordAligner(BaseEstimator):
+class WordAligner(InduceEstimator):
     """Word aligner trained without supervision on a sentence-aligned bitext.
 
     Parameters
     ----------
     model : ``"ibm1"`` or ``"hmm"`` (Vogel et al. 1996, NULL states of Och & Ney 2003).
     infer : ``"em"`` (GIZA++ pipeline), ``"vi"`` (Riley & Gildea 2012) or ``"cvi"`` (thesis ch. 3).
-    n_iterations : passes of the final model.
-    n_ibm1_iterations : Model 1 passes that initialise the HMM (``model="hmm"`` only).
+    n_iter : passes of the final model.
+    n_iter_ibm1 : Model 1 passes that initialise the HMM (``model="hmm"`` only).
     alpha : symmetric Dirichlet prior of the translation tables.  The thesis uses 0.1,
         but with the prior spread over the whole target vocabulary (``prior_support=
         "vocabulary"``; about 40k French words on the Hansards) that adds some 4,000
@@ -61,18 +60,18 @@ class WordAligner(BaseEstimator):
         (one direction only).
     decode : ``"viterbi"`` or ``"posterior"`` (links whose posterior exceeds ``posterior_threshold``).
     random_state : seed of the CVI visiting order.
-    progress : show a tqdm progress bar (sentence pairs per second).
+    verbose : show a tqdm progress bar (sentence pairs per second).
     """
 
-    def __init__(self, model: str = "hmm", infer: str = "cvi", n_iterations: int = 5, n_ibm1_iterations: int = 5,
+    def __init__(self, model: str = "hmm", infer: str = "cvi", n_iter: int = 5, n_iter_ibm1: int = 5,
                  alpha: float = 1e-4, prior_support: str = "vocabulary", jump_alpha: float = 0.1,
                  null_prob: float = 0.2, max_jump: int = 7,
                  hmm_cvi: str = "cvi2", symmetrize: str = "grow-diag-final-and", decode: str = "viterbi",
-                 posterior_threshold: float = 0.5, random_state: int | None = None, progress: bool = False):
+                 posterior_threshold: float = 0.5, random_state: int | None = None, verbose: bool = False):
         self.model = model
         self.infer = infer
-        self.n_iterations = n_iterations
-        self.n_ibm1_iterations = n_ibm1_iterations
+        self.n_iter = n_iter
+        self.n_iter_ibm1 = n_iter_ibm1
         self.alpha = alpha
         self.prior_support = prior_support
         self.jump_alpha = jump_alpha
@@ -83,7 +82,7 @@ class WordAligner(BaseEstimator):
         self.decode = decode
         self.posterior_threshold = posterior_threshold
         self.random_state = random_state
-        self.progress = progress
+        self.verbose = verbose
 
     # ----------------------------------------------------------- validation
     def _validate(self) -> None:
@@ -93,8 +92,8 @@ class WordAligner(BaseEstimator):
                                      ("symmetrize", self.symmetrize, METHODS + DIRECTIONAL)):
             if value not in allowed:
                 raise ConfigError(f"{name} must be one of {', '.join(allowed)}; got {value!r}")
-        if self.n_iterations < 1 or self.n_ibm1_iterations < 0:
-            raise ConfigError("n_iterations must be >= 1 and n_ibm1_iterations >= 0")
+        if self.n_iter < 1 or self.n_iter_ibm1 < 0:
+            raise ConfigError("n_iter must be >= 1 and n_iter_ibm1 >= 0")
         check_float("alpha", self.alpha, 0.0, min_open=True), check_float("jump_alpha", self.jump_alpha, 0.0, min_open=True)
         check_float("posterior_threshold", self.posterior_threshold, 0.0, 1.0), check_seed("random_state", self.random_state)
         if not 0.0 <= self.null_prob < 1.0:
@@ -103,8 +102,8 @@ class WordAligner(BaseEstimator):
             raise ConfigError(f"max_jump must be >= 1; got {self.max_jump}")
 
     def _config(self) -> TrainConfig:
-        return TrainConfig(model=self.model, infer=self.infer, n_iterations=self.n_iterations,
-                           n_ibm1_iterations=self.n_ibm1_iterations, alpha=self.alpha, jump_alpha=self.jump_alpha,
+        return TrainConfig(model=self.model, infer=self.infer, n_iter=self.n_iter,
+                           n_iter_ibm1=self.n_iter_ibm1, alpha=self.alpha, jump_alpha=self.jump_alpha,
                            null_prob=self.null_prob, max_jump=self.max_jump, hmm_cvi=self.hmm_cvi,
                            prior_support=self.prior_support)
 
@@ -124,7 +123,7 @@ class WordAligner(BaseEstimator):
         start = time.perf_counter()
         total = n_passes(config) * bitext.n_pairs * len(directions)
         with tqdm(total=total, unit="pair", unit_scale=True, desc=f"align {self.model}/{self.infer}",
-                  disable=not self.progress) as bar:
+                  disable=not self.verbose) as bar:
             self.forward_ = self.reverse_ = None
             if "forward" in directions:
                 self.forward_ = train_direction(bitext, len(self.src_vocab_), len(self.tgt_vocab_), config, rng,
@@ -169,10 +168,36 @@ class WordAligner(BaseEstimator):
         return self.fit(pairs).align(pairs)
 
     # ---------------------------------------------------------- persistence
+    @staticmethod
+    def _schema(header: dict) -> modelfile.Schema:
+        """Arrays of each saved direction over ``S`` source and ``T`` target words.
+
+        The forward table is a CSR matrix of ``S + 1`` rows (row 0 = NULL,
+        ``row_ptr`` of ``S + 2`` offsets into ``nnz`` target columns); its
+        ``values`` hold the ``nnz`` entries, one fallback per row and one for
+        unknown words; ``weights`` are the ``2 J + 1`` jump widths of
+        ``max_jump = J``.  The reverse direction swaps ``S`` and ``T``.
+        """
+        dims = {"S": len(header["src_vocab"]["items"]), "T": len(header["tgt_vocab"]["items"])}
+        fields = []
+        for name, info in header["directions"].items():
+            if name not in DIRECTIONAL or info["model"] not in ("ibm1", "hmm"):
+                raise ValueError(f"unknown direction {name!r} / model {info['model']!r}")
+            jump, null = info["max_jump"], info["null_prob"]
+            if not isinstance(jump, int) or jump < 0 or not isinstance(null, (int, float)) or not 0 <= null <= 1:
+                raise ValueError(f"{name}: max_jump must be an integer >= 0 and null_prob in [0, 1]; "
+                                 f"got {jump!r}, {null!r}")
+            rows, cols = ("S", "T") if name == "forward" else ("T", "S")
+            nnz, dims[f"J_{name}"] = f"nnz_{name}", jump
+            fields += [Field(f"{name}_row_ptr", "i8", (f"{rows}+2",), bound=f"{nnz}+1", increasing=True),
+                       Field(f"{name}_cols", "i4", (nnz,), bound=cols),
+                       Field(f"{name}_values", "f8", (f"{nnz}+{rows}+2",), nonnegative=True),
+                       Field(f"{name}_weights", "f8", (f"2*J_{name}+1",), nonnegative=True)]
+        return modelfile.Schema(fields, dims)
+
     def save(self, path: str | os.PathLike) -> None:
         """Write the fitted model as one ``.npz`` (arrays + a JSON header; no pickle), atomically."""
         meta = {
-            "format_version": FORMAT_VERSION,
             "params": self.get_params(),
             "src_vocab": self.src_vocab_.to_json(),
             "tgt_vocab": self.tgt_vocab_.to_json(),
@@ -189,29 +214,31 @@ class WordAligner(BaseEstimator):
                                         "max_jump": params.max_jump, "history": params.history}
             for key in ("row_ptr", "cols", "values", "weights"):
                 arrays[f"{name}_{key}"] = getattr(params, key)
-        arrays["meta"] = np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8)
-        with atomic_write(path, "wb") as handle:
-            np.savez(handle, **arrays)
+        modelfile.save(path, "WordAligner", meta, arrays)
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> "WordAligner":
-        """Read a model written by :meth:`save`."""
-        try:
-            with np.load(path, allow_pickle=False) as data:
-                meta = json.loads(bytes(data["meta"]).decode("utf-8"))
-                if meta.get("format_version") != FORMAT_VERSION:
-                    raise ModelFormatError(f"{path}: unsupported alignment model version {meta.get('format_version')}")
-                aligner = cls(**meta["params"])
-                for name in DIRECTIONAL:
-                    info = meta["directions"].get(name)
-                    params = None if info is None else DirectionParams(
-                        row_ptr=data[f"{name}_row_ptr"], cols=data[f"{name}_cols"], values=data[f"{name}_values"],
-                        weights=data[f"{name}_weights"], **info)
-                    setattr(aligner, f"{name}_", params)
-        except (OSError, KeyError, ValueError) as exc:
-            raise ModelFormatError(f"{path}: not a word-alignment model ({exc})") from exc
-        aligner.src_vocab_ = Vocabulary.from_json(meta["src_vocab"])
-        aligner.tgt_vocab_ = Vocabulary.from_json(meta["tgt_vocab"])
-        aligner.n_pairs_ = meta["n_pairs"]
-        aligner.fit_seconds_ = meta["fit_seconds"]
+        """Read a model written by :meth:`save`; ``ModelFormatError`` unless it passes :meth:`_schema`."""
+        meta, arrays = modelfile.load(path, "WordAligner", cls._schema)
+        with modelfile.reading(path, "header"):
+            aligner = cls(**_current_names(meta["params"]))
+            for name in DIRECTIONAL:
+                info = meta["directions"].get(name)
+                params = None if info is None else DirectionParams(
+                    row_ptr=arrays[f"{name}_row_ptr"], cols=arrays[f"{name}_cols"],
+                    values=arrays[f"{name}_values"], weights=arrays[f"{name}_weights"], **info)
+                setattr(aligner, f"{name}_", params)
+            aligner.src_vocab_ = Vocabulary.from_json(meta["src_vocab"])
+            aligner.tgt_vocab_ = Vocabulary.from_json(meta["tgt_vocab"])
+            aligner.n_pairs_ = meta["n_pairs"]
+            aligner.fit_seconds_ = meta["fit_seconds"]
         return aligner
+
+
+#: hyperparameter names of files written before the names were shared across estimators
+_RENAMED = {"n_iterations": "n_iter", "n_ibm1_iterations": "n_iter_ibm1", "progress": "verbose"}
+
+
+def _current_names(params: dict) -> dict:
+    """``params`` of a saved aligner under today's names."""
+    return {_RENAMED.get(k, k): v for k, v in params.items()}

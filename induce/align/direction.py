@@ -104,8 +104,8 @@ class DirectionParams:
 class TrainConfig:
     model: str = "hmm"
     infer: str = "cvi"
-    n_iterations: int = 5
-    n_ibm1_iterations: int = 5
+    n_iter: int = 5
+    n_iter_ibm1: int = 5
     alpha: float = 1e-4
     jump_alpha: float = 0.1
     null_prob: float = 0.2
@@ -162,7 +162,7 @@ class _Trainer:
         order = self._order(shuffle=False)
         vals = np.full(t.nnz, 1.0 / t.n_outcomes)  # uniform t(f|e) = 1 / V_f
         counts = np.zeros(t.nnz)
-        n_ibm1 = cfg.n_iterations if cfg.model == "ibm1" else cfg.n_ibm1_iterations
+        n_ibm1 = cfg.n_iter if cfg.model == "ibm1" else cfg.n_iter_ibm1
         for it in range(n_ibm1):
             counts[:] = 0.0
             ll = sum(K.ibm1_batch_pass(chunk, b.src_off, b.tgt_off, self.cell_off, self.cells, vals, counts)
@@ -173,7 +173,7 @@ class _Trainer:
         if cfg.model == "hmm":
             jumps = np.zeros(self.n_buckets)
             denom = np.zeros(self.n_buckets)
-            for it in range(cfg.n_iterations):
+            for it in range(cfg.n_iter):
                 counts[:] = 0.0
                 jumps[:] = 0.0
                 denom[:] = 0.0
@@ -198,7 +198,7 @@ class _Trainer:
         q = self.initial_posteriors()
         counts = np.bincount(self.cells, weights=q, minlength=t.nnz).astype(np.float64)
         totals = t.row_totals(counts)
-        n_ibm1 = cfg.n_iterations if cfg.model == "ibm1" else cfg.n_ibm1_iterations
+        n_ibm1 = cfg.n_iter if cfg.model == "ibm1" else cfg.n_iter_ibm1
         for it in range(n_ibm1):
             for chunk in self._chunks(self._order(shuffle=True)):
                 K.ibm1_cvi_pass(chunk, b.src_off, b.tgt_off, self.cell_off, self.cells, t.entry_row,
@@ -207,7 +207,7 @@ class _Trainer:
         jumps = np.zeros(self.n_buckets)
         if cfg.model == "hmm" and cfg.hmm_cvi == "cvi2":
             sent_jumps = np.zeros((b.n_pairs, self.n_buckets))
-            for it in range(cfg.n_iterations):
+            for it in range(cfg.n_iter):
                 for chunk in self._chunks(self._order(shuffle=True)):
                     K.hmm_cvi2_pass(chunk, b.src_off, b.tgt_off, self.cell_off, self.cells, t.entry_row, counts,
                                     totals, q, jumps, sent_jumps, cfg.alpha, self.outcomes, cfg.jump_alpha,
@@ -220,7 +220,7 @@ class _Trainer:
             totals[:] = 0.0
             K.hmm_cvi1_counts(b.src_off, b.tgt_off, self.cell_off, self.cells, t.entry_row, state_off, qs,
                               counts, totals, jumps)
-            for it in range(cfg.n_iterations):
+            for it in range(cfg.n_iter):
                 for chunk in self._chunks(self._order(shuffle=True)):
                     K.hmm_cvi1_pass(chunk, b.src_off, b.tgt_off, self.cell_off, self.cells, t.entry_row,
                                     state_off, qs, counts, totals, jumps, cfg.alpha, self.outcomes,
@@ -232,8 +232,8 @@ class _Trainer:
 def n_passes(config: TrainConfig) -> int:
     """Corpus passes one direction makes (for progress totals)."""
     if config.model == "ibm1":
-        return config.n_iterations
-    return config.n_ibm1_iterations + config.n_iterations
+        return config.n_iter
+    return config.n_iter_ibm1 + config.n_iter
 
 
 def train_direction(bitext: Bitext, n_src_vocab: int, n_tgt_vocab: int, config: TrainConfig,

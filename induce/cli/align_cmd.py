@@ -55,6 +55,8 @@ def register(subparsers) -> None:
     p.add_argument("--save-model", type=output_path, help="also write the trained model (.npz)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     add_json_flag(p)
+    p.add_argument("--report", type=output_path, metavar="FILE.html",
+                   help="also write a self-contained HTML report (needs matplotlib)")
     p.set_defaults(handler=run)
 
 
@@ -71,11 +73,11 @@ def run(args: argparse.Namespace) -> int:
     if len(kept) < len(pairs):
         print(f"induce align: skipped {len(pairs) - len(kept)} sentence pairs with a side longer than "
               f"--max-length {args.max_length} (written without links)", file=sys.stderr)
-    aligner = WordAligner(model=args.model, infer=args.infer, n_iterations=args.iterations,
-                          n_ibm1_iterations=args.ibm1_iterations, alpha=args.alpha, prior_support=args.prior_support,
+    aligner = WordAligner(model=args.model, infer=args.infer, n_iter=args.iterations,
+                          n_iter_ibm1=args.ibm1_iterations, alpha=args.alpha, prior_support=args.prior_support,
                           null_prob=args.null_prob, hmm_cvi=args.hmm_cvi, symmetrize=args.symmetrize,
                           decode=args.decode, posterior_threshold=args.threshold, random_state=args.seed,
-                          progress=not args.quiet)
+                          verbose=not args.quiet)
     links: list[set] = [set() for _ in pairs]
     for k, found in zip(kept, aligner.fit_align([pairs[k] for k in kept])):
         links[k] = set(found)
@@ -93,5 +95,12 @@ def run(args: argparse.Namespace) -> int:
         scores = alignment_scores(links[: len(gold)], [g.sure for g in gold], [g.possible for g in gold])
         result["scores"] = {"aer": scores["aer"], "precision": scores["precision"], "recall": scores["recall"],
                             "f1": scores["f1"], "scored_pairs": len(gold), "gold_links_dropped": dropped}
+    if args.report:
+        from ..report import alignment_examples, write_report
+
+        trace = [{"direction": name, **rec} for name in ("forward", "reverse")
+                 for rec in (getattr(getattr(aligner, f"{name}_", None), "history", None) or [])]
+        write_report(args.report, {"command": "align", **result, "trace": trace,
+                                   **alignment_examples(pairs, links, gold if args.gold else None)})
     emit(result, args.json)
     return 0

@@ -21,10 +21,12 @@ from __future__ import annotations
 
 import argparse
 import codecs
+import contextlib
 import json
 import math
 import os
 import sys
+import warnings
 from typing import Any, Callable
 
 import numpy as np
@@ -158,3 +160,72 @@ def _print_table(result: dict, stream, indent: str) -> None:
             if isinstance(value, float):
                 value = f"{value:.4f}"
             stream.write(f"{indent}{str(key).ljust(width)}  {value}\n")
+
+
+#: Gold tag columns in order of preference, shared by ``tag``, ``eval tags`` and
+#: ``parse --use-tags``: the treebank's own (fine, PTB-style) tags first -- CoNLL-U
+#: XPOS (EWT: the 45 PTB tags), the POS column of PTB / Malt / Brown / CoNLL-X files --
+#: then the universal or coarse ones (UPOS, CoNLL-X CPOS), which the UD treebanks
+#: without XPOS (hu_szeged, fr_gsd) fall back to.
+GOLD_TAG_COLUMNS = ("xpos", "pos", "upos", "cpos")
+#: The CoNLL placeholder of a missing tag.
+MISSING_TAG = "_"
+
+
+def gold_tag_column(columns, requested: str | None = None, option: str = "--gold-column") -> str | None:
+    """The gold tag column to use among ``columns`` (name -> the distinct tags seen, e.g.
+    ``corpus.tag_vocabs``): ``requested`` when given (ConfigError if absent), else the first
+    of :data:`GOLD_TAG_COLUMNS` with at least two distinct tags other than ``_``, else the
+    first of them present; None if none is."""
+    if requested:
+        if requested not in columns:
+            raise ConfigError(f"{option} {requested!r} not in the input; it has {', '.join(sorted(columns)) or 'no tags'}")
+        return requested
+    present = [name for name in GOLD_TAG_COLUMNS if name in columns]
+    informative = [name for name in present if len(set(columns[name]) - {MISSING_TAG}) >= 2]
+    return (informative or present or [None])[0]
+
+
+@contextlib.contextmanager
+def reported_warnings(result: dict):
+    """Collects the fit warnings raised inside the block (scikit-learn's ``ConvergenceWarning``,
+    :class:`induce.infer.convergence.FitWarning`): each is printed as one line
+    ``induce: warning: ...`` on stderr and listed under ``result["warnings"]``; other
+    warnings are shown as usual."""
+    from sklearn.exceptions import ConvergenceWarning
+
+    from ..infer.convergence import FitWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield
+    lines = []
+    for w in caught:
+        if issubclass(w.category, (ConvergenceWarning, FitWarning)):
+            lines.append(str(w.message))
+        else:
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+    lines = list(dict.fromkeys(lines))
+    for line in lines:
+        print(f"induce: warning: {line}", file=sys.stderr)
+    if lines:
+        result["warnings"] = result.get("warnings", []) + lines
+
+
+#: with gold tags and no --states, K is the number of gold tags (the convention of the thesis' experiments, under
+#: which M-1 and 1-1 compare like with like), at most this many: the cost of a pass grows as K^2, and a raw tag set
+#: such as Brown's 472 affixed tags is not a sensible number of states
+MAX_DEFAULT_STATES = 50
+
+
+def default_n_states(corpus, gold_column: str | None, requested: int | None, command: str = "induce tag") -> int:
+    """``requested``, or the number of ``gold_column`` tags (at most :data:`MAX_DEFAULT_STATES`), else 45 (the
+    PTB tag set); says on stderr which K was chosen and why."""
+    if requested is not None:
+        return requested
+    n_gold = len(corpus.tag_vocabs[gold_column]) if gold_column is not None else 0
+    n_states = min(n_gold, MAX_DEFAULT_STATES) if n_gold else 45
+    why = (f"the number of gold {gold_column} tags" if n_gold == n_states
+           else f"{n_gold} gold {gold_column} tags, capped at {MAX_DEFAULT_STATES}" if n_gold else "the default")
+    print(f"{command}: K = {n_states} states ({why}; --states sets K)", file=sys.stderr)
+    return n_states

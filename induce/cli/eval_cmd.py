@@ -3,46 +3,74 @@
 Both files are read with the corpus readers (format auto-detected unless given);
 their sentences must pair up one to one with the same words, else the command
 stops with an error naming the first mismatching sentence (``file:line``).
+
+``eval deps`` also accepts predictions made without punctuation (``induce parse
+--strip-punct`` or ``--wsj10``): a gold sentence whose words, punctuation removed
+(:func:`induce.corpus.transforms.punctuation_mask`), are the predicted ones is
+scored with that punctuation removed and its dependents re-attached to the nearest
+kept ancestor, exactly the gold that ``parse`` scored against; gold sentences of
+punctuation only are then skipped.  ``--wsj10`` keeps the gold sentences of
+Klein & Manning's WSJ10 (at most 10 words without punctuation), the sentences
+``parse --wsj10`` writes.
 """
 
 from __future__ import annotations
 
 import argparse
-import itertools
 from typing import Iterator
 
 import numpy as np
 
-from ..errors import CorpusFormatError
-from ..eval import (
-    accuracy,
-    alignment_scores,
-    attachment_scores,
-    bracket_scores,
+from ..corpus.transforms import (
+    PUNCT_COLUMNS,
+    PUNCT_TAGSETS,
+    describe_punctuation,
+    is_wsj10,
+    punctuation_column,
     punctuation_mask,
-    tagging_report,
+    strip_punctuation,
 )
-from .common import add_json_flag, corpus_path, emit, positive_int
+from ..errors import ConfigError, CorpusFormatError
+from ..eval import accuracy, alignment_scores, attachment_scores, bracket_scores, tagging_report
+from .common import GOLD_TAG_COLUMNS, add_json_flag, corpus_path, emit, gold_tag_column, positive_int
 
-#: Gold tag columns tried in order when ``--gold-column`` is not given.
-GOLD_COLUMNS = ("upos", "pos", "xpos", "cpos")
 #: Column the taggers write induced states into; preferred for the prediction.
 INDUCED_COLUMN = "induced"
+#: Punctuation conventions of dependency scoring; the first is the default of ``parse`` and ``eval deps``.
+PUNCT_CHOICES = ("exclude", "include")
 
 
 def _where(sentence) -> tuple[str | None, int | None]:
     return sentence.source if sentence.source is not None else (None, None)
 
 
-def _paired(pred_path: str, gold_path: str, fmt: str) -> Iterator[tuple]:
-    """``(pred, gold)`` sentence pairs of two files; raises on a count or word mismatch."""
+def _paired(pred_path: str, gold_path: str, fmt: str, strip: dict | None = None, wsj10: bool = False) -> Iterator[tuple]:
+    """``(pred, gold)`` sentence pairs of two files; raises on a count or word mismatch.
+
+    With ``strip`` (a dict), a gold sentence that matches its prediction only without
+    punctuation is paired stripped (``strip["aligned"]`` counts them) and gold sentences
+    of punctuation only that the prediction lacks are skipped (``strip["skipped"]``).
+    ``wsj10`` keeps the gold sentences of at most 10 words without punctuation.
+    """
     from ..corpus.formats import read_sentences
 
     missing = object()
-    pairs = itertools.zip_longest(read_sentences(pred_path, fmt), read_sentences(gold_path, fmt), fillvalue=missing)
-    for k, (pred, gold) in enumerate(pairs):
-        if pred is missing:
-            raise CorpusFormatError(pred_path, None, None, f"as many sentences as {gold_path}; it ends after {k}")
+    golds = read_sentences(gold_path, fmt)
+    if wsj10:
+        golds = (g for g in golds if is_wsj10(g))
+    golds = iter(golds)
+    k = -1
+    for k, pred in enumerate(read_sentences(pred_path, fmt)):
+        gold = next(golds, missing)
+        while strip is not None and gold is not missing and pred.words != gold.words:
+            stripped = strip_punctuation(gold)
+            if stripped.words:
+                if stripped.words == pred.words:
+                    gold = stripped
+                    strip["aligned"] += 1
+                break
+            strip["skipped"] += 1
+            gold = next(golds, missing)
         if gold is missing:
             raise CorpusFormatError(gold_path, None, None, f"as many sentences as {pred_path}; it ends after {k}")
         if pred.words != gold.words:
@@ -53,6 +81,10 @@ def _paired(pred_path: str, gold_path: str, fmt: str) -> Iterator[tuple]:
                 f"sentence {k + 1} to have the words of {gold_file}:{gold_line} ({' '.join(gold.words)!r})",
             )
         yield pred, gold
+    for gold in golds:
+        if strip is None or strip_punctuation(gold).words:
+            raise CorpusFormatError(pred_path, None, None, f"as many sentences as {gold_path}; it ends after {k + 1}")
+        strip["skipped"] += 1
 
 
 def _column(sentence, wanted: str | None, preferred: tuple[str, ...], path: str) -> str:
@@ -81,17 +113,17 @@ def halvable(offsets: np.ndarray) -> bool:
 
 
 def _eval_tags(args: argparse.Namespace) -> int:
-    pred_tags: list[str] = []
-    gold_tags: list[str] = []
-    lengths: list[int] = []
-    columns: tuple[str, str] | None = None
-    for pred, gold in _paired(args.pred, args.gold, args.format):
-        if columns is None:
-            gold_col = _column(gold, args.gold_column, GOLD_COLUMNS, args.gold)
-            columns = (_column(pred, args.pred_column, (INDUCED_COLUMN, gold_col, *GOLD_COLUMNS), args.pred), gold_col)
-        pred_tags.extend(pred.tags[_column(pred, columns[0], (), args.pred)])
-        gold_tags.extend(gold.tags[_column(gold, columns[1], (), args.gold)])
-        lengths.append(len(gold))
+    pairs = list(_paired(args.pred, args.gold, args.format))
+    if not pairs:
+        raise CorpusFormatError(args.gold, None, None, "at least one word to evaluate")
+    seen: dict[str, set] = {}
+    for name in set.intersection(*(set(gold.tags) for _, gold in pairs)):
+        seen[name] = set().union(*(gold.tags[name] for _, gold in pairs))
+    gold_col = gold_tag_column(seen, args.gold_column) or _column(pairs[0][1], None, GOLD_TAG_COLUMNS, args.gold)
+    pred_col = _column(pairs[0][0], args.pred_column, (INDUCED_COLUMN, gold_col, *GOLD_TAG_COLUMNS), args.pred)
+    pred_tags = [t for pred, _ in pairs for t in pred.tags[_column(pred, pred_col, (), args.pred)]]
+    gold_tags = [t for _, gold in pairs for t in gold.tags[_column(gold, gold_col, (), args.gold)]]
+    lengths = [len(gold) for _, gold in pairs]
     if not gold_tags:
         raise CorpusFormatError(args.gold, None, None, "at least one word to evaluate")
     # one id space for both sides, so that plain accuracy compares equal strings
@@ -100,52 +132,60 @@ def _eval_tags(args: argparse.Namespace) -> int:
     offsets = _offsets(lengths)
     report = tagging_report(pred_ids, gold_ids, offsets if halvable(offsets) else None)
     report["accuracy"] = accuracy(pred_ids, gold_ids)
-    result = {"sentences": len(lengths), "pred_column": columns[0], "gold_column": columns[1], **report}
+    result = {"sentences": len(lengths), "pred_column": pred_col, "gold_column": gold_col, **report}
     emit(result, args.json)
     return 0
 
 
-#: Gold column -> punctuation tagset, tried in order when ``--punct-tagset auto``.
-PUNCT_COLUMNS = (("upos", "upos"), ("cpos", "conll2007"), ("xpos", "ptb"), ("pos", "ptb"))
-
-
-def _punct_tagset(gold, tagset: str) -> tuple[str, str] | None:
-    """``(column, tagset)`` that marks punctuation in a gold sentence, if any."""
-    for column, default in PUNCT_COLUMNS:
-        if column in gold.tags and tagset in ("auto", default):
-            return column, default
-    return None
-
-
-def _require_heads(sentence, path: str) -> list[int]:
+def _require_heads(sentence, path: str | None) -> list[int]:
     if sentence.heads is None:
         file, line = _where(sentence)
         raise CorpusFormatError(file or path, line, " ".join(sentence.words), "a sentence with dependency heads")
     return sentence.heads
 
 
+def score_dependencies(pred_heads, gold: list, punct: str = "exclude", tagset: str = "auto",
+                       path: str | None = None) -> dict:
+    """Attachment scores (:func:`induce.eval.attachment_scores`) of flat predicted heads
+    against the gold sentences, the one scoring convention of ``parse`` and ``eval deps``.
+
+    ``punct="exclude"`` leaves out the gold punctuation words
+    (:func:`induce.corpus.transforms.punctuation_mask`, restricted to ``tagset`` unless
+    ``"auto"``); ``"punctuation"`` in the result states the convention in one line.
+    """
+    if punct not in PUNCT_CHOICES:
+        raise ConfigError(f"punct must be one of {', '.join(PUNCT_CHOICES)}; got {punct!r}")
+    gold_heads: list[int] = []
+    keep: list[np.ndarray] = []
+    convention = None
+    for sent in gold:
+        gold_heads.extend(_require_heads(sent, path))
+        if punct == "exclude":
+            found = punctuation_column(sent, tagset)
+            if found is None and tagset != "auto":
+                columns = ", ".join(c for c, t in PUNCT_COLUMNS if t == tagset)
+                raise CorpusFormatError(*_where(sent), None, f"a gold tag column ({columns}) to find punctuation")
+            convention = convention or describe_punctuation(found)
+            keep.append(~punctuation_mask(sent, tagset))
+    lengths = [len(sent) for sent in gold]
+    mask = np.concatenate(keep) if keep else None
+    scores = attachment_scores(np.asarray(pred_heads), np.array(gold_heads), _offsets(lengths), mask)
+    scores["punctuation"] = f"excluded ({convention})" if punct == "exclude" else "included"
+    return scores
+
+
 def _eval_deps(args: argparse.Namespace) -> int:
     pred_heads: list[int] = []
-    gold_heads: list[int] = []
-    lengths: list[int] = []
-    punct: list[np.ndarray] = []
-    convention = None
-    for pred, gold in _paired(args.pred, args.gold, args.format):
+    gold: list = []
+    strip = {"aligned": 0, "skipped": 0}
+    for pred, gold_sentence in _paired(args.pred, args.gold, args.format, strip, args.wsj10):
         pred_heads.extend(_require_heads(pred, args.pred))
-        gold_heads.extend(_require_heads(gold, args.gold))
-        lengths.append(len(gold))
-        if args.punct == "exclude":
-            found = _punct_tagset(gold, args.punct_tagset)
-            if found is None:
-                columns = ", ".join(c for c, t in PUNCT_COLUMNS if args.punct_tagset in ("auto", t))
-                raise CorpusFormatError(*_where(gold), None, f"a gold tag column ({columns}) to find punctuation")
-            convention = convention or found
-            punct.append(punctuation_mask(gold.tags[found[0]], found[1]))
-    mask = ~np.concatenate(punct) if args.punct == "exclude" and punct else None
-    scores = attachment_scores(np.array(pred_heads), np.array(gold_heads), _offsets(lengths), mask)
-    result = {"sentences": len(lengths), **scores}
-    if convention is not None:
-        result["punctuation_tags"] = f"{convention[1]} tags of column {convention[0]}"
+        gold.append(gold_sentence)
+    scores = score_dependencies(pred_heads, gold, args.punct, args.punct_tagset, args.gold)
+    result = {"sentences": len(gold), **scores}
+    if strip["aligned"] or strip["skipped"]:
+        result["punctuation"] += (f"; {strip['aligned']} gold sentences scored without their punctuation, "
+                                  f"{strip['skipped']} of punctuation only skipped")
     emit(result, args.json)
     return 0
 
@@ -199,6 +239,24 @@ def _pair_arguments(parser: argparse.ArgumentParser, corpus_format: bool = True)
     add_json_flag(parser)
 
 
+def add_punct_options(parser: argparse.ArgumentParser) -> None:
+    """``--punct`` and ``--punct-tagset``, shared by ``eval deps`` and ``parse``."""
+    parser.add_argument(
+        "--punct",
+        choices=PUNCT_CHOICES,
+        default=PUNCT_CHOICES[0],
+        help="score punctuation words or not (judged by the gold tags); default exclude",
+    )
+    parser.add_argument(
+        "--punct-tagset",
+        choices=("auto", *PUNCT_TAGSETS),
+        default="auto",
+        help="tags that mark punctuation: upos (PUNCT, SYM; column upos), universal ('.'; column universal), "
+        "conll2007 (CPOS PUNT, F; column cpos), ptb ('' `` , . : -LRB- -RRB- # $; column xpos or pos); "
+        "auto takes the first of these columns present, else words made of Unicode punctuation/symbols",
+    )
+
+
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "eval",
@@ -216,24 +274,15 @@ def register(subparsers) -> None:
     )
     _pair_arguments(tags)
     tags.add_argument("--pred-column", help=f"predicted tag column (default: {INDUCED_COLUMN!r} if present, else the gold column)")
-    tags.add_argument("--gold-column", help=f"gold tag column (default: first of {', '.join(GOLD_COLUMNS)})")
+    tags.add_argument("--gold-column", help=f"gold tag column (default: first of {', '.join(GOLD_TAG_COLUMNS)} "
+                      "with two or more tags)")
     tags.set_defaults(handler=_eval_tags)
 
     deps = sub.add_parser("deps", help="directed and undirected attachment accuracy")
     _pair_arguments(deps)
-    deps.add_argument(
-        "--punct",
-        choices=("include", "exclude"),
-        default="exclude",
-        help="score punctuation words or not (judged by the gold tags); default exclude",
-    )
-    deps.add_argument(
-        "--punct-tagset",
-        choices=("auto", "upos", "conll2007", "ptb"),
-        default="auto",
-        help="tags that mark punctuation: upos (PUNCT, SYM; column upos), conll2007 (CPOS PUNT, F; column cpos), "
-        "ptb ('' `` , . : -LRB- -RRB- # $; column xpos or pos); auto takes the first of these columns present",
-    )
+    add_punct_options(deps)
+    deps.add_argument("--wsj10", action="store_true",
+                      help="score only the gold sentences of at most 10 words without punctuation (parse --wsj10)")
     deps.set_defaults(handler=_eval_deps)
 
     brackets = sub.add_parser("brackets", help="evalb (COLLINS.prm) bracket precision, recall, F1, exact match")

@@ -3,12 +3,22 @@ or train a PCFG with latent annotations on a treebank and parse new sentences wi
 
 Input: any format the corpus readers know (CoNLL-U, CoNLL-X, PTB, Malt ``.dp``,
 one sentence per line).  With ``--use-tags`` the models read a tag column
-(``--tag-column``, default the first of upos, cpos, pos, xpos present) instead
-of the words.  Output: PTB brackets (``--model pcfg``), or dependency heads
-(``--model dmv``) as CoNLL-U for CoNLL-U input (HEAD filled, DEPREL ``dep``) and
-CoNLL-X otherwise.  When the input has gold trees / heads the bracket F1
-(unlabeled, evalb conventions) / attachment accuracy of the output is printed;
-punctuation is scored unless ``--strip-punct`` removed it.
+(``--tag-column``, default the gold column that ``tag`` and ``eval tags`` use:
+the first informative of xpos, pos, upos, cpos) instead of the words.  Output:
+PTB brackets (``--model pcfg``), or dependency heads (``--model dmv``) as
+CoNLL-U for CoNLL-U input (HEAD filled, DEPREL ``dep``) and CoNLL-X otherwise.
+When the input has gold trees / heads the bracket F1 (unlabeled, evalb
+conventions) / attachment accuracy of the output is printed.
+
+DMV defaults follow Klein & Manning (2004) and thesis section 4.5.2:
+``--infer cvi``, harmonic initialisation, and ``--iterations`` as a cap (500)
+on passes that stop when the objective's relative change stays below ``--tol``
+for 3 passes.  ``--wsj10`` is their WSJ10: punctuation removed, then sentences
+of at most 10 words.  Attachment scores leave out gold punctuation
+(``--punct exclude``, as ``eval deps`` does) and say so in one line; output
+written without punctuation (``--wsj10``, ``--strip-punct``) is scored by
+``induce eval deps OUTPUT GOLD [--wsj10]`` against the original gold, whose
+punctuation it removes in the same way.
 
 ``--model pcfg-la`` (thesis section 4.5.3) trains on the treebank ``--train``
 (``--subtypes H``, ``--infer em|vi|cvi``; with ``--dev`` the prior of vi/cvi is
@@ -28,10 +38,12 @@ from dataclasses import replace
 import conllu
 
 from ..errors import ConfigError
-from .common import (add_json_flag, corpus_path, emit, encoding, existing_file, finite_positive_float, output_path,
-                     positive_int, seed)
+from .common import (add_json_flag, corpus_path, emit, encoding, existing_file, finite_nonneg_float,
+                     finite_positive_float, gold_tag_column, output_path, positive_int, reported_warnings, seed)
+from .eval_cmd import add_punct_options, score_dependencies
 
-TAG_COLUMNS = ("upos", "cpos", "pos", "xpos")
+#: Inference algorithm when ``--infer`` is not given: the thesis's CVI for the DMV.
+DEFAULT_INFER = {"dmv": "cvi", "pcfg": "em", "pcfg-la": "em"}
 
 
 def register(subparsers) -> None:
@@ -40,13 +52,17 @@ def register(subparsers) -> None:
     p.add_argument("input", metavar="INPUT", type=corpus_path, help="corpus file or directory")
     p.add_argument("-o", "--output", required=True, type=output_path, help="parsed output file")
     p.add_argument("--model", choices=("pcfg", "dmv", "pcfg-la"), default="dmv")
-    p.add_argument("--infer", choices=("em", "vi", "cvi", "mh"), default="em",
-                   help="inference algorithm (mh: PCFG only)")
+    p.add_argument("--infer", choices=("em", "vi", "cvi", "mh"),
+                   help="inference algorithm (default: cvi for dmv, em for pcfg and pcfg-la; mh: PCFG only)")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--grammar", type=existing_file, metavar="FILE", help="PCFG rule file 'LHS -> RHS weight'")
     g.add_argument("--nonterminals", type=positive_int, default=10, metavar="N",
                    help="size of the generated fully connected PCFG (default 10)")
-    p.add_argument("--iterations", type=positive_int, metavar="N", help="passes (default 20; pcfg-la: at most 100)")
+    p.add_argument("--iterations", type=positive_int, metavar="N",
+                   help="passes (pcfg: default 20; dmv: at most, default 500; pcfg-la: at most 100)")
+    p.add_argument("--tol", type=finite_nonneg_float, default=1e-6, metavar="T",
+                   help="dmv: stop when the objective's relative change is below T for 3 passes (default 1e-6; "
+                   "0 runs all --iterations)")
     p.add_argument("--subtypes", type=positive_int, default=2, metavar="H", help="pcfg-la: latent subtypes per symbol")
     p.add_argument("--train", type=corpus_path, metavar="TREEBANK", help="pcfg-la: training treebank (file or directory)")
     p.add_argument("--dev", type=corpus_path, metavar="TREEBANK", help="pcfg-la: dev treebank choosing the prior of vi/cvi")
@@ -56,29 +72,30 @@ def register(subparsers) -> None:
     p.add_argument("--prior", type=finite_positive_float, default=1.0, help="Dirichlet hyperparameter alpha (default 1)")
     p.add_argument("--init", choices=("harmonic", "random"), default="harmonic", help="DMV initialiser")
     p.add_argument("--use-tags", action="store_true", help="model a tag column instead of the words")
-    p.add_argument("--tag-column", help="which tag column with --use-tags")
+    p.add_argument("--tag-column", help="which tag column with --use-tags (default: first informative of "
+                   "xpos, pos, upos, cpos)")
     p.add_argument("--format", default="auto", help="input format (default: detect)")
     p.add_argument("--encoding", type=encoding, default="utf-8")
     p.add_argument("--max-length", type=positive_int, help="keep sentences of at most this many words")
-    p.add_argument("--wsj10", action="store_true", help="keep sentences of <= 10 words without punctuation")
+    p.add_argument("--wsj10", action="store_true",
+                   help="Klein & Manning's WSJ10: remove punctuation, keep sentences of <= 10 words")
     p.add_argument("--strip-punct", action="store_true", help="remove punctuation tokens before training")
+    add_punct_options(p)
     p.add_argument("--save-model", type=output_path, metavar="PATH", help="also write the fitted model (.npz)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     add_json_flag(p)
+    p.add_argument("--report", type=output_path, metavar="FILE.html",
+                   help="also write a self-contained HTML report (needs matplotlib)")
     p.set_defaults(handler=run)
 
 
 def _tag_column(corpus, args) -> str | None:
     if not args.use_tags:
         return None
-    if args.tag_column:
-        if args.tag_column not in corpus.tags:
-            raise ConfigError(f"--tag-column {args.tag_column!r} not in the input (has {', '.join(corpus.tags)})")
-        return args.tag_column
-    for name in TAG_COLUMNS:
-        if name in corpus.tags:
-            return name
-    raise ConfigError("--use-tags: the input has no tag column")
+    column = gold_tag_column(corpus.tag_vocabs, args.tag_column, "--tag-column")
+    if column is None:
+        raise ConfigError("--use-tags: the input has no tag column")
+    return column
 
 
 def _report_skipped(skipped: dict[str, int], args) -> None:
@@ -88,10 +105,10 @@ def _report_skipped(skipped: dict[str, int], args) -> None:
 
 
 def _build_model(args, column):
-    args.iterations = 20 if args.iterations is None else args.iterations
     if args.model == "pcfg":
         from ..parsers import PCFGInducer
 
+        args.iterations = 20 if args.iterations is None else args.iterations
         return PCFGInducer(n_nonterminals=args.nonterminals, grammar=args.grammar, infer=args.infer,
                            prior=args.prior, n_iter=args.iterations, tag_column=column,
                            random_state=args.seed, verbose=not args.quiet)
@@ -100,9 +117,11 @@ def _build_model(args, column):
     if args.grammar:
         raise ConfigError("--grammar applies to --model pcfg")
     from ..parsers import DMVParser
+    from ..parsers.dmv import MAX_ITER
 
-    return DMVParser(infer=args.infer, prior=args.prior, n_iter=args.iterations, init=args.init,
-                     tag_column=column, random_state=args.seed, verbose=not args.quiet)
+    return DMVParser(infer=args.infer, prior=args.prior, n_iter=MAX_ITER if args.iterations is None else args.iterations,
+                     tol=args.tol, init=args.init, tag_column=column, random_state=args.seed,
+                     verbose=not args.quiet)
 
 
 def _with_heads(sentence, heads):
@@ -123,6 +142,7 @@ def _with_heads(sentence, heads):
 def run(args) -> int:
     from ..corpus.formats import detect_format, load_corpus
 
+    args.infer = args.infer or DEFAULT_INFER[args.model]
     if args.model == "pcfg-la":
         return _run_latent(args)
 
@@ -132,12 +152,18 @@ def run(args) -> int:
     _report_skipped(skipped, args)
     if corpus.n_sentences == 0:
         raise ConfigError(f"{args.input}: no sentences left to parse")
-    model = _build_model(args, _tag_column(corpus, args))
+    column = _tag_column(corpus, args)
+    model = _build_model(args, column)
+    result = {"model": args.model, "infer": args.infer, "sentences": corpus.n_sentences, "tokens": corpus.n_tokens}
+    if column is not None:
+        result["tag_column"] = column
     start = time.perf_counter()
-    model.fit(corpus)
+    with reported_warnings(result):
+        model.fit(corpus)
     seconds = time.perf_counter() - start
-    result = {"model": args.model, "infer": args.infer, "sentences": corpus.n_sentences,
-              "tokens": corpus.n_tokens, "iterations": args.iterations, "train_seconds": seconds}
+    result.update({"iterations": getattr(model, "n_iter_", args.iterations), "train_seconds": seconds})
+    if hasattr(model, "converged_"):
+        result["converged"] = model.converged_
     history = model.history_[-1]
     if "log_likelihood" in history:
         result["log_likelihood"] = history["log_likelihood"]
@@ -146,7 +172,9 @@ def run(args) -> int:
     else:
         result.update(_output_dmv(model, corpus, args, detect_format(args.input, args.encoding)
                                   if args.format == "auto" else args.format))
-    return _finish(model, result, args)
+    if "warnings" in result:
+        result["warnings"] = result.pop("warnings")
+    return _finish(model, result, args, corpus)
 
 
 def _output_pcfg(model, corpus, args) -> dict:
@@ -166,8 +194,8 @@ def _output_pcfg(model, corpus, args) -> dict:
 
 
 def _output_dmv(model, corpus, args, fmt: str) -> dict:
+    from ..corpus.transforms import describe_punctuation, punctuation_column
     from ..corpus.writers import write_conllu, write_conllx_heads
-    from ..eval.dependencies import attachment_scores
 
     heads = model.predict(corpus)
     offsets = corpus.offsets
@@ -178,9 +206,11 @@ def _output_dmv(model, corpus, args, fmt: str) -> dict:
         write_conllx_heads(args.output, corpus.sentences, per_sentence)
     out = {}
     if corpus.heads is not None:
-        scores = attachment_scores(heads, corpus.heads, offsets)
-        out["attachment"] = {"directed": scores["directed"], "undirected": scores["undirected"],
-                             "punctuation": "stripped" if args.strip_punct else "scored"}
+        scores = score_dependencies(heads, corpus.sentences, args.punct, args.punct_tagset, args.input)
+        if args.wsj10 or args.strip_punct:
+            found = next((f for f in map(punctuation_column, corpus.sentences) if f is not None), None)
+            scores["punctuation"] = f"removed before training ({describe_punctuation(found)})"
+        out["attachment"] = {k: scores[k] for k in ("directed", "undirected", "tokens", "punctuation")}
     return out
 
 
@@ -227,14 +257,19 @@ def _run_latent(args) -> int:
         for name, cutoff in (("labeled_brackets", None), ("labeled_brackets_40", 40)):
             result[name] = {k: v for k, v in bracket_scores(trees, gold, max_length=cutoff).items()
                             if k in ("precision", "recall", "f1", "exact", "sentences")}
-    return _finish(model, result, args)
+    return _finish(model, result, args, corpus)
 
 
-def _finish(model, result: dict, args) -> int:
-    """Save the model when asked, print the result; exit status 0."""
+def _finish(model, result: dict, args, corpus) -> int:
+    """Save the model when asked, write the HTML report when asked, print the result; exit status 0."""
     if args.save_model:
         model.save(args.save_model)
         result["model_file"] = args.save_model
     result["output"] = args.output
+    if args.report:
+        from ..report import parse_examples, write_report
+
+        examples = parse_examples(model, corpus, **({"use_tags": args.use_tags} if args.model == "pcfg-la" else {}))
+        write_report(args.report, {"command": "parse", **result, "trace": model.history_, **examples})
     emit(result, args.json)
     return 0

@@ -151,14 +151,7 @@ class Corpus:
     def subset(self, indices: Sequence[int] | np.ndarray) -> "Corpus":
         """The sentences ``indices`` (in that order), sharing vocabularies."""
         idx = np.asarray(indices, dtype=np.int64)
-        lengths = self.lengths[idx]
-        offsets = np.zeros(len(idx) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=offsets[1:])
-        gather = (
-            np.concatenate([np.arange(self.offsets[i], self.offsets[i + 1]) for i in idx])
-            if len(idx)
-            else np.zeros(0, dtype=np.int64)
-        )
+        gather, offsets = sentence_positions(self.offsets, idx)
         return Corpus(
             tokens=self.tokens[gather],
             offsets=offsets,
@@ -173,3 +166,19 @@ class Corpus:
     def head(self, n: int) -> "Corpus":
         """The first ``n`` sentences."""
         return self.subset(np.arange(min(n, self.n_sentences)))
+
+
+def sentence_positions(offsets: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Token positions of the sentences ``idx`` of a CSR layout (in that order) and their new offsets (vectorised)."""
+    idx = np.asarray(idx, dtype=np.int64)
+    starts = offsets[idx]
+    lengths = offsets[idx + 1] - starts
+    new = np.zeros(len(idx) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=new[1:])
+    return np.repeat(starts - new[:-1], lengths) + np.arange(new[-1], dtype=np.int64), new
+
+
+def gather_sentences(tokens: np.ndarray, offsets: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The sentences ``idx`` of a CSR corpus as a new CSR pair ``(tokens, offsets)``."""
+    positions, new = sentence_positions(offsets, idx)
+    return tokens[positions], new

@@ -220,9 +220,9 @@ def load_corpus(
     """Read ``path``, transform the sentences and encode them (``Corpus.from_sentences``).
 
     Order: ``universal_map`` (adds the ``"universal"`` column from ``xpos``/``pos``;
-    a .map path or a shorthand such as ``"en-ptb"``), ``wsj10`` (keep sentences
-    of at most 10 words without punctuation), ``strip_punct`` (remove the
-    punctuation tokens), ``max_length``, ``lowercase``, ``normalize_digits``,
+    a .map path or a shorthand such as ``"en-ptb"``), ``strip_punct`` (remove the
+    punctuation tokens), ``wsj10`` (Klein & Manning's WSJ10: punctuation removed,
+    then sentences of at most 10 words), ``max_length``, ``lowercase``, ``normalize_digits``,
     then rare words: with ``unk_threshold > 0`` words seen fewer than
     ``unk_threshold`` times become ``"<unk>"`` (``unk_mode="unk"``) or their
     word-shape class (``"shape"``), and the vocabulary's unknown item is

@@ -104,7 +104,7 @@ def shuffled_minibatches(path, format: str, vocab: Vocabulary, *, batch_size: in
                          n_epochs: int, rng: np.random.Generator, lowercase: bool = False,
                          skip: np.ndarray | None = None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """Minibatches of ``batch_size`` sentences from a seeded shuffle of each buffer of ``buffer_sentences``."""
-    from ..infer.stochastic_hmm import gather_sentences
+    from .corpus import gather_sentences
 
     if buffer_sentences < batch_size:
         raise ConfigError(f"the shuffle buffer ({buffer_sentences} sentences) must hold at least one minibatch "

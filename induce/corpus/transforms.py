@@ -34,6 +34,17 @@ PTB_PUNCT = frozenset({"''", "``", ",", ".", ":", "-LRB-", "-RRB-", "#", "$", "-
 UPOS_PUNCT = frozenset({"PUNCT", "SYM"})
 #: Punctuation in the 12-tag universal tagset of Petrov, Das & McDonald.
 UNIVERSAL_PUNCT = frozenset({"."})
+#: Sentence length cutoff of WSJ10 (words, punctuation removed).
+WSJ10_WORDS = 10
+#: Coarse (CPOS) punctuation tags of the CoNLL 2007 data: Basque ``PUNT``, Spanish ``F``.
+CONLL2007_PUNCT = frozenset({"PUNT", "F"})
+#: Punctuation tag sets by name.
+PUNCT_TAGSETS = {"upos": UPOS_PUNCT, "universal": UNIVERSAL_PUNCT, "conll2007": CONLL2007_PUNCT, "ptb": PTB_PUNCT}
+#: ``(column, tagset)`` pairs tried in order to find a sentence's punctuation: the one
+#: convention shared by training (``strip_punct``, ``wsj10``) and scoring (``eval deps``).
+PUNCT_COLUMNS = (("upos", "upos"), ("universal", "universal"), ("cpos", "conll2007"), ("xpos", "ptb"), ("pos", "ptb"))
+#: What marks punctuation when a sentence has none of those columns.
+UNICODE_PUNCT = "Unicode punctuation/symbol words"
 
 # Suffixes of the English unknown-word signatures of the Berkeley parser
 # (Petrov et al. 2006, the preprocessing the thesis adopts for WSJ, sec. 4.7).
@@ -106,17 +117,38 @@ def frequent_words(counts: Counter, threshold: int) -> set[str]:
 
 
 # -------------------------------------------------------------- punctuation
-def punctuation_mask(sent: Sentence) -> np.ndarray:
+def punctuation_column(sent: Sentence, tagset: str = "auto") -> tuple[str, str] | None:
+    """``(column, tagset)`` marking punctuation in ``sent``: the first of :data:`PUNCT_COLUMNS`
+    present (``upos``, ``universal``, ``cpos``, ``xpos``, ``pos``), restricted to ``tagset``
+    unless ``"auto"``; None when the sentence has none of them."""
+    if tagset != "auto" and tagset not in PUNCT_TAGSETS:
+        raise ConfigError(f"unknown punctuation tagset {tagset!r}; expected auto or one of {', '.join(PUNCT_TAGSETS)}")
+    for column, name in PUNCT_COLUMNS:
+        if column in sent.tags and tagset in ("auto", name):
+            return column, name
+    return None
+
+
+def describe_punctuation(found: tuple[str, str] | None) -> str:
+    """One phrase for the punctuation convention :func:`punctuation_column` found."""
+    return UNICODE_PUNCT if found is None else f"{found[1]} tags of column {found[0]}"
+
+
+def punctuation_mask(sent: Sentence, tagset: str = "auto") -> np.ndarray:
     """Boolean mask of punctuation tokens.
 
-    Decided by the first tag column present: ``upos`` (PUNCT, SYM), then
-    ``universal`` (``.``), then ``xpos``/``pos`` (the PTB punctuation tags
-    {'' `` , . : -LRB- -RRB- # $ -NONE-}); a sentence without tags uses the
-    Unicode categories of its words (every character punctuation or symbol).
+    Decided by :func:`punctuation_column` (``upos``: PUNCT, SYM; ``universal``:
+    ``.``; ``cpos``: the CoNLL 2007 PUNT, F; ``xpos``/``pos``: the PTB tags
+    {'' `` , . : -LRB- -RRB- # $ -NONE-}); a sentence without those columns uses
+    the Unicode categories of its words (every character punctuation or symbol)
+    when ``tagset`` is ``"auto"`` and has no punctuation otherwise.
     """
-    for column, punct in (("upos", UPOS_PUNCT), ("universal", UNIVERSAL_PUNCT), ("xpos", PTB_PUNCT), ("pos", PTB_PUNCT)):
-        if column in sent.tags:
-            return np.fromiter((t in punct for t in sent.tags[column]), dtype=bool, count=len(sent))
+    found = punctuation_column(sent, tagset)
+    if found is not None:
+        punct = PUNCT_TAGSETS[found[1]]
+        return np.fromiter((t in punct for t in sent.tags[found[0]]), dtype=bool, count=len(sent))
+    if tagset != "auto":
+        return np.zeros(len(sent), dtype=bool)
     return np.fromiter(
         (all(unicodedata.category(c)[0] in "PS" for c in w) for w in sent.words), dtype=bool, count=len(sent)
     )
@@ -126,7 +158,7 @@ def n_words_without_punctuation(sent: Sentence) -> int:
     return int(len(sent) - punctuation_mask(sent).sum())
 
 
-def is_wsj10(sent: Sentence, max_words: int = 10) -> bool:
+def is_wsj10(sent: Sentence, max_words: int = WSJ10_WORDS) -> bool:
     """The WSJ10 condition: at most ``max_words`` words once punctuation is removed."""
     return n_words_without_punctuation(sent) <= max_words
 
@@ -260,21 +292,26 @@ def pipeline(
     strip_punct: bool = False,
     skipped: dict[str, int] | None = None,
 ) -> Callable[[Iterable[Sentence]], Iterator[Sentence]]:
-    """A generator transform applying, in order: universal mapping, WSJ10 filter,
-    punctuation stripping, max-length filter (on the remaining words), lowercasing,
-    digit normalisation.  ``skipped["max_length"]`` (when given) counts the
-    sentences the max-length filter drops."""
+    """A generator transform applying, in order: universal mapping, punctuation
+    stripping, WSJ10 filter, max-length filter (on the remaining words),
+    lowercasing, digit normalisation.  ``skipped["max_length"]`` (when given)
+    counts the sentences the max-length filter drops.
+
+    ``wsj10`` is Klein & Manning's (2004) WSJ10: punctuation removed (it implies
+    ``strip_punct``; :func:`punctuation_mask`), then sentences of at most 10
+    words kept.  Sentences left without words are dropped.
+    """
 
     def run(sentences: Iterable[Sentence]) -> Iterator[Sentence]:
         for sent in sentences:
             if universal is not None:
                 sent = map_universal(sent, universal)
-            if wsj10 and not is_wsj10(sent):
-                continue
-            if strip_punct:
+            if strip_punct or wsj10:
                 sent = strip_punctuation(sent)
                 if not sent.words:
                     continue
+            if wsj10 and len(sent) > WSJ10_WORDS:
+                continue
             if max_length is not None and len(sent) > max_length:
                 if skipped is not None:
                     skipped["max_length"] = skipped.get("max_length", 0) + 1

@@ -21,22 +21,18 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..corpus.transforms import CONLL2007_PUNCT as CONLL2007_PUNCTUATION
+from ..corpus.transforms import PTB_PUNCT as PTB_PUNCTUATION
+from ..corpus.transforms import PUNCT_TAGSETS as _PUNCTUATION
+from ..corpus.transforms import UPOS_PUNCT as UPOS_PUNCTUATION
 from ..errors import InduceError
-
-#: PTB tags treated as punctuation (the ones evalb/CoNLL conventions drop, plus the
-#: bracket, ``#`` and ``$`` symbols).
-PTB_PUNCTUATION = frozenset({"''", "``", ",", ".", ":", "-LRB-", "-RRB-", "#", "$"})
-#: UPOS tags treated as punctuation.
-UPOS_PUNCTUATION = frozenset({"PUNCT", "SYM"})
-#: Coarse (CPOS) punctuation tags of the CoNLL 2007 data: Basque ``PUNT``, Spanish ``F``.
-CONLL2007_PUNCTUATION = frozenset({"PUNT", "F"})
-_PUNCTUATION = {"ptb": PTB_PUNCTUATION, "upos": UPOS_PUNCTUATION, "conll2007": CONLL2007_PUNCTUATION}
 
 
 def punctuation_mask(tags, tagset: str = "ptb") -> np.ndarray:
     """Boolean array, True where the tag is punctuation in ``tagset``
     (``"ptb"``: '' `` , . : -LRB- -RRB- # $; ``"upos"``: PUNCT, SYM;
-    ``"conll2007"``: the CPOS tags PUNT and F)."""
+    ``"conll2007"``: the CPOS tags PUNT and F; ``"universal"``: ``.``); the sets
+    are :data:`induce.corpus.transforms.PUNCT_TAGSETS`, shared with training."""
     if tagset not in _PUNCTUATION:
         raise InduceError(f"unknown punctuation tagset {tagset!r}; expected one of {sorted(_PUNCTUATION)}")
     punct = _PUNCTUATION[tagset]

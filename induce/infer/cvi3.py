@@ -24,7 +24,7 @@ from numba import njit
 
 from ..kernels.hmm import fb_workspace_for, forward_backward, gather_emissions
 from ..kernels.subchain import guard_in, guard_out, subchain_forward_backward
-from .estimators import cvi_ratio_nb
+from ..kernels.ratio import cvi_ratio_nb
 
 
 @njit(cache=True)

@@ -16,14 +16,13 @@ parameters the dynamic program sees (thesis ch. 3):
   item ``i`` happens in the model's compiled pass (subtract, run the dynamic
   program, add back); :func:`cvi_params` is the same formula for whole tables.
 
-The numpy versions work on whole tables; the ``*_nb`` versions are numba
-``njit`` functions for use inside compiled passes.
+These work on whole tables; the compiled passes evaluate the ``cvi`` formula
+per entry with :func:`induce.kernels.ratio.cvi_ratio_nb`.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 from scipy.special import digamma
 
 ESTIMATORS = ("em", "map", "vi", "cvi")
@@ -75,12 +74,6 @@ def params_from_counts(estimator: str, counts: np.ndarray, prior: float) -> np.n
     if estimator == "cvi":
         return cvi_params(counts, prior)
     raise ValueError(f"unknown estimator {estimator!r}; expected one of {ESTIMATORS}")
-
-
-@njit(cache=True, inline="always")
-def cvi_ratio_nb(count: float, total: float, prior: float, n_outcomes: int) -> float:
-    """One surrogate parameter ``(C^{\\i} + a) / (C.^{\\i} + K a)`` (thesis eq. 3.49)."""
-    return (max(count, 0.0) + prior) / (max(total, 0.0) + n_outcomes * prior)
 
 
 def selected_params(estimator: str, counts: np.ndarray, totals: np.ndarray, prior: float, n_outcomes: int) -> np.ndarray:

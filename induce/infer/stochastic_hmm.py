@@ -44,13 +44,16 @@ from __future__ import annotations
 import itertools
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 import numba
 import numpy as np
 
 from ..checkpoint import CheckpointPolicy, StopRequest, load_checkpoint, save_checkpoint
+from ..corpus.corpus import gather_sentences
 from ..errors import ConfigError
+from ..modelfile import Field, Schema, reading
 from ..kernels.subchain import guard_messages, stationary_distribution, subchain_batch_pass
 from . import hmm_passes as passes
 from .cvi3 import subsequence_offsets
@@ -64,6 +67,23 @@ ESTIMATOR = {"svi": "vi", "scvi": "cvi", "scvi3": "cvi", "scvi3-vanilla": "cvi",
 _NO_MASK = np.zeros((0, 0), dtype=np.uint8)
 _RENORMALISE_BELOW = 1e-100
 _TOKENS_PER_THREAD = 50_000
+
+
+#: arrays of a checkpoint: GlobalCounts.arrays() and, for the single-sequence updaters, the boundary marginals
+_CHECKPOINT_FIELDS = (
+    Field("counts.trans", "f8", ("K+1", "K"), nonnegative=True),
+    Field("counts.emit_scaled", "f8", ("W", "K"), nonnegative=True),
+    Field("counts.emit_factor", "f8", (), positive=True),  # divides the scaled emission counts
+    Field("counts.emit_totals", "f8", ("K",), nonnegative=True),
+    Field("updater.boundary", "f4", (None, 2, "K"), nonnegative=True, optional=True),
+)
+
+
+def _checkpoint_schema(header: dict) -> Schema:
+    """Checkpoint fields, sized by the run's ``n_states`` / ``n_words`` settings where it has them."""
+    settings = header["meta"]["settings"]
+    names = {"K": "n_states", "W": "n_words"}
+    return Schema(_CHECKPOINT_FIELDS, {k: int(settings[v]) for k, v in names.items() if v in settings})
 
 
 class GlobalCounts:
@@ -186,16 +206,6 @@ def heldout_loglik(counts: GlobalCounts, alpha: float, beta: float, tokens: np.n
         raise ConfigError("the held-out set is empty")
     _, _, _, ll = sentence_statistics(counts, "cvi", alpha, beta, tokens, offsets)
     return float(ll / len(tokens))
-
-
-def gather_sentences(tokens: np.ndarray, offsets: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The sentences ``idx`` of a CSR corpus as a new CSR pair (vectorised)."""
-    starts = offsets[idx]
-    lengths = offsets[idx + 1] - starts
-    new = np.zeros(len(idx) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=new[1:])
-    pos = np.repeat(starts - new[:-1], lengths) + np.arange(new[-1], dtype=np.int64)
-    return tokens[pos], new
 
 
 def sentence_batches(tokens, offsets, batch_size: int, n_epochs: int, rng: np.random.Generator):
@@ -358,20 +368,20 @@ def run(counts: GlobalCounts, updater, batches: Iterable, *, tau: float, kappa: 
     if resume:
         if not checkpoint:
             raise ConfigError("--resume needs --checkpoint FILE")
-        try:
-            saved, arrays = load_checkpoint(checkpoint, "stochastic_hmm")
-        except FileNotFoundError:
-            raise ConfigError(f"no checkpoint to resume from at {checkpoint}") from None
-        for key, value in meta.items():
-            if saved["settings"].get(key) != value:
-                raise ConfigError(f"checkpoint {checkpoint} was made with {key}={saved['settings'].get(key)!r}, "
-                                  f"this run has {key}={value!r}")
-        counts.load({k[7:]: v for k, v in arrays.items() if k.startswith("counts.")})
-        updater.load({k[8:]: v for k, v in arrays.items() if k.startswith("updater.")})
-        start_batch = int(saved["batches"])
-        result.tokens_seen = int(saved["tokens_seen"])
-        prior_seconds = float(saved["seconds"])
-        result.trace = list(saved["trace"])
+        if not Path(checkpoint).exists():
+            raise ConfigError(f"no checkpoint to resume from at {checkpoint}")
+        saved, arrays = load_checkpoint(checkpoint, "stochastic_hmm", _checkpoint_schema)
+        with reading(checkpoint, "checkpoint header"):
+            for key, value in meta.items():
+                if saved["settings"].get(key) != value:
+                    raise ConfigError(f"checkpoint {checkpoint} was made with {key}={saved['settings'].get(key)!r}, "
+                                      f"this run has {key}={value!r}")
+            start_batch = int(saved["batches"])
+            result.tokens_seen = int(saved["tokens_seen"])
+            prior_seconds = float(saved["seconds"])
+            result.trace = list(saved["trace"])
+            counts.load({k[7:]: v for k, v in arrays.items() if k.startswith("counts.")})
+            updater.load({k[8:]: v for k, v in arrays.items() if k.startswith("updater.")})
     policy = CheckpointPolicy(checkpoint_every, checkpoint_minutes)
 
     def write() -> None:

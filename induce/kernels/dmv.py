@@ -43,7 +43,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ..infer.estimators import cvi_ratio_nb
+from .ratio import cvi_ratio_nb
 
 RI, LI, RC, LC, RS, LS = 0, 1, 2, 3, 4, 5
 LEFT, RIGHT = 0, 1

@@ -37,7 +37,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ..infer.estimators import cvi_ratio_nb
+from .ratio import cvi_ratio_nb
 
 NODE_COLS = 6
 

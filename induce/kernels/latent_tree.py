@@ -34,7 +34,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ..infer.estimators import cvi_ratio_nb
+from .ratio import cvi_ratio_nb
 
 TREE_COLS = 5
 

@@ -45,6 +45,8 @@ import numpy as np
 from nltk import Tree
 from tqdm import tqdm
 
+from .. import modelfile
+from ..base import InduceEstimator
 from ..corpus.corpus import Corpus
 from ..errors import ConfigError, check_float, check_seed
 from ..resources import check_memory, corpus_source, latent_chart_bytes, sentence_label
@@ -52,7 +54,8 @@ from ..infer.estimators import params_from_counts
 from ..kernels import latent_chart as lc
 from ..kernels import latent_tree as lt
 from ..kernels.inside_outside import NODE_COLS
-from .params import check_choice, load_model, save_model
+from ..modelfile import Field
+from .params import check_choice
 from .treebank import PARENT_MARK, UNARY_JOIN, Lexicon, binarize, debinarize
 from .trees import nodes_to_tree
 
@@ -97,7 +100,7 @@ def as_sentences(X) -> tuple[list[list[str]], list[list[str]] | None]:
     return [list(s) for s in items], None
 
 
-class LatentPCFGParser:
+class LatentPCFGParser(InduceEstimator):
     """PCFG-LA treebank parser trained with ``em``, ``vi`` or ``cvi``.
 
     Parameters
@@ -480,36 +483,58 @@ class LatentPCFGParser:
                                pruning.charts[i] if pruning is not None else None) for i in bar]
 
     # -------------------------------------------------------------- save/load
-    def get_params(self) -> dict:
-        return {"n_subtypes": self.n_subtypes, "infer": self.infer, "prior": self.prior, "n_iter": self.n_iter,
-                "tol": self.tol, "min_iter": self.min_iter, "horizontal": self.horizontal, "vertical": self.vertical,
-                "min_count": self.min_count, "init_noise": self.init_noise, "prune": self.prune,
-                "decode": self.decode, "random_state": self.random_state, "verbose": self.verbose}
+    @staticmethod
+    def _schema(header: dict) -> modelfile.Schema:
+        """``S`` symbols, ``V`` terminals, ``H`` subtypes; ``R`` binary and ``L`` lexical rules.
+
+        ``bin_rules (R, 3)`` (parent, left, right) and ``lex_rules (L, 2)``
+        (parent, word) index the symbols and terminals; the annotated rule
+        weights are ``(R, H, H, H)``, ``(L, H)`` and ``(S, H)`` and the unsplit
+        grammar of the coarse pass has ``H = 1``.  ``decode`` and ``prune``,
+        used when parsing, must be valid.
+        """
+        params = header["params"]
+        prune = params["prune"]  # the parse-time options, the others only matter to fit
+        if params["decode"] not in DECODERS or not isinstance(prune, (int, float)) or not 0 <= prune <= 1:
+            raise ValueError(f"decode must be one of {DECODERS} and prune in [0, 1]; "
+                             f"got {params['decode']!r}, {prune!r}")
+        dims = {"S": len(header["symbols"]), "V": len(header["terminals"]), "H": int(params["n_subtypes"])}
+        weights = {"bin": ("R", "H", "H", "H"), "lex": ("L", "H"), "root": ("S", "H")}
+        return modelfile.Schema((
+            Field("bin_rules", "i4", ("R", 3), bound=("S", "S", "S")),
+            Field("lex_rules", "i4", ("L", 2), bound=("S", "V")),
+            *(Field(f"{k}_p", "f8", shape, nonnegative=True) for k, shape in weights.items()),
+            *(Field(f"coarse_{k}", "f8", tuple(1 if d == "H" else d for d in shape), nonnegative=True)
+              for k, shape in weights.items()),
+            Field("root_mask", "?", ("S",)),
+        ), dims)
 
     def save(self, path) -> None:
-        save_model(path, "pcfg-la",
-                   {"bin_rules": self.bin_rules_, "lex_rules": self.lex_rules_, "bin_p": self.bin_p_,
-                    "lex_p": self.lex_p_, "root_p": self.root_p_, "coarse_bin": self.coarse_bin_,
-                    "coarse_lex": self.coarse_lex_, "coarse_root": self.coarse_root_,
-                    "root_mask": self._root_mask},
-                   {"params": self.get_params(), "symbols": self.symbols_, "terminals": self.terminals_,
-                    "known_words": sorted(self.lexicon_.known), "history": self.history_,
-                    "prior_": self.prior_, "n_iter_": self.n_iter_, "dev_scores": self.dev_scores_,
-                    "train_seconds": self.train_seconds_})
+        modelfile.save(path, "LatentPCFGParser",
+                       {"params": self.get_params(), "symbols": self.symbols_, "terminals": self.terminals_,
+                        "known_words": sorted(self.lexicon_.known), "history": self.history_,
+                        "prior_": self.prior_, "n_iter_": self.n_iter_, "dev_scores": self.dev_scores_,
+                        "train_seconds": self.train_seconds_},
+                       {"bin_rules": self.bin_rules_, "lex_rules": self.lex_rules_, "bin_p": self.bin_p_,
+                        "lex_p": self.lex_p_, "root_p": self.root_p_, "coarse_bin": self.coarse_bin_,
+                        "coarse_lex": self.coarse_lex_, "coarse_root": self.coarse_root_,
+                        "root_mask": self._root_mask})
 
     @classmethod
     def load(cls, path) -> "LatentPCFGParser":
-        arrays, meta = load_model(path, "pcfg-la")
-        model = cls(**meta["params"])
-        model.symbols_, model.terminals_ = meta["symbols"], meta["terminals"]
-        model.lexicon_ = Lexicon(set(meta["known_words"]))
-        model.bin_rules_, model.lex_rules_ = arrays["bin_rules"], arrays["lex_rules"]
-        model.bin_p_, model.lex_p_, model.root_p_ = arrays["bin_p"], arrays["lex_p"], arrays["root_p"]
-        model.coarse_bin_, model.coarse_lex_ = arrays["coarse_bin"], arrays["coarse_lex"]
-        model.coarse_root_, model._root_mask = arrays["coarse_root"], arrays["root_mask"]
-        model.history_, model.prior_, model.n_iter_ = meta["history"], meta["prior_"], meta["n_iter_"]
-        model.dev_scores_, model.train_seconds_ = meta["dev_scores"], meta["train_seconds"]
-        model._index()
+        """Read a model written by :meth:`save`; ``ModelFormatError`` unless it passes :meth:`_schema`."""
+        meta, arrays = modelfile.load(path, "LatentPCFGParser", cls._schema)
+        with modelfile.reading(path, "header"):
+            model = cls(**meta["params"])
+            model.symbols_, model.terminals_ = list(meta["symbols"]), list(meta["terminals"])
+            model.lexicon_ = Lexicon(set(meta["known_words"]))
+            model.history_, model.prior_, model.n_iter_ = meta["history"], meta["prior_"], meta["n_iter_"]
+            model.dev_scores_, model.train_seconds_ = meta["dev_scores"], meta["train_seconds"]
+            model.bin_rules_, model.lex_rules_ = arrays["bin_rules"], arrays["lex_rules"]
+            model.bin_p_, model.lex_p_, model.root_p_ = arrays["bin_p"], arrays["lex_p"], arrays["root_p"]
+            model.coarse_bin_, model.coarse_lex_ = arrays["coarse_bin"], arrays["coarse_lex"]
+            model.coarse_root_, model._root_mask = arrays["coarse_root"], arrays["root_mask"]
+            model._index()  # reads the symbol and terminal strings of the header
         return model
 
 

@@ -1,4 +1,4 @@
-"""Shared plumbing of the parsers: estimators on masked rows, encoding, model files.
+"""Shared plumbing of the parsers: estimators on masked rows, encoding.
 
 Rows of rule tables may allow only some outcomes (a grammar read from a file
 lacks most of the ``N^2 + V`` rules of a nonterminal); the prior then spreads
@@ -9,20 +9,15 @@ to each row's allowed entries.
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import numpy as np
 
-from ..atomic import atomic_write
 from ..corpus.corpus import Corpus
 from ..corpus.sentence import Sentence
 from ..corpus.vocab import Vocabulary
-from ..errors import ConfigError, ModelFormatError
+from ..errors import ConfigError
 from ..infer.estimators import params_from_counts
 
 UNK = "<unk>"
-FORMAT_VERSION = 1
 
 
 def masked_params(estimator: str, counts: np.ndarray, mask: np.ndarray, prior: float) -> np.ndarray:
@@ -63,27 +58,3 @@ def encode_with(symbols: list[str], vocab: Vocabulary, ids: np.ndarray) -> np.nd
     unk = index[UNK]
     lut = np.fromiter((index.get(s, unk) for s in vocab.itos), dtype=np.int32, count=len(vocab))
     return lut[ids] if len(ids) else np.zeros(0, dtype=np.int32)
-
-
-def save_model(path, kind: str, arrays: dict[str, np.ndarray], meta: dict) -> None:
-    """Write ``arrays`` and a JSON header to one ``.npz`` file (no pickle), atomically."""
-    header = json.dumps({"kind": kind, "format": FORMAT_VERSION, **meta})
-    with atomic_write(path, "wb") as handle:
-        np.savez_compressed(handle, __meta__=np.array(header), **arrays)
-
-
-def load_model(path, kind: str) -> tuple[dict[str, np.ndarray], dict]:
-    """Read a file written by :func:`save_model`; checks kind and format version."""
-    try:
-        with np.load(Path(path), allow_pickle=False) as data:
-            arrays = {k: data[k] for k in data.files}
-    except (OSError, ValueError) as exc:
-        raise ModelFormatError(f"{path}: not a readable induce model file ({exc})") from exc
-    if "__meta__" not in arrays:
-        raise ModelFormatError(f"{path}: missing the JSON header of an induce model")
-    meta = json.loads(str(arrays.pop("__meta__")))
-    if meta.get("kind") != kind or meta.get("format") != FORMAT_VERSION:
-        raise ModelFormatError(
-            f"{path}: expected a {kind} model of format {FORMAT_VERSION}; "
-            f"got {meta.get('kind')!r} format {meta.get('format')!r}")
-    return arrays, meta

@@ -32,18 +32,21 @@ from typing import Callable
 import numpy as np
 from tqdm import tqdm
 
+from .. import modelfile
+from ..base import InduceEstimator
 from ..corpus.corpus import Corpus
 from ..kernels import inside_outside as io
 from .grammar import Grammar, full_grammar, read_grammar
 from ..errors import ConfigError, check_float, check_int, check_seed
+from ..modelfile import Field
 from ..resources import check_memory, corpus_source, pcfg_bytes, sentence_label
-from .params import UNK, as_corpus, check_choice, column, encode_with, load_model, masked_params, save_model
+from .params import UNK, as_corpus, check_choice, column, encode_with, masked_params
 from .trees import nodes_to_tree
 
 ALGORITHMS = ("em", "vi", "cvi", "mh")
 
 
-class PCFGInducer:
+class PCFGInducer(InduceEstimator):
     """Unsupervised PCFG (CNF) trained by ``em``, ``vi``, ``cvi`` or ``mh``.
 
     Parameters
@@ -189,28 +192,50 @@ class PCFGInducer:
         return self._trees(X, sample=True, random_state=random_state)[0]
 
     # -------------------------------------------------------------- save/load
+    @staticmethod
+    def _schema(header: dict) -> modelfile.Schema:
+        """``N`` nonterminals (at least the start symbol), ``V`` terminals (with ``<unk>``).
+
+        ``rules (N, N, N)``, ``emissions (N, V)``, the masks of the rules the
+        grammar allows, and the counts as one row ``[rules[A].ravel(), emissions[A]]``
+        per nonterminal.
+        """
+        N, terminals = len(header["nonterminals"]), header["terminals"]
+        if N < 1 or UNK not in terminals:
+            raise ValueError(f"a grammar needs a start symbol and the terminal {UNK!r}")
+        return modelfile.Schema((
+            Field("rules", "f8", ("N", "N", "N"), nonnegative=True),
+            Field("emissions", "f8", ("N", "V"), nonnegative=True),
+            Field("counts", "f8", ("N", "N*N+V"), nonnegative=True),
+            Field("binary_mask", "?", ("N", "N", "N")),
+            Field("emit_mask", "?", ("N", "V")),
+        ), {"N": N, "V": len(terminals)})
+
     def save(self, path) -> None:
         g = self.grammar_
-        save_model(path, "pcfg",
-                   {"rules": self.rules_, "emissions": self.emissions_, "counts": self.counts_,
-                    "binary_mask": g.binary_mask, "emit_mask": g.emit_mask},
-                   {"params": self.get_params(), "nonterminals": g.nonterminals, "terminals": g.terminals,
-                    "history": self.history_, "acceptance_rate": self.acceptance_rate_})
+        modelfile.save(path, "PCFGInducer",
+                       {"params": self._header_params(), "nonterminals": g.nonterminals, "terminals": g.terminals,
+                        "history": self.history_, "acceptance_rate": self.acceptance_rate_},
+                       {"rules": self.rules_, "emissions": self.emissions_, "counts": self.counts_,
+                        "binary_mask": g.binary_mask, "emit_mask": g.emit_mask})
 
     @classmethod
     def load(cls, path) -> "PCFGInducer":
-        arrays, meta = load_model(path, "pcfg")
-        params = meta["params"]
-        params["grammar"] = None
-        model = cls(**params)
-        model.grammar_ = Grammar(meta["nonterminals"], meta["terminals"], arrays["rules"], arrays["emissions"],
-                                 arrays["binary_mask"], arrays["emit_mask"])
+        """Read a model written by :meth:`save`; ``ModelFormatError`` unless it passes :meth:`_schema`."""
+        meta, arrays = modelfile.load(path, "PCFGInducer", cls._schema)
+        with modelfile.reading(path, "header"):
+            params = dict(meta["params"])
+            params["grammar"] = None
+            model = cls(**params)
+            model.grammar_ = Grammar(list(meta["nonterminals"]), list(meta["terminals"]), arrays["rules"],
+                                     arrays["emissions"], arrays["binary_mask"], arrays["emit_mask"])
+            model.history_, model.acceptance_rate_ = meta["history"], meta["acceptance_rate"]
         model.rules_, model.emissions_, model.counts_ = arrays["rules"], arrays["emissions"], arrays["counts"]
-        model.history_, model.acceptance_rate_ = meta["history"], meta["acceptance_rate"]
         model.n_iter_ = model.n_iter
         return model
 
-    def get_params(self) -> dict:
+    def _header_params(self) -> dict:
+        """The hyperparameters as a model file stores them (a Grammar object is not stored: its rules are)."""
         grammar = self.grammar if isinstance(self.grammar, (str, type(None))) else "<Grammar>"
         return {"n_nonterminals": self.n_nonterminals, "grammar": str(grammar) if grammar else None,
                 "infer": self.infer, "prior": self.prior, "n_iter": self.n_iter, "tag_column": self.tag_column,

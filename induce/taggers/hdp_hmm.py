@@ -42,13 +42,14 @@ from ..corpus.corpus import Corpus
 from ..corpus.vocab import Vocabulary
 from ..errors import ConfigError, check_float, check_int, check_seed
 from ..resources import check_memory, corpus_source, hmm_bytes, sentence_label
+from .. import modelfile
 from ..infer import hdp
 from ..infer import hmm_passes as passes
 from ..infer.hdp_passes import (emission_log_q0, hdp_cvi_pass, hdp_minibatch_pass,
                                 hdp_minibatch_pass_emission_q0)
 from ..infer.schedules import blend, check_schedule, exponential_init, minibatches, step_size
 from ..kernels.hdp_qc import QC_METHODS
-from ..parsers.params import load_model, save_model
+from ..modelfile import Field
 from .hmm import _NO_MASK, ONE_SENTENCE, HMMTagger, _Data
 
 HDP_ALGORITHMS = ("cvi", "scvi", "svi", "beam")
@@ -526,43 +527,66 @@ class HDPHMMTagger(HMMTagger):
                "batch_size", "tau", "kappa", "coverage", "n_init", "decode", "order", "random_state")
     _ARRAYS = ("transitions_", "emissions_", "transition_counts_", "emission_counts_", "stick_u_", "stick_v_",
                "stick_order_", "state_prior_", "qc_positive_", "emission_base_")
+    _FITTED = ("gamma_", "sigma_", "effective_states_", "emission_concentration_", "emission_new_mass_")
+
+    @staticmethod
+    def _schema(header: dict) -> modelfile.Schema:
+        """Arrays of a saved model: ``K`` states (as many as the transitions have), ``W`` words.
+
+        Transitions ``(K+1, K)`` keep the stick remainder (rows sum below 1),
+        emissions ``(W+1, K)`` end with the unseen-word row; ``stick_order``
+        is a permutation of the states; ``emission_base`` (``tau``, W+1
+        entries) is missing in files saved before the asymmetric prior.
+        """
+        return modelfile.Schema((
+            Field("transitions", "f8", ("K+1", "K"), nonnegative=True),
+            Field("emissions", "f8", ("W+1", "K"), nonnegative=True),
+            Field("transition_counts", "f8", ("K+1", "K"), nonnegative=True),
+            Field("emission_counts", "f8", ("W", "K"), nonnegative=True),
+            Field("stick_u", "f8", ("K",), nonnegative=True),
+            Field("stick_v", "f8", ("K",), nonnegative=True),
+            Field("stick_order", "i8", ("K",), bound="K"),
+            Field("state_prior", "f8", ("K",), nonnegative=True),
+            Field("qc_positive", "f8", ("K+1", "K"), nonnegative=True),
+            Field("emission_base", "f8", ("W+1",), nonnegative=True, optional=True),
+        ), {"W": len(header["vocab"]["items"])})
 
     def save(self, path: str | Path) -> None:
         """Write the model as one ``.npz`` (arrays + a JSON header), atomically, without pickle."""
         self._check_fitted()
         meta = {
             "params": {k: getattr(self, k) for k in self._PARAMS},
-            "fitted": {"gamma_": self.gamma_, "sigma_": self.sigma_, "effective_states_": self.effective_states_,
-                       "emission_concentration_": self.emission_concentration_,
-                       "emission_new_mass_": self.emission_new_mass_},
+            "fitted": {k: getattr(self, k) for k in self._FITTED},
             "vocab": self.vocab_.to_json(),
             "trace": json.loads(json.dumps(self.trace_, default=float)),
             "init_objectives": [float(x) for x in getattr(self, "init_objectives_", [])],
         }
-        save_model(path, "induce.HDPHMMTagger", {k.rstrip("_"): getattr(self, k) for k in self._ARRAYS}, meta)
+        modelfile.save(path, "HDPHMMTagger", meta, {k.rstrip("_"): getattr(self, k) for k in self._ARRAYS})
 
     @classmethod
     def load(cls, path: str | Path) -> "HDPHMMTagger":
-        arrays, meta = load_model(path, "induce.HDPHMMTagger")
-        # files saved before new_word_mass existed used the fixed unit mass of Teh et al. (2008), and
-        # files saved before emission_concentration existed started Dir(beta tau) at W beta
-        asymmetric = meta["params"].get("emission_prior") == "asymmetric"
-        legacy = {"new_word_mass": 1.0, "emission_concentration": "symmetric" if asymmetric else None}
-        model = cls(**(legacy | meta["params"]))
-        model.emission_new_mass_ = 1.0
-        for k, val in meta["fitted"].items():
-            setattr(model, k, val)
-        if "emission_base" not in arrays:  # saved before the asymmetric prior existed: symmetric Dir(beta)
-            W = arrays["emission_counts"].shape[0]
-            arrays["emission_base"] = np.full(W + 1, 1.0 / W)
-            model.emission_concentration_ = model.beta * W
-        for k in cls._ARRAYS:
-            setattr(model, k, arrays[k.rstrip("_")])
-        model.init_objectives_ = meta.get("init_objectives", [])
-        model.vocab_ = Vocabulary.from_json(meta["vocab"])
+        """Read a model written by :meth:`save`; ``ModelFormatError`` unless it passes :meth:`_schema`."""
+        meta, arrays = modelfile.load(path, "HDPHMMTagger", cls._schema)
+        with modelfile.reading(path, "header"):
+            # files saved before new_word_mass existed used the fixed unit mass of Teh et al. (2008), and
+            # files saved before emission_concentration existed started Dir(beta tau) at W beta
+            asymmetric = meta["params"].get("emission_prior") == "asymmetric"
+            legacy = {"new_word_mass": 1.0, "emission_concentration": "symmetric" if asymmetric else None}
+            model = cls(**(legacy | meta["params"]))
+            model.emission_new_mass_ = 1.0
+            for k, val in meta["fitted"].items():
+                setattr(model, k, val)
+            if "emission_base" not in arrays:  # saved before the asymmetric prior existed: symmetric Dir(beta)
+                W = arrays["emission_counts"].shape[0]
+                arrays["emission_base"] = np.full(W + 1, 1.0 / W)
+                model.emission_concentration_ = model.beta * W
+            for k in cls._ARRAYS:
+                setattr(model, k, arrays[k.rstrip("_")])
+            model.init_objectives_ = meta.get("init_objectives", [])
+            model.vocab_ = Vocabulary.from_json(meta["vocab"])
+            model.trace_ = meta["trace"]
         model.tag_vocab_ = None
         model.allowed_ = _NO_MASK
-        model.trace_ = meta["trace"]
         model.n_states_ = model.transitions_.shape[1]
         model.n_iter_ = model.n_iter
         return model

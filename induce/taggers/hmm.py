@@ -22,7 +22,6 @@ All deterministic algorithms start from the same random local posteriors given
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,10 +31,12 @@ import numpy as np
 from numba import njit, prange
 from scipy.special import digamma, gammaln
 
-from ..atomic import atomic_write
+from .. import modelfile
+from ..base import InduceEstimator
+from ..infer.convergence import ConvergenceMonitor
 from ..corpus.corpus import Corpus
 from ..corpus.vocab import Vocabulary
-from ..errors import ConfigError, ModelFormatError, check_float, check_int, check_seed
+from ..errors import ConfigError, check_int, check_seed
 from ..resources import check_memory, corpus_source, hmm_bytes, sentence_label
 from ..infer import hmm_passes as passes
 from ..infer.hmm_batched import Layout, cvi2_block_pass, lockstep_pass
@@ -43,7 +44,9 @@ from ..infer import stochastic_hmm as stochastic
 from ..infer.cvi3 import cvi3_pass, cvi3_totals, init_from_parameters, subsequence_offsets
 from ..infer.schedules import check_schedule, exponential_init, minibatches
 from ..infer.estimators import cvi_params, em_params, map_params, vi_params
+from ..infer.hyper import fit_symmetric_dirichlet
 from ..kernels.hmm import forward_backward, gather_emissions, viterbi
+from ..modelfile import Field
 from .tag_dict import TagDictionary
 
 #: cvi2 (and HDP cvi) update q(z^i) against the counts of the *other* sentences (eq. 3.44): with one sentence
@@ -55,11 +58,32 @@ ALGORITHMS = ("em", "vi", "cvi1", "cvi2", "cgs", "cvi3") + stochastic.STOCHASTIC
 #: algorithms with a minibatch schedule (no per-sentence statistics kept)
 STOCHASTIC_ALGORITHMS = stochastic.STOCHASTIC + stochastic.SINGLE_SEQUENCE
 DECODERS = ("posterior", "viterbi")
-FORMAT_VERSION = 1
 _NO_MASK = np.zeros((0, 0), dtype=np.uint8)
+#: where a learned Dirichlet concentration starts (and its value when it is neither given nor learned)
+#: The priors (alpha, beta) an algorithm uses when none is given: the best point by cross-validated M-1 of
+#: the thesis' 6 x 6 grid on held-out WSJ (benchmarks/results/hmm_tune_wsjdev_*.json; docs/experiments/
+#: tagging.md) for the batch algorithms (cgs and cvi3 share cvi2's model and take its point), and alpha = beta
+#: = 0.1, the setting of the stochastic experiments, for the minibatch algorithms.  Learned priors
+#: (learn_hyper=True) start here.  With these values `induce tag` with no flags reaches the tuned results;
+#: empirical Bayes is 2.3-2.7 M-1 points behind them on ptb-sample and UD Turkish
+#: (docs/experiments/defaults.md), so it is not the default.
+DEFAULT_PRIORS = {"em": (1.0, 1.0), "vi": (1.0, 0.01), "cvi1": (0.03, 0.01), "cvi2": (1.0, 0.003),
+                  "cgs": (1.0, 0.003), "cvi3": (1.0, 0.003)}
+STOCHASTIC_PRIORS = (0.1, 0.1)
+#: the trace keys that hold an algorithm's per-iteration objective (the stopping rule watches it)
+OBJECTIVES = ("log_likelihood", "elbo", "log_posterior", "predictive_log_likelihood", "mean_abs_change",
+              "changed_states")
+#: algorithms that stop on convergence; cgs follows its annealing schedule for all n_iter sweeps, and cvi1
+#: (which traces the mean change of q rather than an objective) runs all n_iter passes
+STOPPABLE = ("em", "vi", "cvi2", "cvi3")
 # sentences per lockstep block of the EM / VI E-step (small blocks keep a block's
 # messages in cache; 64-256 measured equally fast on CoNLL-2000, K=45)
 LOCKSTEP_BLOCK = 128
+
+
+def default_priors(infer: str) -> tuple[float, float]:
+    """``(alpha, beta)`` used by ``infer`` when the user gives none (see :data:`DEFAULT_PRIORS`)."""
+    return DEFAULT_PRIORS.get(infer, STOCHASTIC_PRIORS)
 
 
 def dirichlet_kl(posterior: np.ndarray, prior: float) -> float:
@@ -84,7 +108,7 @@ class _Data:
     W: int
 
 
-class HMMTagger:
+class HMMTagger(InduceEstimator):
     """Unsupervised (or tag-dictionary constrained) HMM tagger, scikit-learn style.
 
     Parameters
@@ -92,8 +116,18 @@ class HMMTagger:
     n_states : number of hidden states ``K`` (ignored with a tag dictionary,
         whose tags are the states).
     infer : one of :data:`ALGORITHMS`.
-    n_iter : passes over the corpus (batch algorithms).
-    alpha, beta : symmetric Dirichlet priors on transitions and emissions.
+    n_iter : maximum passes over the corpus (batch algorithms); em, vi, cvi2
+        and cvi3 stop earlier on convergence (``tol``); cgs and cvi1 run all.
+    tol : a pass whose objective changes by less than ``tol`` times the progress
+        since the first pass, three passes running, ends training
+        (:class:`induce.infer.convergence.ConvergenceMonitor`); 0 runs all ``n_iter``.
+    alpha, beta : symmetric Dirichlet priors on transitions and emissions;
+        ``None`` (default): the algorithm's evidence-chosen value
+        (:data:`DEFAULT_PRIORS`), or learned with ``learn_hyper``.
+    learn_hyper : learn the priors left at ``None`` by empirical Bayes
+        (:mod:`induce.infer.hyper`, on the decoded assignment) after
+        ``hyper_burn_in`` passes; the learned values are ``alpha_``, ``beta_``
+        (batch algorithms; docs/experiments/defaults.md).
     decode : ``posterior`` (max-marginal, default as in thesis 3.8.1) or ``viterbi``.
     map_estimate : with ``infer="em"``, MAP instead of maximum likelihood.
     temperature : ``(start, end)`` of the geometric annealing schedule of ``cgs``
@@ -126,16 +160,21 @@ class HMMTagger:
 
     Fitted attributes: ``transitions_`` (K+1, K), ``emissions_`` (W+1, K) by word
     (last row: unseen words), ``vocab_``, ``labels_`` (training-corpus states),
-    ``trace_`` (per-iteration records), ``n_iter_``.
+    ``trace_`` (per-iteration records), ``n_iter_``, ``converged_``,
+    ``alpha_`` / ``beta_`` (the priors used, learned or not), ``learned_hyper_``,
+    ``warnings_``.
     """
 
     def __init__(
         self,
         n_states: int = 45,
         infer: str = "cvi2",
-        n_iter: int = 50,
-        alpha: float = 0.1,
-        beta: float = 0.1,
+        n_iter: int = 500,
+        tol: float = 1e-5,
+        alpha: float | None = None,
+        beta: float | None = None,
+        learn_hyper: bool = False,
+        hyper_burn_in: int = 50,
         decode: str = "posterior",
         map_estimate: bool = False,
         temperature: tuple[float, float] = (2.0, 0.08),
@@ -163,8 +202,11 @@ class HMMTagger:
         self.n_states = n_states
         self.infer = infer
         self.n_iter = n_iter
+        self.tol = tol
         self.alpha = alpha
         self.beta = beta
+        self.learn_hyper = learn_hyper
+        self.hyper_burn_in = hyper_burn_in
         self.decode = decode
         self.map_estimate = map_estimate
         self.temperature = temperature
@@ -211,14 +253,12 @@ class HMMTagger:
             raise ConfigError(f"cvi2_block must be 0 (exact) or a positive block size, got {self.cvi2_block}")
         if int(self.n_states) < 1:
             raise ConfigError(f"n_states must be at least 1, got {self.n_states}")
+        self._check_priors(allow_zero=self.infer == "em" and not self.map_estimate)
         check_int("n_iter", self.n_iter, 1), check_int("cgs_keep", self.cgs_keep, 0), check_seed("random_state", self.random_state)
-        check_float("alpha", self.alpha, 0.0), check_float("beta", self.beta, 0.0)
         if self.infer == "cvi2" and corpus.n_sentences < 2:
             raise ConfigError(ONE_SENTENCE.format(infer="cvi2", alternatives="cvi1, vi, em or cvi3 (one long sequence)"))
         check_memory(hmm_bytes(self.n_states, len(corpus.vocab), corpus.lengths), f"{self.n_states} HMM states",
                      sentence_label(corpus.lengths, corpus_source(corpus)), "use fewer states (--states)")
-        if self.alpha < 0 or self.beta < 0 or (self.infer not in ("em",) and (self.alpha == 0 or self.beta == 0)):
-            raise ConfigError(f"alpha and beta must be positive for {self.infer} (got {self.alpha}, {self.beta})")
         t0, t1 = self.temperature
         if t0 <= 0 or t1 <= 0:
             raise ConfigError(f"temperatures must be positive, got {self.temperature}")
@@ -257,7 +297,8 @@ class HMMTagger:
                                             "counts": freq[used].tolist(), "unk": corpus.vocab.unk})
         self.allowed_ = np.ascontiguousarray(tag_dict.allowed[used]) if tag_dict is not None else _NO_MASK
         data = _Data(remap[corpus.tokens], np.ascontiguousarray(corpus.offsets, dtype=np.int64), len(used))
-        self.trace_: list[dict] = []
+        self._start_run()
+        self._init_hyper()
         gold = corpus.tags[self.eval_column] if self.eval_column else None
         if self.infer in STOCHASTIC_ALGORITHMS:
             self._fit_stochastic(data, gold, self._encode_heldout(heldout, corpus, remap))
@@ -285,6 +326,10 @@ class HMMTagger:
     _progress_label = ""  # appended to the progress bar's name (HDPHMMTagger n_init: " start i/N")
 
     def _iterations(self):
+        """The iteration numbers 1..n_iter (a tqdm bar with ``progress``); also starts the stopping rule."""
+        learning = bool(getattr(self, "learned_hyper_", ()))  # (subclasses without learned priors or tol)
+        monotone = self.infer in ("em", "vi") and not self.map_estimate and not learning
+        self._convergence = ConvergenceMonitor(getattr(self, "tol", 0.0), monotone=monotone, reference="progress")
         it = range(1, self.n_iter + 1)
         if self.progress:
             from tqdm import tqdm
@@ -309,6 +354,94 @@ class HMMTagger:
         if self.callback is not None:
             self.callback(rec)
 
+    # -------------------------------------------------------- hyperparameters
+    def _check_priors(self, allow_zero: bool) -> None:
+        """``alpha`` / ``beta``: ``None`` (learned) or a finite number, positive unless ``allow_zero``."""
+        for name in ("alpha", "beta"):
+            value = getattr(self, name)
+            if value is None:
+                continue
+            ok = np.isfinite(value) and (value >= 0 if allow_zero else value > 0)
+            if not ok:
+                raise ConfigError(f"{name} must be a finite {'non-negative' if allow_zero else 'positive'} number "
+                                  f"or None (learned) for {self.infer}; got {value}")
+            if self._map_floor() and value < 1:
+                raise ConfigError(f"MAP estimates (em with map_estimate / --map) need {name} >= 1: below 1 the "
+                                  f"Dirichlet's mode lies on the boundary and gives observed words probability 0; "
+                                  f"got {name} = {value}; use infer='vi' or 'cvi2' for sparse priors")
+
+    def _map_floor(self) -> bool:
+        """MAP estimation keeps every prior at 1 or above (the Dirichlet mode exists in the interior)."""
+        return self.infer == "em" and bool(self.map_estimate)
+
+    def _init_hyper(self) -> None:
+        """Starting ``alpha_`` / ``beta_`` and which of them are learned (``_learned``).
+
+        A prior given as a number is held; ``None`` starts at :data:`DEFAULT_PRIORS`
+        and, with ``learn_hyper``, is re-estimated by empirical Bayes after every
+        pass past ``hyper_burn_in`` (:mod:`induce.infer.hyper`).  Plain EM has no
+        prior to learn (``map_estimate`` gives it one); the stochastic
+        algorithms keep the starting values.
+        """
+        floor = 1.0 if self._map_floor() else 0.0
+        start = default_priors(self.infer)
+        self.alpha_ = max(floor, start[0]) if self.alpha is None else float(self.alpha)
+        self.beta_ = max(floor, start[1]) if self.beta is None else float(self.beta)
+        learns = (bool(self.learn_hyper) and self.infer not in STOCHASTIC_ALGORITHMS
+                  and (self.infer != "em" or self.map_estimate))
+        self.learned_hyper_ = tuple(name for name in ("alpha", "beta") if learns and getattr(self, name) is None)
+
+    def _update_hyper(self, iteration: int, data: "_Data", labels: np.ndarray) -> None:
+        """Empirical Bayes step: the symmetric Dirichlet concentrations maximising the evidence.
+
+        The evidence (:func:`induce.infer.hyper.log_evidence`) is that of the
+        counts of the decoded assignment ``labels`` (each token's most probable
+        state): transitions (K+1 rows, start row included) and emissions (K rows
+        over the W words).  The Dirichlet-multinomial evidence is defined for
+        the counts of one assignment; plugging in *expected* counts instead
+        averages many assignments into rows that look smoother than any one of
+        them and drives the emission concentration up (on ptb-sample, K=45,
+        after 100 cvi2 passes at alpha 1, beta 0.01: beta 0.084 from the
+        expected counts, 0.015 from the decoded ones), which on this task
+        collapses the states (docs/experiments/defaults.md).  Sampled
+        assignments (``cgs``) are used as they are, as in Goldwater & Griffiths
+        (2007).  Nothing is learned before pass ``hyper_burn_in``.
+        """
+        if iteration <= self.hyper_burn_in:
+            return
+        K, W = self.n_states_, data.W
+        trans = np.zeros((K + 1, K), dtype=np.int64)
+        emit = np.zeros((W, K), dtype=np.int64)
+        passes.hard_counts(data.tokens, data.offsets, np.ascontiguousarray(labels, dtype=np.int32), W, K, trans, emit)
+        floor = 1.0 if self._map_floor() else 0.0
+        if "alpha" in self.learned_hyper_:
+            self.alpha_ = max(floor, fit_symmetric_dirichlet(trans, self.alpha_))
+        if "beta" in self.learned_hyper_:
+            self.beta_ = max(floor, fit_symmetric_dirichlet(emit.T, self.beta_))
+
+    def _step(self, bar, iteration: int, data: "_Data", labels) -> bool:
+        """End of an iteration: learn the hyperparameters, check the objective; ``True`` stops the loop.
+
+        ``labels`` is a callable giving each token's decoded state (called only
+        when a hyperparameter is learned).
+        """
+        record = self.trace_[-1]
+        if self.learned_hyper_:
+            self._update_hyper(iteration, data, labels())
+            record["alpha"], record["beta"] = self.alpha_, self.beta_
+        objective = next(v for k, v in record.items() if k in OBJECTIVES)
+        self._convergence.update(objective)
+        if self._convergence.diverged:
+            raise ConfigError(f"{self.infer} diverged at iteration {iteration}: the objective is {objective}; "
+                              "check the priors (alpha, beta) and the input")
+        # no stop while learned hyperparameters still wait for the end of their burn-in
+        done = (self._convergence.converged and self.infer in STOPPABLE
+                and (not self.learned_hyper_ or iteration > self.hyper_burn_in + self._convergence.patience))
+        if (done or iteration == self.n_iter) and hasattr(bar, "close"):
+            bar.close()
+        self._last_iteration = iteration
+        return done
+
     def _batch_estimator(self, counts, prior):
         if self.infer == "vi":
             return vi_params(counts, prior)
@@ -323,31 +456,34 @@ class HMMTagger:
         emit = np.zeros((data.W, K))
         np.add.at(emit, data.tokens, gamma)
         del sent_trans
-        want_gamma = gold is not None
+        want_gamma = gold is not None or bool(self.learned_hyper_)
         g = np.empty((data.tokens.shape[0] if want_gamma else 0, K))
         lay = Layout(data.tokens, data.offsets, LOCKSTEP_BLOCK)
         bar = self._iterations()
         for it in bar:
             t0 = time.perf_counter()
             prev_t, prev_e = trans.copy(), emit.T.copy()
-            A = self._batch_estimator(prev_t, self.alpha)
-            B = np.ascontiguousarray(self._batch_estimator(prev_e, self.beta).T)
+            A = self._batch_estimator(prev_t, self.alpha_)
+            B = np.ascontiguousarray(self._batch_estimator(prev_e, self.beta_).T)
             ll = lockstep_pass(A, B, self.allowed_, lay.lay_tokens, lay.lay_flat, lay.pos_start, lay.block_pos,
                                trans, emit, g, passes.n_threads())
             if self.infer == "vi":
                 # ELBO = sum_i log Z_i(theta~) - KL(q(theta) || p(theta)), q(theta) = Dir(C + prior)
-                objective = ll - dirichlet_kl(prev_t + self.alpha, self.alpha) - dirichlet_kl(prev_e + self.beta, self.beta)
+                objective = (ll - dirichlet_kl(prev_t + self.alpha_, self.alpha_)
+                             - dirichlet_kl(prev_e + self.beta_, self.beta_))
                 name = "elbo"
             elif self.map_estimate:
                 # log posterior up to a constant; the log prior is taken over the support
                 # (entries the clipped MAP of ``map_params`` keeps positive): with a prior
                 # below 1 the density is unbounded at the zeros it creates
-                objective = ll + (self.alpha - 1) * _log_support(A) + (self.beta - 1) * _log_support(B)
+                objective = ll + (self.alpha_ - 1) * _log_support(A) + (self.beta_ - 1) * _log_support(B)
                 name = "log_posterior"
             else:
                 objective, name = ll, "log_likelihood"
             states = g.argmax(axis=1) if want_gamma else None
             self._record(bar, it, objective, name, time.perf_counter() - t0, data.tokens.shape[0], states, gold, data.offsets)
+            if self._step(bar, it, data, lambda: g.argmax(axis=1)):
+                break
         self._finish(trans, emit, data)
 
     def _fit_cvi2(self, data, sent_trans, gamma, gold, seeds):
@@ -361,13 +497,15 @@ class HMMTagger:
             passes.totals_from_local(data.tokens, data.offsets, sent_trans, gamma, data.W, trans, emit)
             order = self._order(data, seeds[it])
             if self.cvi2_block > 0:
-                ll = cvi2_block_pass(trans, emit, sent_trans, gamma, data.tokens, data.offsets, order, self.alpha,
-                                     self.beta, self.allowed_, int(self.cvi2_block), passes.n_threads())
+                ll = cvi2_block_pass(trans, emit, sent_trans, gamma, data.tokens, data.offsets, order, self.alpha_,
+                                     self.beta_, self.allowed_, int(self.cvi2_block), passes.n_threads())
             else:
                 ll = passes.cvi2_pass(trans, emit, sent_trans, gamma, data.tokens, data.offsets, order,
-                                      self.alpha, self.beta, self.allowed_)
+                                      self.alpha_, self.beta_, self.allowed_)
             self._record(bar, it, ll, "predictive_log_likelihood", time.perf_counter() - t0,
                          data.tokens.shape[0], gamma.argmax(axis=1) if gold is not None else None, gold, data.offsets)
+            if self._step(bar, it, data, lambda: gamma.argmax(axis=1)):
+                break
         self._local_labels = gamma.argmax(axis=1)
         self._finish(trans, emit, data)
 
@@ -381,10 +519,13 @@ class HMMTagger:
         for it in bar:
             t0 = time.perf_counter()
             order = self._order(data, seeds[it])
-            change = passes.cvi1_pass(G, emit, q, data.tokens, data.offsets, order, self.alpha, self.beta, self.allowed_)
+            change = passes.cvi1_pass(G, emit, q, data.tokens, data.offsets, order, self.alpha_, self.beta_,
+                                      self.allowed_)
             passes.factorised_counts(data.tokens, data.offsets, q, data.W, G, emit)
             self._record(bar, it, change, "mean_abs_change", time.perf_counter() - t0,
                          data.tokens.shape[0], q.argmax(axis=1) if gold is not None else None, gold, data.offsets)
+            if self._step(bar, it, data, lambda: q.argmax(axis=1)):
+                break
         self._local_labels = q.argmax(axis=1)
         self._finish(G, emit, data)
 
@@ -407,10 +548,11 @@ class HMMTagger:
             t0 = time.perf_counter()
             temp = t_start * (t_end / t_start) ** ((it - 1) / n)
             keep = self.cgs_keep > 0 and it > self.n_iter - self.cgs_keep
-            changed = passes.cgs_pass(Ct, Ce, z, data.tokens, data.offsets, self.alpha, self.beta, temp,
+            changed = passes.cgs_pass(Ct, Ce, z, data.tokens, data.offsets, self.alpha_, self.beta_, temp,
                                       int(seeds[it]), self.allowed_, votes if keep else votes_empty)
             self._record(bar, it, changed, "changed_states", time.perf_counter() - t0,
                          data.tokens.shape[0], z if gold is not None else None, gold, data.offsets, temperature=temp)
+            self._step(bar, it, data, lambda: z)
         self._local_labels = votes.argmax(axis=1) if self.cgs_keep > 0 else z.copy()
         self._finish(Ct.astype(np.float64), Ce.astype(np.float64), data)
 
@@ -429,22 +571,23 @@ class HMMTagger:
         if self.infer not in stochastic.STOCHASTIC:
             raise ConfigError(f"streaming supports {', '.join(stochastic.STOCHASTIC)}, not {self.infer!r}")
         check_schedule(self.tau, self.kappa, self.batch_size)
-        if self.alpha <= 0 or self.beta <= 0:
-            raise ConfigError(f"alpha and beta must be positive for {self.infer} (got {self.alpha}, {self.beta})")
+        self._check_priors(allow_zero=False)
+        self._init_hyper()
         init_seq, batch_seq, held_seq = np.random.SeedSequence(self.random_state).spawn(3)
         info = stream.scan(path, format, lowercase=lowercase, heldout_fraction=heldout_fraction,
                            heldout_max_tokens=heldout_max_tokens, seed=int(held_seq.generate_state(1)[0]))
+        self._start_run()
         K, W = int(self.n_states), len(info.vocab)
         self.n_states_, self.tag_vocab_, self.vocab_, self.allowed_ = K, None, info.vocab, _NO_MASK
         counts = stochastic.GlobalCounts.exponential(np.random.default_rng(init_seq), K, W, info.n_tokens)
-        updater = stochastic.SentenceUpdater(self.infer, self.alpha, self.beta, info.n_sentences)
+        updater = stochastic.SentenceUpdater(self.infer, self.alpha_, self.beta_, info.n_sentences)
         batches = stream.shuffled_minibatches(path, format, info.vocab, batch_size=self.batch_size,
                                               buffer_sentences=buffer_sentences, n_epochs=self.n_epochs,
                                               rng=np.random.default_rng(batch_seq), lowercase=lowercase,
                                               skip=info.heldout_ids)
         heldout = (info.heldout_tokens, info.heldout_offsets) if len(info.heldout_tokens) else None
-        settings = {"infer": self.infer, "n_states": K, "n_words": W, "n_tokens": info.n_tokens, "alpha": self.alpha,
-                    "beta": self.beta, "batch_size": self.batch_size, "tau": self.tau, "kappa": self.kappa,
+        settings = {"infer": self.infer, "n_states": K, "n_words": W, "n_tokens": info.n_tokens, "alpha": self.alpha_,
+                    "beta": self.beta_, "batch_size": self.batch_size, "tau": self.tau, "kappa": self.kappa,
                     "random_state": self.random_state, "buffer_sentences": buffer_sentences, "stream": str(path)}
         self._run_stochastic(counts, updater, batches, heldout, settings)
         self.stream_sentences_, self.stream_tokens_ = info.n_sentences, info.n_tokens
@@ -452,7 +595,6 @@ class HMMTagger:
         self.transition_counts_ = counts.trans.copy()
         self.emission_counts_ = counts.emissions()
         self._set_parameters()
-        self.n_iter_ = self.n_iter
         return self
 
     def _encode_heldout(self, heldout, corpus, remap):
@@ -478,15 +620,15 @@ class HMMTagger:
                                                      int(data.tokens.shape[0]))
         batch_rng = np.random.default_rng(batch_seq)
         if self.infer in stochastic.STOCHASTIC:
-            updater = stochastic.SentenceUpdater(self.infer, self.alpha, self.beta, data.offsets.shape[0] - 1,
+            updater = stochastic.SentenceUpdater(self.infer, self.alpha_, self.beta_, data.offsets.shape[0] - 1,
                                                  self.allowed_)
             batches = stochastic.sentence_batches(data.tokens, data.offsets, self.batch_size, self.n_epochs, batch_rng)
         else:
-            updater = stochastic.SubchainUpdater(self.infer, self.alpha, self.beta, data.tokens, self.subseq_length,
+            updater = stochastic.SubchainUpdater(self.infer, self.alpha_, self.beta_, data.tokens, self.subseq_length,
                                                  self.buffer, K)
             batches = minibatches(updater.n_sub, self.batch_size, batch_rng, self.n_epochs)
         settings = {"infer": self.infer, "n_states": K, "n_words": int(data.W), "n_tokens": int(data.tokens.shape[0]),
-                    "alpha": self.alpha, "beta": self.beta, "batch_size": self.batch_size, "tau": self.tau,
+                    "alpha": self.alpha_, "beta": self.beta_, "batch_size": self.batch_size, "tau": self.tau,
                     "kappa": self.kappa, "random_state": self.random_state, "subseq_length": self.subseq_length,
                     "buffer": self.buffer}
         self._run_stochastic(counts, updater, batches, heldout, settings)
@@ -495,11 +637,12 @@ class HMMTagger:
     def _run_stochastic(self, counts, updater, batches, heldout, settings):
         """Drive :func:`induce.infer.stochastic_hmm.run` with this model's schedule and checkpoint options."""
         result = stochastic.run(counts, updater, batches, tau=self.tau, kappa=self.kappa, heldout=heldout,
-                                heldout_every=self.heldout_every, alpha=self.alpha, beta=self.beta,
+                                heldout_every=self.heldout_every, alpha=self.alpha_, beta=self.beta_,
                                 max_batches=self.max_batches, checkpoint=self.checkpoint,
                                 checkpoint_every=self.checkpoint_every, checkpoint_minutes=self.checkpoint_minutes,
                                 resume=self.resume, meta=settings, callback=self.callback, progress=self.progress)
         self.trace_ = result.trace
+        self.n_iter_ = result.batches
         self.interrupted_ = result.interrupted
         self.n_batches_ = result.batches
 
@@ -515,8 +658,8 @@ class HMMTagger:
         # nothing else breaks the symmetry: cvi3 then idles for ~150 passes
         # (benchmarks/RESULTS.md, issue 4).
         rng = np.random.default_rng(int(seeds[0]))
-        A = cvi_params(exponential_init(rng, (K + 1, K), N / K**2), self.alpha)
-        phi = cvi_params(exponential_init(rng, (K, data.W), N / (K * data.W)), self.beta).T.copy()
+        A = cvi_params(exponential_init(rng, (K + 1, K), N / K**2), self.alpha_)
+        phi = cvi_params(exponential_init(rng, (K, data.W), N / (K * data.W)), self.beta_).T.copy()
         pair = np.zeros((I, K, K))
         gamma = np.zeros((N, K))
         init_from_parameters(A, phi, data.tokens, so, pair, gamma)
@@ -527,10 +670,12 @@ class HMMTagger:
         for it in bar:
             t0 = time.perf_counter()
             cvi3_totals(data.tokens, so, pair, gamma, trans, emit)
-            ll = cvi3_pass(trans, emit, pair, gamma, data.tokens, so, self._order(seq, seeds[it]), self.alpha,
-                           self.beta)
+            ll = cvi3_pass(trans, emit, pair, gamma, data.tokens, so, self._order(seq, seeds[it]), self.alpha_,
+                           self.beta_)
             self._record(bar, it, ll, "predictive_log_likelihood", time.perf_counter() - t0,
                          data.tokens.shape[0], gamma.argmax(axis=1) if gold is not None else None, gold, data.offsets)
+            if self._step(bar, it, data, lambda: gamma.argmax(axis=1)):
+                break
         self._local_labels = gamma.argmax(axis=1)
         self._finish(trans, emit, data)
 
@@ -545,25 +690,40 @@ class HMMTagger:
         self.transition_counts_ = np.asarray(trans, dtype=np.float64)
         self.emission_counts_ = np.asarray(emit, dtype=np.float64)
         self._set_parameters()
-        self.n_iter_ = self.n_iter
         if self.infer in ("em", "vi") + STOCHASTIC_ALGORITHMS or self.decode == "viterbi":
             self.labels_ = self._decode(data.tokens, data.offsets)
         else:
             self.labels_ = self._local_labels
         self.__dict__.pop("_local_labels", None)
+        if self.infer not in STOCHASTIC_ALGORITHMS:
+            if self.infer in STOPPABLE:
+                self._end_iterations(self._convergence, f"hmm {self.infer}", self._last_iteration, self.n_iter)
+            else:
+                self.n_iter_ = self._last_iteration
+        self._check_collapse(self.labels_, self.n_states_)
+
+    def _check_collapse(self, labels: np.ndarray, K: int) -> None:
+        """Warn when the states collapsed: fewer than a quarter of the K states used, or one holding most tokens."""
+        if len(labels) == 0:
+            return
+        sizes = np.bincount(labels, minlength=K)
+        used, share = int((sizes > 0).sum()), sizes.max() / len(labels)
+        if K >= 4 and (used < K / 4 or share > 0.5):
+            self._warn(f"the states collapsed: {used} of {K} states used, the largest holds {share:.0%} of the "
+                       "tokens; try another --seed or fewer --states")
 
     def _set_parameters(self):
         """Point parameters: EM's theta*, VI's theta~, else the posterior mean (C + a) / (C. + K a)."""
         trans, emit = self.transition_counts_, self.emission_counts_
         if self.infer in ("em", "vi"):
-            A = self._batch_estimator(trans, self.alpha)
-            B = self._batch_estimator(emit.T, self.beta).T
+            A = self._batch_estimator(trans, self.alpha_)
+            B = self._batch_estimator(emit.T, self.beta_).T
         else:
-            A = cvi_params(trans, self.alpha)
-            B = cvi_params(emit.T, self.beta).T
+            A = cvi_params(trans, self.alpha_)
+            B = cvi_params(emit.T, self.beta_).T
         K = A.shape[1]
-        if self.beta > 0:
-            unseen = self.beta / (emit.sum(axis=0) + (emit.shape[0] * self.beta))
+        if self.beta_ > 0:
+            unseen = self.beta_ / (emit.sum(axis=0) + (emit.shape[0] * self.beta_))
         else:
             unseen = np.full(K, 1.0 / max(1, emit.shape[0]))
         self.transitions_ = np.ascontiguousarray(A)
@@ -614,7 +774,7 @@ class HMMTagger:
         if one_sequence:
             offsets = np.array([0, len(tokens)], dtype=np.int64)
         counts = stochastic.GlobalCounts(self.transition_counts_, self.emission_counts_)
-        return stochastic.heldout_loglik(counts, self.alpha, self.beta, np.ascontiguousarray(tokens, dtype=np.int32),
+        return stochastic.heldout_loglik(counts, self.alpha_, self.beta_, np.ascontiguousarray(tokens, dtype=np.int32),
                                          np.ascontiguousarray(offsets, dtype=np.int64))
 
     def _check_fitted(self):
@@ -622,61 +782,72 @@ class HMMTagger:
             raise ConfigError("this HMMTagger is not fitted yet; call fit() or load() first")
 
     # ------------------------------------------------------------- save/load
-    _PARAMS = ("n_states", "infer", "n_iter", "alpha", "beta", "decode", "map_estimate", "cgs_keep", "order",
+    _PARAMS = ("n_states", "infer", "n_iter", "tol", "alpha", "beta", "learn_hyper", "hyper_burn_in", "decode", "map_estimate", "cgs_keep", "order",
                "cvi2_block", "random_state", "batch_size", "tau", "kappa", "n_epochs", "max_batches", "subseq_length", "buffer")
+
+    @staticmethod
+    def _schema(header: dict) -> modelfile.Schema:
+        """Arrays of a saved model: ``K`` states (the tag dictionary's tags if it had one), ``W`` words.
+
+        Transitions ``(K+1, K)`` (row 0 = start) are rows of probabilities
+        except under ``vi`` (sub-normalised, thesis eq. 3.21); emissions
+        ``(W+1, K)`` end with the unseen-word row; ``allowed`` is the
+        ``(W, K)`` tag-dictionary mask or empty.
+        """
+        tags = header["tags"]
+        K = len(tags["items"]) if tags is not None else int(header["params"]["n_states"])
+        stochastic = None if header["params"]["infer"] == "vi" else 1
+        return modelfile.Schema((
+            Field("transitions", "f8", ("K+1", "K"), nonnegative=True, stochastic_axis=stochastic),
+            Field("emissions", "f8", ("W+1", "K"), nonnegative=True),
+            Field("transition_counts", "f8", ("K+1", "K"), nonnegative=True),
+            Field("emission_counts", "f8", ("W", "K"), nonnegative=True),
+            Field("allowed", "u1", ("W", "K") if tags is not None else (0, 0)),
+        ), {"K": K, "W": len(header["vocab"]["items"])})
 
     def save(self, path: str | Path) -> None:
         """Write the model as one ``.npz`` (arrays + a JSON header), atomically, without pickle."""
         self._check_fitted()
         header = {
-            "format": "induce.HMMTagger",
-            "format_version": FORMAT_VERSION,
             "params": {k: getattr(self, k) for k in self._PARAMS} | {"temperature": list(self.temperature)},
             "vocab": self.vocab_.to_json(),
             "tags": self.tag_vocab_.to_json() if self.tag_vocab_ is not None else None,
             "trace": self.trace_,
+            "learned": {"alpha_": self.alpha_, "beta_": self.beta_, "n_iter_": self.n_iter_,
+                        "converged_": self.converged_, "warnings_": self.warnings_},
         }
-        arrays = {
+        modelfile.save(path, "HMMTagger", header, {
             "transitions": self.transitions_,
             "emissions": self.emissions_,
             "transition_counts": self.transition_counts_,
             "emission_counts": self.emission_counts_,
             "allowed": self.allowed_,
-            "header": np.frombuffer(json.dumps(header).encode("utf-8"), dtype=np.uint8),
-        }
-        with atomic_write(path, "wb") as handle:
-            np.savez_compressed(handle, **arrays)
+        })
 
     @classmethod
     def load(cls, path: str | Path) -> "HMMTagger":
-        try:
-            with np.load(path, allow_pickle=False) as data:
-                arrays = {k: data[k] for k in data.files}
-        except (OSError, ValueError) as exc:
-            raise ModelFormatError(f"{path}: not an induce model file ({exc})") from exc
-        if "header" not in arrays:
-            raise ModelFormatError(f"{path}: missing header; not an induce HMMTagger file")
-        header = json.loads(arrays["header"].tobytes().decode("utf-8"))
-        if header.get("format") != "induce.HMMTagger":
-            raise ModelFormatError(f"{path}: holds {header.get('format')!r}, not an induce.HMMTagger")
-        if header.get("format_version") != FORMAT_VERSION:
-            raise ModelFormatError(
-                f"{path}: model format version {header.get('format_version')} is not supported "
-                f"(this induce reads version {FORMAT_VERSION}); retrain or convert the model"
-            )
-        params = dict(header["params"])
-        params["temperature"] = tuple(params["temperature"])
-        model = cls(**params)
-        model.vocab_ = Vocabulary.from_json(header["vocab"])
-        model.tag_vocab_ = Vocabulary.from_json(header["tags"]) if header["tags"] else None
-        model.trace_ = header["trace"]
+        """Read a model written by :meth:`save`; ``ModelFormatError`` unless it passes :meth:`_schema`."""
+        header, arrays = modelfile.load(path, "HMMTagger", cls._schema)
+        with modelfile.reading(path, "header"):
+            params = dict(header["params"])
+            params["temperature"] = tuple(params["temperature"])
+            model = cls(**params)
+            model.vocab_ = Vocabulary.from_json(header["vocab"])
+            model.tag_vocab_ = Vocabulary.from_json(header["tags"]) if header["tags"] else None
+            model.trace_ = header["trace"]
+            learned = header.get("learned") or {}
+            start = default_priors(model.infer)
+            model.alpha_ = float(learned.get("alpha_", params.get("alpha") or start[0]))
+            model.beta_ = float(learned.get("beta_", params.get("beta") or start[1]))
         model.transitions_ = arrays["transitions"]
         model.emissions_ = arrays["emissions"]
         model.transition_counts_ = arrays["transition_counts"]
         model.emission_counts_ = arrays["emission_counts"]
         model.allowed_ = arrays["allowed"]
         model.n_states_ = model.transitions_.shape[1]
-        model.n_iter_ = model.n_iter
+        model.n_iter_ = int(learned.get("n_iter_", model.n_iter))
+        model.converged_ = bool(learned.get("converged_", False))
+        model.warnings_ = list(learned.get("warnings_", []))
         return model
 
 

@@ -38,7 +38,7 @@ def deen(corpora):
 @pytest.mark.parametrize("model", ["ibm1", "hmm"])
 def test_em_log_likelihood_never_decreases(deen, model):
     bitext, n_src, n_tgt = _bitext(deen)
-    cfg = TrainConfig(model=model, infer="em", n_iterations=6, n_ibm1_iterations=3)
+    cfg = TrainConfig(model=model, infer="em", n_iter=6, n_iter_ibm1=3)
     params = train_direction(bitext, n_src, n_tgt, cfg, np.random.default_rng(0))
     for stage in ("ibm1", "hmm"):
         ll = [h["log_likelihood"] for h in params.history if h["stage"] == stage]
@@ -107,7 +107,7 @@ def test_hmm_cvi1_keeps_counts_exact():
                                                  ("hmm", "cvi", "cvi1")])
 def test_every_model_learns_the_toy_bitext(model, infer, hmm_cvi):
     aligner = WordAligner(model=model, infer=infer, hmm_cvi=hmm_cvi, symmetrize="intersection", alpha=0.01,
-                          n_iterations=10, random_state=0)
+                          n_iter=10, random_state=0)
     links = aligner.fit_align(TOY)
     # the nouns of "das haus" / "the house" and "ein buch" / "a book" translate each other
     assert (1, 1) in links[1] and (1, 1) in links[3]
@@ -123,7 +123,7 @@ def test_save_load_round_trip(tmp_path):
     new = [("das kleine buch".split(), "the small book".split()), ("unbekannt haus".split(), "unknown house".split())]
     assert loaded.align(TOY + new) == aligner.align(TOY + new)
     with np.load(path, allow_pickle=False) as data:
-        assert "meta" in data.files
+        assert "header" in data.files
 
 
 def test_bad_input_raises_typed_errors(tmp_path):

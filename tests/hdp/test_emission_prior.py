@@ -91,15 +91,15 @@ def test_starting_emission_concentration():
 
 def test_models_saved_before_the_option_keep_their_symmetric_start(tmp_path):
     """Files without ``emission_concentration`` in their parameters started Dir(beta tau) at ``W beta``."""
-    from induce.parsers.params import load_model, save_model
+    from induce import modelfile
 
     c = _corpus(seed=7)
     m = HDPHMMTagger(truncation=4, n_iter=2, emission_prior="asymmetric", random_state=0).fit(c)
     path = tmp_path / "m.npz"
     m.save(path)
-    arrays, meta = load_model(path, "induce.HDPHMMTagger")
+    meta, arrays = modelfile.load(path, "HDPHMMTagger", HDPHMMTagger._schema)
     del meta["params"]["emission_concentration"]
-    save_model(path, "induce.HDPHMMTagger", arrays, meta)
+    modelfile.save(path, "HDPHMMTagger", meta, arrays)
     old = HDPHMMTagger.load(path)
     assert old.emission_concentration == "symmetric"
     assert old.score(c) == pytest.approx(m.score(c))

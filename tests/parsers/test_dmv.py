@@ -30,7 +30,7 @@ def test_harmonic_counts_are_consistent():
 
 
 def test_em_never_decreases_the_likelihood():
-    model = DMVParser(infer="em", n_iter=10).fit(SENTS)
+    model = DMVParser(infer="em", n_iter=10, tol=0).fit(SENTS)
     ll = [h["log_likelihood"] for h in model.history_]
     assert all(b >= a - 1e-8 * abs(a) for a, b in zip(ll, ll[1:]))
 
@@ -38,7 +38,7 @@ def test_em_never_decreases_the_likelihood():
 @pytest.mark.parametrize("infer", ["em", "vi", "cvi"])
 @pytest.mark.parametrize("init", ["harmonic", "random"])
 def test_fit_predict_round_trip(infer, init, tmp_path):
-    model = DMVParser(infer=infer, init=init, n_iter=3, prior=0.5, random_state=1).fit(SENTS)
+    model = DMVParser(infer=infer, init=init, n_iter=3, tol=0, prior=0.5, random_state=1).fit(SENTS)
     heads = model.parse(SENTS)
     for h in heads:
         assert sum(x == 0 for x in h) == 1
@@ -49,9 +49,9 @@ def test_fit_predict_round_trip(infer, init, tmp_path):
 
 
 def test_random_init_depends_on_the_seed_only():
-    a = DMVParser(init="random", n_iter=2, random_state=4).fit(SENTS).attach_
-    b = DMVParser(init="random", n_iter=2, random_state=4).fit(SENTS).attach_
-    c = DMVParser(init="random", n_iter=2, random_state=5).fit(SENTS).attach_
+    a = DMVParser(init="random", n_iter=2, tol=0, random_state=4).fit(SENTS).attach_
+    b = DMVParser(init="random", n_iter=2, tol=0, random_state=4).fit(SENTS).attach_
+    c = DMVParser(init="random", n_iter=2, tol=0, random_state=5).fit(SENTS).attach_
     np.testing.assert_array_equal(a, b)
     assert not np.allclose(a, c)
 
@@ -87,16 +87,18 @@ def test_cvi_pass_matches_subtract_recompute_add():
         np.testing.assert_allclose(a, b, atol=1e-9)
 
 
-def test_wsj10_accuracy_near_klein_manning(corpora):
-    """EM with the harmonic initialiser on the WSJ10 sample (555 sentences, punctuation stripped)
-    lands in the range of Klein & Manning's 43.2% directed accuracy; CVI and VI do not fall below."""
+def test_wsj10_accuracy_at_the_defaults(corpora):
+    """At its defaults (harmonic start, run to convergence) the DMV on the WSJ10 sample (555
+    sentences, punctuation removed) reaches Klein & Manning's range with EM (43.2% directed)
+    and CVI beats both EM and 45% (thesis Fig. 4.1: CVI above VI and EM)."""
     from induce.corpus.formats import load_corpus
     from induce.eval.dependencies import attachment_scores
 
-    corpus = load_corpus(corpora / "wsj-dep-sample", wsj10=True, strip_punct=True)
+    corpus = load_corpus(corpora / "wsj-dep-sample", wsj10=True)
     acc = {}
     for infer in ("em", "vi", "cvi"):
-        model = DMVParser(infer=infer, n_iter=20, prior=1.0, tag_column="pos", random_state=0).fit(corpus)
+        model = DMVParser(infer=infer, tag_column="pos", random_state=0).fit(corpus)
+        assert model.converged_ and model.warnings_ == []
         acc[infer] = attachment_scores(model.predict(corpus), corpus.heads, corpus.offsets)["directed"]
-    assert 0.38 < acc["em"] < 0.50
-    assert acc["cvi"] > acc["em"] - 0.02 and acc["vi"] > acc["em"] - 0.02
+    assert 0.43 < acc["em"] < 0.50
+    assert acc["cvi"] >= 0.45 and acc["cvi"] >= acc["em"] and acc["vi"] >= acc["em"]

@@ -286,8 +286,8 @@ def test_fit_parse_save_load(corpora, small_treebank, tmp_path):
     tagged = model.parse(test[:5], use_tags=True)
     assert [t.pos() for t in tagged] == [t.pos() for t in test[:5]]
     with pytest.raises(ModelFormatError):
-        from induce.parsers.params import save_model
-        save_model(tmp_path / "x.npz", "pcfg", {}, {})
+        from induce import modelfile
+        modelfile.save(tmp_path / "x.npz", "PCFGInducer", {}, {})
         LatentPCFGParser.load(tmp_path / "x.npz")
 
 

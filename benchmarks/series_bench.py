@@ -1,0 +1,318 @@
+"""Time-series HMM benchmarks: held-out log-likelihood on real series and speed against hmmlearn.
+
+Usage::
+
+    python benchmarks/series_bench.py real [--seeds 3] [--iterations 200]
+    python benchmarks/series_bench.py speed [--iterations 5] [--sequences 100] [--length 3000]
+    python benchmarks/series_bench.py fig1a [--repeats 3] [--sequences 100] [--length 3000]
+
+``real``: every series of ``timeseries/`` (Nile, faithful, geyser, EuStock log returns x 100,
+monthly sunspots and lynx as Poisson counts): fit on the first 80% of each series, report the
+held-out log-likelihood per step of the last 20% *given the first 80%*
+(``[log p(all) - log p(train)] / n_test``) for induce em, vi, cvi2, svi, scvi, hdp-cvi, hdp-scvi,
+hdp-svi (HDP-HMM truncated at ``--truncation`` states) and hmmlearn EM
+(``GaussianHMM(covariance_type="full")`` / ``PoissonHMM``) on identical data and K, mean and sd over
+seeds; one segmentation picture per series (cvi2, seed 0) under ``benchmarks/results/``.
+``speed``: seconds per iteration of induce em and cvi2 (Gaussian, full covariance) against hmmlearn
+GaussianHMM EM (default ``implementation="log"`` and ``"scaling"``) from fixed starting parameters,
+on data sampled from a 10-state 2-D Gaussian HMM
+(``--sequences`` x ``--length`` steps, paper 002 Fig. 1(a) sizes by default) and on EuStock.
+``fig1a``: paper 002 Fig. 1(a) with a finite 10-state HMM instead of the HDP-HMM: sampled 2-D
+Gaussian data (``--sequences`` x ``--length``), 95% of the sequences for training and 5% held out,
+held-out predictive log-likelihood per step (posterior-mean transitions, Student-t rows) against
+wall time for batch vi and cvi2 (per pass) and svi and scvi (per minibatch, one epoch), and the
+HDP-HMM (truncation ``--truncation``) by batch hdp-cvi and one epoch of hdp-scvi and hdp-svi.
+Every mode prints a table and writes JSON under ``benchmarks/results/``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from induce.emissions import get_family  # noqa: E402
+from induce.infer.series import SeriesFit, chain_posterior, surrogate_transitions  # noqa: E402
+from induce.infer.series_hdp import HDPSeriesFit, HDPSVIFit  # noqa: E402
+from induce.series import HMMSegmenter, read_series  # noqa: E402
+
+RESULTS = ROOT / "benchmarks" / "results"
+CORPORA = Path(os.environ.get("INDUCE_CORPORA", ROOT.parent / "shared" / "corpora")) / "timeseries"
+
+# name: (file, columns, family, K, transform)
+SERIES = {
+    "nile": ("nile.csv", ["value"], "gaussian", 2, None),
+    "faithful": ("faithful.csv", ["eruptions", "waiting"], "gaussian", 2, None),
+    "geyser": ("geyser.csv", ["waiting", "duration"], "gaussian", 3, None),
+    "eustock": ("eustockmarkets.csv", ["DAX", "SMI", "CAC", "FTSE"], "gaussian", 3, "logret"),
+    "sunspots": ("sunspot_month.csv", ["value"], "poisson", 4, "round"),
+    "lynx": ("lynx.csv", ["value"], "poisson", 3, None),
+}
+
+
+#: induce algorithms of the ``real`` mode (the hdp-* ones at ``--truncation`` states)
+ALGOS = ("em", "vi", "cvi2", "svi", "scvi", "hdp-cvi", "hdp-scvi", "hdp-svi")
+
+
+def load(name: str) -> np.ndarray:
+    """The series as the benchmark models it (log returns x 100 for EuStock, rounded sunspot counts)."""
+    file, cols, _, _, transform = SERIES[name]
+    X = read_series(CORPORA / file, cols).sequences[0]
+    if transform == "logret":
+        X = 100.0 * np.diff(np.log(X), axis=0)
+    elif transform == "round":
+        X = np.round(X)
+    return X
+
+
+def hmmlearn_model(family: str, K: int, seed: int, n_iter: int):
+    from hmmlearn.hmm import GaussianHMM, PoissonHMM
+
+    if family == "poisson":
+        return PoissonHMM(n_components=K, n_iter=n_iter, random_state=seed)
+    return GaussianHMM(n_components=K, covariance_type="full", n_iter=n_iter, random_state=seed)
+
+
+def heldout_hmmlearn(model, train, full) -> float:
+    return (model.score(full) - model.score(train)) / (full.shape[0] - train.shape[0])
+
+
+def real(args) -> dict:
+    out = {}
+    for name in args.series.split(","):
+        _, _, family, K, _ = SERIES[name]
+        X = load(name)
+        cut = int(round(0.8 * X.shape[0]))
+        train, test = X[:cut], X[cut:]
+        scores = {a: [] for a in ALGOS + ("hmmlearn",)}
+        for seed in range(args.seeds):
+            for infer in ALGOS:
+                states = args.truncation if infer.startswith("hdp-") else K
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    m = HMMSegmenter(states, family, infer=infer, n_iter=args.iterations, random_state=seed).fit(train)
+                scores[infer].append(m.score(test, context=train))
+                if infer == "cvi2" and seed == 0:
+                    picture(name, X, cut, m.predict(X)[0], K)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                h = hmmlearn_model(family, K, seed, args.iterations)
+                h.fit(train.astype(int) if family == "poisson" else train)
+            full = X.astype(int) if family == "poisson" else X
+            scores["hmmlearn"].append(heldout_hmmlearn(h, full[:cut], full))
+        out[name] = {"family": family, "K": K, "steps": int(X.shape[0]), "heldout_steps": int(test.shape[0]),
+                     **{a: {"mean": float(np.mean(v)), "sd": float(np.std(v)), "runs": [float(s) for s in v]}
+                        for a, v in scores.items()}}
+        row = " ".join(f"{a} {np.mean(v):.4f} ({np.std(v):.3f})" for a, v in scores.items())
+        print(f"{name:9s} K={K} {family:8s} {row}", flush=True)
+    return out
+
+
+def picture(name, X, cut, states, K) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.4, 2.2), dpi=80)
+    y = X[:, 0]
+    t = np.arange(len(y))
+    colours = plt.get_cmap("tab10")
+    for k in range(K):
+        ax.scatter(t[states == k], y[states == k], s=4, color=colours(k), label=f"state {k}")
+    ax.plot(t, y, color="0.7", lw=0.4, zorder=0)
+    ax.axvline(cut, color="k", ls="--", lw=0.8)
+    ax.set_title(f"{name}: cvi2 Viterbi states (K={K}); dashed: held-out start", fontsize=8)
+    ax.tick_params(labelsize=7)
+    fig.tight_layout()
+    fig.savefig(RESULTS / f"series_{name}.png")
+    plt.close(fig)
+
+
+def sample_gaussian_hmm(n_seq, T, K, rng):
+    """Sequences from a sticky 10-state 2-D Gaussian HMM (means on a circle, paper 002 style)."""
+    angles = 2 * np.pi * np.arange(K) / K
+    means = 6.0 * np.stack([np.cos(angles), np.sin(angles)], axis=1)
+    A = np.full((K, K), 0.1 / (K - 1)) + np.eye(K) * (0.9 - 0.1 / (K - 1))
+    cum = np.cumsum(A, axis=1)
+    seqs = []
+    for _ in range(n_seq):
+        u = rng.random(T)
+        z = np.empty(T, dtype=int)
+        z[0] = rng.integers(K)
+        for t in range(1, T):
+            z[t] = min(np.searchsorted(cum[z[t - 1]], u[t]), K - 1)
+        seqs.append(means[z] + rng.normal(size=(T, 2)))
+    return seqs
+
+
+def time_induce(seqs, infer, K, n_iter, seed=0) -> float:
+    """Median seconds per iteration (timestamps between iterations; initialisation excluded)."""
+    family = get_family("gaussian").default_prior(np.vstack(seqs))
+    stamps = []
+    fit = SeriesFit(family, K, infer, n_iter=n_iter + 1, tol=0.0, rng=np.random.default_rng(seed),
+                    callback=lambda it, obj, state: stamps.append(time.perf_counter()))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit.run(seqs)
+    return float(np.median(np.diff(stamps)))
+
+
+def time_hmmlearn(seqs, K, n_iter, seed=0, implementation="log") -> float:
+    """hmmlearn GaussianHMM EM seconds per iteration from fixed parameters (no k-means in the timing)."""
+    from hmmlearn.hmm import GaussianHMM
+
+    X = np.vstack(seqs)
+    lengths = [len(s) for s in seqs]
+    rng = np.random.default_rng(seed)
+    h = GaussianHMM(n_components=K, covariance_type="full", n_iter=n_iter, tol=-np.inf, init_params="",
+                    random_state=seed, implementation=implementation)
+    h.startprob_ = np.full(K, 1.0 / K)
+    h.transmat_ = np.full((K, K), 1.0 / K)
+    h.means_ = X[rng.choice(len(X), K, replace=False)]
+    h.covars_ = np.array([np.cov(X.T)] * K)
+    start = time.perf_counter()
+    h.fit(X, lengths)
+    return (time.perf_counter() - start) / n_iter
+
+
+def speed(args) -> dict:
+    rng = np.random.default_rng(0)
+    data = {"sampled": (sample_gaussian_hmm(args.sequences, args.length, 10, rng), 10),
+            "eustock": ([load("eustock")], 3)}
+    time_induce(data["eustock"][0], "cvi2", 3, 2)  # warm the numba caches
+    out = {}
+    for name, (seqs, K) in data.items():
+        steps = sum(len(s) for s in seqs)
+        row = {"steps": steps, "K": K, "dim": seqs[0].shape[1],
+               "hmmlearn_em": time_hmmlearn(seqs, K, args.iterations),
+               "hmmlearn_em_scaling": time_hmmlearn(seqs, K, args.iterations, implementation="scaling"),
+               "induce_em": time_induce(seqs, "em", K, args.iterations),
+               "induce_cvi2": time_induce(seqs, "cvi2", K, args.iterations)}
+        row["speedup_em"] = row["hmmlearn_em"] / row["induce_em"]
+        row["speedup_cvi2"] = row["hmmlearn_em"] / row["induce_cvi2"]
+        row["speedup_em_vs_scaling"] = row["hmmlearn_em_scaling"] / row["induce_em"]
+        row["speedup_cvi2_vs_scaling"] = row["hmmlearn_em_scaling"] / row["induce_cvi2"]
+        out[name] = row
+        print(f"{name:8s} T={steps} K={K}: hmmlearn EM {row['hmmlearn_em']:.4f} s/it, induce em "
+              f"{row['induce_em']:.4f} ({row['speedup_em']:.1f}x), cvi2 {row['induce_cvi2']:.4f} "
+              f"({row['speedup_cvi2']:.1f}x); hmmlearn scaling {row['hmmlearn_em_scaling']:.4f} "
+              f"(em {row['speedup_em_vs_scaling']:.1f}x, cvi2 {row['speedup_cvi2_vs_scaling']:.1f}x)", flush=True)
+    return out
+
+
+def heldout_predictive(fit, C, S, test) -> float:
+    """Held-out log-likelihood per step under posterior-mean transitions and the predictive rows (eq. 3.96)."""
+    A = surrogate_transitions(C, *fit.transition_prior())
+    family = fit.family
+    return sum(chain_posterior(A, family.log_predictive(x, S))[0] for x in test) / sum(len(x) for x in test)
+
+
+def fig1a(args) -> dict:
+    """Paper 002 Fig. 1(a), HMM version: held-out predictive log-likelihood against wall time."""
+    K = 10
+    out = {"runs": []}
+    for rep in range(args.repeats):
+        rng = np.random.default_rng(100 + rep)
+        seqs = sample_gaussian_hmm(args.sequences, args.length, K, rng)
+        n_test = max(1, int(round(0.05 * len(seqs))))
+        train, test = seqs[:-n_test], seqs[-n_test:]
+        family = get_family("gaussian").default_prior(np.vstack(train))
+        for infer in args.algorithms.split(","):
+            trace, clock = [], {"eval": 0.0}
+
+            def record(state, clock=clock, trace=trace):
+                t = time.perf_counter()
+                if "t0" not in clock:
+                    clock["t0"] = t
+                score = heldout_predictive(fit, state["C"], state["S"], test)
+                trace.append((t - clock["t0"] - clock["eval"], score))
+                clock["eval"] += time.perf_counter() - t
+
+            stochastic = infer in ("svi", "scvi", "hdp-scvi", "hdp-svi")
+            kw = dict(n_iter=args.epochs if stochastic else args.iterations, tol=0.0, batch_size=args.batch_size,
+                      rng=np.random.default_rng(rep),
+                      callback=None if stochastic else (lambda it, obj, state: record(state)),
+                      batch_callback=(lambda m, state: record(state)) if stochastic else None)
+            if infer == "hdp-svi":
+                fit = HDPSVIFit(family, args.truncation, **kw)
+            elif infer.startswith("hdp-"):
+                fit = HDPSeriesFit(family, args.truncation, stochastic=stochastic, **kw)
+            else:
+                fit = SeriesFit(family, K, infer, **kw)
+            if stochastic:
+                fit.callback = lambda it, obj, state: record(state) if it < 0 else None
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                fit.run(train)
+            out["runs"].append({"repeat": rep, "infer": infer, "trace": trace})
+            print(f"repeat {rep} {infer:5s} final held-out {trace[-1][1]:.4f} at {trace[-1][0]:.2f} s "
+                  f"({len(trace) - 1} updates)", flush=True)
+    plot_fig1a(out, args)
+    return out
+
+
+def plot_fig1a(out, args) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5.0, 3.2), dpi=80)
+    colours = {"vi": "C0", "cvi2": "C1", "svi": "C2", "scvi": "C3", "hdp-cvi": "C4", "hdp-scvi": "C5", "hdp-svi": "C6"}
+    for run in out["runs"]:
+        t, y = zip(*run["trace"])
+        ax.plot(t, y, color=colours.get(run["infer"], "k"), lw=0.8, alpha=0.8,
+                label=run["infer"] if run["repeat"] == 0 else None)
+    ax.set_xlabel("wall seconds (held-out evaluation excluded)", fontsize=8)
+    ax.set_ylabel("held-out log-lik per step", fontsize=8)
+    ax.set_title(f"paper 002 Fig. 1a setting: 2-D Gaussian, {args.sequences} x {args.length} steps; HMM K=10, "
+                 f"HDP-HMM truncation {args.truncation}", fontsize=7)
+    lo = np.percentile([y for r in out["runs"] for _, y in r["trace"][1:]], 5)
+    ax.set_ylim(lo - 0.05, None)
+    ax.legend(fontsize=7)
+    ax.tick_params(labelsize=7)
+    fig.tight_layout()
+    fig.savefig(RESULTS / "series_fig1a.png")
+    plt.close(fig)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="mode", required=True)
+    r = sub.add_parser("real")
+    r.add_argument("--seeds", type=int, default=3)
+    r.add_argument("--iterations", type=int, default=200)
+    r.add_argument("--series", default=",".join(SERIES))
+    r.add_argument("--truncation", type=int, default=8, help="HDP-HMM truncation for hdp-cvi")
+    s = sub.add_parser("speed")
+    s.add_argument("--iterations", type=int, default=5)
+    s.add_argument("--sequences", type=int, default=100)
+    s.add_argument("--length", type=int, default=3000)
+    f = sub.add_parser("fig1a")
+    f.add_argument("--repeats", type=int, default=3)
+    f.add_argument("--sequences", type=int, default=100)
+    f.add_argument("--length", type=int, default=3000)
+    f.add_argument("--iterations", type=int, default=15, help="batch passes (vi, cvi2)")
+    f.add_argument("--epochs", type=int, default=1, help="stochastic passes (svi, scvi)")
+    f.add_argument("--batch-size", type=int, default=5, help="sequences per minibatch")
+    f.add_argument("--algorithms", default="vi,cvi2,svi,scvi,hdp-cvi,hdp-scvi,hdp-svi")
+    f.add_argument("--truncation", type=int, default=20, help="HDP-HMM truncation (hdp-cvi, hdp-scvi)")
+    args = parser.parse_args(argv)
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    result = {"real": real, "speed": speed, "fig1a": fig1a}[args.mode](args)
+    (RESULTS / f"series_{args.mode}.json").write_text(json.dumps({"args": vars(args), "results": result}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

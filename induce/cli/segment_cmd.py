@@ -1,0 +1,193 @@
+"""``induce segment``: HMM segmentation of numeric time series (CSV/TSV, .npy, .npz).
+
+Parses options, calls :class:`induce.series.HMMSegmenter`, writes the input rows with a ``state``
+column (and ``p_state_k`` columns with ``--posteriors``) and prints a summary (``--json``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+import time
+
+import numpy as np
+
+from ..atomic import atomic_write
+from ..errors import ConfigError, CorpusFormatError
+from .common import emit
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def _fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a fraction in [0, 1), got {text!r}") from None
+    if not 0.0 <= value < 1.0:
+        raise argparse.ArgumentTypeError(f"expected a fraction in [0, 1), got {text!r}")
+    return value
+
+
+def _non_negative(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a non-negative number, got {text!r}") from None
+    if not value >= 0.0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative number, got {text!r}")
+    return value
+
+
+def _positive(text: str) -> float:
+    value = _non_negative(text)
+    if value == 0.0:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+    return value
+
+
+def _columns(text: str) -> list[str]:
+    names = [c.strip() for c in text.split(",")]
+    if not all(names):
+        raise argparse.ArgumentTypeError(f"expected NAME[,NAME...], got {text!r}")
+    return names
+
+
+def register(sub) -> None:
+    from ..emissions.base import family_names
+    from ..series.segmenter import INFER
+
+    p = sub.add_parser("segment", help="segment numeric time series with an HMM (Gaussian, Poisson, ... emissions)",
+                       description="Fit an HMM with conjugate exponential-family emissions to one or more numeric "
+                       "sequences and label every step with a state.")
+    p.add_argument("series", help="CSV/TSV with a header row (one row per step), .npy or .npz")
+    p.add_argument("-o", "--output", help="write the input rows with a 'state' column added (CSV)")
+    p.add_argument("--emission", choices=family_names(), default="gaussian", help="emission family (default gaussian)")
+    p.add_argument("--columns", type=_columns, metavar="NAME[,NAME...]",
+                   help="numeric columns to model (default: all but --id-column)")
+    p.add_argument("--id-column", metavar="NAME", help="sequence id column (default: blank lines separate sequences)")
+    p.add_argument("--states", type=_positive_int, default=3, help="number of hidden states K (default 3)")
+    p.add_argument("--infer", choices=INFER, default="cvi2",
+                   help="inference algorithm (default cvi2); hdp-*: HDP-HMM truncated at --states")
+    p.add_argument("--iterations", type=_positive_int, default=100, help="iteration / epoch cap (default 100)")
+    p.add_argument("--tol", type=_non_negative, default=1e-4,
+                   help="stop when the objective's relative change stays below this for 3 passes (default 1e-4)")
+    p.add_argument("--alpha", type=_positive, default=1.0, help="transition Dirichlet prior (default 1)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--heldout", type=_fraction, default=0.0, metavar="FRACTION",
+                   help="hold out the last FRACTION of each series and report its log-likelihood per step")
+    p.add_argument("--decode", choices=("viterbi", "posterior"), default="viterbi",
+                   help="state labels: Viterbi path or per-step posterior argmax (default viterbi)")
+    p.add_argument("--round", action="store_true",
+                   help="round values to the nearest integer first (counts stored with decimals, for poisson)")
+    p.add_argument("--posteriors", action="store_true", help="add p_state_k columns (posterior marginals)")
+    p.add_argument("--save-model", metavar="MODEL", help="save the fitted model (.npz)")
+    p.add_argument("--load", metavar="MODEL", help="load a saved model instead of fitting")
+    p.add_argument("--json", nargs="?", const="-", metavar="FILE", help="print the summary as JSON (or write FILE)")
+    h = p.add_argument_group("HDP-HMM (--infer hdp-cvi, hdp-scvi, hdp-svi)")
+    h.add_argument("--gamma", type=_positive, default=1.0,
+                   help="top-level concentration (default 1; learned by hdp-cvi/hdp-scvi, fixed for hdp-svi)")
+    h.add_argument("--sigma", type=_positive, default=1.0,
+                   help="transition concentration (default 1; learned by hdp-cvi/hdp-scvi, fixed for hdp-svi)")
+    s = p.add_argument_group("stochastic and subsequence options (cvi2, svi, scvi and the hdp-* algorithms)")
+    s.add_argument("--batch-size", type=_positive_int, default=10, metavar="M", help="items per minibatch (default 10)")
+    s.add_argument("--tau", type=_non_negative, default=1.0, help="step-size delay (default 1)")
+    s.add_argument("--kappa", type=_positive, default=0.6, help="forgetting rate in [0.5, 1] (default 0.6)")
+    s.add_argument("--subseq-length", type=_positive_int, default=None, metavar="T",
+                   help="cut series into items of T steps (default: automatic, about 20 items)")
+    p.set_defaults(handler=run)
+
+
+def _split_heldout(seqs, share):
+    """Per sequence, the first (1 - share) steps for training and the rest held out (at least 1 step each)."""
+    train, test = [], []
+    for x in seqs:
+        cut = min(max(1, int(round(x.shape[0] * (1.0 - share)))), x.shape[0] - 1)
+        if cut < 1:
+            raise ConfigError(f"a sequence of {x.shape[0]} steps is too short for --heldout {share}")
+        train.append(x[:cut])
+        test.append(x[cut:])
+    return train, test
+
+
+def run(args) -> int:
+    from ..series import read_series
+
+    table = read_series(args.series, args.columns, args.id_column)
+    seqs = [np.round(x) for x in table.sequences] if args.round else table.sequences
+    start = time.perf_counter()
+    model = _model(args, seqs[0].shape[1])
+    _check_values(model, args, table, seqs)
+    train, test = _split_heldout(seqs, args.heldout) if args.heldout > 0 else (seqs, None)
+    if not args.load:
+        model.fit(train)
+    summary = {"series": table.path, "columns": table.columns, "sequences": len(seqs),
+               "steps": int(sum(x.shape[0] for x in seqs)), "emission": model.family_.name,
+               "states": int(model.n_states), "infer": model.infer, "iterations": int(model.n_iter_),
+               "converged": bool(model.converged_), "seconds": round(time.perf_counter() - start, 3),
+               "train_loglik_per_step": model.score(train)}
+    if test is not None:
+        summary["heldout_steps"] = int(sum(x.shape[0] for x in test))
+        summary["heldout_loglik_per_step"] = model.score(test, context=train)
+    paths = model.predict(seqs, decode=args.decode)
+    summary["state_counts"] = np.bincount(np.concatenate(paths), minlength=model.n_states).tolist()
+    if args.output:
+        _write(args.output, table, paths, model.predict_proba(seqs) if args.posteriors else None)
+    if args.save_model:
+        model.save(args.save_model)
+    if args.json and args.json != "-":
+        with atomic_write(args.json) as handle:
+            emit(summary, True, handle)
+    else:
+        emit(summary, bool(args.json), sys.stdout)
+    return 0
+
+
+def _model(args, n_columns: int):
+    """The loaded model (``--load``, checked against the input's columns) or a new unfitted one."""
+    from ..series import HMMSegmenter
+
+    if args.load:
+        model = HMMSegmenter.load(args.load)
+        if model.family_.dim != n_columns:
+            raise ConfigError(f"{args.load} models {model.family_.dim} columns, the input has {n_columns}")
+        return model
+    return HMMSegmenter(n_states=args.states, emission=args.emission, infer=args.infer, n_iter=args.iterations,
+                        tol=args.tol, alpha=args.alpha, batch_size=args.batch_size, tau=args.tau, kappa=args.kappa,
+                        subsequence_length=args.subseq_length, gamma=args.gamma, sigma=args.sigma,
+                        random_state=args.seed)
+
+
+def _check_values(model, args, table, seqs) -> None:
+    """The emission family's value checks (counts, codes), with errors located at ``file:line``."""
+    from ..emissions import get_family
+
+    family = model.family_ if args.load else get_family(args.emission)
+    for i, x in enumerate(seqs):
+        try:
+            family.check_data(x)
+        except CorpusFormatError as exc:
+            raise table.locate(exc, i) from None
+
+
+def _write(path, table, paths, probs) -> None:
+    """The input rows with ``state`` (and ``p_state_k``) columns, in input order."""
+    K = probs[0].shape[1] if probs is not None else 0
+    step = [0] * len(paths)
+    with atomic_write(path) as handle:
+        writer = csv.writer(handle, lineterminator="\n")
+        writer.writerow(table.header + ["state"] + [f"p_state_{k}" for k in range(K)])
+        for cells, s in zip(table.rows, table.seq_of_row):
+            t = step[s]
+            step[s] += 1
+            extra = [f"{p:.6g}" for p in probs[s][t]] if probs is not None else []
+            writer.writerow(list(cells) + [int(paths[s][t])] + extra)

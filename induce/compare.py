@@ -1,0 +1,107 @@
+"""Head-to-head comparison of HMM tagger inference algorithms on one corpus (issue 25, part 4).
+
+:func:`compare` fits one :class:`~induce.taggers.HMMTagger` per (algorithm, seed)
+with the same model settings, and returns every run (final metrics, time,
+per-iteration trace) and a summary: the mean and sample standard deviation over
+seeds of every metric.  The metrics are those of :func:`induce.eval.tagging.tagging_report`
+(thesis 3.8.2) against the gold column, plus, for every algorithm alike, the
+per-token predictive log-likelihood of the corpus from the fitted counts
+(thesis eq. 3.108), so that algorithms whose own objectives differ (EM's
+likelihood, VI's bound, CVI's predictive) are scored on one footing.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Callable, Sequence
+
+import numpy as np
+
+from .corpus.corpus import Corpus
+from .errors import ConfigError
+
+DEFAULT_ALGORITHMS = ("em", "vi", "cvi2", "cgs")
+#: run fields that are bookkeeping, not metrics to summarise
+_NOT_SUMMARISED = {"infer", "seed", "trace"}
+
+
+def _mean_sd(values: Sequence[float]) -> dict:
+    """Mean and sample standard deviation (ddof = 1; 0 for a single value)."""
+    arr = np.asarray(values, dtype=float)
+    return {"mean": float(arr.mean()), "sd": float(arr.std(ddof=1)) if arr.size > 1 else 0.0, "n": int(arr.size)}
+
+
+def summarise(runs: list[dict]) -> dict:
+    """Per algorithm (in first-seen order), per numeric run field: ``{"mean", "sd", "n"}`` over its runs."""
+    summary: dict[str, dict] = {}
+    for infer in dict.fromkeys(r["infer"] for r in runs):
+        mine = [r for r in runs if r["infer"] == infer]
+        keys = dict.fromkeys(k for r in mine for k, v in r.items()
+                             if k not in _NOT_SUMMARISED and isinstance(v, (int, float)) and not isinstance(v, bool))
+        summary[infer] = {k: _mean_sd([r[k] for r in mine if k in r]) for k in keys}
+    return summary
+
+
+def compare(corpus: Corpus, infer: Sequence[str] = DEFAULT_ALGORITHMS, seeds: int | Sequence[int] = 3, *,
+            gold_column: str | None = None, n_states: int = 45, n_iter: int | None = None,
+            alpha: float | None = None, beta: float | None = None, eval_every: int = 1, progress: bool = False,
+            callback: Callable[[dict], None] | None = None, **tagger_params) -> dict:
+    """Fit ``HMMTagger(infer=a, random_state=s, ...)`` for every algorithm ``a`` and seed ``s`` on ``corpus``.
+
+    ``seeds``: a count ``N`` (seeds ``0 .. N-1``) or the seeds themselves.  With a
+    ``gold_column`` the trace scores the tagging every ``eval_every`` iterations and
+    each run carries its final metrics.  ``n_iter``, ``alpha`` and ``beta`` left at
+    ``None`` keep the tagger's defaults (a cap with a convergence test; learned
+    priors), so every algorithm runs as ``induce tag`` runs it.  ``tagger_params`` go to every
+    :class:`~induce.taggers.HMMTagger` unchanged.  ``callback`` is called with each
+    finished run.  Returns ``{"summary": {algorithm: {field: {"mean", "sd", "n"}}},
+    "runs": [{"infer", "seed", "seconds", "predictive_log_likelihood_per_token", "states_used",
+    metrics..., "trace"}], settings...}``.
+    """
+    from .eval.tagging import tagging_report
+    from .taggers import HMMTagger
+    from .taggers.hmm import ALGORITHMS
+
+    infer = list(infer)
+    unknown = [a for a in infer if a not in ALGORITHMS]
+    if not infer or unknown:
+        raise ConfigError(f"unknown inference algorithm(s) {', '.join(unknown) or '(none given)'}; "
+                          f"expected some of {', '.join(ALGORITHMS)}")
+    seed_list = list(range(seeds)) if isinstance(seeds, (int, np.integer)) else [int(s) for s in seeds]
+    if not seed_list:
+        raise ConfigError("compare needs at least one seed")
+    if gold_column is not None and gold_column not in corpus.tags:
+        raise ConfigError(f"gold column {gold_column!r} not in the corpus; it has {sorted(corpus.tags) or 'no tags'}")
+    runs = []
+    jobs = [(a, s) for a in infer for s in seed_list]
+    if progress:
+        from tqdm import tqdm
+
+        jobs = tqdm(jobs, desc="compare", unit="run", dynamic_ncols=True)
+    given = {k: v for k, v in (("alpha", alpha), ("beta", beta)) if v is not None} | tagger_params
+    for algorithm in infer:  # compile the numba kernels first, so that no run's time includes compilation
+        HMMTagger(n_states=n_states, infer=algorithm, n_iter=1, **given).fit(corpus.head(2))
+    for algorithm, seed in jobs:
+        if hasattr(jobs, "set_postfix"):
+            jobs.set_postfix({"infer": algorithm, "seed": seed})
+        model = HMMTagger(n_states=n_states, infer=algorithm, random_state=seed, eval_column=gold_column,
+                          eval_every=max(1, eval_every), **given, **({"n_iter": n_iter} if n_iter else {}))
+        start = time.perf_counter()
+        model.fit(corpus)
+        seconds = time.perf_counter() - start
+        run = {"infer": algorithm, "seed": seed, "seconds": seconds,
+               "predictive_log_likelihood_per_token": model.predictive_log_likelihood(corpus)}
+        if gold_column is not None:
+            states = getattr(model, "labels_", None)
+            states = model.predict(corpus) if states is None else states
+            report = tagging_report(states, corpus.tags[gold_column], corpus.offsets)
+            run["states_used"] = report.pop("states")
+            run.update({k: v for k, v in report.items() if k not in ("tokens", "tags")})
+        run["trace"] = model.trace_
+        runs.append(run)
+        if callback is not None:
+            callback(run)
+    return {"command": "compare", "input": corpus.name, "infer": ",".join(infer), "seeds": seed_list,
+            "states": n_states, "iterations": n_iter, "alpha": alpha, "beta": beta, "gold_column": gold_column,
+            "sentences": corpus.n_sentences, "tokens": corpus.n_tokens, **tagger_params,
+            "summary": summarise(runs), "runs": runs}

@@ -1,0 +1,300 @@
+"""Inference for HMMs with any conjugate emission family over a list of numeric sequences.
+
+Global state is two statistics arrays without the prior: expected transition counts ``C``
+(``(K+1, K)``, row 0 the start state) and emission statistics ``S`` (``(K, n_stats)``, see
+:mod:`induce.emissions.base`).  Per step, every algorithm turns them into transition parameters
+(:mod:`induce.infer.estimators`) and emission log-rows (the family), runs the one chain kernel
+:func:`induce.kernels.hmm.forward_backward`, and collects new statistics:
+
+* ``em``   -- MAP point estimates (eq. 3.13-3.14 with the prior), rows ``log p(x | eta*)``;
+* ``vi``   -- mean field, ``exp E[log theta]`` (eq. 3.21-3.22) and rows ``E_q[log p(x | eta)]``;
+  objective the ELBO ``sum_i log Z_i - KL(q(theta)||p) - KL(q(eta)||p)``, which never decreases;
+* ``cvi2`` -- thesis 3.7.1: per item subtract its own transition and emission statistics,
+  surrogate transitions ``(C^{\\i} + a)/(C.^{\\i} + K a)`` (eq. 3.49) and predictive rows
+  (eq. 3.96), forward-backward, add the new statistics back;
+* ``svi`` / ``scvi`` -- thesis 3.7.2: minibatches of items, local step with the ``vi`` resp.
+  ``cvi`` potentials of the global statistics, then ``N <- (1 - rho) N + rho * scale * N_batch``
+  (eq. 3.103-3.104) with ``scale`` = all steps / minibatch steps.
+
+Items are whole sequences for ``em`` and ``vi``.  For ``cvi2``, ``svi`` and ``scvi`` a few long
+sequences are cut into subsequences of ``subsequence_length`` steps that act as items (thesis 3.6's
+one-long-series setting; each piece starts from the start row, the boundary dependence is dropped
+while fitting; decoding and scoring always run on whole sequences).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+
+from ..emissions.base import EmissionFamily
+from ..errors import ConfigError
+from ..kernels.hdp_qc import HEURISTIC, accumulate_qc
+from ..kernels.hmm import forward_backward, store_sentence, viterbi
+from ..taggers.hmm import dirichlet_kl
+from .estimators import cvi_params, map_params, vi_params
+from .schedules import blend, check_schedule, minibatches, step_size
+
+ALGORITHMS = ("em", "vi", "cvi2", "svi", "scvi")
+
+
+def potentials(logE: np.ndarray) -> tuple[np.ndarray, float]:
+    """``E = exp(logE - max_k logE[t, k])`` and the sum of the row maxima (added back to ``log Z``)."""
+    m = logE.max(axis=1, keepdims=True)
+    m[~np.isfinite(m)] = 0.0
+    return np.exp(logE - m), float(m.sum())
+
+
+def chain_posterior(A: np.ndarray, logE: np.ndarray, qc: tuple | None = None):
+    """Forward-backward under transitions ``A`` and log-rows ``logE``.
+
+    Returns ``(log Z, gamma (T, K), trans (K+1, K))``: the log normaliser of the chain under the
+    potentials, state marginals and expected transitions (start row first).  With
+    ``qc = (logq0, logq0_row)`` the sequence's ``log q(C^i = 0)`` (thesis eq. 5.67, the heuristic of
+    :mod:`induce.kernels.hdp_qc`) is added into them, for the HDP-HMM's table counts.
+    """
+    T, K = logE.shape
+    E, offset = potentials(logE)
+    fwd, bwd, scale, xi = np.empty((T, K)), np.empty((T, K)), np.empty(T), np.empty((K, K))
+    logz = forward_backward(A, E, T, fwd, bwd, scale, xi)
+    if qc is not None:
+        accumulate_qc(HEURISTIC, A, E, T, fwd, bwd, scale, logz, 0, qc[0], qc[1])
+    trans, gamma = np.empty((K + 1, K)), np.empty((T, K))
+    store_sentence(A, fwd, bwd, xi, T, trans, gamma)
+    return logz + offset, gamma, trans
+
+
+def viterbi_path(A: np.ndarray, logE: np.ndarray) -> np.ndarray:
+    """Most probable state path under ``A`` and log-rows ``logE``."""
+    T = logE.shape[0]
+    E, _ = potentials(logE)
+    path = np.empty(T, dtype=np.int64)
+    viterbi(A, E, T, path)
+    return path
+
+
+def transitions_from_gamma(gamma: np.ndarray) -> np.ndarray:
+    """Transition statistics of independent per-step responsibilities (used for initialisation)."""
+    K = gamma.shape[1]
+    trans = np.empty((K + 1, K))
+    trans[0] = gamma[0]
+    trans[1:] = gamma[:-1].T @ gamma[1:]
+    return trans
+
+
+def transition_params(infer: str, C: np.ndarray, alpha: float) -> np.ndarray:
+    """Transition parameters the chain sees: MAP (em), ``exp E log`` (vi, svi) or posterior mean (cvi)."""
+    if infer == "em":
+        return map_params(C, alpha)
+    if infer in ("vi", "svi"):
+        return vi_params(C, alpha)
+    return cvi_params(np.maximum(C, 0.0), alpha)
+
+
+def surrogate_transitions(C: np.ndarray, prior: np.ndarray, prior_total: float) -> np.ndarray:
+    """``(C_jk + prior_k) / (C_j. + prior_total)`` with counts clipped at 0: eq. 3.49 for
+    ``prior = alpha``, ``prior_total = K alpha``; the HDP-HMM's eq. 5.38 for ``prior = sigma G[pi_k]``,
+    ``prior_total = sigma``."""
+    C = np.maximum(C, 0.0)
+    return (C + prior) / (C.sum(axis=1, keepdims=True) + prior_total)
+
+
+def emission_rows(infer: str, family: EmissionFamily, X: np.ndarray, S: np.ndarray) -> np.ndarray:
+    """Emission log-rows ``(T, K)`` of the algorithm: point (em), expected (vi, svi), predictive (cvi)."""
+    if infer == "em":
+        return family.log_likelihood(X, family.point_estimate(S, map=True))
+    if infer in ("vi", "svi"):
+        return family.expected_log_likelihood(X, S)
+    return family.log_predictive(X, S)
+
+
+def split_items(sequences: list[np.ndarray], length: int | None) -> list[np.ndarray]:
+    """Cut sequences into consecutive pieces of at most ``length`` steps (``None``: unchanged)."""
+    if length is None:
+        return list(sequences)
+    return [X[lo:lo + length] for X in sequences for lo in range(0, X.shape[0], length)]
+
+
+def auto_subsequence_length(sequences: list[np.ndarray], min_items: int = 20) -> int | None:
+    """``None`` when there are at least ``min_items`` sequences, else a length giving about that many pieces."""
+    if len(sequences) >= min_items:
+        return None
+    total = sum(X.shape[0] for X in sequences)
+    return max(10, math.ceil(total / min_items))
+
+
+@dataclass
+class FitResult:
+    """Fitted statistics and the run's record."""
+
+    trans: np.ndarray
+    stats: np.ndarray
+    #: transition prior counts by state and their total for decoding with posterior-mean transitions
+    trans_prior: np.ndarray | None = None
+    trans_prior_total: float = 0.0
+    trace: list = field(default_factory=list)
+    n_iter: int = 0
+    converged: bool = False
+
+
+@dataclass
+class SeriesFit:
+    """One fit: the algorithm, its hyperparameters and the data (items) it runs over."""
+
+    family: EmissionFamily
+    n_states: int
+    infer: str = "cvi2"
+    alpha: float = 1.0
+    n_iter: int = 100
+    tol: float = 1e-4
+    batch_size: int = 10
+    tau: float = 1.0
+    kappa: float = 0.6
+    subsequence_length: int | None = None
+    rng: np.random.Generator = field(default_factory=lambda: np.random.default_rng(0))
+    #: ``callback(iteration, objective, state)`` after every pass (iteration -1: the initial state);
+    #: ``batch_callback(update_number, state)`` after every svi/scvi minibatch update.
+    callback: object = None
+    batch_callback: object = None
+
+    def run(self, sequences: list[np.ndarray]) -> FitResult:
+        """Fit from the initial responsibilities of :meth:`EmissionFamily.init_gamma` until converged or ``n_iter``."""
+        if self.infer not in ALGORITHMS:
+            raise ConfigError(f"unknown inference {self.infer!r}; expected one of {ALGORITHMS}")
+        if self.infer in ("svi", "scvi"):
+            check_schedule(self.tau, self.kappa, self.batch_size)
+        items = self._items(sequences)
+        state = self._initial_state(items)
+        step = {"em": self._batch_pass, "vi": self._batch_pass, "cvi2": self._cvi2_pass,
+                "svi": self._stochastic_pass, "scvi": self._stochastic_pass}[self.infer]
+        result = FitResult(trans=state["C"], stats=state["S"])
+        if self.callback is not None:
+            self.callback(-1, None, state)  # the initial statistics
+        calm = 0
+        for it in range(self.n_iter):
+            objective = step(items, state)
+            result.trace.append(objective)
+            result.n_iter = it + 1
+            if self.callback is not None:
+                self.callback(it, objective, state)
+            if it > 0:
+                prev = result.trace[-2]
+                calm = calm + 1 if abs(objective - prev) <= self.tol * max(abs(prev), 1e-12) else 0
+                if calm >= 3:
+                    result.converged = True
+                    break
+        if not result.converged:
+            warnings.warn(f"{self.infer} did not converge in {self.n_iter} iterations (tol {self.tol})",
+                          ConvergenceWarning, stacklevel=3)
+        result.trans, result.stats = state["C"], state["S"]
+        result.trans_prior, result.trans_prior_total = self.transition_prior()
+        return result
+
+    def _items(self, sequences):
+        """Whole sequences for em and vi; subsequences (:func:`split_items`) for the other algorithms."""
+        if self.infer in ("em", "vi"):
+            return list(sequences)
+        return split_items(sequences, self.subsequence_length or auto_subsequence_length(sequences))
+
+    def _initial_state(self, items) -> dict:
+        """Global and per-item statistics of the family's initial responsibilities.
+
+        ``S``/``C`` the global emission/transition statistics, ``own_S``/``own_C`` every item's share
+        (what cvi2 subtracts), ``stacked``/``bounds`` all items in one array, ``m`` the update counter.
+        """
+        stacked = np.vstack(items)
+        gamma0 = self.family.init_gamma(stacked, self.n_states, self.rng)
+        bounds = np.concatenate([[0], np.cumsum([X.shape[0] for X in items])])
+        spans = list(zip(bounds[:-1], bounds[1:]))
+        own_S = [self.family.stats(X, gamma0[lo:hi]) for X, (lo, hi) in zip(items, spans)]
+        own_C = [transitions_from_gamma(gamma0[lo:hi]) for lo, hi in spans]
+        return {"S": np.sum(own_S, axis=0), "C": np.sum(own_C, axis=0), "own_S": own_S, "own_C": own_C, "m": 0,
+                "stacked": stacked, "bounds": spans}
+
+    def _global_transitions(self, local: str, C: np.ndarray) -> np.ndarray:
+        """Transitions of a minibatch's local step from the global counts (svi: ``exp E log``, scvi: eq. 3.99)."""
+        return transition_params(local, C, self.alpha)
+
+    def _item_qc(self, state, i):
+        """Accumulators of item ``i``'s ``log q(C^i = 0)`` for :func:`chain_posterior` (none for the finite HMM)."""
+        return None
+
+    def _after_minibatch(self, state, rho: float) -> None:
+        """Global updates beyond the counts after a minibatch (none for the finite HMM)."""
+
+    def transition_prior(self) -> tuple[np.ndarray, float]:
+        """Prior counts of every transition row by target state, and their total (``alpha``, ``K alpha``)."""
+        return np.full(self.n_states, self.alpha), self.n_states * self.alpha
+
+    def _batch_pass(self, items, state) -> float:
+        """One em/vi iteration: E-step under the current statistics, then replace them (M-step).
+
+        Objective: em the log-likelihood at the point estimates; vi the ELBO (thesis eq. 3.17 with
+        the local step exact: ``sum log Z - KL`` of transitions and emissions).
+        """
+        C, S, stacked = state["C"], state["S"], state["stacked"]
+        A = transition_params(self.infer, C, self.alpha)
+        rows = emission_rows(self.infer, self.family, stacked, S)  # one family call for all sequences
+        gamma = np.empty_like(rows)
+        newC = np.zeros_like(C)
+        total = 0.0
+        for lo, hi in state["bounds"]:
+            logz, gamma[lo:hi], trans = chain_posterior(A, rows[lo:hi])
+            total += logz
+            newC += trans
+        if self.infer == "vi":
+            total -= dirichlet_kl(C + self.alpha, self.alpha) + self.family.kl(S)
+        state["C"], state["S"] = newC, self.family.stats(stacked, gamma)
+        return total
+
+    def _cvi2_pass(self, items, state, qc=None) -> float:
+        """One cvi2 sweep in a seeded random order (thesis 3.7.1, eq. 3.95-3.96); objective: sum of ``log Z``.
+
+        Surrogate transitions from :meth:`transition_prior`; ``qc`` as in :func:`chain_posterior`.
+        """
+        C, S = state["C"], state["S"]
+        prior, prior_total = self.transition_prior()
+        total = 0.0
+        for i in self.rng.permutation(len(items)):
+            X = items[i]
+            C -= state["own_C"][i]
+            S -= state["own_S"][i]
+            A = surrogate_transitions(C, prior, prior_total)
+            logz, gamma, trans = chain_posterior(A, self.family.log_predictive(X, S), qc)
+            total += logz
+            state["own_C"][i] = trans
+            state["own_S"][i] = self.family.stats(X, gamma)
+            C += trans
+            S += state["own_S"][i]
+        return total
+
+    def _stochastic_pass(self, items, state) -> float:
+        """One epoch of svi/scvi minibatches (thesis 3.7.2, eq. 3.103-3.104); objective: sum of ``log Z``."""
+        C, S = state["C"], state["S"]
+        n_steps = sum(X.shape[0] for X in items)
+        local = "svi" if self.infer == "svi" else "cvi2"
+        total = 0.0
+        for batch in minibatches(len(items), self.batch_size, self.rng):
+            A = self._global_transitions(local, C)
+            bC, bS = np.zeros_like(C), np.zeros_like(S)
+            b_steps = 0
+            for i in batch:
+                X = items[i]
+                logz, gamma, trans = chain_posterior(A, emission_rows(local, self.family, X, S),
+                                                     self._item_qc(state, i))
+                total += logz
+                bC += trans
+                bS += self.family.stats(X, gamma)
+                b_steps += X.shape[0]
+            rho = step_size(state["m"], self.tau, self.kappa)
+            state["m"] += 1
+            blend(C, bC, rho, n_steps / b_steps)
+            blend(S, bS, rho, n_steps / b_steps)
+            self._after_minibatch(state, rho)
+            if self.batch_callback is not None:
+                self.batch_callback(state["m"], state)
+        return total

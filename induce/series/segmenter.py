@@ -1,0 +1,212 @@
+"""``HMMSegmenter``: a scikit-learn style HMM over numeric sequences with any conjugate emission family.
+
+Fitting runs :class:`induce.infer.series.SeriesFit`.  Decoding and scoring use the fitted statistics
+through one rule per algorithm: ``em`` the MAP point estimates (transitions and ``log p(x | eta*)``);
+the Bayesian algorithms (``vi``, ``cvi2``, ``svi``, ``scvi``) the posterior-mean transitions
+``(C + a)/(C. + K a)`` and the collapsed posterior predictive of each step given all training
+statistics (thesis eq. 3.96; Student-t, negative binomial, Dirichlet-categorical).
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import numpy as np
+from sklearn.base import BaseEstimator
+
+from ..emissions import get_family
+from ..emissions.base import as_rows
+from ..errors import ConfigError, ModelFormatError
+from ..infer.series import (ALGORITHMS, SeriesFit, chain_posterior, emission_rows, surrogate_transitions,
+                            transition_params, viterbi_path)
+from ..infer.series_hdp import HDPSeriesFit, HDPSVIFit
+from ..parsers.params import load_model, save_model
+
+MODEL_KIND = "hmm-segmenter"
+#: every ``infer`` value: the finite-HMM algorithms, batch and stochastic CVI for the HDP-HMM
+INFER = ALGORITHMS + ("hdp-cvi", "hdp-scvi", "hdp-svi")
+
+
+def as_sequences(X) -> list[np.ndarray]:
+    """One ``(T, d)`` array or a list of them, as a list of 2-D float arrays."""
+    if isinstance(X, np.ndarray) and X.dtype != object:
+        X = [X]
+    seqs = []
+    for x in X:
+        x = np.asarray(x, dtype=np.float64)
+        seqs.append(x[:, None] if x.ndim == 1 else x)
+    if not seqs or any(x.ndim != 2 or x.shape[0] == 0 for x in seqs):
+        raise ConfigError("expected one or more non-empty (T, d) arrays")
+    if len({x.shape[1] for x in seqs}) > 1:
+        raise ConfigError(f"every sequence needs the same columns, got {sorted({x.shape[1] for x in seqs})}")
+    return seqs
+
+
+class HMMSegmenter(BaseEstimator):
+    """Hidden Markov model segmentation of numeric time series.
+
+    Parameters: ``n_states`` K; ``emission`` a family name (``gaussian``, ``diag-gaussian``,
+    ``poisson``, ``categorical``) or an :class:`~induce.emissions.EmissionFamily` (hyperparameters
+    left unset are data-scaled at fit); ``infer`` one of ``em, vi, cvi2, svi, scvi``, ``hdp-cvi``,
+    ``hdp-scvi`` or ``hdp-svi`` (HDP-HMM truncated at ``n_states``, :mod:`induce.infer.series_hdp`, with
+    the top-level concentration ``gamma`` and transition concentration ``sigma``: initial values that
+    CVI/SCVI learn, fixed for SVI); ``alpha`` the
+    symmetric Dirichlet prior of transition rows (finite HMM); ``n_iter``/``tol`` the iteration cap and the
+    relative-change tolerance (3 calm passes); ``batch_size``, ``tau``, ``kappa`` the stochastic
+    schedule (items per minibatch, ``rho_m = (tau + m + 1)^-kappa``); ``subsequence_length`` the
+    item length for cvi2/svi/scvi (``None``: automatic, see :func:`~induce.infer.series.auto_subsequence_length`).
+
+    Fitted attributes: ``family_`` (prior resolved), ``trans_counts_`` (K+1, K), ``stats_``
+    (K, n_stats), ``trans_prior_`` (K,) and ``trans_prior_total_`` (the transition prior counts used
+    for decoding: ``alpha``, or ``sigma G[pi_k]`` for the HDP-HMM), ``trace_``, ``n_iter_``, ``converged_``.
+    """
+
+    def __init__(self, n_states: int = 3, emission="gaussian", infer: str = "cvi2", n_iter: int = 100,
+                 tol: float = 1e-4, alpha: float = 1.0, batch_size: int = 10, tau: float = 1.0, kappa: float = 0.6,
+                 subsequence_length: int | None = None, gamma: float = 1.0, sigma: float = 1.0,
+                 random_state: int = 0):
+        self.n_states = n_states
+        self.emission = emission
+        self.infer = infer
+        self.n_iter = n_iter
+        self.tol = tol
+        self.alpha = alpha
+        self.batch_size = batch_size
+        self.tau = tau
+        self.kappa = kappa
+        self.subsequence_length = subsequence_length
+        self.gamma = gamma
+        self.sigma = sigma
+        self.random_state = random_state
+
+    def _validate(self):
+        if int(self.n_states) < 1:
+            raise ConfigError(f"n_states must be at least 1, got {self.n_states}")
+        if self.infer not in INFER:
+            raise ConfigError(f"infer must be one of {INFER}, got {self.infer!r}")
+        if not (self.gamma > 0 and self.sigma > 0):
+            raise ConfigError(f"gamma and sigma must be positive, got {self.gamma}, {self.sigma}")
+        if int(self.n_iter) < 1 or not self.tol >= 0 or not self.alpha > 0:
+            raise ConfigError("n_iter must be >= 1, tol >= 0 and alpha > 0")
+        if self.subsequence_length is not None and int(self.subsequence_length) < 2:
+            raise ConfigError(f"subsequence_length must be at least 2, got {self.subsequence_length}")
+
+    def fit(self, X, y=None):
+        """Fit to one ``(T, d)`` array or a list of them."""
+        self._validate()
+        seqs = as_sequences(X)
+        family = copy.deepcopy(get_family(self.emission))
+        seqs = [family.check_data(x) for x in seqs]
+        family.default_prior(np.vstack(seqs))
+        common = dict(alpha=float(self.alpha), n_iter=int(self.n_iter), tol=float(self.tol),
+                      batch_size=int(self.batch_size), tau=float(self.tau), kappa=float(self.kappa),
+                      subsequence_length=self.subsequence_length, rng=np.random.default_rng(self.random_state))
+        if self.infer == "hdp-svi":
+            fit = HDPSVIFit(family, int(self.n_states), gamma=float(self.gamma), sigma=float(self.sigma), **common)
+        elif self.infer in ("hdp-cvi", "hdp-scvi"):
+            fit = HDPSeriesFit(family, int(self.n_states), gamma=float(self.gamma), sigma=float(self.sigma),
+                               stochastic=self.infer == "hdp-scvi", **common)
+        else:
+            fit = SeriesFit(family, int(self.n_states), infer=self.infer, **common)
+        result = fit.run(seqs)
+        self.family_ = family
+        self.trans_counts_ = result.trans
+        self.stats_ = result.stats
+        self.trans_prior_ = result.trans_prior
+        self.trans_prior_total_ = float(result.trans_prior_total)
+        self.trace_ = result.trace
+        self.n_iter_ = result.n_iter
+        self.converged_ = result.converged
+        return self
+
+    # ------------------------------------------------------------- decoding
+    def _check_fitted(self):
+        if not hasattr(self, "stats_"):
+            raise ConfigError("this HMMSegmenter is not fitted yet; call fit or load a model")
+
+    def _decode_rule(self) -> str:
+        return "em" if self.infer == "em" else "cvi2"
+
+    def transmat(self) -> np.ndarray:
+        """Transition parameters used for decoding, ``(K+1, K)`` with the start row first."""
+        self._check_fitted()
+        if self.infer == "em":
+            return transition_params("em", self.trans_counts_, float(self.alpha))
+        return surrogate_transitions(self.trans_counts_, self.trans_prior_, self.trans_prior_total_)
+
+    def log_rows(self, X: np.ndarray) -> np.ndarray:
+        """Per-step, per-state emission log-rows used for decoding and scoring."""
+        self._check_fitted()
+        return emission_rows(self._decode_rule(), self.family_, self.family_.check_data(X), self.stats_)
+
+    def _each(self, X):
+        A = self.transmat()
+        return A, [(x, self.log_rows(x)) for x in as_sequences(X)]
+
+    def predict(self, X, decode: str = "viterbi") -> list[np.ndarray]:
+        """State path of each sequence: the Viterbi path, or (``decode="posterior"``) ``argmax_k q(z_t = k)``."""
+        if decode not in ("viterbi", "posterior"):
+            raise ConfigError(f"decode must be 'viterbi' or 'posterior', got {decode!r}")
+        A, rows = self._each(X)
+        if decode == "posterior":
+            return [chain_posterior(A, r)[1].argmax(axis=1) for _, r in rows]
+        return [viterbi_path(A, r) for _, r in rows]
+
+    def predict_proba(self, X) -> list[np.ndarray]:
+        """Posterior state marginals ``q(z_t)`` of each sequence, ``(T, K)``."""
+        A, rows = self._each(X)
+        return [chain_posterior(A, r)[1] for _, r in rows]
+
+    def log_likelihood(self, X) -> float:
+        """Total ``log p(X)`` over the sequences (forward algorithm)."""
+        A, rows = self._each(X)
+        return float(sum(chain_posterior(A, r)[0] for _, r in rows))
+
+    def score(self, X, y=None, context=None) -> float:
+        """Mean log-likelihood per step of ``X``; with ``context`` (one prefix per sequence) the
+        conditional ``[log p(context + X) - log p(context)] / |X|`` (held-out continuation)."""
+        seqs = as_sequences(X)
+        n = sum(x.shape[0] for x in seqs)
+        if context is None:
+            return self.log_likelihood(seqs) / n
+        ctx = as_sequences(context)
+        if len(ctx) != len(seqs):
+            raise ConfigError(f"context has {len(ctx)} sequences, X has {len(seqs)}")
+        joined = [np.vstack([c, x]) for c, x in zip(ctx, seqs)]
+        return (self.log_likelihood(joined) - self.log_likelihood(ctx)) / n
+
+    # ------------------------------------------------------------- model files
+    def save(self, path) -> None:
+        """npz arrays + JSON header (no pickle), written atomically."""
+        self._check_fitted()
+        arrays = {"trans_counts": self.trans_counts_, "stats": self.stats_, "trace": np.asarray(self.trace_, float),
+                  "trans_prior": self.trans_prior_, "trans_prior_total": np.asarray(self.trans_prior_total_)}
+        arrays.update({f"prior_{k}": np.asarray(v, dtype=np.float64) for k, v in self.family_.prior_arrays().items()})
+        meta = {"params": {k: v for k, v in self.get_params().items() if k != "emission"},
+                "family": self.family_.header(), "n_iter_": self.n_iter_, "converged_": bool(self.converged_)}
+        save_model(Path(path), MODEL_KIND, arrays, meta)
+
+    @classmethod
+    def load(cls, path) -> "HMMSegmenter":
+        """Read a model written by :meth:`save`; arrays are checked (finite, shapes from the header)."""
+        arrays, meta = load_model(Path(path), MODEL_KIND)
+        try:
+            head = dict(meta["family"])
+            name = head.pop("name")
+            head.pop("dim", None)
+            family = get_family(name, **head)
+            family.set_prior_arrays({k[len("prior_"):]: v for k, v in arrays.items() if k.startswith("prior_")})
+            model = cls(emission=name, **meta["params"])
+        except (KeyError, TypeError, ValueError, ConfigError) as exc:
+            raise ModelFormatError(f"{path}: malformed {MODEL_KIND} header ({exc})") from exc
+        K = int(model.n_states)
+        model.trans_counts_ = as_rows(arrays.get("trans_counts"), "trans_counts", (K + 1, K))
+        model.stats_ = as_rows(arrays.get("stats"), "stats", (K, family.n_stats))
+        model.trans_prior_ = as_rows(arrays.get("trans_prior"), "trans_prior", (K,))
+        model.trans_prior_total_ = float(as_rows(arrays.get("trans_prior_total"), "trans_prior_total", ()))
+        model.family_ = family
+        model.trace_ = list(np.asarray(arrays.get("trace", np.zeros(0)), dtype=float))
+        model.n_iter_ = int(meta.get("n_iter_", 0))
+        model.converged_ = bool(meta.get("converged_", False))
+        return model

@@ -1,0 +1,56 @@
+"""Every estimator keeps the scikit-learn contract through induce.base.InduceEstimator."""
+
+import numpy as np
+import pytest
+from sklearn.base import BaseEstimator, clone
+
+from induce.align import WordAligner
+from induce.base import InduceEstimator
+from induce.parsers import DMVParser, LatentPCFGParser, PCFGInducer
+from induce.taggers import HDPHMMTagger, HMMTagger
+
+ESTIMATORS = (HMMTagger, HDPHMMTagger, PCFGInducer, DMVParser, LatentPCFGParser, WordAligner)
+
+
+@pytest.mark.parametrize("cls", ESTIMATORS, ids=lambda c: c.__name__)
+def test_clone_get_and_set_params(cls):
+    model = cls()
+    assert isinstance(model, InduceEstimator) and isinstance(model, BaseEstimator)
+    params = model.get_params()
+    assert "random_state" in params and "n_iter" in params
+    copy = clone(model.set_params(random_state=7))
+    assert copy is not model and copy.get_params() == model.get_params()
+    assert copy.random_state == 7
+    with pytest.raises(ValueError):
+        model.set_params(not_a_parameter=1)
+
+
+def test_fitted_tagger_reports_its_run(tmp_path):
+    from induce import load_corpus
+
+    demo = load_corpus("demo").head(300)
+    model = HMMTagger(n_states=8, random_state=0)
+    assert model.fit(demo) is model
+    assert model.n_iter_ == len(model.trace_) and 1 <= model.n_iter_ <= model.n_iter
+    assert model.converged_ == (model.n_iter_ < model.n_iter)
+    assert (model.alpha_, model.beta_) == (1.0, 0.003) and model.learned_hyper_ == ()
+    model.save(tmp_path / "m.npz")
+    back = HMMTagger.load(tmp_path / "m.npz")
+    assert (back.n_iter_, back.converged_, back.warnings_) == (model.n_iter_, model.converged_, model.warnings_)
+    assert np.array_equal(back.predict(demo), model.predict(demo))
+
+
+def test_the_cap_warns_and_a_collapse_is_reported():
+    from sklearn.exceptions import ConvergenceWarning
+
+    from induce import load_corpus
+    from induce.infer.convergence import FitWarning
+
+    demo = load_corpus("demo").head(300)
+    with pytest.warns(ConvergenceWarning, match="not converged after 3 passes"):
+        capped = HMMTagger(n_states=8, n_iter=3, random_state=0).fit(demo)
+    assert not capped.converged_ and any("not converged" in w for w in capped.warnings_)
+    # a flat emission prior far too large for 300 sentences merges the states
+    with pytest.warns(FitWarning, match="collapsed"):
+        flat = HMMTagger(n_states=40, infer="cvi2", beta=50.0, n_iter=30, random_state=0).fit(demo)
+    assert any("collapsed" in w for w in flat.warnings_)
