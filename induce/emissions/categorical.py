@@ -13,7 +13,7 @@ from scipy.special import digamma
 
 from ..errors import ConfigError
 from ..infer.estimators import cvi_params, em_params, map_params
-from ..taggers.hmm import dirichlet_kl
+from ..infer.estimators import dirichlet_kl
 from .base import EmissionFamily, as_rows, bad_step, register
 
 

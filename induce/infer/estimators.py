@@ -23,7 +23,7 @@ per entry with :func:`induce.kernels.ratio.cvi_ratio_nb`.
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import digamma
+from scipy.special import digamma, gammaln
 
 ESTIMATORS = ("em", "map", "vi", "cvi")
 
@@ -93,3 +93,13 @@ def selected_params(estimator: str, counts: np.ndarray, totals: np.ndarray, prio
     if estimator == "vi":
         return np.exp(digamma(counts + prior) - digamma(totals + n_outcomes * prior))
     raise ValueError(f"selected_params supports 'cvi' and 'vi', not {estimator!r}")
+
+
+def dirichlet_kl(posterior: np.ndarray, prior: float) -> float:
+    """``sum_rows KL(Dir(posterior_row) || Dir(prior))`` for a symmetric prior."""
+    k = posterior.shape[-1]
+    tot = posterior.sum(axis=-1)
+    return float(
+        np.sum(gammaln(tot) - gammaln(posterior).sum(axis=-1) - gammaln(k * prior) + k * gammaln(prior))
+        + np.sum((posterior - prior) * (digamma(posterior) - digamma(tot)[..., None]))
+    )

@@ -35,7 +35,7 @@ from ..emissions.base import EmissionFamily
 from ..errors import ConfigError
 from ..kernels.hdp_qc import HEURISTIC, accumulate_qc
 from ..kernels.hmm import forward_backward, store_sentence, viterbi
-from ..taggers.hmm import dirichlet_kl
+from .estimators import dirichlet_kl
 from .estimators import cvi_params, map_params, vi_params
 from .schedules import blend, check_schedule, minibatches, step_size
 

@@ -13,17 +13,16 @@ import copy
 from pathlib import Path
 
 import numpy as np
-from sklearn.base import BaseEstimator
 
+from .. import modelfile
+from ..base import InduceEstimator
 from ..emissions import get_family
-from ..emissions.base import as_rows
 from ..errors import ConfigError, ModelFormatError
 from ..infer.series import (ALGORITHMS, SeriesFit, chain_posterior, emission_rows, surrogate_transitions,
                             transition_params, viterbi_path)
 from ..infer.series_hdp import HDPSeriesFit, HDPSVIFit
-from ..parsers.params import load_model, save_model
 
-MODEL_KIND = "hmm-segmenter"
+MODEL_KIND = "HMMSegmenter"
 #: every ``infer`` value: the finite-HMM algorithms, batch and stochastic CVI for the HDP-HMM
 INFER = ALGORITHMS + ("hdp-cvi", "hdp-scvi", "hdp-svi")
 
@@ -43,7 +42,7 @@ def as_sequences(X) -> list[np.ndarray]:
     return seqs
 
 
-class HMMSegmenter(BaseEstimator):
+class HMMSegmenter(InduceEstimator):
     """Hidden Markov model segmentation of numeric time series.
 
     Parameters: ``n_states`` K; ``emission`` a family name (``gaussian``, ``diag-gaussian``,
@@ -177,36 +176,56 @@ class HMMSegmenter(BaseEstimator):
         return (self.log_likelihood(joined) - self.log_likelihood(ctx)) / n
 
     # ------------------------------------------------------------- model files
+    @staticmethod
+    def _family(header: dict):
+        """The emission family a header describes (its prior arrays come from the file's arrays)."""
+        head = dict(header["family"])
+        name = head.pop("name")
+        head.pop("dim", None)
+        return name, get_family(name, **head)
+
+    @classmethod
+    def _schema(cls, header: dict) -> modelfile.Schema:
+        """``K`` states: transition counts ``(K+1, K)``, emission statistics ``(K, n_stats)`` (the family's
+        width is checked once its prior is restored), the transition prior ``(K,)`` and its total, the trace,
+        and the family's prior arrays (``prior_*``, shapes in the header)."""
+        F = modelfile.Field
+        fields = [F("trans_counts", "f8", ("K+1", "K"), nonnegative=True), F("stats", "f8", ("K", None)),
+                  F("trans_prior", "f8", ("K",), positive=True), F("trans_prior_total", "f8", (), positive=True),
+                  F("trace", "f8", (None,))]
+        fields += [F(f"prior_{k}", "f8", tuple(int(n) for n in shape)) for k, shape in header["prior_shapes"].items()]
+        return modelfile.Schema(fields, {"K": int(header["params"]["n_states"])})
+
     def save(self, path) -> None:
-        """npz arrays + JSON header (no pickle), written atomically."""
+        """npz arrays + JSON header (no pickle), written atomically (:mod:`induce.modelfile`)."""
         self._check_fitted()
         arrays = {"trans_counts": self.trans_counts_, "stats": self.stats_, "trace": np.asarray(self.trace_, float),
                   "trans_prior": self.trans_prior_, "trans_prior_total": np.asarray(self.trans_prior_total_)}
         arrays.update({f"prior_{k}": np.asarray(v, dtype=np.float64) for k, v in self.family_.prior_arrays().items()})
-        meta = {"params": {k: v for k, v in self.get_params().items() if k != "emission"},
-                "family": self.family_.header(), "n_iter_": self.n_iter_, "converged_": bool(self.converged_)}
-        save_model(Path(path), MODEL_KIND, arrays, meta)
+        header = {"params": {k: v for k, v in self.get_params().items() if k != "emission"},
+                  "family": self.family_.header(), "n_iter_": self.n_iter_, "converged_": bool(self.converged_),
+                  "prior_shapes": {k[len("prior_"):]: list(v.shape) for k, v in arrays.items()
+                                   if k.startswith("prior_")}}
+        modelfile.save(path, MODEL_KIND, header, arrays)
 
     @classmethod
     def load(cls, path) -> "HMMSegmenter":
-        """Read a model written by :meth:`save`; arrays are checked (finite, shapes from the header)."""
-        arrays, meta = load_model(Path(path), MODEL_KIND)
+        """Read a model written by :meth:`save`; ``ModelFormatError`` unless it passes :meth:`_schema`."""
         try:
-            head = dict(meta["family"])
-            name = head.pop("name")
-            head.pop("dim", None)
-            family = get_family(name, **head)
-            family.set_prior_arrays({k[len("prior_"):]: v for k, v in arrays.items() if k.startswith("prior_")})
-            model = cls(emission=name, **meta["params"])
-        except (KeyError, TypeError, ValueError, ConfigError) as exc:
-            raise ModelFormatError(f"{path}: malformed {MODEL_KIND} header ({exc})") from exc
-        K = int(model.n_states)
-        model.trans_counts_ = as_rows(arrays.get("trans_counts"), "trans_counts", (K + 1, K))
-        model.stats_ = as_rows(arrays.get("stats"), "stats", (K, family.n_stats))
-        model.trans_prior_ = as_rows(arrays.get("trans_prior"), "trans_prior", (K,))
-        model.trans_prior_total_ = float(as_rows(arrays.get("trans_prior_total"), "trans_prior_total", ()))
+            with modelfile.reading(path, "header"):
+                header, arrays = modelfile.load(path, MODEL_KIND, cls._schema)
+                name, family = cls._family(header)
+                family.set_prior_arrays({k[len("prior_"):]: v for k, v in arrays.items() if k.startswith("prior_")})
+                model = cls(emission=name, **header["params"])
+                model.n_iter_ = int(header.get("n_iter_", 0))
+                model.converged_ = bool(header.get("converged_", False))
+                if arrays["stats"].shape[1] != family.n_stats:
+                    raise ValueError(f"stats has {arrays['stats'].shape[1]} columns; the {name} family has "
+                                     f"{family.n_stats}")
+        except ConfigError as exc:  # an unknown family or a bad hyperparameter in the header
+            raise ModelFormatError(f"{path}: header: {exc}") from exc
+        model.trans_counts_, model.stats_ = arrays["trans_counts"], arrays["stats"]
+        model.trans_prior_, model.trans_prior_total_ = arrays["trans_prior"], float(arrays["trans_prior_total"])
         model.family_ = family
-        model.trace_ = list(np.asarray(arrays.get("trace", np.zeros(0)), dtype=float))
-        model.n_iter_ = int(meta.get("n_iter_", 0))
-        model.converged_ = bool(meta.get("converged_", False))
+        model.trace_ = list(arrays["trace"])
         return model

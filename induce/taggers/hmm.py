@@ -29,7 +29,7 @@ from typing import Callable
 
 import numpy as np
 from numba import njit, prange
-from scipy.special import digamma, gammaln
+
 
 from .. import modelfile
 from ..base import InduceEstimator
@@ -43,7 +43,7 @@ from ..infer.hmm_batched import Layout, cvi2_block_pass, lockstep_pass
 from ..infer import stochastic_hmm as stochastic
 from ..infer.cvi3 import cvi3_pass, cvi3_totals, init_from_parameters, subsequence_offsets
 from ..infer.schedules import check_schedule, exponential_init, minibatches
-from ..infer.estimators import cvi_params, em_params, map_params, vi_params
+from ..infer.estimators import cvi_params, dirichlet_kl, em_params, map_params, vi_params
 from ..infer.hyper import fit_symmetric_dirichlet
 from ..kernels.hmm import forward_backward, gather_emissions, viterbi
 from ..modelfile import Field
@@ -84,16 +84,6 @@ LOCKSTEP_BLOCK = 128
 def default_priors(infer: str) -> tuple[float, float]:
     """``(alpha, beta)`` used by ``infer`` when the user gives none (see :data:`DEFAULT_PRIORS`)."""
     return DEFAULT_PRIORS.get(infer, STOCHASTIC_PRIORS)
-
-
-def dirichlet_kl(posterior: np.ndarray, prior: float) -> float:
-    """``sum_rows KL(Dir(posterior_row) || Dir(prior))`` for a symmetric prior."""
-    k = posterior.shape[-1]
-    tot = posterior.sum(axis=-1)
-    return float(
-        np.sum(gammaln(tot) - gammaln(posterior).sum(axis=-1) - gammaln(k * prior) + k * gammaln(prior))
-        + np.sum((posterior - prior) * (digamma(posterior) - digamma(tot)[..., None]))
-    )
 
 
 def _log_support(P: np.ndarray) -> float:
