@@ -4,7 +4,7 @@
 
 Each case of ``tests/reliability/test_malformed_cli.py`` (CASES, BAD_OPTIONS)
 runs as ``python -m induce ...`` in a subprocess with ``PYTHONPATH=CHECKOUT``
-and is classified: ``clean`` (status 2, one line ``induce: error: ...``),
+and is classified: ``clean`` (status 2, the error as one last line ``induce: error: ...``),
 ``traceback``, ``signal`` (killed by a signal: segfault, abort), ``accepted``
 (status 0: the bad value was used), ``timeout`` (still running after S
 seconds, i.e. training on a bad value), ``other``.
@@ -33,7 +33,8 @@ def classify(proc: subprocess.CompletedProcess | None) -> str:
         return "signal"
     if "Traceback" in proc.stderr:
         return "traceback"
-    if proc.returncode == 2 and len(lines) == 1 and lines[0].startswith("induce: error:"):
+    if proc.returncode == 2 and lines[-1].startswith("induce: error:") and \
+            sum(line.startswith("induce: error:") for line in lines) == 1:
         return "clean"
     return "accepted" if proc.returncode == 0 else "other"
 

@@ -118,10 +118,12 @@ def _run(argv: list[str], capsys) -> tuple[int, str]:
 
 
 def _check_one_line(status: int, err: str, fragment: str) -> None:
+    """Status 2, no traceback, and the error as one last line (progress notes such as 'K = 6 states' may precede)."""
     lines = err.strip().splitlines()
     assert status == 2, err
-    assert len(lines) == 1 and lines[0].startswith("induce: error: "), err
-    assert fragment in lines[0], lines[0]
+    assert "Traceback" not in err and lines and lines[-1].startswith("induce: error: "), err
+    assert sum(line.startswith("induce: error: ") for line in lines) == 1, err
+    assert fragment in lines[-1], lines[-1]
 
 
 @pytest.mark.parametrize("name", list(CASES))
