@@ -106,6 +106,13 @@ BAD_OPTIONS = {
     "align {tmp}/s {tmp}/s -o {tmp}/o --iterations 0": "argument --iterations",
     "corpus demo -o {tmp}/o --sentences -1": "argument --sentences",
     "eval brackets --max-length -1 {tmp}/s {tmp}/s": "argument --max-length",
+    "segment {tmp}/s --seed -1": "argument --seed",
+    "segment {tmp}/s --kappa 2": "argument --kappa",
+    "segment {tmp}/s --alpha nan": "argument --alpha",
+    "segment {tmp}/nope": "no such file",
+    "segment {tmp}/s -o {tmp}": "is a directory",
+    "compare demo --seeds 0": "argument --seeds",
+    "compare demo --beta inf": "argument --beta",
 }
 
 
