@@ -3,7 +3,8 @@
 Usage::
 
     python benchmarks/hdp_bench.py recovery [--runs 10] [--cvi-iter 1000] [--beam-iter 3000]
-        [--first-dataset 1010 --datasets theta_pos theta_neg --algorithms cvi] [--n-init 3]
+        [--first-dataset 1010 --datasets theta_pos theta_neg --algorithms cvi scvi] [--n-init 3] [--learn]
+    python benchmarks/hdp_bench.py runaway [--dataset 1000] [--iterations 300]
     python benchmarks/hdp_bench.py speed [--iterations 300]
     python benchmarks/hdp_bench.py qc-sim [--runs 5]
     python benchmarks/hdp_bench.py qc-alice [--K 10] [--iterations 100] [--runs 1] [--driver heuristic --eval-every 20]
@@ -15,8 +16,11 @@ Usage::
 ``recovery`` (thesis Figure 5.7): 100 sequences of length 100 from
 ``theta_pos`` / ``theta_neg`` with the shared ``phi`` (eq. 5.69-5.70; K=10)
 and from the regular grammar of Beal et al. (2002) (K=12); gamma = sigma =
-beta = 1 fixed; a fresh dataset per run; effective states (99% of tokens) vs
-iterations and wall time for cvi and beam.
+beta = 1 fixed (``--learn``: gamma and sigma learned as by default, beta = 1);
+a fresh dataset per run; effective states (99% of tokens) vs iterations and
+wall time for cvi, beam and scvi (``--cvi-iter`` epochs of ``--batch-size``).
+``runaway`` (issue 19): table counts and the sigma evidence (eq. 5.10) of fits with sigma
+learned from pass 1, after the default burn-in and fixed, on one theta_pos dataset.
 ``speed``: seconds per cvi iteration and per beam sweep on the same data, same run.
 ``qc-sim`` (Figure 5.2): mean absolute error (eq. 5.68) of the approximate
 q(C>0) against the exact one on random chains of total length I*T.
@@ -88,7 +92,9 @@ def recovery(args) -> None:
                 "theta_neg": (lambda s: sample_zhang("neg", seed=s), 10, 4),
                 "grammar": (lambda s: sample_beal_grammar(seed=s), 12, 7)}
     datasets = {k: v for k, v in datasets.items() if k in args.datasets}
-    iters = {"cvi": args.cvi_iter, "beam": args.beam_iter}
+    iters = {"cvi": args.cvi_iter, "beam": args.beam_iter, "scvi": args.cvi_iter}
+    # --learn: gamma and sigma learned with the default burn-in (beta = 1 as the thesis); else all fixed at 1
+    hyper = dict(beta=1) if args.learn else dict(gamma=1, sigma=1, beta=1, fix_hyper=True)
     out = {}
     for name, (make, K, truth) in datasets.items():
         out[name] = {}
@@ -98,14 +104,15 @@ def recovery(args) -> None:
                 data_seed = args.first_dataset + run
                 corpus = make(data_seed)
                 t0 = time.perf_counter()
-                model = HDPHMMTagger(truncation=K, infer=infer, n_iter=iters[infer], gamma=1, sigma=1, beta=1,
-                                     fix_hyper=True, order=args.order, random_state=data_seed - 1000,
+                model = HDPHMMTagger(truncation=K, infer=infer, n_iter=iters[infer], **hyper, order=args.order,
+                                     random_state=data_seed - 1000, batch_size=args.batch_size,
                                      n_init=args.n_init if infer == "cvi" else 1).fit(corpus)
                 fit_seconds = time.perf_counter() - t0
                 eff = [r["effective_states"] for r in model.trace_]  # n_init > 1: the start kept
                 secs = np.cumsum([r["seconds"] for r in model.trace_]).tolist()
                 runs.append({"dataset": data_seed, "effective_states": eff, "seconds": secs,
-                             "fit_seconds": fit_seconds, "init_objectives": model.init_objectives_})
+                             "fit_seconds": fit_seconds, "init_objectives": model.init_objectives_,
+                             "gamma": model.gamma_, "sigma": model.sigma_, "hyper_burn_in": model.hyper_burn_in_})
                 print(f"{name:9s} {infer:4s} dataset {data_seed}: final {eff[-1]:2d} states, settles at iteration "
                       f"{_settled(eff)} ({secs[_settled(eff) - 1]:.1f} s), {fit_seconds:6.1f} s", flush=True)
             out[name][infer] = runs
@@ -117,6 +124,11 @@ def recovery(args) -> None:
         suffix += f"_{args.order}"
     if args.n_init > 1 and "cvi" in args.algorithms:
         suffix += f"_init{args.n_init}"
+    if args.learn:
+        suffix += "_learned"
+    if "scvi" in args.algorithms:
+        suffix += f"_batch{args.batch_size}"
+    suffix += args.suffix
     _save(f"hdp_recovery{suffix}.json", {"args": vars(args), "results": out})
     print("\ndataset    algo  iters  final states (runs)          exact-truth  mean   s/run  "
           "median settle: iteration / seconds   exact-truth at iteration 300 / 1000 / 2000 / 3000 / 5000")
@@ -162,6 +174,40 @@ def _plot_recovery(out, datasets, filename: str) -> None:
         ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(RESULTS / filename, dpi=110)
+
+
+def runaway(args) -> None:
+    """Issue 19 section 3: why learned sigma runs away on the recovery data (theta_pos, K = 10, beta = 1).
+
+    Fits learned from pass 1 (the old default, ``hyper_burn_in=0``; first-order and sampled tables),
+    with the default adaptive burn-in, and with everything fixed at 1.  For each final ``q(z)``: the
+    expected table count of eq. 5.35 against the mean exact count over ``C ~ Poisson(E[C])`` draws (the
+    most variable counts with that mean) and the customers; and eq. 5.10 (the sigma evidence) at the
+    expected counts for sigma = 1, the learned sigma and its maximiser on a grid.
+    """
+    corpus = sample_zhang("pos", seed=args.dataset)
+    fits = {"learned from pass 1": dict(hyper_burn_in=0),
+            "learned from pass 1, sampled tables": dict(hyper_burn_in=0, table_estimate="sampled"),
+            "learned, default burn-in": {}, "fixed gamma = sigma = 1": dict(fix_hyper=True)}
+    rng = np.random.default_rng(0)
+    grid = np.exp(np.linspace(np.log(0.01), np.log(1e5), 400))
+    rows = []
+    for label, kw in fits.items():
+        m = HDPHMMTagger(truncation=10, n_iter=args.iterations, beta=1, random_state=args.dataset - 1000,
+                         **kw).fit(corpus)
+        C, prior, sigma = m.transition_counts_, m.state_prior_, m.sigma_
+        first = hdp.expected_tables(C, m.qc_positive_, prior).sum()
+        poisson = hdp.sampled_tables(rng.poisson(C, size=(20, *C.shape)).astype(float), prior).sum()
+        pi = prior / sigma
+        ev = {s: hdp.transition_log_evidence(C, pi, s) for s in (1.0, sigma)}
+        best = grid[np.argmax([hdp.transition_log_evidence(C, pi, s) for s in grid])]
+        rows.append({"fit": label, "effective_states": m.effective_states_, "gamma": m.gamma_, "sigma": sigma,
+                     "held_passes": m.hyper_burn_in_, "objective": m.trace_[-1][m._OBJECTIVE],
+                     "customers": float(C.sum()), "tables_first_order": float(first),
+                     "tables_poisson": float(poisson), "evidence_sigma1": ev[1.0], "evidence_learned": ev[sigma],
+                     "evidence_argmax_sigma": float(best)})
+        print(rows[-1], flush=True)
+    _save(f"hdp_runaway_{args.dataset}_{args.iterations}it.json", {"args": vars(args), "rows": rows})
 
 
 def speed(args) -> None:
@@ -376,7 +422,10 @@ def _text_models(iterations: int, seed: int, which: list[str] | None, burn_in: i
                                        random_state=seed)),
         "hdp-fixed": ("HDP-HMM cvi (gamma=10, sigma=5, beta=0.1 fixed)",
                       lambda: HDPHMMTagger(fix_hyper=True, **hdp_kw)),
-        "hdp-learned": ("HDP-HMM cvi (gamma, sigma learned; Dir(0.1))", lambda: HDPHMMTagger(**hdp_kw)),
+        "hdp-learned": ("HDP-HMM cvi (gamma, sigma learned, default burn-in; Dir(0.1))",
+                        lambda: HDPHMMTagger(**hdp_kw)),
+        "hdp-learned-pass1": ("HDP-HMM cvi (gamma, sigma learned from pass 1; Dir(0.1))",
+                              lambda: HDPHMMTagger(hyper_burn_in=0, **hdp_kw)),
         "hdp-asym": ("HDP-HMM cvi (gamma, sigma, beta, tau learned; Dir(beta tau))",
                      lambda: HDPHMMTagger(**asym_w, hyper_burn_in=0, **hdp_kw)),
         "hdp-learned-burn": (f"HDP-HMM cvi (gamma, sigma learned after {burn_in} passes; Dir(0.1))",
@@ -587,11 +636,19 @@ def main() -> None:
                    help="seed of the first sampled dataset (1000..1009 are the RESULTS table; 1010.. are fresh)")
     r.add_argument("--datasets", nargs="+", default=["theta_pos", "theta_neg", "grammar"],
                    choices=["theta_pos", "theta_neg", "grammar"])
-    r.add_argument("--algorithms", nargs="+", default=["cvi", "beam"], choices=["cvi", "beam"])
+    r.add_argument("--algorithms", nargs="+", default=["cvi", "beam"], choices=["cvi", "beam", "scvi"],
+                   help="scvi runs --cvi-iter epochs")
+    r.add_argument("--learn", action="store_true",
+                   help="learn gamma and sigma (the defaults: adaptive burn-in), beta = 1; default: all fixed at 1")
+    r.add_argument("--batch-size", type=int, default=10, help="scvi minibatch size (sequences)")
+    r.add_argument("--suffix", default="", help="appended to the JSON name (keeps earlier runs of the same settings)")
     r.add_argument("--order", choices=("sequential", "shuffle"), default="sequential",
                    help="cvi: sentence order within a pass (shuffle: a fresh random order every pass)")
     r.add_argument("--n-init", type=int, default=1,
                    help="cvi: best of N random starts by the final objective (the time column covers all N)")
+    ra = sub.add_parser("runaway")
+    ra.add_argument("--dataset", type=int, default=1000, help="theta_pos dataset seed")
+    ra.add_argument("--iterations", type=int, default=300)
     sp = sub.add_parser("speed")
     sp.add_argument("--iterations", type=int, default=300)
     s = sub.add_parser("qc-sim")
@@ -654,7 +711,7 @@ def main() -> None:
     g.add_argument("--asymmetric", action="store_true",
                    help="Dir(beta tau) at its defaults (beta from 10), everything learned after 50 passes")
     args = p.parse_args()
-    {"recovery": recovery, "speed": speed, "qc-sim": qc_sim, "qc-alice": qc_alice, "text": text,
+    {"recovery": recovery, "runaway": runaway, "speed": speed, "qc-sim": qc_sim, "qc-alice": qc_alice, "text": text,
      "text-grid": text_grid, "tagging": tagging, "stochastic": stochastic}[args.mode](args)
 
 

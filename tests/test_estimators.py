@@ -54,3 +54,15 @@ def test_the_cap_warns_and_a_collapse_is_reported():
     with pytest.warns(FitWarning, match="collapsed"):
         flat = HMMTagger(n_states=40, infer="cvi2", beta=50.0, n_iter=30, random_state=0).fit(demo)
     assert any("collapsed" in w for w in flat.warnings_)
+
+
+def test_taggers_take_token_lists_and_paths_and_tag_per_sentence():
+    X = [["the", "dog", "barks"], ["a", "cat", "sleeps"], ["the", "cat", "barks"]] * 20
+    model = HMMTagger(n_states=3, random_state=0).fit(X)
+    tags = model.predict_tags([["the", "dog"], ["a", "bird", "sleeps"]])
+    assert [len(t) for t in tags] == [2, 3] and all(t.startswith("S") for s in tags for t in s)
+    assert tags[0] == model.predict_tags([["the", "dog"]])[0]
+    assert np.array_equal(HMMTagger(n_states=4, n_iter=3, tol=0).fit("demo").labels_,
+                          HMMTagger(n_states=4, n_iter=3, tol=0).fit(__import__("induce").load_corpus("demo")).labels_)
+    parser = DMVParser(n_iter=2).fit([["DT", "NN", "VBZ"], ["NN", "VBZ"]])
+    assert len(parser.predict([["DT", "NN", "VBZ"]])) == 3

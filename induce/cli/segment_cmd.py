@@ -16,7 +16,7 @@ import numpy as np
 from ..atomic import atomic_write
 from ..errors import ConfigError, CorpusFormatError
 from .common import (emit, existing_file, finite_nonneg_float, finite_positive_float, forgetting_rate,
-                     fraction, output_path, positive_int, seed)
+                     fraction, output_path, positive_int, reported_warnings, seed)
 
 
 def _columns(text: str) -> list[str]:
@@ -40,8 +40,9 @@ def register(sub) -> None:
                    help="numeric columns to model (default: all but --id-column)")
     p.add_argument("--id-column", metavar="NAME", help="sequence id column (default: blank lines separate sequences)")
     p.add_argument("--states", type=positive_int, default=3, help="number of hidden states K (default 3)")
-    p.add_argument("--infer", choices=INFER, default="cvi2",
-                   help="inference algorithm (default cvi2); hdp-*: HDP-HMM truncated at --states")
+    p.add_argument("--infer", choices=INFER, default="vi",
+                   help="inference algorithm (default vi: the best held-out fit on the real series, see "
+                        "docs/experiments/timeseries.md); hdp-*: HDP-HMM truncated at --states")
     p.add_argument("--iterations", type=positive_int, default=100, help="iteration / epoch cap (default 100)")
     p.add_argument("--tol", type=finite_nonneg_float, default=1e-4,
                    help="stop when the objective's relative change stays below this for 3 passes (default 1e-4)")
@@ -58,6 +59,8 @@ def register(sub) -> None:
     p.add_argument("--load", type=existing_file, metavar="MODEL", help="load a saved model instead of fitting")
     p.add_argument("--json", nargs="?", const="-", type=output_path, metavar="FILE",
                    help="print the summary as JSON (or write FILE)")
+    p.add_argument("--report", type=output_path, metavar="FILE.html",
+                   help="also write a self-contained HTML report: the first series coloured by state (needs matplotlib)")
     h = p.add_argument_group("HDP-HMM (--infer hdp-cvi, hdp-scvi, hdp-svi)")
     h.add_argument("--gamma", type=finite_positive_float, default=1.0,
                    help="top-level concentration (default 1; learned by hdp-cvi/hdp-scvi, fixed for hdp-svi)")
@@ -93,8 +96,10 @@ def run(args) -> int:
     model = _model(args, seqs[0].shape[1])
     _check_values(model, args, table, seqs)
     train, test = _split_heldout(seqs, args.heldout) if args.heldout > 0 else (seqs, None)
+    warned: dict = {}
     if not args.load:
-        model.fit(train)
+        with reported_warnings(warned):
+            model.fit(train)
     summary = {"series": table.path, "columns": table.columns, "sequences": len(seqs),
                "steps": int(sum(x.shape[0] for x in seqs)), "emission": model.family_.name,
                "states": int(model.n_states), "infer": model.infer, "iterations": int(model.n_iter_),
@@ -105,6 +110,13 @@ def run(args) -> int:
         summary["heldout_loglik_per_step"] = model.score(test, context=train)
     paths = model.predict(seqs, decode=args.decode)
     summary["state_counts"] = np.bincount(np.concatenate(paths), minlength=model.n_states).tolist()
+    summary.update(warned)
+    if args.report:
+        from ..report import series_data, write_report
+
+        trace = [{"iteration": i + 1, "objective": float(v)} for i, v in enumerate(model.trace_)]
+        write_report(args.report, {"command": "segment", **summary, "trace": trace,
+                                   **series_data(seqs[0], paths[0], table.columns)})
     if args.output:
         _write(args.output, table, paths, model.predict_proba(seqs) if args.posteriors else None)
     if args.save_model:

@@ -114,8 +114,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                           "(ML-II fixed point) or a fixed positive number (default 1)")
     hdp.add_argument("--hyper-burn-in", type=nonneg_int, default=None, metavar="N",
                      help="keep the hyperparameters at their initial values for the first N passes (scvi: epochs; "
-                          "default 0, or with --emission-prior asymmetric 50 cvi passes / 5 scvi epochs, at most "
-                          "half of --iterations)")
+                          "default: cvi until the objective beats the first pass by 1%%, scvi 0; with --emission-prior "
+                          "asymmetric 50 cvi passes / 5 scvi epochs, at most half of --iterations)")
     hdp.add_argument("--qc", choices=QC_METHODS, default="heuristic",
                      help="how q(C>0) is computed (default heuristic)")
     hdp.add_argument("--qc-samples", type=positive_int, default=100, help="paths per sentence for --qc sampling")

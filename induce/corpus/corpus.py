@@ -182,3 +182,22 @@ def gather_sentences(tokens: np.ndarray, offsets: np.ndarray, idx: np.ndarray) -
     """The sentences ``idx`` of a CSR corpus as a new CSR pair ``(tokens, offsets)``."""
     positions, new = sentence_positions(offsets, idx)
     return tokens[positions], new
+
+
+def as_corpus(X) -> "Corpus":
+    """What an estimator's ``fit``/``predict`` accepts, as a :class:`Corpus`.
+
+    A :class:`Corpus` as given; a path (``str`` or ``os.PathLike``: a file or
+    folder in any supported format, or a registry name such as ``demo``), read
+    by :func:`induce.corpus.formats.load_corpus`; or an iterable of token lists
+    (``[["the", "dog"], ...]``, scikit-learn / NLTK style).
+    """
+    import os
+
+    if isinstance(X, Corpus):
+        return X
+    if isinstance(X, (str, os.PathLike)):
+        from .formats import load_corpus
+
+        return load_corpus(X)
+    return Corpus.from_sentences((Sentence(words=[str(w) for w in words]) for words in X), keep_sentences=False)

@@ -15,6 +15,7 @@ computes
 * the partial gradients used by stochastic CVI (eq. 5.16, 5.19, 5.23-5.24;
   step 5.40);
 * the effective number of states (thesis 5.5.1);
+* the transition evidence of eq. 5.10, whose EM is tables 5.35 + ``sigma`` 5.20;
 * the asymmetric emission prior ``phi_k ~ Dir(beta tau)`` of thesis 5.5.3
   (Teh et al. 2008): the emission "restaurants" are the states, the dishes
   the words; ``tau`` and ``beta`` are learned from the expected emission
@@ -262,6 +263,22 @@ def concentration_objective(beta: float, tables_total: float, row_counts: np.nda
     """
     n = np.maximum(np.asarray(row_counts, dtype=np.float64), 0.0)
     return float(tables_total * np.log(beta) + np.sum(gammaln(beta) - gammaln(beta + n)))
+
+
+def transition_log_evidence(counts: np.ndarray, pi: np.ndarray, sigma: float) -> float:
+    """Thesis eq. 5.10, the transition part of ``log p(x, z | pi, sigma)`` for counts ``C`` ``(K+1, K)``:
+
+    ``sum_j [log Gamma(sigma) - log Gamma(sigma + C_j.)
+    + sum_k (log Gamma(sigma pi_k + C_jk) - log Gamma(sigma pi_k))]``.
+
+    ``pi`` by state may sum to less than 1 (the mass beyond the truncation has
+    no customers, so its factor is 1).  Alternating the tables of eq. 5.35
+    (exact for known counts) with the update 5.20 is EM for ``sigma`` on this
+    function: its fixed points are its stationary points.
+    """
+    c = np.maximum(np.asarray(counts, dtype=np.float64), 0.0)
+    a = sigma * np.maximum(np.asarray(pi, dtype=np.float64), _TINY)[None, :]
+    return float(np.sum(gammaln(sigma) - gammaln(sigma + c.sum(axis=1))) + np.sum(gammaln(a + c) - gammaln(a)))
 
 
 class EmissionPrior:

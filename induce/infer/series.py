@@ -25,11 +25,10 @@ while fitting; decoding and scoring always run on whole sequences).
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
-from sklearn.exceptions import ConvergenceWarning
+from .convergence import ConvergenceMonitor
 
 from ..emissions.base import EmissionFamily
 from ..errors import ConfigError
@@ -139,6 +138,8 @@ class FitResult:
     trace: list = field(default_factory=list)
     n_iter: int = 0
     converged: bool = False
+    #: the stopping rule's end-of-run warnings (cap hit, objective decreased or not finite)
+    warnings: list = field(default_factory=list)
 
 
 @dataclass
@@ -174,22 +175,17 @@ class SeriesFit:
         result = FitResult(trans=state["C"], stats=state["S"])
         if self.callback is not None:
             self.callback(-1, None, state)  # the initial statistics
-        calm = 0
+        monitor = ConvergenceMonitor(self.tol, monotone=self.infer in ("em", "vi"))
         for it in range(self.n_iter):
             objective = step(items, state)
             result.trace.append(objective)
             result.n_iter = it + 1
             if self.callback is not None:
                 self.callback(it, objective, state)
-            if it > 0:
-                prev = result.trace[-2]
-                calm = calm + 1 if abs(objective - prev) <= self.tol * max(abs(prev), 1e-12) else 0
-                if calm >= 3:
-                    result.converged = True
-                    break
-        if not result.converged:
-            warnings.warn(f"{self.infer} did not converge in {self.n_iter} iterations (tol {self.tol})",
-                          ConvergenceWarning, stacklevel=3)
+            if monitor.update(objective):
+                break
+        result.converged = monitor.converged
+        result.warnings = monitor.finish(f"segment {self.infer}", result.n_iter, self.n_iter)
         result.trans, result.stats = state["C"], state["S"]
         result.trans_prior, result.trans_prior_total = self.transition_prior()
         return result

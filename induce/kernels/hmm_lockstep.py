@@ -88,6 +88,16 @@ def forward_backward_lockstep(A, emit, allowed, lay_tokens, pos_start, p0, p1, F
     returns per sentence).  ``E`` is a scratch buffer with at least as many rows
     as the block's first position, ``tmp`` a (K, K) scratch.  Returns the block's
     ``sum_i log p(x^i)``.
+
+    Why a second kernel beside :func:`induce.kernels.hmm.forward_backward`: the
+    batch E-step advances the messages of all ``n_t`` sentences still running at
+    position ``t`` with one ``n_t x K`` by ``K x K`` matrix product, which needs
+    the position-major layout of :func:`lockstep_layout`; the per-sentence
+    kernel works on one sentence's ``T x K`` rows with matrix-vector products
+    (what the incremental CVI passes need, one sentence at a time).  The two are
+    tested equal to each other and to brute-force enumeration
+    (tests/hmm/test_batched.py); the subchain kernel of CVI-3 is a thin layer
+    over the per-sentence one (:func:`induce.kernels.subchain.subchain_forward_backward`).
     """
     K = A.shape[1]
     A1 = np.ascontiguousarray(A[1:])

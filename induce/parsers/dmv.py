@@ -52,8 +52,9 @@ from ..infer.estimators import params_from_counts
 from ..kernels import dmv as kdmv
 from ..errors import ConfigError, check_float, check_int, check_seed
 from ..modelfile import Field
+from ..corpus.corpus import as_corpus
 from ..resources import check_memory, corpus_source, dmv_bytes, sentence_label
-from .params import UNK, as_corpus, check_choice, column, encode_with
+from .params import UNK, check_choice, column, encode_with
 
 ALGORITHMS = ("em", "vi", "cvi")
 INITS = ("harmonic", "random")

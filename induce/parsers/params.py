@@ -12,7 +12,6 @@ from __future__ import annotations
 import numpy as np
 
 from ..corpus.corpus import Corpus
-from ..corpus.sentence import Sentence
 from ..corpus.vocab import Vocabulary
 from ..errors import ConfigError
 from ..infer.estimators import params_from_counts
@@ -33,13 +32,6 @@ def masked_params(estimator: str, counts: np.ndarray, mask: np.ndarray, prior: f
 def check_choice(name: str, value, choices) -> None:
     if value not in choices:
         raise ConfigError(f"{name} must be one of {', '.join(map(str, choices))}; got {value!r}")
-
-
-def as_corpus(X) -> Corpus:
-    """A :class:`Corpus` as given, or one built from a list of token lists."""
-    if isinstance(X, Corpus):
-        return X
-    return Corpus.from_sentences((Sentence(words=list(words)) for words in X), keep_sentences=False)
 
 
 def column(corpus: Corpus, tag_column: str | None) -> tuple[np.ndarray, Vocabulary]:

@@ -39,8 +39,9 @@ from ..kernels import inside_outside as io
 from .grammar import Grammar, full_grammar, read_grammar
 from ..errors import ConfigError, check_float, check_int, check_seed
 from ..modelfile import Field
+from ..corpus.corpus import as_corpus
 from ..resources import check_memory, corpus_source, pcfg_bytes, sentence_label
-from .params import UNK, as_corpus, check_choice, column, encode_with, masked_params
+from .params import UNK, check_choice, column, encode_with, masked_params
 from .trees import nodes_to_tree
 
 ALGORITHMS = ("em", "vi", "cvi", "mh")

@@ -52,16 +52,22 @@ class HMMSegmenter(InduceEstimator):
     the top-level concentration ``gamma`` and transition concentration ``sigma``: initial values that
     CVI/SCVI learn, fixed for SVI); ``alpha`` the
     symmetric Dirichlet prior of transition rows (finite HMM); ``n_iter``/``tol`` the iteration cap and the
-    relative-change tolerance (3 calm passes); ``batch_size``, ``tau``, ``kappa`` the stochastic
+    relative-change tolerance (:class:`~induce.infer.convergence.ConvergenceMonitor`, 3 calm passes); ``batch_size``, ``tau``, ``kappa`` the stochastic
     schedule (items per minibatch, ``rho_m = (tau + m + 1)^-kappa``); ``subsequence_length`` the
     item length for cvi2/svi/scvi (``None``: automatic, see :func:`~induce.infer.series.auto_subsequence_length`).
+
+    ``infer`` defaults to ``vi``: on the real series of ``timeseries/`` its held-out
+    log-likelihood is within 0.016 per step of em's on the Gaussian series and
+    4 nats per step better on lynx, while cvi2, which must cut a single series
+    into subsequences to leave it other counts, loses 0.03-0.07 on Nile and EuStock
+    and splits Nile's single change point (docs/experiments/timeseries.md).
 
     Fitted attributes: ``family_`` (prior resolved), ``trans_counts_`` (K+1, K), ``stats_``
     (K, n_stats), ``trans_prior_`` (K,) and ``trans_prior_total_`` (the transition prior counts used
     for decoding: ``alpha``, or ``sigma G[pi_k]`` for the HDP-HMM), ``trace_``, ``n_iter_``, ``converged_``.
     """
 
-    def __init__(self, n_states: int = 3, emission="gaussian", infer: str = "cvi2", n_iter: int = 100,
+    def __init__(self, n_states: int = 3, emission="gaussian", infer: str = "vi", n_iter: int = 100,
                  tol: float = 1e-4, alpha: float = 1.0, batch_size: int = 10, tau: float = 1.0, kappa: float = 0.6,
                  subsequence_length: int | None = None, gamma: float = 1.0, sigma: float = 1.0,
                  random_state: int = 0):
@@ -117,6 +123,7 @@ class HMMSegmenter(InduceEstimator):
         self.trace_ = result.trace
         self.n_iter_ = result.n_iter
         self.converged_ = result.converged
+        self.warnings_ = list(result.warnings)
         return self
 
     # ------------------------------------------------------------- decoding

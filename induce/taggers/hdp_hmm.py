@@ -10,7 +10,8 @@ with the direct-assignment truncation at ``K`` states (thesis 5.3; Teh et al.
 ``cvi``   batch collapsed VI (thesis 5.3): per-sentence ``q(z^i)`` under the
           surrogate transitions ``(E[C^{\\i}_jk] + sigma G[pi_k]) / (E[C^{\\i}_j.] + sigma)``
           (eq. 5.37-5.39), then the sticks (5.25-5.26), ``gamma`` (5.17) and
-          ``sigma`` (5.20) from the expected table counts (5.35-5.36);
+          ``sigma`` (5.20) from the expected table counts (5.35-5.36), the last
+          two once the symmetric start has broken (``hyper_burn_in``);
 ``scvi``  stochastic CVI (thesis 5.3 "Stochastic CVI"; Wang & Blunsom,
           paper 004): global counts blended per minibatch (eq. 3.103),
           ``gamma``, ``sigma`` and the sticks by gradient steps (eq. 5.40 with
@@ -57,6 +58,7 @@ HYPERPARAMETERS = ("gamma", "sigma", "emission")  # the names ``fix_hyper`` acce
 ASYMMETRIC_BURN_IN = {"cvi": 50, "scvi": 5}  # hyper_burn_in=None with Dir(beta tau) (RESULTS issue 5, 4 and 6)
 DEFAULT_EMISSION_CONCENTRATION = 10.0  # beta's start for Dir(beta tau) (benchmarks/RESULTS.md, issue 5, section 9)
 TABLE_ESTIMATES = ("first-order", "sampled")
+SYMMETRY_BREAK_GAIN = 0.01  # hyper_burn_in=None with Dir(beta), cvi: objective gain over pass 1 that ends the burn-in
 
 
 class HDPHMMTagger(HMMTagger):
@@ -105,12 +107,21 @@ class HDPHMMTagger(HMMTagger):
         the fixed points 5.20 (``sigma``) and 5.20 applied to the emissions
         (``beta`` of ``Dir(beta tau)``) grow while all states still look alike,
         which delays or (asymmetric prior) prevents the symmetry breaking; see
-        benchmarks/RESULTS.md, issue 5.  ``None`` (default): 0 with the symmetric
-        prior (learn from the first pass); with the asymmetric prior, which
-        degenerates when learned from the first pass on every WSJ size tried
-        (beta and sigma run away to thousands), the measured settings of
-        :data:`ASYMMETRIC_BURN_IN` (50 cvi passes, 5 scvi epochs), at most half
-        of ``n_iter``.
+        benchmarks/RESULTS.md, issue 5.  ``None`` (default): with the symmetric
+        prior, ``cvi`` holds them until the symmetric start has broken, i.e.
+        from the first pass whose collapsed objective beats the first pass's by
+        :data:`SYMMETRY_BREAK_GAIN` (1%) of its magnitude (never, if it never
+        does; ``hyper_burn_in_`` records the passes held).  While the local
+        posteriors are still near-uniform the expected transition counts are
+        proportional to their row and column totals, so the evidence of eq. 5.10
+        increases with ``sigma`` without bound and the ML-II update 5.20 drives
+        ``sigma`` to hundreds, which keeps the rows alike: on the thesis Fig. 5.7
+        data all 10 states then stay in use (docs/experiments/hdp_defaults.md).
+        ``scvi`` (random exponential global counts, not a symmetric start) learns
+        from the first epoch.  With the asymmetric prior, which degenerates when
+        learned from the first pass on every WSJ size tried (beta and sigma run
+        away to thousands), the measured settings of :data:`ASYMMETRIC_BURN_IN`
+        (50 cvi passes, 5 scvi epochs), at most half of ``n_iter``.
     qc : ``q(C > 0)`` method: ``heuristic``, ``exact``, ``meanfield``, ``sampling``.
     qc_samples : paths per sentence for ``qc="sampling"``.
     table_estimate : how ``cvi`` gets the expected table counts ``E[s_jk]`` behind
@@ -143,7 +154,8 @@ class HDPHMMTagger(HMMTagger):
     symmetric prior), ``emission_new_mass_`` (``gamma_e``, learned or fixed), ``stick_u_``/``stick_v_`` and ``stick_order_``
     (stick position -> state), ``state_prior_`` (``sigma G[pi_k]``),
     ``qc_positive_`` (last ``q(C > 0)``, K+1 x K), ``effective_states_``,
-    ``labels_``, ``trace_`` (of the start kept), ``init_objectives_``, ``vocab_``, ``n_states_``, ``n_iter_``.
+    ``labels_``, ``trace_`` (of the start kept), ``init_objectives_``, ``vocab_``, ``n_states_``, ``n_iter_``,
+    ``hyper_burn_in_`` (passes the burn-in held the hyperparameters).
     """
 
     def __init__(
@@ -285,6 +297,7 @@ class HDPHMMTagger(HMMTagger):
         rng = np.random.default_rng(self.random_state)
         seeds = rng.integers(0, 2**31 - 1, size=self.n_iter + 1)
         self.gamma_, self.sigma_ = float(self.gamma), float(self.sigma)
+        self._learn_from = None  # the adaptive burn-in's first learning pass (see _symmetry_broken)
         learned = self.new_word_mass == "learned"
         # gamma_e starts at 1 (the unit mass of Teh et al. 2008's top-level update) when learned
         self._emission = hdp.EmissionPrior(data.W, self._starting_emission_concentration(data.W),
@@ -344,16 +357,43 @@ class HDPHMMTagger(HMMTagger):
         return frozenset(names)
 
     def _learns(self, name: str, it: int) -> bool:
-        """Whether pass ``it`` updates hyperparameter ``name``: not fixed, and past ``hyper_burn_in``."""
-        return name not in self._fixed_hyper() and it > self._burn_in()
+        """Whether pass ``it`` updates hyperparameter ``name``: not fixed, and past the burn-in.
 
-    def _burn_in(self) -> int:
-        """``hyper_burn_in``, with ``None`` resolved as documented there."""
+        With the adaptive burn-in (``_burn_in() is None``) the burn-in ends at the
+        pass :meth:`_symmetry_broken` first holds (``self._learn_from``).
+        """
+        if name in self._fixed_hyper():
+            return False
+        burn_in = self._burn_in()
+        if burn_in is None:
+            return self._learn_from is not None and it >= self._learn_from
+        return it > burn_in
+
+    def _burn_in(self) -> int | None:
+        """``hyper_burn_in``, with ``None`` resolved as documented there (``None``: adaptive, cvi with Dir(beta))."""
         if self.hyper_burn_in is not None:
             return int(self.hyper_burn_in)
         if self.emission_prior != "asymmetric":
-            return 0
+            return None if self.infer == "cvi" else 0
         return min(ASYMMETRIC_BURN_IN.get(self.infer, 0), int(self.n_iter) // 2)
+
+    def _held_passes(self) -> int:
+        """Passes during which the burn-in held the hyperparameters (``n_iter`` if it never ended)."""
+        if self._fixed_hyper() >= frozenset(HYPERPARAMETERS):
+            return int(self.n_iter)
+        burn_in = self._burn_in()
+        if burn_in is not None:
+            return min(burn_in, int(self.n_iter))
+        return int(self.n_iter) if self._learn_from is None else self._learn_from - 1
+
+    def _symmetry_broken(self, it: int, objective: float) -> None:
+        """Adaptive burn-in: learning starts at the first pass whose objective beats the first pass's by
+        :data:`SYMMETRY_BREAK_GAIN` of its magnitude (see ``hyper_burn_in``)."""
+        if it == 1:
+            self._first_objective = objective
+        if self._learn_from is None and objective - self._first_objective > SYMMETRY_BREAK_GAIN * abs(
+                self._first_objective):
+            self._learn_from = it
 
     def _qc_code(self) -> int:
         return QC_METHODS.index(self.qc)
@@ -390,6 +430,7 @@ class HDPHMMTagger(HMMTagger):
             ll = hdp_cvi_pass(trans, emit, sent_trans, gamma, data.tokens, data.offsets, order, glob.prior(),
                               glob.sigma, em.pseudo_counts(), em.concentration, qcode, int(self.qc_samples),
                               int(seeds[it]), logq0, logq0_row, sampled)
+            self._symmetry_broken(it, ll)
             usage = emit.sum(axis=0)
             stats = glob.update(trans, usage, logq0, logq0_row, self._learns("gamma", it), self._learns("sigma", it),
                                 sampled if sample_tables else None)
@@ -495,6 +536,9 @@ class HDPHMMTagger(HMMTagger):
         self.emission_counts_ = np.asarray(emit, dtype=np.float64)
         self._set_parameters()
         self.n_iter_ = self.n_iter
+        self.hyper_burn_in_ = self._held_passes()
+        self.__dict__.pop("_learn_from")
+        self.__dict__.pop("_first_objective", None)
         self.effective_states_ = hdp.effective_states(self.emission_counts_.sum(axis=0), self.coverage)
         local = self.__dict__.pop("_local_labels", None)
         if local is None or self.decode == "viterbi":

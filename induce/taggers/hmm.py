@@ -34,7 +34,7 @@ from numba import njit, prange
 from .. import modelfile
 from ..base import InduceEstimator
 from ..infer.convergence import ConvergenceMonitor
-from ..corpus.corpus import Corpus
+from ..corpus.corpus import Corpus, as_corpus
 from ..corpus.vocab import Vocabulary
 from ..errors import ConfigError, check_int, check_seed
 from ..resources import check_memory, corpus_source, hmm_bytes, sentence_label
@@ -269,6 +269,7 @@ class HMMTagger(InduceEstimator):
         minibatches; for the single-sequence algorithms they are concatenated
         into one held-out sequence.
         """
+        corpus = as_corpus(corpus)
         self._validate(corpus)
         if tag_dict is not None and self.infer in ("cvi3",) + stochastic.SINGLE_SEQUENCE:
             raise ConfigError(f"{self.infer} treats the corpus as one long sequence; it takes no tag dictionary")
@@ -720,9 +721,11 @@ class HMMTagger(InduceEstimator):
         self.emissions_ = np.ascontiguousarray(np.vstack([B, unseen[None, :]]))
 
     # ----------------------------------------------------------------- decode
-    def _encode(self, corpus: Corpus) -> tuple[np.ndarray, np.ndarray]:
-        """Token ids of ``corpus`` in the training vocabulary; unseen words -> W."""
+    def _encode(self, corpus) -> tuple[np.ndarray, np.ndarray]:
+        """Token ids of ``corpus`` (anything :func:`induce.corpus.corpus.as_corpus` takes) in the training
+        vocabulary; unseen words -> W."""
         self._check_fitted()
+        corpus = as_corpus(corpus)
         W = len(self.vocab_)
         mapping = np.array([self.vocab_.stoi.get(w, W) for w in corpus.vocab.itos], dtype=np.int32)
         return mapping[corpus.tokens] if len(mapping) else corpus.tokens.astype(np.int32), corpus.offsets
@@ -731,10 +734,18 @@ class HMMTagger(InduceEstimator):
         return _decode_kernel(self.transitions_, self.emissions_, self.allowed_, tokens, offsets,
                               self.decode == "viterbi")
 
-    def predict(self, corpus: Corpus) -> np.ndarray:
-        """Predicted state ids, flat and aligned with ``corpus.tokens``."""
+    def predict(self, corpus) -> np.ndarray:
+        """Predicted state ids, flat and aligned with ``corpus.tokens`` (see :meth:`predict_tags` per sentence)."""
         tokens, offsets = self._encode(corpus)
         return self._decode(tokens, np.ascontiguousarray(offsets, dtype=np.int64))
+
+    def predict_tags(self, corpus) -> list[list[str]]:
+        """Per sentence, the predicted tag of each token: the tag dictionary's tags, else ``S0 .. S{K-1}``."""
+        corpus = as_corpus(corpus)
+        names = np.asarray(self.tag_vocab_.itos if self.tag_vocab_ is not None
+                           else [f"S{k}" for k in range(self.n_states_)], dtype=object)
+        states = names[self.predict(corpus)]
+        return [states[s].tolist() for s in corpus.iter_slices()]
 
     def fit_predict(self, corpus: Corpus, tag_dict: TagDictionary | None = None) -> np.ndarray:
         return self.fit(corpus, tag_dict).labels_

@@ -14,6 +14,7 @@ from induce.infer import hdp
 from induce.infer.hdp_passes import emission_log_q0
 from induce.taggers import HDPHMMTagger
 from induce.taggers.hdp_hmm import ASYMMETRIC_BURN_IN, DEFAULT_EMISSION_CONCENTRATION
+from induce.taggers.synthetic import sample_zhang
 
 
 def _corpus(seed=0, n=30, length=8, W=6):
@@ -106,11 +107,19 @@ def test_models_saved_before_the_option_keep_their_symmetric_start(tmp_path):
 
 
 def test_default_burn_in_depends_on_the_emission_prior():
-    """``hyper_burn_in=None``: 0 for Dir(beta), ASYMMETRIC_BURN_IN (at most n_iter / 2) for Dir(beta tau)."""
+    """``hyper_burn_in=None``: Dir(beta) cvi adaptive (until the objective beats pass 1 by 1%), scvi 0;
+    ASYMMETRIC_BURN_IN (at most n_iter / 2) for Dir(beta tau)."""
     c = _corpus(seed=8)
     kw = dict(truncation=4, n_iter=6, gamma=2.0, sigma=3.0, beta=0.3, random_state=0)
-    sym = HDPHMMTagger(**kw).fit(c)
-    assert sym.trace_[0]["sigma"] != 3.0  # learned from the first pass
+    sym = HDPHMMTagger(**(kw | {"n_iter": 40})).fit(sample_zhang("pos", n_sequences=30, length=40, seed=3))
+    gain = [r["predictive_log_likelihood"] - sym.trace_[0]["predictive_log_likelihood"] for r in sym.trace_]
+    first = next(i for i, g in enumerate(gain) if g > 0.01 * abs(sym.trace_[0]["predictive_log_likelihood"]))
+    assert sym.hyper_burn_in_ == first and first >= 1
+    assert {r["sigma"] for r in sym.trace_[:first]} == {3.0} and sym.trace_[first]["sigma"] != 3.0
+    assert HDPHMMTagger()._burn_in() is None and HDPHMMTagger(infer="scvi")._burn_in() == 0
+    flat = HDPHMMTagger(**kw).fit(c)  # iid words: the objective never leaves the symmetric start
+    assert flat.hyper_burn_in_ == kw["n_iter"] and {r["sigma"] for r in flat.trace_} == {3.0}
+    assert HDPHMMTagger(infer="scvi", batch_size=5, **kw).fit(c).trace_[0]["sigma"] != 3.0  # from the first epoch
     asym = HDPHMMTagger(emission_prior="asymmetric", **kw).fit(c)
     assert [r["sigma"] for r in asym.trace_[:3]] == [3.0] * 3 and "beta" not in asym.trace_[2]
     assert "beta" in asym.trace_[3]

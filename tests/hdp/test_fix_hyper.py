@@ -17,8 +17,9 @@ def corpus():
 
 
 def _fit(corpus, infer, fix_hyper, **kw):
+    # hyper_burn_in=0: learn from the first pass (6 cvi passes do not end the default adaptive burn-in)
     kw = dict(truncation=6, infer=infer, n_iter=6, gamma=2.0, sigma=3.0, beta=0.5, fix_hyper=fix_hyper,
-              batch_size=10, random_state=4) | kw
+              hyper_burn_in=0, batch_size=10, random_state=4) | kw
     return HDPHMMTagger(**kw).fit(corpus)
 
 
@@ -57,7 +58,7 @@ def test_unknown_name_is_a_clear_error(corpus):
 def test_cli_fix_hyper_names(tmp_path):
     out = tmp_path / "res.json"
     assert main(["tag", "demo", "--model", "hdp-hmm", "--truncation", "6", "--iterations", "4", "--quiet",
-                 "--sigma", "2", "--gamma", "3", "--fix", "sigma", "--json", str(out)]) == 0
+                 "--sigma", "2", "--gamma", "3", "--fix", "sigma", "--hyper-burn-in", "0", "--json", str(out)]) == 0
     res = json.loads(out.read_text())
     assert res["sigma"] == 2 and res["gamma"] != 3
     with pytest.raises(SystemExit) as exit_:  # argparse rejects the name before anything runs

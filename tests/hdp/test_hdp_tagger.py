@@ -44,7 +44,8 @@ def test_counts_are_token_counts(neg_model, neg_corpus):
 
 def test_learned_hyperparameters_and_grammar_data():
     corpus = sample_beal_grammar(n_sequences=60, length=60, seed=2)
-    model = HDPHMMTagger(truncation=12, n_iter=30, gamma=1, sigma=1, beta=1, random_state=1).fit(corpus)
+    model = HDPHMMTagger(truncation=12, n_iter=30, gamma=1, sigma=1, beta=1, hyper_burn_in=0,
+                         random_state=1).fit(corpus)
     rec = model.trace_[-1]
     assert rec["gamma"] != 1 and rec["sigma"] != 1 and model.gamma_ > 0 and model.sigma_ > 0
     assert model.transitions_.sum(axis=1).max() < 1  # mass beyond the truncation stays unassigned

@@ -92,7 +92,7 @@ def test_sampling_leaves_the_pass_unchanged():
 
 def test_sampled_estimate_fits_deterministically_and_checks_options():
     corpus = sample_zhang("pos", n_sequences=20, length=30, seed=1)
-    kw = dict(truncation=5, n_iter=5, table_estimate="sampled", table_samples=4, random_state=2)
+    kw = dict(truncation=5, n_iter=5, table_estimate="sampled", table_samples=4, hyper_burn_in=0, random_state=2)
     a, b = HDPHMMTagger(**kw).fit(corpus), HDPHMMTagger(**kw).fit(corpus)
     assert a.sigma_ == b.sigma_ and a.sigma_ != 1.0
     np.testing.assert_array_equal(a.transition_counts_, b.transition_counts_)

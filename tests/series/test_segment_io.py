@@ -132,3 +132,15 @@ def test_cli_round_makes_decimal_counts_poisson_ready(tmp_path, capsys):
     assert "c.csv:3: expected non-negative integer counts; got '[2.4]'" in capsys.readouterr().err
     assert main(["segment", str(series), "--emission", "poisson", "--states", "2", "--infer", "em", "--round",
                  "--json"]) == 0
+
+
+def test_cli_segment_report_shows_the_series_and_the_warnings_go_to_the_json(tmp_path, corpora):
+    report, summary = tmp_path / "nile.html", tmp_path / "nile.json"
+    rc = main(["segment", str(corpora / "timeseries" / "nile.csv"), "--columns", "value", "--states", "2",
+               "--iterations", "2", "--report", str(report), "--json", str(summary)])
+    assert rc == 0
+    html = report.read_text()
+    assert 'id="series"' in html and 'id="convergence"' in html
+    import json
+
+    assert any("not converged after 2 passes" in w for w in json.loads(summary.read_text())["warnings"])
