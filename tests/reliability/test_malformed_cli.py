@@ -113,6 +113,8 @@ BAD_OPTIONS = {
     "segment {tmp}/s -o {tmp}": "is a directory",
     "compare demo --seeds 0": "argument --seeds",
     "compare demo --beta inf": "argument --beta",
+    "report {tmp}/nope.json": "no such file",
+    "report {tmp}/s -o {tmp}": "is a directory",
 }
 
 
