@@ -41,7 +41,8 @@ import numpy as np
 
 from ..corpus.corpus import Corpus
 from ..corpus.vocab import Vocabulary
-from ..errors import ConfigError
+from ..errors import ConfigError, check_float, check_int, check_seed
+from ..resources import check_memory, corpus_source, hmm_bytes, sentence_label
 from .. import modelfile
 from ..infer import hdp
 from ..infer import hmm_passes as passes
@@ -50,7 +51,7 @@ from ..infer.hdp_passes import (emission_log_q0, hdp_cvi_pass, hdp_minibatch_pas
 from ..infer.schedules import blend, check_schedule, exponential_init, minibatches, step_size
 from ..kernels.hdp_qc import QC_METHODS
 from ..modelfile import Field
-from .hmm import _NO_MASK, HMMTagger, _Data
+from .hmm import _NO_MASK, ONE_SENTENCE, HMMTagger, _Data
 
 HDP_ALGORITHMS = ("cvi", "scvi", "svi", "beam")
 HYPERPARAMETERS = ("gamma", "sigma", "emission")  # the names ``fix_hyper`` accepts
@@ -242,6 +243,13 @@ class HDPHMMTagger(HMMTagger):
         self._validate_shared(corpus)
         if int(self.truncation) < 1:
             raise ConfigError(f"truncation must be at least 1, got {self.truncation}")
+        check_int("n_iter", self.n_iter, 1), check_seed("random_state", self.random_state)
+        if self.infer == "cvi" and corpus.n_sentences < 2:
+            raise ConfigError(ONE_SENTENCE.format(infer="cvi (hdp-hmm)", alternatives="--infer svi or beam"))
+        check_memory(hmm_bytes(self.truncation, len(corpus.vocab), corpus.lengths), f"{self.truncation} HDP-HMM states",
+                     sentence_label(corpus.lengths, corpus_source(corpus)), "use a lower --truncation")
+        for name in ("gamma", "sigma", "beta"):
+            check_float(name, getattr(self, name), 0.0, min_open=True)
         if not (self.gamma > 0 and self.sigma > 0 and self.beta > 0):
             raise ConfigError(f"gamma, sigma and beta must be positive (got {self.gamma}, {self.sigma}, {self.beta})")
         self._fixed_hyper()

@@ -36,7 +36,8 @@ from ..base import InduceEstimator
 from ..infer.convergence import ConvergenceMonitor
 from ..corpus.corpus import Corpus, as_corpus
 from ..corpus.vocab import Vocabulary
-from ..errors import ConfigError
+from ..errors import ConfigError, check_int, check_seed
+from ..resources import check_memory, corpus_source, hmm_bytes, sentence_label
 from ..infer import hmm_passes as passes
 from ..infer.hmm_batched import Layout, cvi2_block_pass, lockstep_pass
 from ..infer import stochastic_hmm as stochastic
@@ -48,6 +49,11 @@ from ..kernels.hmm import forward_backward, gather_emissions, viterbi
 from ..modelfile import Field
 from .tag_dict import TagDictionary
 
+#: cvi2 (and HDP cvi) update q(z^i) against the counts of the *other* sentences (eq. 3.44): with one sentence
+#: those are empty, q stays at the symmetric prior and every token gets state 0.
+ONE_SENTENCE = ("--infer {infer} updates each sentence against the counts of the other sentences (thesis eq. 3.44); "
+                "the input has one sentence, so it cannot learn anything: split the text into sentences, or use "
+                "{alternatives}")
 ALGORITHMS = ("em", "vi", "cvi1", "cvi2", "cgs", "cvi3") + stochastic.STOCHASTIC + stochastic.SINGLE_SEQUENCE
 #: algorithms with a minibatch schedule (no per-sentence statistics kept)
 STOCHASTIC_ALGORITHMS = stochastic.STOCHASTIC + stochastic.SINGLE_SEQUENCE
@@ -238,6 +244,11 @@ class HMMTagger(InduceEstimator):
         if int(self.n_states) < 1:
             raise ConfigError(f"n_states must be at least 1, got {self.n_states}")
         self._check_priors(allow_zero=self.infer == "em" and not self.map_estimate)
+        check_int("n_iter", self.n_iter, 1), check_int("cgs_keep", self.cgs_keep, 0), check_seed("random_state", self.random_state)
+        if self.infer == "cvi2" and corpus.n_sentences < 2:
+            raise ConfigError(ONE_SENTENCE.format(infer="cvi2", alternatives="cvi1, vi, em or cvi3 (one long sequence)"))
+        check_memory(hmm_bytes(self.n_states, len(corpus.vocab), corpus.lengths), f"{self.n_states} HMM states",
+                     sentence_label(corpus.lengths, corpus_source(corpus)), "use fewer states (--states)")
         t0, t1 = self.temperature
         if t0 <= 0 or t1 <= 0:
             raise ConfigError(f"temperatures must be positive, got {self.temperature}")
