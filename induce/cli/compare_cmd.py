@@ -81,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
     gold_column = gold_tag_column(corpus.tag_vocabs, args.gold_column)
     result = compare(corpus, args.infer, args.seeds, gold_column=gold_column,
                      n_states=default_n_states(corpus, gold_column, args.states, "induce compare"), n_iter=args.iterations, alpha=args.alpha, beta=args.beta,
-                     eval_every=args.eval_every, progress=not args.quiet)
+                     eval_every=args.eval_every, verbose=not args.quiet)
     result["input"] = str(args.input)
     if args.report:
         from ..report import write_report

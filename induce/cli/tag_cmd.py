@@ -225,7 +225,7 @@ def _run_stream(args: argparse.Namespace) -> int:
         raise ConfigError("--stream trains from disk without keeping the corpus: -o, --tag-dict and --report "
                           "are not available")
     model = HMMTagger(n_states=args.states or 45, infer=args.infer, alpha=args.alpha, beta=args.beta,
-                      random_state=args.seed, progress=not args.quiet, **_stochastic_options(args))
+                      random_state=args.seed, verbose=not args.quiet, **_stochastic_options(args))
     start = time.perf_counter()
     model.fit_stream(args.input, args.format, lowercase=args.lowercase, heldout_fraction=args.heldout,
                      heldout_max_tokens=args.heldout_max_tokens, buffer_sentences=args.buffer_sentences)
@@ -302,7 +302,7 @@ def run(args: argparse.Namespace) -> int:
     hdp_extra |= {"n_iter": args.iterations} if args.iterations is not None else {}
     hmm_extra = {"n_iter": args.iterations} if args.iterations is not None else {}
     common = dict(infer=args.infer, decode=args.decode, order=args.order,
-                  random_state=args.seed, progress=not args.quiet,
+                  random_state=args.seed, verbose=not args.quiet,
                   eval_column=gold_column if args.eval_every > 0 else None, eval_every=max(1, args.eval_every))
     model = HDPHMMTagger(
         truncation=args.truncation, gamma=args.gamma, sigma=args.sigma, fix_hyper=_fixed_hyper(args),
@@ -314,7 +314,7 @@ def run(args: argparse.Namespace) -> int:
     ) if hdp else HMMTagger(
         n_states=n_states, infer=args.infer, tol=args.tol, alpha=args.alpha, beta=args.beta,
         learn_hyper=args.learn_hyper == "all", decode=args.decode, map_estimate=args.map, cgs_keep=args.cgs_keep, order=args.order, cvi2_block=args.block_size,
-        random_state=args.seed, progress=not args.quiet,
+        random_state=args.seed, verbose=not args.quiet,
         eval_column=gold_column if args.eval_every > 0 else None, eval_every=max(1, args.eval_every),
         **_stochastic_options(args), **hmm_extra,
     )

@@ -143,7 +143,7 @@ class HDPHMMTagger(HMMTagger):
         are local optima that score far lower (on the theta_pos recovery data
         ~2,000 nats), so a few starts remove them; see benchmarks/RESULTS.md,
         issue 5, section 8.
-    decode, order, random_state, progress, eval_column, eval_every, callback : as
+    decode, order, random_state, verbose, eval_column, eval_every, callback : as
         in :class:`HMMTagger`.
 
     Fitted attributes: ``transitions_`` (K+1, K; posterior-mean rows, which
@@ -183,7 +183,7 @@ class HDPHMMTagger(HMMTagger):
         decode: str = "posterior",
         order: str = "sequential",
         random_state: int = 0,
-        progress: bool = False,
+        verbose: bool = False,
         eval_column: str | None = None,
         eval_every: int = 1,
         callback: Callable[[dict], None] | None = None,
@@ -211,7 +211,7 @@ class HDPHMMTagger(HMMTagger):
         self.decode = decode
         self.order = order
         self.random_state = random_state
-        self.progress = progress
+        self.verbose = verbose
         self.eval_column = eval_column
         self.eval_every = eval_every
         self.callback = callback
@@ -329,7 +329,7 @@ class HDPHMMTagger(HMMTagger):
     def _fit_best_start(self, corpus: Corpus) -> "HDPHMMTagger":
         """``n_init`` single-start fits (start 0: ``random_state``); keep the highest final objective."""
         params = {k: getattr(self, k) for k in self._PARAMS} | {
-            "n_init": 1, "progress": self.progress, "eval_column": self.eval_column,
+            "n_init": 1, "verbose": self.verbose, "eval_column": self.eval_column,
             "eval_every": self.eval_every, "callback": self.callback}
         best, objectives = None, []
         for start in range(int(self.n_init)):

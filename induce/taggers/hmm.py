@@ -131,7 +131,7 @@ class HMMTagger(InduceEstimator):
         the counts frozen at the start of their block (minus their own);
         ``B = 1`` is again the exact algorithm.
     random_state : seed of every random choice.
-    progress : show a tqdm progress bar.
+    verbose : show a tqdm progress bar.
     eval_column : gold tag column to score against every ``eval_every`` iterations.
     callback : called with each iteration's trace record.
     batch_size : stochastic algorithms: sentences (``svi``, ``scvi``) or
@@ -172,7 +172,7 @@ class HMMTagger(InduceEstimator):
         order: str = "sequential",
         cvi2_block: int = 0,
         random_state: int = 0,
-        progress: bool = False,
+        verbose: bool = False,
         eval_column: str | None = None,
         eval_every: int = 1,
         callback: Callable[[dict], None] | None = None,
@@ -204,7 +204,7 @@ class HMMTagger(InduceEstimator):
         self.order = order
         self.cvi2_block = cvi2_block
         self.random_state = random_state
-        self.progress = progress
+        self.verbose = verbose
         self.eval_column = eval_column
         self.eval_every = eval_every
         self.callback = callback
@@ -317,12 +317,12 @@ class HMMTagger(InduceEstimator):
     _progress_label = ""  # appended to the progress bar's name (HDPHMMTagger n_init: " start i/N")
 
     def _iterations(self):
-        """The iteration numbers 1..n_iter (a tqdm bar with ``progress``); also starts the stopping rule."""
+        """The iteration numbers 1..n_iter (a tqdm bar with ``verbose``); also starts the stopping rule."""
         learning = bool(getattr(self, "learned_hyper_", ()))  # (subclasses without learned priors or tol)
         monotone = self.infer in ("em", "vi") and not self.map_estimate and not learning
         self._convergence = ConvergenceMonitor(getattr(self, "tol", 0.0), monotone=monotone, reference="progress")
         it = range(1, self.n_iter + 1)
-        if self.progress:
+        if self.verbose:
             from tqdm import tqdm
 
             return tqdm(it, desc=f"{self.infer}{self._progress_label}", unit="it", dynamic_ncols=True)
@@ -631,7 +631,7 @@ class HMMTagger(InduceEstimator):
                                 heldout_every=self.heldout_every, alpha=self.alpha_, beta=self.beta_,
                                 max_batches=self.max_batches, checkpoint=self.checkpoint,
                                 checkpoint_every=self.checkpoint_every, checkpoint_minutes=self.checkpoint_minutes,
-                                resume=self.resume, meta=settings, callback=self.callback, progress=self.progress)
+                                resume=self.resume, meta=settings, callback=self.callback, progress=self.verbose)
         self.trace_ = result.trace
         self.n_iter_ = result.batches
         self.interrupted_ = result.interrupted
