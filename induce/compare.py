@@ -44,7 +44,7 @@ def summarise(runs: list[dict]) -> dict:
 
 def compare(corpus: Corpus, infer: Sequence[str] = DEFAULT_ALGORITHMS, seeds: int | Sequence[int] = 3, *,
             gold_column: str | None = None, n_states: int = 45, n_iter: int | None = None,
-            alpha: float | None = None, beta: float | None = None, eval_every: int = 1, progress: bool = False,
+            alpha: float | None = None, beta: float | None = None, eval_every: int = 1, verbose: bool = False,
             callback: Callable[[dict], None] | None = None, **tagger_params) -> dict:
     """Fit ``HMMTagger(infer=a, random_state=s, ...)`` for every algorithm ``a`` and seed ``s`` on ``corpus``.
 
@@ -74,7 +74,7 @@ def compare(corpus: Corpus, infer: Sequence[str] = DEFAULT_ALGORITHMS, seeds: in
         raise ConfigError(f"gold column {gold_column!r} not in the corpus; it has {sorted(corpus.tags) or 'no tags'}")
     runs = []
     jobs = [(a, s) for a in infer for s in seed_list]
-    if progress:
+    if verbose:
         from tqdm import tqdm
 
         jobs = tqdm(jobs, desc="compare", unit="run", dynamic_ncols=True)

@@ -18,7 +18,8 @@ from tqdm.auto import tqdm
 from .. import modelfile
 from ..base import InduceEstimator
 from ..corpus.vocab import Vocabulary
-from ..errors import ConfigError
+from ..errors import ConfigError, check_float, check_seed
+from ..resources import alignment_bytes, check_memory, sentence_label
 from ..kernels.align import links_to_matrix, posteriors_to_matrix
 from ..modelfile import Field
 from .direction import Bitext, DirectionParams, TrainConfig, encode_side, n_passes, train_direction
@@ -93,8 +94,8 @@ class WordAligner(InduceEstimator):
                 raise ConfigError(f"{name} must be one of {', '.join(allowed)}; got {value!r}")
         if self.n_iter < 1 or self.n_iter_ibm1 < 0:
             raise ConfigError("n_iter must be >= 1 and n_iter_ibm1 >= 0")
-        if self.alpha <= 0 or self.jump_alpha <= 0:
-            raise ConfigError("alpha and jump_alpha must be > 0")
+        check_float("alpha", self.alpha, 0.0, min_open=True), check_float("jump_alpha", self.jump_alpha, 0.0, min_open=True)
+        check_float("posterior_threshold", self.posterior_threshold, 0.0, 1.0), check_seed("random_state", self.random_state)
         if not 0.0 <= self.null_prob < 1.0:
             raise ConfigError(f"null_prob must be in [0, 1); got {self.null_prob}")
         if self.max_jump < 1:
@@ -111,11 +112,14 @@ class WordAligner(InduceEstimator):
         """Train the direction(s) required by ``symmetrize`` on ``(source, target)`` token lists."""
         self._validate()
         pairs = list(pairs)
+        directions = [d for d in DIRECTIONAL if self.symmetrize in (d, *METHODS)]
+        src_len, tgt_len = [len(s) for s, _ in pairs], [len(t) for _, t in pairs]
+        check_memory(alignment_bytes(src_len, tgt_len, len(directions)), "the alignment lattices",
+                     sentence_label(np.multiply(src_len, tgt_len)).replace("words", "cells"))
         self.src_vocab_, self.tgt_vocab_ = Vocabulary(), Vocabulary()
         bitext = self._encode(pairs, grow=True)
         config = self._config()
         rng = np.random.default_rng(self.random_state)
-        directions = [d for d in DIRECTIONAL if self.symmetrize in (d, *METHODS)]
         start = time.perf_counter()
         total = n_passes(config) * bitext.n_pairs * len(directions)
         with tqdm(total=total, unit="pair", unit_scale=True, desc=f"align {self.model}/{self.infer}",

@@ -3,16 +3,29 @@
 Each subcommand lives in its own ``*_cmd`` module exposing
 ``register(subparsers)`` (discovered automatically); the
 handler it installs returns a process exit code.  User errors
-(:class:`induce.errors.InduceError`) are printed as one line on stderr and the
-process exits with status 2.
+(:class:`induce.errors.InduceError`), bad option values (argparse) and
+operating-system errors on a named file are printed as one line
+``induce: error: ...`` on stderr and the process exits with status 2.  A closed
+output pipe (``induce ... | head``) ends the process quietly with status 141
+(128 + SIGPIPE), and SIGTERM / SIGHUP unwind it so temporary files are removed
+(:func:`induce.atomic.install_signal_handlers`).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
+from ..atomic import install_signal_handlers
 from ..errors import InduceError
+
+
+class Parser(argparse.ArgumentParser):
+    """``ArgumentParser`` whose errors are one line, ``induce: error: ...`` (status 2), for every subcommand."""
+
+    def error(self, message: str):
+        self.exit(2, f"induce: error: {message}\n")
 
 
 
@@ -28,7 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     from .. import __version__
 
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="induce",
         description="Unsupervised NLP with collapsed variational inference: "
         "PoS induction, grammar induction and word alignment.",
@@ -41,17 +54,34 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _error(message: str) -> int:
+    print(f"induce: error: {message}", file=sys.stderr)
+    return 2
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    install_signal_handlers()
     try:
-        return int(args.handler(args) or 0)
+        status = int(args.handler(args) or 0)
+        sys.stdout.flush()
+        return status
     except InduceError as exc:
-        print(f"induce: error: {exc}", file=sys.stderr)
-        return 2
+        return _error(str(exc))
+    except BrokenPipeError:
+        # the reader of our stdout went away: silence the final flush at exit
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except KeyboardInterrupt:
         print("induce: interrupted", file=sys.stderr)
         return 130
+    except MemoryError:
+        return _error("out of memory; use a smaller model or drop long sentences (--max-length where available)")
+    except OSError as exc:
+        if exc.filename is None:
+            raise
+        return _error(f"{exc.filename}: {exc.strerror}")
 
 
 if __name__ == "__main__":  # pragma: no cover

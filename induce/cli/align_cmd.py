@@ -13,70 +13,86 @@ AER (Och & Ney 2003).
 from __future__ import annotations
 
 import argparse
+import sys
 
 from ..align.aligner import DECODERS, DIRECTIONAL, HMM_CVI, INFERENCE, MODELS, SUPPORTS, WordAligner
 from ..align.normalize import normalize_tokens
 from ..align.symmetrize import METHODS
 from ..corpus.parallel import ALIGNMENT_FORMATS, clip_alignments, read_alignments, read_parallel, write_pharaoh
 from ..eval.alignment import alignment_scores
-from .common import add_json_flag, emit
+from .common import (add_json_flag, emit, existing_file, finite_positive_float, fraction, nonneg_int, output_path,
+                     positive_int, probability, seed)
 
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("align", help="word alignment (IBM Model 1 / HMM with EM, VI, CVI)",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("src", help="source side (or a 'source ||| target' file)")
-    p.add_argument("tgt", nargs="?", help="target side, line-aligned with SRC")
-    p.add_argument("-o", "--output", required=True, help="Pharaoh output file (0-based i-j)")
+    p.add_argument("src", type=existing_file, help="source side (or a 'source ||| target' file)")
+    p.add_argument("tgt", nargs="?", type=existing_file, help="target side, line-aligned with SRC")
+    p.add_argument("-o", "--output", required=True, type=output_path, help="Pharaoh output file (0-based i-j)")
     p.add_argument("--model", choices=MODELS, default="hmm")
     p.add_argument("--infer", choices=INFERENCE, default="cvi")
-    p.add_argument("--iterations", type=int, default=5, help="passes of the final model")
-    p.add_argument("--ibm1-iterations", type=int, default=5, help="Model 1 passes before the HMM")
+    p.add_argument("--iterations", type=positive_int, default=5, help="passes of the final model")
+    p.add_argument("--ibm1-iterations", type=nonneg_int, default=5, help="Model 1 passes before the HMM")
     p.add_argument("--hmm-cvi", choices=HMM_CVI, default="cvi2", help="CVI form for the HMM model")
-    p.add_argument("--alpha", type=float, default=1e-4,
+    p.add_argument("--alpha", type=finite_positive_float, default=1e-4,
                    help="Dirichlet prior of the translation tables (default 1e-4; the thesis's 0.1 over-smooths "
                         "large vocabularies)")
     p.add_argument("--prior-support", choices=SUPPORTS, default="vocabulary")
-    p.add_argument("--null-prob", type=float, default=0.2, help="probability of a NULL state (HMM)")
+    p.add_argument("--null-prob", type=fraction, default=0.2, help="probability of a NULL state (HMM)")
     p.add_argument("--symmetrize", choices=METHODS + DIRECTIONAL, default="grow-diag-final-and")
     p.add_argument("--decode", choices=DECODERS, default="viterbi")
-    p.add_argument("--threshold", type=float, default=0.5, help="posterior threshold for --decode posterior")
+    p.add_argument("--threshold", type=probability, default=0.5, help="posterior threshold for --decode posterior")
     p.add_argument("--lowercase", action="store_true", help="lowercase and accent-fold tokens before training")
-    p.add_argument("--gold", help="gold alignment file to score against")
+    p.add_argument("--gold", type=existing_file, help="gold alignment file to score against")
     p.add_argument("--gold-format", choices=ALIGNMENT_FORMATS, default="naacl")
     p.add_argument("--gold-one-based", choices=("yes", "no"), default=None,
                    help="index base of the gold file (default: naacl 1-based, pharaoh 0-based)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--save-model", help="also write the trained model (.npz)")
+    p.add_argument("--max-length", type=positive_int, metavar="N",
+                   help="skip sentence pairs with a side longer than N words (written without links; the count is "
+                        "printed)")
+    p.add_argument("--seed", type=seed, default=0)
+    p.add_argument("--save-model", type=output_path, help="also write the trained model (.npz)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     add_json_flag(p)
-    p.add_argument("--report", metavar="FILE.html", help="also write a self-contained HTML report (needs matplotlib)")
+    p.add_argument("--report", type=output_path, metavar="FILE.html",
+                   help="also write a self-contained HTML report (needs matplotlib)")
     p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     pairs = list(read_parallel(args.src, args.tgt))
+    gold = None
+    if args.gold:  # read (and fail) before training and before the output is written
+        one_based = None if args.gold_one_based is None else args.gold_one_based == "yes"
+        gold = read_alignments(args.gold, args.gold_format, one_based=one_based)
     if args.lowercase:
         pairs = [(normalize_tokens(s), normalize_tokens(t)) for s, t in pairs]
+    kept = [k for k, (s, t) in enumerate(pairs)
+            if args.max_length is None or (len(s) <= args.max_length and len(t) <= args.max_length)]
+    if len(kept) < len(pairs):
+        print(f"induce align: skipped {len(pairs) - len(kept)} sentence pairs with a side longer than "
+              f"--max-length {args.max_length} (written without links)", file=sys.stderr)
     aligner = WordAligner(model=args.model, infer=args.infer, n_iter=args.iterations,
                           n_iter_ibm1=args.ibm1_iterations, alpha=args.alpha, prior_support=args.prior_support,
                           null_prob=args.null_prob, hmm_cvi=args.hmm_cvi, symmetrize=args.symmetrize,
                           decode=args.decode, posterior_threshold=args.threshold, random_state=args.seed,
                           verbose=not args.quiet)
-    links = aligner.fit_align(pairs)
-    write_pharaoh(args.output, [set(x) for x in links])
+    links: list[set] = [set() for _ in pairs]
+    for k, found in zip(kept, aligner.fit_align([pairs[k] for k in kept])):
+        links[k] = set(found)
+    write_pharaoh(args.output, links)
     if args.save_model:
         aligner.save(args.save_model)
     result = {"pairs": len(pairs), "links": sum(len(x) for x in links), "output": args.output,
               "model": args.model, "infer": args.infer, "symmetrize": args.symmetrize,
               "fit_seconds": aligner.fit_seconds_,
-              "pairs_per_second": len(pairs) / max(aligner.fit_seconds_, 1e-9)}
-    if args.gold:
-        one_based = None if args.gold_one_based is None else args.gold_one_based == "yes"
-        gold = read_alignments(args.gold, args.gold_format, one_based=one_based)
+              "pairs_per_second": len(kept) / max(aligner.fit_seconds_, 1e-9)}
+    if len(kept) < len(pairs):
+        result["skipped_pairs"] = len(pairs) - len(kept)
+    if gold is not None:
         gold, dropped = clip_alignments(gold, pairs[: len(gold)])
-        scores = alignment_scores([set(x) for x in links[: len(gold)]], [g.sure for g in gold],
-                                  [g.possible for g in gold])
+        scores = alignment_scores(links[: len(gold)], [g.sure for g in gold], [g.possible for g in gold])
         result["scores"] = {"aer": scores["aer"], "precision": scores["precision"], "recall": scores["recall"],
                             "f1": scores["f1"], "scored_pairs": len(gold), "gold_links_dropped": dropped}
     if args.report:

@@ -18,7 +18,8 @@ import sys
 
 from ..atomic import atomic_write
 from ..errors import ConfigError
-from .common import default_n_states, emit, gold_tag_column
+from .common import (corpus_path, default_n_states, dump_json, emit, encoding, finite_positive_float, gold_tag_column,
+                     output_path, positive_int)
 
 
 def _algorithms(text: str) -> list[str]:
@@ -31,26 +32,27 @@ def _algorithms(text: str) -> list[str]:
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("compare", help="inference algorithms head to head on one corpus (HMM tagging)",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("input", metavar="CORPUS", help="corpus file or directory (any supported format) or 'demo'")
+    p.add_argument("input", metavar="CORPUS", type=corpus_path, help="corpus file or directory (any supported format) or 'demo'")
     p.add_argument("--infer", type=_algorithms, default=["em", "vi", "cvi2", "cgs"], metavar="A,B,...",
                    help="comma-separated inference algorithms of induce tag (default em,vi,cvi2,cgs)")
-    p.add_argument("--seeds", type=int, default=3, metavar="N", help="runs per algorithm, seeds 0..N-1 (default 3)")
-    p.add_argument("--states", type=int, default=None,
+    p.add_argument("--seeds", type=positive_int, default=3, metavar="N", help="runs per algorithm, seeds 0..N-1 (default 3)")
+    p.add_argument("--states", type=positive_int, default=None,
                    help="number of hidden states K (default as induce tag: the number of gold tags, at most 50)")
-    p.add_argument("--iterations", type=int, default=None,
+    p.add_argument("--iterations", type=positive_int, default=None,
                    help="maximum passes per run (default as induce tag: 500, stopping on convergence)")
-    p.add_argument("--alpha", type=float, default=None, help="transition Dirichlet prior (default: learned)")
-    p.add_argument("--beta", type=float, default=None, help="emission Dirichlet prior (default: learned)")
+    p.add_argument("--alpha", type=finite_positive_float, default=None, help="transition Dirichlet prior (default: learned)")
+    p.add_argument("--beta", type=finite_positive_float, default=None, help="emission Dirichlet prior (default: learned)")
     p.add_argument("--gold-column", help="gold tag column (default: xpos/pos/upos if present)")
-    p.add_argument("--eval-every", type=int, default=1, metavar="N",
+    p.add_argument("--eval-every", type=positive_int, default=1, metavar="N",
                    help="score against gold every N iterations in the traces (default 1)")
     p.add_argument("--format", default="auto", help="input format (default: detect)")
-    p.add_argument("--encoding", default="utf-8", help="input text encoding (default utf-8)")
+    p.add_argument("--encoding", type=encoding, default="utf-8", help="input text encoding (default utf-8)")
     p.add_argument("--lowercase", action="store_true", help="lowercase words before training")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.add_argument("--json", nargs="?", const="-", metavar="FILE",
+    p.add_argument("--json", nargs="?", const="-", type=output_path, metavar="FILE",
                    help="machine-readable results: to stdout, or to FILE (with every run's trace)")
-    p.add_argument("--report", metavar="FILE.html", help="also write a self-contained HTML report (needs matplotlib)")
+    p.add_argument("--report", type=output_path, metavar="FILE.html",
+                   help="also write a self-contained HTML report (needs matplotlib)")
     p.set_defaults(handler=run)
 
 
@@ -79,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
     gold_column = gold_tag_column(corpus.tag_vocabs, args.gold_column)
     result = compare(corpus, args.infer, args.seeds, gold_column=gold_column,
                      n_states=default_n_states(corpus, gold_column, args.states, "induce compare"), n_iter=args.iterations, alpha=args.alpha, beta=args.beta,
-                     eval_every=args.eval_every, progress=not args.quiet)
+                     eval_every=args.eval_every, verbose=not args.quiet)
     result["input"] = str(args.input)
     if args.report:
         from ..report import write_report
@@ -87,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
         write_report(args.report, result, f"induce compare: {', '.join(args.infer)} on {args.input}")
     if args.json and args.json != "-":
         with atomic_write(args.json) as out:
-            json.dump(result, out, indent=1, default=float)
+            dump_json(result, out, indent=1)
     if args.json == "-":
         emit(result | {"runs": [{k: v for k, v in r.items() if k != "trace"} for r in result["runs"]]}, True)
     else:

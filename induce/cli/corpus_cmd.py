@@ -16,7 +16,7 @@ import argparse
 
 import numpy as np
 
-from .common import add_json_flag, emit
+from .common import add_json_flag, corpus_path, emit, encoding, existing_file, output_path, positive_int, seed
 
 #: Upper edges of the sentence-length buckets (the last bucket is open).
 LENGTH_EDGES = (5, 10, 20, 40, 80)
@@ -117,11 +117,11 @@ def register(subparsers) -> None:
     sub.required = True
 
     stats = sub.add_parser("stats", help="sentences, tokens, types, tag sets and a length histogram")
-    stats.add_argument("file", help="corpus file, directory of corpus files, or 'demo'")
+    stats.add_argument("file", type=corpus_path, help="corpus file, directory of corpus files, or 'demo'")
     stats.add_argument("--format", default="auto", choices=("auto",) + FORMATS)
-    stats.add_argument("--encoding", default="utf-8", help="text encoding (default utf-8; latin-1 for CoNLL-2007 Basque)")
+    stats.add_argument("--encoding", type=encoding, default="utf-8", help="text encoding (default utf-8; latin-1 for CoNLL-2007 Basque)")
     stats.add_argument("--parallel", action="store_true", help="FILE is parallel text, 'source ||| target' per line")
-    stats.add_argument("--target", help="FILE is the source side of parallel text and this the target side")
+    stats.add_argument("--target", type=existing_file, help="FILE is the source side of parallel text and this the target side")
     stats.add_argument("--alignments", choices=("naacl", "pharaoh"), help="FILE is a gold word-alignment file")
     stats.add_argument(
         "--one-based", action=argparse.BooleanOptionalAction, default=None,
@@ -131,9 +131,9 @@ def register(subparsers) -> None:
     stats.set_defaults(handler=_stats)
 
     demo = sub.add_parser("demo", help="write the built-in demo corpus")
-    demo.add_argument("-o", "--output", required=True, help="output file")
-    demo.add_argument("--sentences", type=int, default=2000, help="number of sentences (default 2000)")
-    demo.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    demo.add_argument("-o", "--output", required=True, type=output_path, help="output file")
+    demo.add_argument("--sentences", type=positive_int, default=2000, help="number of sentences (default 2000)")
+    demo.add_argument("--seed", type=seed, default=0, help="random seed (default 0)")
     demo.add_argument("--format", default="conllu", choices=("conllu", "ptb"))
     add_json_flag(demo)
     demo.set_defaults(handler=_demo)

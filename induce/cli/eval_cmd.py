@@ -32,7 +32,7 @@ from ..corpus.transforms import (
 )
 from ..errors import ConfigError, CorpusFormatError
 from ..eval import accuracy, alignment_scores, attachment_scores, bracket_scores, tagging_report
-from .common import GOLD_TAG_COLUMNS, add_json_flag, emit, gold_tag_column
+from .common import GOLD_TAG_COLUMNS, add_json_flag, corpus_path, emit, gold_tag_column, positive_int
 
 #: Column the taggers write induced states into; preferred for the prediction.
 INDUCED_COLUMN = "induced"
@@ -106,7 +106,7 @@ def _offsets(lengths: list[int]) -> np.ndarray:
     return np.concatenate([[0], np.cumsum(lengths, dtype=np.int64)]).astype(np.int64)
 
 
-def _halvable(offsets: np.ndarray) -> bool:
+def halvable(offsets: np.ndarray) -> bool:
     """Whether both halves of the cross-validated many-to-one split hold a token."""
     n_sent = offsets.size - 1
     return n_sent >= 2 and 0 < offsets[n_sent // 2] < offsets[-1]
@@ -130,7 +130,7 @@ def _eval_tags(args: argparse.Namespace) -> int:
     _, ids = np.unique(np.array(pred_tags + gold_tags, dtype=object).astype(str), return_inverse=True)
     pred_ids, gold_ids = ids[: len(pred_tags)], ids[len(pred_tags) :]
     offsets = _offsets(lengths)
-    report = tagging_report(pred_ids, gold_ids, offsets if _halvable(offsets) else None)
+    report = tagging_report(pred_ids, gold_ids, offsets if halvable(offsets) else None)
     report["accuracy"] = accuracy(pred_ids, gold_ids)
     result = {"sentences": len(lengths), "pred_column": pred_col, "gold_column": gold_col, **report}
     emit(result, args.json)
@@ -232,8 +232,8 @@ def _eval_align(args: argparse.Namespace) -> int:
 
 
 def _pair_arguments(parser: argparse.ArgumentParser, corpus_format: bool = True) -> None:
-    parser.add_argument("pred", metavar="PRED", help="predicted file")
-    parser.add_argument("gold", metavar="GOLD", help="gold file")
+    parser.add_argument("pred", metavar="PRED", type=corpus_path, help="predicted file")
+    parser.add_argument("gold", metavar="GOLD", type=corpus_path, help="gold file")
     if corpus_format:
         parser.add_argument("--format", default="auto", help="format of both files (default: auto-detect)")
     add_json_flag(parser)
@@ -288,7 +288,7 @@ def register(subparsers) -> None:
     brackets = sub.add_parser("brackets", help="evalb (COLLINS.prm) bracket precision, recall, F1, exact match")
     _pair_arguments(brackets)
     brackets.add_argument("--unlabeled", action="store_true", help="ignore constituent labels")
-    brackets.add_argument("--max-length", type=int, metavar="N", help="score only sentences of at most N words (evalb cutoff, e.g. 40)")
+    brackets.add_argument("--max-length", type=positive_int, metavar="N", help="score only sentences of at most N words (evalb cutoff, e.g. 40)")
     brackets.set_defaults(handler=_eval_brackets)
 
     align = sub.add_parser("align", help="alignment precision, recall, AER and F1 (sure/possible links)")

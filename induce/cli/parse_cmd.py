@@ -31,13 +31,15 @@ and <= 40 words) are printed.
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from dataclasses import replace
 
 import conllu
 
 from ..errors import ConfigError
-from .common import add_json_flag, emit, gold_tag_column, reported_warnings
+from .common import (add_json_flag, corpus_path, emit, encoding, existing_file, finite_nonneg_float,
+                     finite_positive_float, gold_tag_column, output_path, positive_int, reported_warnings, seed)
 from .eval_cmd import add_punct_options, score_dependencies
 
 #: Inference algorithm when ``--infer`` is not given: the thesis's CVI for the DMV.
@@ -47,42 +49,43 @@ DEFAULT_INFER = {"dmv": "cvi", "pcfg": "em", "pcfg-la": "em"}
 def register(subparsers) -> None:
     p = subparsers.add_parser("parse", help="grammar induction: PCFG or DMV with em/vi/cvi/mh",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("input", metavar="INPUT", help="corpus file or directory")
-    p.add_argument("-o", "--output", required=True, help="parsed output file")
+    p.add_argument("input", metavar="INPUT", type=corpus_path, help="corpus file or directory")
+    p.add_argument("-o", "--output", required=True, type=output_path, help="parsed output file")
     p.add_argument("--model", choices=("pcfg", "dmv", "pcfg-la"), default="dmv")
     p.add_argument("--infer", choices=("em", "vi", "cvi", "mh"),
                    help="inference algorithm (default: cvi for dmv, em for pcfg and pcfg-la; mh: PCFG only)")
     g = p.add_mutually_exclusive_group()
-    g.add_argument("--grammar", metavar="FILE", help="PCFG rule file 'LHS -> RHS weight'")
-    g.add_argument("--nonterminals", type=int, default=10, metavar="N",
+    g.add_argument("--grammar", type=existing_file, metavar="FILE", help="PCFG rule file 'LHS -> RHS weight'")
+    g.add_argument("--nonterminals", type=positive_int, default=10, metavar="N",
                    help="size of the generated fully connected PCFG (default 10)")
-    p.add_argument("--iterations", type=int, metavar="N",
+    p.add_argument("--iterations", type=positive_int, metavar="N",
                    help="passes (pcfg: default 20; dmv: at most, default 500; pcfg-la: at most 100)")
-    p.add_argument("--tol", type=float, default=1e-6, metavar="T",
+    p.add_argument("--tol", type=finite_nonneg_float, default=1e-6, metavar="T",
                    help="dmv: stop when the objective's relative change is below T for 3 passes (default 1e-6; "
                    "0 runs all --iterations)")
-    p.add_argument("--subtypes", type=int, default=2, metavar="H", help="pcfg-la: latent subtypes per symbol")
-    p.add_argument("--train", metavar="TREEBANK", help="pcfg-la: training treebank (file or directory)")
-    p.add_argument("--dev", metavar="TREEBANK", help="pcfg-la: dev treebank choosing the prior of vi/cvi")
-    p.add_argument("--load", metavar="MODEL", help="pcfg-la: parse with a saved grammar instead of training")
+    p.add_argument("--subtypes", type=positive_int, default=2, metavar="H", help="pcfg-la: latent subtypes per symbol")
+    p.add_argument("--train", type=corpus_path, metavar="TREEBANK", help="pcfg-la: training treebank (file or directory)")
+    p.add_argument("--dev", type=corpus_path, metavar="TREEBANK", help="pcfg-la: dev treebank choosing the prior of vi/cvi")
+    p.add_argument("--load", type=existing_file, metavar="MODEL", help="pcfg-la: parse with a saved grammar instead of training")
     p.add_argument("--decode", choices=("max-rule-sum", "viterbi"), default="max-rule-sum", help="pcfg-la decoder")
-    p.add_argument("--seed", type=int, default=0, metavar="S")
-    p.add_argument("--prior", type=float, default=1.0, help="Dirichlet hyperparameter alpha (default 1)")
+    p.add_argument("--seed", type=seed, default=0, metavar="S")
+    p.add_argument("--prior", type=finite_positive_float, default=1.0, help="Dirichlet hyperparameter alpha (default 1)")
     p.add_argument("--init", choices=("harmonic", "random"), default="harmonic", help="DMV initialiser")
     p.add_argument("--use-tags", action="store_true", help="model a tag column instead of the words")
     p.add_argument("--tag-column", help="which tag column with --use-tags (default: first informative of "
                    "xpos, pos, upos, cpos)")
     p.add_argument("--format", default="auto", help="input format (default: detect)")
-    p.add_argument("--encoding", default="utf-8")
-    p.add_argument("--max-length", type=int, help="keep sentences of at most this many words")
+    p.add_argument("--encoding", type=encoding, default="utf-8")
+    p.add_argument("--max-length", type=positive_int, help="keep sentences of at most this many words")
     p.add_argument("--wsj10", action="store_true",
                    help="Klein & Manning's WSJ10: remove punctuation, keep sentences of <= 10 words")
     p.add_argument("--strip-punct", action="store_true", help="remove punctuation tokens before training")
     add_punct_options(p)
-    p.add_argument("--save-model", metavar="PATH", help="also write the fitted model (.npz)")
+    p.add_argument("--save-model", type=output_path, metavar="PATH", help="also write the fitted model (.npz)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     add_json_flag(p)
-    p.add_argument("--report", metavar="FILE.html", help="also write a self-contained HTML report (needs matplotlib)")
+    p.add_argument("--report", type=output_path, metavar="FILE.html",
+                   help="also write a self-contained HTML report (needs matplotlib)")
     p.set_defaults(handler=run)
 
 
@@ -93,6 +96,12 @@ def _tag_column(corpus, args) -> str | None:
     if column is None:
         raise ConfigError("--use-tags: the input has no tag column")
     return column
+
+
+def _report_skipped(skipped: dict[str, int], args) -> None:
+    if skipped.get("max_length"):
+        print(f"induce parse: skipped {skipped['max_length']} sentences longer than --max-length {args.max_length}",
+              file=sys.stderr)
 
 
 def _build_model(args, column):
@@ -137,8 +146,10 @@ def run(args) -> int:
     if args.model == "pcfg-la":
         return _run_latent(args)
 
+    skipped: dict[str, int] = {}
     corpus = load_corpus(args.input, args.format, encoding=args.encoding, max_length=args.max_length,
-                         wsj10=args.wsj10, strip_punct=args.strip_punct)
+                         wsj10=args.wsj10, strip_punct=args.strip_punct, skipped=skipped)
+    _report_skipped(skipped, args)
     if corpus.n_sentences == 0:
         raise ConfigError(f"{args.input}: no sentences left to parse")
     column = _tag_column(corpus, args)
@@ -212,7 +223,10 @@ def _run_latent(args) -> int:
 
     if args.infer == "mh":
         raise ConfigError("--model pcfg-la supports --infer em, vi and cvi")
-    corpus = load_corpus(args.input, args.format, encoding=args.encoding, max_length=args.max_length)
+    skipped: dict[str, int] = {}
+    corpus = load_corpus(args.input, args.format, encoding=args.encoding, max_length=args.max_length,
+                         skipped=skipped)
+    _report_skipped(skipped, args)
     if corpus.n_sentences == 0:
         raise ConfigError(f"{args.input}: no sentences left to parse")
     result = {"model": "pcfg-la", "sentences": corpus.n_sentences, "tokens": corpus.n_tokens}

@@ -14,14 +14,15 @@ import json
 from pathlib import Path
 
 from ..errors import ConfigError
+from .common import corpus_path, existing_file, output_path
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("report", help="render a run's JSON file as a self-contained HTML report",
                        description="Render RUN.json (written by --json FILE) as one self-contained HTML page.")
-    p.add_argument("run", metavar="RUN.json", help="run file written by tag/parse/align/compare --json FILE")
-    p.add_argument("-o", "--output", metavar="FILE.html", help="HTML output (default: RUN with suffix .html)")
-    p.add_argument("--corpus", metavar="FILE",
+    p.add_argument("run", metavar="RUN.json", type=existing_file, help="run file written by tag/parse/align/compare --json FILE")
+    p.add_argument("-o", "--output", type=output_path, metavar="FILE.html", help="HTML output (default: RUN with suffix .html)")
+    p.add_argument("--corpus", type=corpus_path, metavar="FILE",
                    help="tagged corpus (e.g. the -o output of induce tag) for the state x gold-tag heat map "
                         "and the state usage (default: none)")
     p.add_argument("--predicted-column", default="induced",

@@ -15,44 +15,8 @@ import numpy as np
 
 from ..atomic import atomic_write
 from ..errors import ConfigError, CorpusFormatError
-from .common import emit, reported_warnings
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
-
-
-def _fraction(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a fraction in [0, 1), got {text!r}") from None
-    if not 0.0 <= value < 1.0:
-        raise argparse.ArgumentTypeError(f"expected a fraction in [0, 1), got {text!r}")
-    return value
-
-
-def _non_negative(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a non-negative number, got {text!r}") from None
-    if not value >= 0.0:
-        raise argparse.ArgumentTypeError(f"expected a non-negative number, got {text!r}")
-    return value
-
-
-def _positive(text: str) -> float:
-    value = _non_negative(text)
-    if value == 0.0:
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
-    return value
+from .common import (emit, existing_file, finite_nonneg_float, finite_positive_float, forgetting_rate,
+                     fraction, output_path, positive_int, reported_warnings, seed)
 
 
 def _columns(text: str) -> list[str]:
@@ -69,43 +33,44 @@ def register(sub) -> None:
     p = sub.add_parser("segment", help="segment numeric time series with an HMM (Gaussian, Poisson, ... emissions)",
                        description="Fit an HMM with conjugate exponential-family emissions to one or more numeric "
                        "sequences and label every step with a state.")
-    p.add_argument("series", help="CSV/TSV with a header row (one row per step), .npy or .npz")
-    p.add_argument("-o", "--output", help="write the input rows with a 'state' column added (CSV)")
+    p.add_argument("series", type=existing_file, help="CSV/TSV with a header row (one row per step), .npy or .npz")
+    p.add_argument("-o", "--output", type=output_path, help="write the input rows with a 'state' column added (CSV)")
     p.add_argument("--emission", choices=family_names(), default="gaussian", help="emission family (default gaussian)")
     p.add_argument("--columns", type=_columns, metavar="NAME[,NAME...]",
                    help="numeric columns to model (default: all but --id-column)")
     p.add_argument("--id-column", metavar="NAME", help="sequence id column (default: blank lines separate sequences)")
-    p.add_argument("--states", type=_positive_int, default=3, help="number of hidden states K (default 3)")
+    p.add_argument("--states", type=positive_int, default=3, help="number of hidden states K (default 3)")
     p.add_argument("--infer", choices=INFER, default="vi",
                    help="inference algorithm (default vi: the best held-out fit on the real series, see "
                         "docs/experiments/timeseries.md); hdp-*: HDP-HMM truncated at --states")
-    p.add_argument("--iterations", type=_positive_int, default=100, help="iteration / epoch cap (default 100)")
-    p.add_argument("--tol", type=_non_negative, default=1e-4,
+    p.add_argument("--iterations", type=positive_int, default=100, help="iteration / epoch cap (default 100)")
+    p.add_argument("--tol", type=finite_nonneg_float, default=1e-4,
                    help="stop when the objective's relative change stays below this for 3 passes (default 1e-4)")
-    p.add_argument("--alpha", type=_positive, default=1.0, help="transition Dirichlet prior (default 1)")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    p.add_argument("--heldout", type=_fraction, default=0.0, metavar="FRACTION",
+    p.add_argument("--alpha", type=finite_positive_float, default=1.0, help="transition Dirichlet prior (default 1)")
+    p.add_argument("--seed", type=seed, default=0, help="random seed (default 0)")
+    p.add_argument("--heldout", type=fraction, default=0.0, metavar="FRACTION",
                    help="hold out the last FRACTION of each series and report its log-likelihood per step")
     p.add_argument("--decode", choices=("viterbi", "posterior"), default="viterbi",
                    help="state labels: Viterbi path or per-step posterior argmax (default viterbi)")
     p.add_argument("--round", action="store_true",
                    help="round values to the nearest integer first (counts stored with decimals, for poisson)")
     p.add_argument("--posteriors", action="store_true", help="add p_state_k columns (posterior marginals)")
-    p.add_argument("--save-model", metavar="MODEL", help="save the fitted model (.npz)")
-    p.add_argument("--load", metavar="MODEL", help="load a saved model instead of fitting")
-    p.add_argument("--json", nargs="?", const="-", metavar="FILE", help="print the summary as JSON (or write FILE)")
-    p.add_argument("--report", metavar="FILE.html",
+    p.add_argument("--save-model", type=output_path, metavar="MODEL", help="save the fitted model (.npz)")
+    p.add_argument("--load", type=existing_file, metavar="MODEL", help="load a saved model instead of fitting")
+    p.add_argument("--json", nargs="?", const="-", type=output_path, metavar="FILE",
+                   help="print the summary as JSON (or write FILE)")
+    p.add_argument("--report", type=output_path, metavar="FILE.html",
                    help="also write a self-contained HTML report: the first series coloured by state (needs matplotlib)")
     h = p.add_argument_group("HDP-HMM (--infer hdp-cvi, hdp-scvi, hdp-svi)")
-    h.add_argument("--gamma", type=_positive, default=1.0,
+    h.add_argument("--gamma", type=finite_positive_float, default=1.0,
                    help="top-level concentration (default 1; learned by hdp-cvi/hdp-scvi, fixed for hdp-svi)")
-    h.add_argument("--sigma", type=_positive, default=1.0,
+    h.add_argument("--sigma", type=finite_positive_float, default=1.0,
                    help="transition concentration (default 1; learned by hdp-cvi/hdp-scvi, fixed for hdp-svi)")
     s = p.add_argument_group("stochastic and subsequence options (cvi2, svi, scvi and the hdp-* algorithms)")
-    s.add_argument("--batch-size", type=_positive_int, default=10, metavar="M", help="items per minibatch (default 10)")
-    s.add_argument("--tau", type=_non_negative, default=1.0, help="step-size delay (default 1)")
-    s.add_argument("--kappa", type=_positive, default=0.6, help="forgetting rate in [0.5, 1] (default 0.6)")
-    s.add_argument("--subseq-length", type=_positive_int, default=None, metavar="T",
+    s.add_argument("--batch-size", type=positive_int, default=10, metavar="M", help="items per minibatch (default 10)")
+    s.add_argument("--tau", type=finite_nonneg_float, default=1.0, help="step-size delay (default 1)")
+    s.add_argument("--kappa", type=forgetting_rate, default=0.6, help="forgetting rate in [0.5, 1] (default 0.6)")
+    s.add_argument("--subseq-length", type=positive_int, default=None, metavar="T",
                    help="cut series into items of T steps (default: automatic, about 20 items)")
     p.set_defaults(handler=run)
 

@@ -11,7 +11,7 @@ plain accuracy with a tag dictionary, whose states are the tags).
 from __future__ import annotations
 
 import argparse
-import json
+import os
 import sys
 import time
 
@@ -19,22 +19,25 @@ import numpy as np
 
 from ..atomic import atomic_write
 from ..errors import ConfigError
-from .common import default_n_states, emit, gold_tag_column, reported_warnings
+from .eval_cmd import halvable
+from .common import (corpus_path, default_n_states, dump_json, emit, encoding, existing_file, finite_nonneg_float,
+                     finite_positive_float, forgetting_rate, fraction, gold_tag_column, nonneg_int, output_path,
+                     positive_int, reported_warnings, seed)
 
 
 def _emission_concentration(text: str) -> float | str:
-    """``--emission-concentration``: ``symmetric`` or a number (validated by the model)."""
-    return text if text == "symmetric" else float(text)
+    """``--emission-concentration``: ``symmetric`` or a finite positive number."""
+    return text if text == "symmetric" else finite_positive_float(text)
 
 
 def _new_word_mass(text: str) -> float | str:
-    """``--new-word-mass``: ``learned`` or a number (validated by the model)."""
-    if text == "learned":
-        return text
-    try:
-        return float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected 'learned' or a number, got {text!r}") from None
+    """``--new-word-mass``: ``learned`` or a finite positive number."""
+    return text if text == "learned" else finite_positive_float(text)
+
+
+def _tag_dict(text: str) -> str:
+    """``--tag-dict``: ``from-gold`` or a readable file."""
+    return text if text == "from-gold" else existing_file(text)
 
 
 def _fixed_hyper(args: argparse.Namespace) -> bool | tuple[str, ...]:
@@ -51,51 +54,51 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("tag", help="induce part-of-speech tags with an HMM",
                        description="Fit an HMM tagger on INPUT and write INPUT with the induced tags.")
-    p.add_argument("input", help="corpus file or directory (any supported format) or 'demo'")
-    p.add_argument("-o", "--output", help="write the tagged corpus here (same format as the input)")
+    p.add_argument("input", type=corpus_path, help="corpus file or directory (any supported format) or 'demo'")
+    p.add_argument("-o", "--output", type=output_path, help="write the tagged corpus here (same format as the input)")
     p.add_argument("--format", default="auto", help="input format (default: detect)")
-    p.add_argument("--encoding", default="utf-8",
+    p.add_argument("--encoding", type=encoding, default="utf-8",
                    help="input text encoding (default utf-8; latin-1 for CoNLL-2007 Basque); the output is UTF-8")
     p.add_argument("--model", choices=("hmm", "hdp-hmm"), default="hmm",
                    help="finite HMM (default) or HDP-HMM (learns the number of states up to --truncation)")
     p.add_argument("--infer", choices=tuple(dict.fromkeys(ALGORITHMS + HDP_ALGORITHMS)), default=None,
                    help="inference algorithm (default cvi2; hdp-hmm: cvi, scvi, svi or beam, default cvi)")
-    p.add_argument("--states", type=int, default=None,
+    p.add_argument("--states", type=positive_int, default=None,
                    help="number of hidden states K (default: the number of gold tags when the input has them, "
                         "as in the thesis' experiments, at most 50; else 45, the size of the PTB tag set)")
-    p.add_argument("--iterations", type=int, default=None, metavar="N",
+    p.add_argument("--iterations", type=positive_int, default=None, metavar="N",
                    help="maximum passes over the corpus; training stops earlier when the objective's change per "
                         "pass stays below --tol of its progress since the first pass, 3 passes running (default "
                         "500; hdp-hmm: 50, no early stop)")
-    p.add_argument("--tol", type=float, default=1e-5,
+    p.add_argument("--tol", type=finite_nonneg_float, default=1e-5,
                    help="convergence tolerance: a pass's change of the objective relative to the progress so far "
                         "(default 1e-5; 0: run all "
                         "--iterations)")
-    p.add_argument("--alpha", type=float, default=None,
+    p.add_argument("--alpha", type=finite_positive_float, default=None,
                    help="transition Dirichlet prior (default: the value the thesis grid chose for --infer on "
                         "held-out WSJ, e.g. 1 for cvi2; see --learn-hyper)")
-    p.add_argument("--beta", type=float, default=None,
+    p.add_argument("--beta", type=finite_positive_float, default=None,
                    help="emission Dirichlet prior (default: the grid's value for --infer, e.g. 0.003 for "
                         "cvi2; hdp-hmm: 0.1)")
     p.add_argument("--learn-hyper", choices=("all", "none"), default="none",
                    help="all: learn the priors not given by empirical Bayes, starting from the defaults, after a "
                         "burn-in of 50 passes; none (default): hold them (on WSJ and Turkish the grid's values "
                         "tag 2-3 M-1 points better than the learned ones)")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--seed", type=seed, default=0, help="random seed (default 0)")
     p.add_argument("--decode", choices=DECODERS, default="posterior", help="decoding (default posterior)")
     p.add_argument("--map", action="store_true", help="with --infer em: MAP estimates under the priors")
     p.add_argument("--order", choices=("sequential", "shuffle"), default="sequential",
                    help="sentence order of the incremental algorithms (cvi1, cvi2)")
-    p.add_argument("--block-size", type=int, default=0, metavar="B",
+    p.add_argument("--block-size", type=nonneg_int, default=0, metavar="B",
                    help="cvi2: update B sentences in parallel against counts frozen at the block start "
                         "(default 0: exact sequential order)")
-    p.add_argument("--cgs-keep", type=int, default=0,
+    p.add_argument("--cgs-keep", type=nonneg_int, default=0,
                    help="cgs: decode by the per-token mode of the last N samples (default: last sample)")
     hdp = p.add_argument_group("HDP-HMM (--model hdp-hmm)")
-    hdp.add_argument("--truncation", type=int, default=45, metavar="K",
+    hdp.add_argument("--truncation", type=positive_int, default=45, metavar="K",
                      help="truncation level K (beam: initial number of states; default 45)")
-    hdp.add_argument("--gamma", type=float, default=1.0, help="top-level concentration (default 1)")
-    hdp.add_argument("--sigma", type=float, default=1.0, help="transition concentration (default 1)")
+    hdp.add_argument("--gamma", type=finite_positive_float, default=1.0, help="top-level concentration (default 1)")
+    hdp.add_argument("--sigma", type=finite_positive_float, default=1.0, help="transition concentration (default 1)")
     hdp.add_argument("--fix-hyper", action="store_true",
                      help="keep gamma and sigma (and an asymmetric emission prior) fixed")
     hdp.add_argument("--fix", action="append", choices=HYPERPARAMETERS, metavar="NAME",
@@ -109,62 +112,63 @@ def register(sub: argparse._SubParsersAction) -> None:
     hdp.add_argument("--new-word-mass", type=_new_word_mass, default=1.0, metavar="learned|M",
                      help="Dir(beta tau): tau's share for unseen words, the DP concentration gamma_e: 'learned' "
                           "(ML-II fixed point) or a fixed positive number (default 1)")
-    hdp.add_argument("--hyper-burn-in", type=int, default=None, metavar="N",
+    hdp.add_argument("--hyper-burn-in", type=nonneg_int, default=None, metavar="N",
                      help="keep the hyperparameters at their initial values for the first N passes (scvi: epochs; "
                           "default: cvi until the objective beats the first pass by 1%%, scvi 0; with --emission-prior "
                           "asymmetric 50 cvi passes / 5 scvi epochs, at most half of --iterations)")
     hdp.add_argument("--qc", choices=QC_METHODS, default="heuristic",
                      help="how q(C>0) is computed (default heuristic)")
-    hdp.add_argument("--qc-samples", type=int, default=100, help="paths per sentence for --qc sampling")
+    hdp.add_argument("--qc-samples", type=positive_int, default=100, help="paths per sentence for --qc sampling")
     hdp.add_argument("--table-estimate", choices=TABLE_ESTIMATES, default="first-order",
                      help="cvi: expected table counts behind the sticks, gamma and sigma by eq. 5.35-5.36 "
                           "(first-order, default) or from sampled transition counts (sampled)")
-    hdp.add_argument("--table-samples", type=int, default=10, metavar="S",
+    hdp.add_argument("--table-samples", type=positive_int, default=10, metavar="S",
                      help="draws of the transition counts per pass for --table-estimate sampled (default 10)")
-    hdp.add_argument("--n-init", type=int, default=1, metavar="N",
+    hdp.add_argument("--n-init", type=positive_int, default=1, metavar="N",
                      help="cvi: fit from N random starts and keep the highest final objective (default 1)")
-    p.add_argument("--tag-dict", metavar="from-gold|FILE",
+    p.add_argument("--tag-dict", type=_tag_dict, metavar="from-gold|FILE",
                    help="semi-supervised: restrict words to their legal tags (states = tags)")
-    p.add_argument("--tag-dict-cutoff", type=int, default=1, metavar="D",
+    p.add_argument("--tag-dict-cutoff", type=nonneg_int, default=1, metavar="D",
                    help="words seen fewer than D times may take any tag (default 1: complete dictionary)")
     p.add_argument("--gold-column", help="gold tag column to evaluate against (default: the first of xpos, pos, upos, cpos "
                    "with two or more tags)")
     p.add_argument("--output-column", help="where the induced tags go (CoNLL-U: upos, xpos or a MISC key, default MISC induced=; column formats: an extra last column)")
     p.add_argument("--lowercase", action="store_true", help="lowercase words before training")
-    p.add_argument("--unk-threshold", type=int, default=0, help="words seen fewer times become <unk>")
-    p.add_argument("--save", metavar="MODEL", help="save the fitted model (.npz)")
-    p.add_argument("--eval-every", type=int, default=0, metavar="N",
+    p.add_argument("--unk-threshold", type=nonneg_int, default=0, help="words seen fewer times become <unk>")
+    p.add_argument("--save", type=output_path, metavar="MODEL", help="save the fitted model (.npz)")
+    p.add_argument("--eval-every", type=nonneg_int, default=0, metavar="N",
                    help="score against gold every N iterations in the trace (default: only at the end)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.add_argument("--json", nargs="?", const="-", metavar="FILE",
+    p.add_argument("--json", nargs="?", const="-", type=output_path, metavar="FILE",
                    help="machine-readable results: to stdout, or to FILE (with the per-iteration trace)")
-    p.add_argument("--report", metavar="FILE.html", help="also write a self-contained HTML report (needs matplotlib)")
+    p.add_argument("--report", type=output_path, metavar="FILE.html",
+                   help="also write a self-contained HTML report (needs matplotlib)")
     s = p.add_argument_group("stochastic and single-sequence inference (svi, scvi, cvi3, scvi3, ...)")
-    s.add_argument("--batch-size", type=int, default=100, metavar="M",
+    s.add_argument("--batch-size", type=positive_int, default=100, metavar="M",
                    help="sentences (svi, scvi) or subsequences (scvi3, svi-buffered, ...) per minibatch (default 100)")
-    s.add_argument("--tau", type=float, default=1.0,
+    s.add_argument("--tau", type=finite_nonneg_float, default=1.0,
                    help="step size rho_m = (tau + m + 1)^-kappa, m = 0, 1, ... (default 1: the thesis' (1 + m)^-kappa)")
-    s.add_argument("--kappa", type=float, default=0.5, help="forgetting rate in [0.5, 1] (default 0.5)")
-    s.add_argument("--epochs", type=int, default=1, help="passes over the data (default 1)")
-    s.add_argument("--max-batches", type=int, metavar="N", help="stop after N minibatches")
-    s.add_argument("--subseq-length", type=int, default=10, metavar="T",
+    s.add_argument("--kappa", type=forgetting_rate, default=0.5, help="forgetting rate in [0.5, 1] (default 0.5)")
+    s.add_argument("--epochs", type=positive_int, default=1, help="passes over the data (default 1)")
+    s.add_argument("--max-batches", type=positive_int, metavar="N", help="stop after N minibatches")
+    s.add_argument("--subseq-length", type=positive_int, default=10, metavar="T",
                    help="cvi3 / single-sequence algorithms: subsequence length (default 10)")
-    s.add_argument("--buffer", type=int, default=10, metavar="B",
+    s.add_argument("--buffer", type=nonneg_int, default=10, metavar="B",
                    help="svi-buffered: observations padded on each side (default 10)")
-    s.add_argument("--heldout", type=float, default=0.0, metavar="FRACTION",
+    s.add_argument("--heldout", type=fraction, default=0.0, metavar="FRACTION",
                    help="hold out a seeded random FRACTION of the sentences; trace their per-token log-likelihood")
-    s.add_argument("--heldout-every", type=int, default=0, metavar="N",
+    s.add_argument("--heldout-every", type=nonneg_int, default=0, metavar="N",
                    help="held-out log-likelihood every N minibatches and at the start (default 0: only at the end)")
-    s.add_argument("--heldout-max-tokens", type=int, default=100_000, metavar="N",
+    s.add_argument("--heldout-max-tokens", type=positive_int, default=100_000, metavar="N",
                    help="--stream: cap on the held-out sample (default 100000)")
-    s.add_argument("--trace", metavar="FILE.json|FILE.csv", help="write the trace (held-out LL vs tokens and time)")
+    s.add_argument("--trace", type=output_path, metavar="FILE.json|FILE.csv", help="write the trace (held-out LL vs tokens and time)")
     s.add_argument("--stream", action="store_true",
                    help="svi/scvi: read INPUT from disk in chunks (memory independent of corpus size); no -o")
-    s.add_argument("--buffer-sentences", type=int, default=10_000, metavar="N",
+    s.add_argument("--buffer-sentences", type=positive_int, default=10_000, metavar="N",
                    help="--stream: sentences per seeded shuffle buffer (default 10000)")
-    s.add_argument("--checkpoint", metavar="FILE", help="checkpoint file of the global counts (atomic writes)")
-    s.add_argument("--checkpoint-every", type=int, default=0, metavar="N", help="checkpoint every N minibatches")
-    s.add_argument("--checkpoint-minutes", type=float, default=0.0, metavar="M", help="checkpoint every M minutes")
+    s.add_argument("--checkpoint", type=output_path, metavar="FILE", help="checkpoint file of the global counts (atomic writes)")
+    s.add_argument("--checkpoint-every", type=nonneg_int, default=0, metavar="N", help="checkpoint every N minibatches")
+    s.add_argument("--checkpoint-minutes", type=finite_nonneg_float, default=0.0, metavar="M", help="checkpoint every M minutes")
     s.add_argument("--resume", action="store_true", help="continue from --checkpoint FILE")
     p.set_defaults(handler=run)
 
@@ -181,7 +185,7 @@ def _write_trace(path: str, trace: list[dict]) -> None:
             writer.writerows(trace)
     else:
         with atomic_write(path) as out:
-            json.dump(trace, out, indent=1, default=float)
+            dump_json(trace, out, indent=1)
 
 
 def _outputs(model, args, result: dict) -> int:
@@ -194,7 +198,7 @@ def _outputs(model, args, result: dict) -> int:
         result["trace"] = args.trace
     if args.json and args.json != "-":
         with atomic_write(args.json) as out:
-            json.dump(result | {"trace": model.trace_}, out, indent=2, default=float)
+            dump_json(result | {"trace": model.trace_}, out, indent=2)
     emit(result, args.json == "-")
     return 0
 
@@ -221,7 +225,7 @@ def _run_stream(args: argparse.Namespace) -> int:
         raise ConfigError("--stream trains from disk without keeping the corpus: -o, --tag-dict and --report "
                           "are not available")
     model = HMMTagger(n_states=args.states or 45, infer=args.infer, alpha=args.alpha, beta=args.beta,
-                      random_state=args.seed, progress=not args.quiet, **_stochastic_options(args))
+                      random_state=args.seed, verbose=not args.quiet, **_stochastic_options(args))
     start = time.perf_counter()
     model.fit_stream(args.input, args.format, lowercase=args.lowercase, heldout_fraction=args.heldout,
                      heldout_max_tokens=args.heldout_max_tokens, buffer_sentences=args.buffer_sentences)
@@ -259,6 +263,11 @@ def run(args: argparse.Namespace) -> int:
 
     if args.resume and not args.checkpoint:
         raise ConfigError("--resume needs --checkpoint FILE")
+    if args.checkpoint and (hdp or args.infer not in STOCHASTIC_ALGORITHMS):
+        raise ConfigError(f"--checkpoint and --resume apply to the stochastic algorithms of --model hmm "
+                          f"({', '.join(STOCHASTIC_ALGORITHMS)}), not --infer {args.infer}")
+    if args.resume and not os.path.isfile(args.checkpoint):
+        raise ConfigError(f"--resume: no checkpoint file {args.checkpoint}")
     if args.stream:
         if args.encoding.replace("-", "").lower() not in ("utf8", "ascii"):
             raise ConfigError("--stream reads UTF-8 input; convert the file first (e.g. iconv -f latin-1 -t utf-8)")
@@ -293,7 +302,7 @@ def run(args: argparse.Namespace) -> int:
     hdp_extra |= {"n_iter": args.iterations} if args.iterations is not None else {}
     hmm_extra = {"n_iter": args.iterations} if args.iterations is not None else {}
     common = dict(infer=args.infer, decode=args.decode, order=args.order,
-                  random_state=args.seed, progress=not args.quiet,
+                  random_state=args.seed, verbose=not args.quiet,
                   eval_column=gold_column if args.eval_every > 0 else None, eval_every=max(1, args.eval_every))
     model = HDPHMMTagger(
         truncation=args.truncation, gamma=args.gamma, sigma=args.sigma, fix_hyper=_fixed_hyper(args),
@@ -305,7 +314,7 @@ def run(args: argparse.Namespace) -> int:
     ) if hdp else HMMTagger(
         n_states=n_states, infer=args.infer, tol=args.tol, alpha=args.alpha, beta=args.beta,
         learn_hyper=args.learn_hyper == "all", decode=args.decode, map_estimate=args.map, cgs_keep=args.cgs_keep, order=args.order, cvi2_block=args.block_size,
-        random_state=args.seed, progress=not args.quiet,
+        random_state=args.seed, verbose=not args.quiet,
         eval_column=gold_column if args.eval_every > 0 else None, eval_every=max(1, args.eval_every),
         **_stochastic_options(args), **hmm_extra,
     )
@@ -354,8 +363,10 @@ def run(args: argparse.Namespace) -> int:
     if gold_column is not None:
         gold = corpus.tags[gold_column]
         result["gold_column"] = gold_column
-        result.update({k: v for k, v in tagging_report(states, gold, corpus.offsets).items()
-                       if k not in ("tokens",)})
+        halves = corpus.offsets if halvable(corpus.offsets) else None
+        result.update({k: v for k, v in tagging_report(states, gold, halves).items() if k not in ("tokens",)})
+        if halves is None:
+            result["note"] = "cross-validated many-to-one skipped: it needs two halves with tokens (>= 2 sentences)"
         if tag_dict is not None:
             # states are tags: compare names in one shared id space
             both = np.concatenate([names[states], np.asarray(corpus.tag_vocabs[gold_column].itos, dtype=object)[gold]])

@@ -29,7 +29,7 @@ from .corpus import Corpus
 from .read_brown import read_brown, split_tagged
 from .read_columns import COLUMN_FORMATS, read_columns
 from .read_conllu import read_conllu
-from .read_lines import iter_lines, read_plain
+from .read_lines import STDIN, iter_lines, read_plain
 from .read_ptb import read_ptb
 from .sentence import Sentence
 from .transforms import (
@@ -79,7 +79,7 @@ _SNIFF_LINES = 200
 
 
 # ----------------------------------------------------------------- detection
-def _sniff(path: Path, encoding: str) -> str | None:
+def _sniff(path: str | os.PathLike, encoding: str) -> str | None:
     """Format of a file judged from its first non-blank lines, ``None`` if undecidable."""
     lines = []
     for _, text in iter_lines(path, encoding):
@@ -98,7 +98,10 @@ def _sniff(path: Path, encoding: str) -> str | None:
         return "conllu" if ud_like or all(r[3] in _UPOS for r in rows) else "conllx"
     if tab_widths <= {3, 4} and all(t.split("\t")[2].lstrip("-").isdigit() for t in body):
         return "malt"
-    if all(len(t.split()) in (3, 4) and _CHUNK.match(t.split()[2]) for t in body):
+    # a truncated last line (a cut-off download) must not turn CoNLL-2000 into three-word plain sentences:
+    # judge by the lines before it; reading then reports the bad line
+    chunked = [len(t.split()) in (3, 4) and bool(_CHUNK.match(t.split()[2])) for t in body]
+    if chunked and all(chunked[:-1]) and (chunked[-1] or len(chunked) >= 2):
         return "conll2000"
     if all(split_tagged(tok) is not None for t in body for tok in t.split()):
         return "brown"
@@ -115,6 +118,8 @@ def detect_format(path: str | os.PathLike, encoding: str = "utf-8") -> str:
     """
     if str(path) == DEMO:
         return "conllu"
+    if str(path) == STDIN:
+        return _detected(STDIN, encoding)
     path = Path(path)
     if path.is_dir():
         files = _data_files(path)
@@ -128,6 +133,10 @@ def detect_format(path: str | os.PathLike, encoding: str = "utf-8") -> str:
         return _EXTENSIONS[path.suffix]
     if _DATA_NAMES["brown"].match(path.name):
         return "brown"
+    return _detected(path, encoding)
+
+
+def _detected(path: str | os.PathLike, encoding: str) -> str:
     fmt = _sniff(path, encoding)
     if fmt is None:
         raise CorpusFormatError(
@@ -164,6 +173,9 @@ def read_sentences(
         raise ConfigError(f"unknown reader options for {path}: {', '.join(sorted(options))}")
     if format != "auto" and format not in FORMATS:
         raise ConfigError(f"unknown corpus format {format!r}; one of auto, {', '.join(FORMATS)}")
+    if str(path) == STDIN:
+        yield from READERS[detect_format(path, encoding) if format == "auto" else format](STDIN, encoding)
+        return
     path = Path(path)
     if not path.exists():
         raise CorpusFormatError(str(path), None, None, "an existing corpus file or directory (or 'demo')")
@@ -202,6 +214,7 @@ def load_corpus(
     universal_map: str | os.PathLike | None = None,
     vocab: Vocabulary | None = None,
     keep_sentences: bool = True,
+    skipped: dict[str, int] | None = None,
     **options,
 ) -> Corpus:
     """Read ``path``, transform the sentences and encode them (``Corpus.from_sentences``).
@@ -215,6 +228,8 @@ def load_corpus(
     word-shape class (``"shape"``), and the vocabulary's unknown item is
     ``"<unk>"``.  With a given ``vocab`` (e.g. the training vocabulary) the
     vocabulary is frozen and unseen words are replaced the same way.
+    ``skipped["max_length"]`` (when a dict is given) counts the sentences
+    longer than ``max_length``.
     """
     if unk_mode not in UNK_MODES:
         raise ConfigError(f"unk_mode must be one of {UNK_MODES}, got {unk_mode!r}")
@@ -225,6 +240,7 @@ def load_corpus(
         max_length=max_length,
         wsj10=wsj10,
         strip_punct=strip_punct,
+        skipped=skipped,
     )
     name = str(path)
 

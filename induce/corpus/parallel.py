@@ -39,7 +39,12 @@ Link = tuple[int, int]
 SEPARATOR = "|||"
 ALIGNMENT_FORMATS = ("naacl", "pharaoh")
 _ONE_BASED_DEFAULT = {"naacl": True, "pharaoh": False}
-_PHARAOH_LINK = re.compile(r"^(\d+)([-?p])(\d+)$")
+_PHARAOH_LINK = re.compile(r"^([0-9]+)([-?p])([0-9]+)$")
+_NAACL_INTEGER = re.compile(r"[0-9]+")  # not str.isdigit(): it takes '²', which int() refuses
+#: Largest sentence id and word position a gold alignment file may hold.  A sentence id becomes a list
+#: index (the pairs without links in between are empty alignments), so a stray 10^20 must fail here.
+MAX_SENTENCE_ID = 1_000_000
+MAX_POSITION = 100_000
 
 
 @dataclass
@@ -86,6 +91,8 @@ def _index(value: str, one_based: bool, path: str, number: int, text: str) -> in
     index = int(value) - (1 if one_based else 0)
     if index < 0:
         raise CorpusFormatError(path, number, text, "positions >= 1 in a 1-based file (pass one_based=False)")
+    if index >= MAX_POSITION:
+        raise CorpusFormatError(path, number, text, f"word positions below {MAX_POSITION}")
     return index
 
 
@@ -95,11 +102,12 @@ def _read_naacl(path: str, one_based: bool) -> dict[int, Alignment]:
         fields = text.split()
         if not fields:
             continue
-        if len(fields) not in (3, 4) or not all(f.isdigit() for f in fields[:3]) or fields[3:] not in ([], ["S"], ["P"]):
+        if (len(fields) not in (3, 4) or not all(_NAACL_INTEGER.fullmatch(f) for f in fields[:3])
+                or fields[3:] not in ([], ["S"], ["P"])):
             raise CorpusFormatError(path, number, text, "'sentence position position [S|P]' with integer fields")
         sent = int(fields[0])
-        if sent < 1:
-            raise CorpusFormatError(path, number, text, "a 1-based sentence id")
+        if not 1 <= sent <= MAX_SENTENCE_ID:
+            raise CorpusFormatError(path, number, text, f"a 1-based sentence id of at most {MAX_SENTENCE_ID}")
         link = (_index(fields[1], one_based, path, number, text), _index(fields[2], one_based, path, number, text))
         pairs.setdefault(sent - 1, Alignment()).add(link, fields[3:] != ["P"])
     return pairs

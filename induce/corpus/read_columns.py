@@ -14,6 +14,7 @@ acyclic) with a compiled kernel; the CoNLL-U reader reuses :func:`check_heads`.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Iterator
 
@@ -25,6 +26,7 @@ from .read_lines import Line, Rows, iter_blocks
 from .sentence import Sentence
 
 INDUCED = "induced"
+_INTEGER = re.compile(r"-?[0-9]+")
 MISSING = "_"
 
 
@@ -89,7 +91,12 @@ def _first_bad_head(heads):
 
 def check_heads(heads: list[int], lines: list[Line], path: str) -> None:
     """Raise ``CorpusFormatError`` at the line of the first out-of-range or cyclic head."""
-    index, kind = _first_bad_head(np.asarray(heads, dtype=np.int64))
+    try:
+        values = np.asarray(heads, dtype=np.int64)
+    except OverflowError:  # a head beyond int64 is out of range; find it without the kernel
+        index, kind = next(i for i, h in enumerate(heads) if not -2**63 <= h < 2**63), 1
+    else:
+        index, kind = _first_bad_head(values)
     if kind == 0:
         return
     number, text = lines[index]
@@ -106,10 +113,9 @@ def parse_heads(values: list[str], lines: list[Line], path: str) -> list[int] | 
         return None
     heads = []
     for value, (number, text) in zip(values, lines):
-        try:
-            heads.append(int(value))
-        except ValueError:
-            raise CorpusFormatError(path, number, text, f"an integer head; got head {value!r}") from None
+        if not _INTEGER.fullmatch(value):  # int() would also take '1_0', ' 1' and non-ASCII digits
+            raise CorpusFormatError(path, number, text, f"an integer head; got head {value!r}")
+        heads.append(int(value))
     check_heads(heads, lines, path)
     return heads
 

@@ -68,7 +68,8 @@ def read_conllu(path: str | os.PathLike, encoding: str = "utf-8") -> Iterator[Se
         xpos = [t["xpos"] for t in words]
         if any(x is not None for x in xpos):
             tags["xpos"] = [MISSING if x is None else x for x in xpos]
-        induced = [(t["misc"] or {}).get(INDUCED_KEY) for t in words]
+        # an empty MISC column (a trailing TAB) leaves no "misc" key in the token
+        induced = [(t.get("misc") or {}).get(INDUCED_KEY) for t in words]
         if all(v is not None for v in induced):
             tags[INDUCED_KEY] = induced
         heads = [t["head"] for t in words]

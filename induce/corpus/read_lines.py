@@ -8,12 +8,15 @@ naming the file and the 1-based line.
 from __future__ import annotations
 
 import os
+import sys
 from typing import Iterator
 
 from ..errors import CorpusFormatError
 from .sentence import Sentence
 
 Line = tuple[int, str]
+#: The path that means standard input.
+STDIN = "-"
 
 
 class Rows(list):
@@ -28,31 +31,75 @@ class Rows(list):
         self.format = format
 
 
-def iter_lines(path: str | os.PathLike, encoding: str = "utf-8") -> Iterator[Line]:
-    """``(line_number, text)`` for every line of ``path`` (1-based, newline removed).
+def _stdin_lines() -> list[bytes]:
+    """Standard input as binary lines, read once and kept, so that format detection and reading share it."""
+    global _STDIN
+    if _STDIN is None:
+        _STDIN = sys.stdin.buffer.readlines()
+    return _STDIN
 
-    Lines are decoded one by one (strictly, in ``encoding``; UTF-8 unless the
-    corpus says otherwise, e.g. ``latin-1`` for the CoNLL-2007 Basque files), so
-    an undecodable byte is reported at its line.  A UTF-8 byte-order mark on line 1 is dropped.  A file with no
-    non-blank line raises ``CorpusFormatError`` ("empty file").
+
+_STDIN: list[bytes] | None = None
+
+
+def _open_lines(path: str | os.PathLike) -> Iterator[bytes]:
+    """The raw lines of ``path`` (``-``: standard input); an unreadable path is a ``CorpusFormatError``."""
+    if str(path) == STDIN:
+        yield from _stdin_lines()
+        return
+    try:
+        handle = open(path, "rb")
+    except OSError as exc:
+        raise CorpusFormatError(str(path), None, None, f"a readable file ({exc.strerror})") from None
+    with handle:
+        try:
+            yield from handle
+        except OSError as exc:  # e.g. EISDIR on some systems, EIO
+            raise CorpusFormatError(str(path), None, None, f"a readable file ({exc.strerror})") from None
+
+
+def _split_lines(raw_lines: Iterator[bytes]) -> Iterator[bytes]:
+    r"""Lines without their ending, split at ``\n``, ``\r\n`` and a lone ``\r`` (old Mac files)."""
+    for raw in raw_lines:
+        if raw.endswith(b"\n"):
+            raw = raw[:-1]
+        if raw.endswith(b"\r"):
+            raw = raw[:-1]
+        if b"\r" in raw:
+            yield from raw.split(b"\r")
+        else:
+            yield raw
+
+
+def iter_lines(path: str | os.PathLike, encoding: str = "utf-8") -> Iterator[Line]:
+    """``(line_number, text)`` for every line of ``path`` (1-based, line ending removed).
+
+    Lines end at LF, CRLF or a lone CR.  They are decoded one by one (strictly,
+    in ``encoding``; UTF-8 unless the corpus says otherwise, e.g. ``latin-1``
+    for the CoNLL-2007 Basque files), so an undecodable byte is reported at its
+    line.  A UTF-8 byte-order mark on line 1 is dropped.  ``path`` ``-`` is
+    standard input.  A missing or unreadable path, a NUL byte (a binary file)
+    and a file with no non-blank line (``"empty file"``) raise
+    ``CorpusFormatError`` naming the file and the line.
     """
     name = str(path)
     seen_text = False
-    with open(path, "rb") as handle:
-        for number, raw in enumerate(handle, 1):
-            try:
-                text = raw.decode(encoding)
-            except UnicodeDecodeError as exc:
-                shown = raw.decode(encoding, "replace").rstrip("\r\n")
-                raise CorpusFormatError(
-                    name, number, shown, f"valid {exc.encoding.upper()} (invalid byte at column {exc.start + 1}; "
-                    "give the file's encoding if it is not UTF-8)"
-                ) from None
-            if number == 1 and text.startswith("\ufeff"):
-                text = text[1:]
-            text = text.rstrip("\r\n")
-            seen_text = seen_text or bool(text.strip())
-            yield number, text
+    for number, raw in enumerate(_split_lines(_open_lines(path)), 1):
+        try:
+            text = raw.decode(encoding)
+        except UnicodeDecodeError as exc:
+            shown = raw.decode(encoding, "replace")
+            raise CorpusFormatError(
+                name, number, shown, f"valid {exc.encoding.upper()} (invalid byte at column {exc.start + 1}; "
+                "give the file's encoding if it is not UTF-8)"
+            ) from None
+        if "\x00" in text:
+            raise CorpusFormatError(name, number, text.replace("\x00", "\\0"),
+                                    "text without NUL bytes (is this a binary file?)")
+        if number == 1 and text.startswith("\ufeff"):
+            text = text[1:]
+        seen_text = seen_text or bool(text.strip())
+        yield number, text
     if not seen_text:
         raise CorpusFormatError(name, 1, "", "a non-empty corpus file")
 

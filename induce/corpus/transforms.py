@@ -290,10 +290,12 @@ def pipeline(
     max_length: int | None = None,
     wsj10: bool = False,
     strip_punct: bool = False,
+    skipped: dict[str, int] | None = None,
 ) -> Callable[[Iterable[Sentence]], Iterator[Sentence]]:
     """A generator transform applying, in order: universal mapping, punctuation
     stripping, WSJ10 filter, max-length filter (on the remaining words),
-    lowercasing, digit normalisation.
+    lowercasing, digit normalisation.  ``skipped["max_length"]`` (when given)
+    counts the sentences the max-length filter drops.
 
     ``wsj10`` is Klein & Manning's (2004) WSJ10: punctuation removed (it implies
     ``strip_punct``; :func:`punctuation_mask`), then sentences of at most 10
@@ -311,6 +313,8 @@ def pipeline(
             if wsj10 and len(sent) > WSJ10_WORDS:
                 continue
             if max_length is not None and len(sent) > max_length:
+                if skipped is not None:
+                    skipped["max_length"] = skipped.get("max_length", 0) + 1
                 continue
             if lowercase_words:
                 sent = lowercase(sent)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ConfigError
+from ..errors import ConfigError, check_float
 
 
 def step_size(m: int, tau: float, kappa: float) -> float:
@@ -33,8 +33,7 @@ def check_schedule(tau: float, kappa: float, batch_size: int) -> None:
     """Validate step-size options at the boundary with a clear message."""
     if not 0.5 <= kappa <= 1.0:
         raise ConfigError(f"kappa must be in [0.5, 1] (Robbins-Monro), got {kappa}")
-    if tau < 0:
-        raise ConfigError(f"tau must be non-negative, got {tau}")
+    check_float("tau", tau, 0.0)
     if batch_size < 1:
         raise ConfigError(f"minibatch size must be at least 1, got {batch_size}")
 

@@ -50,9 +50,10 @@ from ..base import InduceEstimator
 from ..infer.convergence import TOL, ConvergenceMonitor, FitWarning
 from ..infer.estimators import params_from_counts
 from ..kernels import dmv as kdmv
-from ..errors import ConfigError
+from ..errors import ConfigError, check_float, check_int, check_seed
 from ..modelfile import Field
 from ..corpus.corpus import as_corpus
+from ..resources import check_memory, corpus_source, dmv_bytes, sentence_label
 from .params import UNK, check_choice, column, encode_with
 
 ALGORITHMS = ("em", "vi", "cvi")
@@ -106,12 +107,13 @@ class DMVParser(InduceEstimator):
         """
         check_choice("infer", self.infer, ALGORITHMS)
         check_choice("init", self.init, INITS)
-        if self.prior <= 0:
-            raise ConfigError(f"prior must be positive; got {self.prior}")
-        if self.n_iter < 0 or self.tol < 0:
-            raise ConfigError(f"n_iter and tol must be non-negative; got {self.n_iter} and {self.tol}")
+        check_float("prior", self.prior, 0.0, min_open=True), check_int("n_iter", self.n_iter, 0)
+        check_seed("random_state", self.random_state)
+        if self.tol < 0:
+            raise ConfigError(f"tol must be non-negative; got {self.tol}")
         corpus = as_corpus(X)
         corpus = corpus.subset(np.nonzero(corpus.lengths > 0)[0])
+        check_memory(dmv_bytes(corpus.lengths), "the DMV charts", sentence_label(corpus.lengths, corpus_source(corpus)))
         ids, vocab = column(corpus, self.tag_column)
         self.tags_ = [s for s in vocab.itos if s != UNK] + [UNK]
         tags = encode_with(self.tags_, vocab, ids)

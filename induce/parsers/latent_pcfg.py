@@ -48,7 +48,8 @@ from tqdm import tqdm
 from .. import modelfile
 from ..base import InduceEstimator
 from ..corpus.corpus import Corpus
-from ..errors import ConfigError
+from ..errors import ConfigError, check_float, check_seed
+from ..resources import check_memory, corpus_source, latent_chart_bytes, sentence_label
 from ..infer.estimators import params_from_counts
 from ..kernels import latent_chart as lc
 from ..kernels import latent_tree as lt
@@ -144,8 +145,11 @@ class LatentPCFGParser(InduceEstimator):
         if self.n_subtypes < 1:
             raise ConfigError(f"n_subtypes must be at least 1; got {self.n_subtypes}")
         priors = [float(p) for p in (self.prior if isinstance(self.prior, (list, tuple)) else [self.prior])]
-        if not priors or any(p <= 0 for p in priors):
+        if not priors:
             raise ConfigError(f"prior must be positive; got {self.prior}")
+        for p in priors:
+            check_float("prior", p, 0.0, min_open=True)
+        check_seed("random_state", self.random_state)
         if self.horizontal < 0 or self.vertical < 1:
             raise ConfigError("markovisation orders: horizontal >= 0 and vertical >= 1")
         return priors
@@ -471,6 +475,9 @@ class LatentPCFGParser(InduceEstimator):
         words, tags = self._sentences(X, use_tags)
         if pruning is not None and pruning.key != self._coarse_key(words, tags):
             raise ConfigError("pruning: computed for other sentences or another treebank grammar")
+        lengths = [len(w) for w in words]
+        check_memory(latent_chart_bytes(lengths, len(self.symbols_)), "the PCFG-LA parse charts",
+                     sentence_label(lengths, corpus_source(X)))
         bar = tqdm(range(len(words)), desc="parsing", disable=not self.verbose, leave=False)
         return [self.parse_one(words[i], tags[i] if tags is not None else None,
                                pruning.charts[i] if pruning is not None else None) for i in bar]

@@ -37,9 +37,10 @@ from ..base import InduceEstimator
 from ..corpus.corpus import Corpus
 from ..kernels import inside_outside as io
 from .grammar import Grammar, full_grammar, read_grammar
-from ..errors import ConfigError
+from ..errors import ConfigError, check_float, check_int, check_seed
 from ..modelfile import Field
 from ..corpus.corpus import as_corpus
+from ..resources import check_memory, corpus_source, pcfg_bytes, sentence_label
 from .params import UNK, check_choice, column, encode_with, masked_params
 from .trees import nodes_to_tree
 
@@ -98,12 +99,14 @@ class PCFGInducer(InduceEstimator):
     def fit(self, X, y=None, callback: Callable[["PCFGInducer", int], None] | None = None) -> "PCFGInducer":
         """Induce the grammar from the sentences of ``X`` (a Corpus or lists of tokens)."""
         check_choice("infer", self.infer, ALGORITHMS)
-        if self.prior <= 0:
-            raise ConfigError(f"prior must be positive; got {self.prior}")
+        check_float("prior", self.prior, 0.0, min_open=True), check_int("n_iter", self.n_iter, 0)
+        check_seed("random_state", self.random_state)
         corpus = as_corpus(X)
         corpus = corpus.subset(np.nonzero(corpus.lengths > 0)[0])
         ids, vocab = column(corpus, self.tag_column)
         self.grammar_ = self._base_grammar(list(vocab.itos))
+        check_memory(pcfg_bytes(corpus.lengths, self.grammar_.n_nonterminals, self.infer == "cvi"),
+                     "the PCFG charts", sentence_label(corpus.lengths, corpus_source(corpus)))
         tokens, offsets = encode_with(self.grammar_.terminals, vocab, ids), corpus.offsets
         rng = np.random.default_rng(self.random_state)
         g = self.grammar_

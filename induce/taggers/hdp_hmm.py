@@ -41,7 +41,8 @@ import numpy as np
 
 from ..corpus.corpus import Corpus
 from ..corpus.vocab import Vocabulary
-from ..errors import ConfigError
+from ..errors import ConfigError, check_float, check_int, check_seed
+from ..resources import check_memory, corpus_source, hmm_bytes, sentence_label
 from .. import modelfile
 from ..infer import hdp
 from ..infer import hmm_passes as passes
@@ -50,7 +51,7 @@ from ..infer.hdp_passes import (emission_log_q0, hdp_cvi_pass, hdp_minibatch_pas
 from ..infer.schedules import blend, check_schedule, exponential_init, minibatches, step_size
 from ..kernels.hdp_qc import QC_METHODS
 from ..modelfile import Field
-from .hmm import _NO_MASK, HMMTagger, _Data
+from .hmm import _NO_MASK, ONE_SENTENCE, HMMTagger, _Data
 
 HDP_ALGORITHMS = ("cvi", "scvi", "svi", "beam")
 HYPERPARAMETERS = ("gamma", "sigma", "emission")  # the names ``fix_hyper`` accepts
@@ -142,7 +143,7 @@ class HDPHMMTagger(HMMTagger):
         are local optima that score far lower (on the theta_pos recovery data
         ~2,000 nats), so a few starts remove them; see benchmarks/RESULTS.md,
         issue 5, section 8.
-    decode, order, random_state, progress, eval_column, eval_every, callback : as
+    decode, order, random_state, verbose, eval_column, eval_every, callback : as
         in :class:`HMMTagger`.
 
     Fitted attributes: ``transitions_`` (K+1, K; posterior-mean rows, which
@@ -182,7 +183,7 @@ class HDPHMMTagger(HMMTagger):
         decode: str = "posterior",
         order: str = "sequential",
         random_state: int = 0,
-        progress: bool = False,
+        verbose: bool = False,
         eval_column: str | None = None,
         eval_every: int = 1,
         callback: Callable[[dict], None] | None = None,
@@ -210,7 +211,7 @@ class HDPHMMTagger(HMMTagger):
         self.decode = decode
         self.order = order
         self.random_state = random_state
-        self.progress = progress
+        self.verbose = verbose
         self.eval_column = eval_column
         self.eval_every = eval_every
         self.callback = callback
@@ -242,6 +243,13 @@ class HDPHMMTagger(HMMTagger):
         self._validate_shared(corpus)
         if int(self.truncation) < 1:
             raise ConfigError(f"truncation must be at least 1, got {self.truncation}")
+        check_int("n_iter", self.n_iter, 1), check_seed("random_state", self.random_state)
+        if self.infer == "cvi" and corpus.n_sentences < 2:
+            raise ConfigError(ONE_SENTENCE.format(infer="cvi (hdp-hmm)", alternatives="--infer svi or beam"))
+        check_memory(hmm_bytes(self.truncation, len(corpus.vocab), corpus.lengths), f"{self.truncation} HDP-HMM states",
+                     sentence_label(corpus.lengths, corpus_source(corpus)), "use a lower --truncation")
+        for name in ("gamma", "sigma", "beta"):
+            check_float(name, getattr(self, name), 0.0, min_open=True)
         if not (self.gamma > 0 and self.sigma > 0 and self.beta > 0):
             raise ConfigError(f"gamma, sigma and beta must be positive (got {self.gamma}, {self.sigma}, {self.beta})")
         self._fixed_hyper()
@@ -321,7 +329,7 @@ class HDPHMMTagger(HMMTagger):
     def _fit_best_start(self, corpus: Corpus) -> "HDPHMMTagger":
         """``n_init`` single-start fits (start 0: ``random_state``); keep the highest final objective."""
         params = {k: getattr(self, k) for k in self._PARAMS} | {
-            "n_init": 1, "progress": self.progress, "eval_column": self.eval_column,
+            "n_init": 1, "verbose": self.verbose, "eval_column": self.eval_column,
             "eval_every": self.eval_every, "callback": self.callback}
         best, objectives = None, []
         for start in range(int(self.n_init)):

@@ -36,7 +36,8 @@ from ..base import InduceEstimator
 from ..infer.convergence import ConvergenceMonitor
 from ..corpus.corpus import Corpus, as_corpus
 from ..corpus.vocab import Vocabulary
-from ..errors import ConfigError
+from ..errors import ConfigError, check_int, check_seed
+from ..resources import check_memory, corpus_source, hmm_bytes, sentence_label
 from ..infer import hmm_passes as passes
 from ..infer.hmm_batched import Layout, cvi2_block_pass, lockstep_pass
 from ..infer import stochastic_hmm as stochastic
@@ -48,6 +49,11 @@ from ..kernels.hmm import forward_backward, gather_emissions, viterbi
 from ..modelfile import Field
 from .tag_dict import TagDictionary
 
+#: cvi2 (and HDP cvi) update q(z^i) against the counts of the *other* sentences (eq. 3.44): with one sentence
+#: those are empty, q stays at the symmetric prior and every token gets state 0.
+ONE_SENTENCE = ("--infer {infer} updates each sentence against the counts of the other sentences (thesis eq. 3.44); "
+                "the input has one sentence, so it cannot learn anything: split the text into sentences, or use "
+                "{alternatives}")
 ALGORITHMS = ("em", "vi", "cvi1", "cvi2", "cgs", "cvi3") + stochastic.STOCHASTIC + stochastic.SINGLE_SEQUENCE
 #: algorithms with a minibatch schedule (no per-sentence statistics kept)
 STOCHASTIC_ALGORITHMS = stochastic.STOCHASTIC + stochastic.SINGLE_SEQUENCE
@@ -125,7 +131,7 @@ class HMMTagger(InduceEstimator):
         the counts frozen at the start of their block (minus their own);
         ``B = 1`` is again the exact algorithm.
     random_state : seed of every random choice.
-    progress : show a tqdm progress bar.
+    verbose : show a tqdm progress bar.
     eval_column : gold tag column to score against every ``eval_every`` iterations.
     callback : called with each iteration's trace record.
     batch_size : stochastic algorithms: sentences (``svi``, ``scvi``) or
@@ -166,7 +172,7 @@ class HMMTagger(InduceEstimator):
         order: str = "sequential",
         cvi2_block: int = 0,
         random_state: int = 0,
-        progress: bool = False,
+        verbose: bool = False,
         eval_column: str | None = None,
         eval_every: int = 1,
         callback: Callable[[dict], None] | None = None,
@@ -198,7 +204,7 @@ class HMMTagger(InduceEstimator):
         self.order = order
         self.cvi2_block = cvi2_block
         self.random_state = random_state
-        self.progress = progress
+        self.verbose = verbose
         self.eval_column = eval_column
         self.eval_every = eval_every
         self.callback = callback
@@ -238,6 +244,11 @@ class HMMTagger(InduceEstimator):
         if int(self.n_states) < 1:
             raise ConfigError(f"n_states must be at least 1, got {self.n_states}")
         self._check_priors(allow_zero=self.infer == "em" and not self.map_estimate)
+        check_int("n_iter", self.n_iter, 1), check_int("cgs_keep", self.cgs_keep, 0), check_seed("random_state", self.random_state)
+        if self.infer == "cvi2" and corpus.n_sentences < 2:
+            raise ConfigError(ONE_SENTENCE.format(infer="cvi2", alternatives="cvi1, vi, em or cvi3 (one long sequence)"))
+        check_memory(hmm_bytes(self.n_states, len(corpus.vocab), corpus.lengths), f"{self.n_states} HMM states",
+                     sentence_label(corpus.lengths, corpus_source(corpus)), "use fewer states (--states)")
         t0, t1 = self.temperature
         if t0 <= 0 or t1 <= 0:
             raise ConfigError(f"temperatures must be positive, got {self.temperature}")
@@ -306,12 +317,12 @@ class HMMTagger(InduceEstimator):
     _progress_label = ""  # appended to the progress bar's name (HDPHMMTagger n_init: " start i/N")
 
     def _iterations(self):
-        """The iteration numbers 1..n_iter (a tqdm bar with ``progress``); also starts the stopping rule."""
+        """The iteration numbers 1..n_iter (a tqdm bar with ``verbose``); also starts the stopping rule."""
         learning = bool(getattr(self, "learned_hyper_", ()))  # (subclasses without learned priors or tol)
         monotone = self.infer in ("em", "vi") and not self.map_estimate and not learning
         self._convergence = ConvergenceMonitor(getattr(self, "tol", 0.0), monotone=monotone, reference="progress")
         it = range(1, self.n_iter + 1)
-        if self.progress:
+        if self.verbose:
             from tqdm import tqdm
 
             return tqdm(it, desc=f"{self.infer}{self._progress_label}", unit="it", dynamic_ncols=True)
@@ -620,7 +631,7 @@ class HMMTagger(InduceEstimator):
                                 heldout_every=self.heldout_every, alpha=self.alpha_, beta=self.beta_,
                                 max_batches=self.max_batches, checkpoint=self.checkpoint,
                                 checkpoint_every=self.checkpoint_every, checkpoint_minutes=self.checkpoint_minutes,
-                                resume=self.resume, meta=settings, callback=self.callback, progress=self.progress)
+                                resume=self.resume, meta=settings, callback=self.callback, progress=self.verbose)
         self.trace_ = result.trace
         self.n_iter_ = result.batches
         self.interrupted_ = result.interrupted

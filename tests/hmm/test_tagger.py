@@ -191,7 +191,9 @@ def test_cli_tag_demo_end_to_end(tmp_path, capsys):
 
 
 def test_cli_errors_exit_2(tmp_path, capsys):
-    assert main(["tag", str(tmp_path / "missing.conllu"), "--quiet"]) == 2
+    with pytest.raises(SystemExit) as exit_:  # the input path is checked by argparse (issue 24)
+        main(["tag", str(tmp_path / "missing.conllu"), "--quiet"])
+    assert exit_.value.code == 2
     assert "induce: error:" in capsys.readouterr().err
     assert main(["tag", "demo", "--gold-column", "nope", "--quiet"]) == 2
 
