@@ -7,7 +7,7 @@ Usage::
 Each run is the CLI itself (``induce.cli.main``), so the numbers are exactly
 what ``induce tag CORPUS -o OUT`` prints: the gold column and K are the CLI's
 choices, the priors are learned, training stops on convergence.  ``--tuned``
-adds, per corpus and seed, the tuned setting of benchmarks/RESULTS.md
+adds, per corpus and seed, the tuned setting of docs/experiments/tagging.md
 (``--alpha 1 --beta 0.003 --iterations 200 --tol 0 --learn-hyper none``: the best cvi2
 point of the thesis grid on WSJ held-out data) with the same K.  Writes a
 summary JSON (mean, sd and the runs) under ``benchmarks/results/``.
@@ -77,7 +77,7 @@ def main_bench() -> None:
     parser.add_argument("--corpora", default="ptb-sample", help=f"comma-separated: {', '.join(NAMED)}")
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--seed-base", type=int, default=0)
-    parser.add_argument("--tuned", action="store_true", help="also run the tuned cvi2 setting of RESULTS.md")
+    parser.add_argument("--tuned", action="store_true", help="also run the tuned cvi2 setting (see tagging.md)")
     parser.add_argument("--tag", default="")
     args = parser.parse_args()
     report = {}

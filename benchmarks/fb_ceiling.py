@@ -1,4 +1,4 @@
-"""How close is exact cvi2's forward-backward to what a numba mat-vec can do?  (issue 3, speed)
+"""How close is exact cvi2's forward-backward to what a numba mat-vec can do?  (docs/experiments/speed.md)
 
 Exact cvi2 (thesis 3.44-3.50) runs one forward-backward per sentence under
 parameters that changed after the previous sentence, so its O(K^2) work per

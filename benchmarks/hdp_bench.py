@@ -19,7 +19,7 @@ and from the regular grammar of Beal et al. (2002) (K=12); gamma = sigma =
 beta = 1 fixed (``--learn``: gamma and sigma learned as by default, beta = 1);
 a fresh dataset per run; effective states (99% of tokens) vs iterations and
 wall time for cvi, beam and scvi (``--cvi-iter`` epochs of ``--batch-size``).
-``runaway`` (issue 19): table counts and the sigma evidence (eq. 5.10) of fits with sigma
+``runaway`` (docs/experiments/hdp_defaults.md): table counts and the sigma evidence (eq. 5.10) of fits with sigma
 learned from pass 1, after the default burn-in and fixed, on one theta_pos dataset.
 ``speed``: seconds per cvi iteration and per beam sweep on the same data, same run.
 ``qc-sim`` (Figure 5.2): mean absolute error (eq. 5.68) of the approximate
@@ -179,7 +179,7 @@ def _plot_recovery(out, datasets, filename: str) -> None:
 
 
 def runaway(args) -> None:
-    """Issue 19 section 3: why learned sigma runs away on the recovery data (theta_pos, K = 10, beta = 1).
+    """docs/experiments/hdp_defaults.md: why learned sigma runs away on the recovery data (theta_pos, K = 10, beta = 1).
 
     Fits learned from pass 1 (the old default, ``hyper_burn_in=0``; first-order and sampled tables),
     with the default adaptive burn-in, and with everything fixed at 1.  For each final ``q(z)``: the
@@ -411,10 +411,10 @@ def _size_tag(n_sentences: int) -> str:
 def _text_models(iterations: int, seed: int, which: list[str] | None, burn_in: int, beta_start: float = 10.0):
     """``(key, label, constructor)`` of the models named in ``which`` (``None``: every model)."""
     hdp_kw = dict(truncation=45, infer="cvi", n_iter=iterations, gamma=10, sigma=5, beta=0.1, random_state=seed)
-    asym_w = dict(emission_prior="asymmetric", emission_concentration="symmetric")  # beta from W x 0.1 (sections 4-8)
+    asym_w = dict(emission_prior="asymmetric", emission_concentration="symmetric")  # beta from W x 0.1 (hdp.md)
 
     def asym_burn_from(start: float):
-        """hdp-asym-burn with beta of Dir(beta tau) starting at ``start`` (section 9)."""
+        """hdp-asym-burn with beta of Dir(beta tau) from ``start`` (hdp.md, "Starting emission concentration")."""
         return lambda: HDPHMMTagger(emission_prior="asymmetric", emission_concentration=start, new_word_mass=1.0,
                                     hyper_burn_in=burn_in, **hdp_kw)
 
@@ -635,7 +635,7 @@ def main() -> None:
     r.add_argument("--cvi-iter", type=int, default=1000)
     r.add_argument("--beam-iter", type=int, default=3000)
     r.add_argument("--first-dataset", type=int, default=1000,
-                   help="seed of the first sampled dataset (1000..1009 are the RESULTS table; 1010.. are fresh)")
+                   help="seed of the first sampled dataset (1000..1009: first recovery table of hdp.md; 1010..: fresh)")
     r.add_argument("--datasets", nargs="+", default=["theta_pos", "theta_neg", "grammar"],
                    choices=["theta_pos", "theta_neg", "grammar"])
     r.add_argument("--algorithms", nargs="+", default=["cvi", "beam"], choices=["cvi", "beam", "scvi"],
@@ -700,7 +700,7 @@ def main() -> None:
                     help="also HDP scvi with Dir(beta tau), new-word mass 1 and learned")
     st.add_argument("--hyper-burn-in", type=int, default=0, help="epochs before the hyperparameters of --asymmetric move")
     st.add_argument("--beta-start", type=lambda x: x if x == "symmetric" else float(x), default="symmetric",
-                    help="--asymmetric: the starting beta of Dir(beta tau) (default symmetric: W x 0.1, section 6)")
+                    help="--asymmetric: the starting beta of Dir(beta tau) (default symmetric: W x 0.1; see hdp.md)")
     st.add_argument("--suffix", default="", help="appended to the JSON name")
     st.add_argument("--seed", type=int, default=0, help="random_state of every model")
     g = sub.add_parser("tagging")

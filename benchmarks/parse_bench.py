@@ -346,7 +346,7 @@ def _pct(mean: float, std: float | None = None) -> str:
 
 
 def report(out_dir: Path) -> None:
-    """Print the markdown tables of benchmarks/RESULTS.md from the saved JSON."""
+    """Print the markdown tables of docs/experiments/grammar.md and speed.md from the saved JSON."""
     for section in ("dmv", "dmv_disjoint"):
         path = out_dir / f"parse_{section}.json"
         if not path.exists():

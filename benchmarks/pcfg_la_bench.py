@@ -35,7 +35,7 @@ GRID = (1.0, 0.1, 0.01, 0.001)
 THESIS_F1 = {"em": {2: 74.35, 4: 82.59, 8: 85.48, 16: 87.42},
              "vi": {2: 75.11, 4: 82.62, 8: 85.46, 16: 87.33},
              "cvi": {2: 77.90, 4: 83.36, 8: 86.55, 16: 88.06}}
-#: alpha of vi/cvi in the cross-validation: the values chosen on dev in the fixed split (RESULTS.md)
+#: alpha of vi/cvi in the cross-validation: the values chosen on dev in the fixed split (docs/experiments/pcfg_la.md)
 CV_ALPHA = {1: {"vi": 0.01, "cvi": 0.01}, 2: {"vi": 1.0, "cvi": 0.1}, 4: {"vi": 0.1, "cvi": 0.1},
             8: {"vi": 0.01, "cvi": 0.01}}
 THESIS_H2 = {"em": (75.84, 72.92, 11.13), "vi": (76.98, 73.32, 11.49), "cvi": (78.85, 76.98, 12.56)}

@@ -1,4 +1,4 @@
-"""Parsing speed of a PCFG-LA grammar with and without a shared coarse pass (issue 7).
+"""Parsing speed of a PCFG-LA grammar with and without a shared coarse pass (docs/experiments/pcfg_la.md).
 
 Trains (or loads, ``--model``) a vi grammar with ``H`` subtypes on ``wsj_0001-0159``,
 then parses the test files ``wsj_0180-0199`` three ways: ``parse(test)`` (coarse

@@ -1,4 +1,5 @@
-"""Before/after figures for issue 24: run the malformed-input and bad-option tables through a checkout's CLI.
+"""Before/after figures of docs/experiments/reliability_inputs.md: run the malformed-input and bad-option
+tables through a checkout's CLI.
 
     python benchmarks/reliability_table.py CHECKOUT [--timeout S] [--json OUT]
 

@@ -1,4 +1,4 @@
-"""Head-to-head comparison of HMM tagger inference algorithms on one corpus (issue 25, part 4).
+"""Head-to-head comparison of HMM tagger inference algorithms on one corpus (docs/experiments/compare.md).
 
 :func:`compare` fits one :class:`~induce.taggers.HMMTagger` per (algorithm, seed)
 with the same model settings, and returns every run (final metrics, time,

@@ -48,7 +48,7 @@ class WordAligner(InduceEstimator):
         but with the prior spread over the whole target vocabulary (``prior_support=
         "vocabulary"``; about 40k French words on the Hansards) that adds some 4,000
         pseudo-counts to every row and swamps rare words; 1e-4 gives the lowest AER
-        with ``vi``/``cvi`` on every gold set we measured (benchmarks/RESULTS.md).
+        with ``vi``/``cvi`` on every gold set we measured (docs/experiments/alignment.md, "The prior").
     prior_support : ``"vocabulary"`` (the Dirichlet of a table row spans the whole target
         vocabulary) or ``"cooccur"`` (only the target words that co-occur with its source word).
     jump_alpha : Dirichlet prior of the jump-width distribution (``vi``/``cvi``).

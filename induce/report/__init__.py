@@ -1,6 +1,6 @@
 """Self-contained HTML reports of runs: settings, metrics, convergence curves, the
 state x gold-tag heat map, state usage, example trees / arcs / alignment grids and
-time series coloured by state (issue 25, part 3).
+time series coloured by state (docs/experiments/report.md).
 
 ``write_report(path, run)`` renders a run dict (what a command prints with
 ``--json``, plus the optional payload keys of :mod:`induce.report.document`);

@@ -55,8 +55,8 @@ from .hmm import _NO_MASK, ONE_SENTENCE, HMMTagger, _Data
 
 HDP_ALGORITHMS = ("cvi", "scvi", "svi", "beam")
 HYPERPARAMETERS = ("gamma", "sigma", "emission")  # the names ``fix_hyper`` accepts
-ASYMMETRIC_BURN_IN = {"cvi": 50, "scvi": 5}  # hyper_burn_in=None with Dir(beta tau) (RESULTS issue 5, 4 and 6)
-DEFAULT_EMISSION_CONCENTRATION = 10.0  # beta's start for Dir(beta tau) (benchmarks/RESULTS.md, issue 5, section 9)
+ASYMMETRIC_BURN_IN = {"cvi": 50, "scvi": 5}  # hyper_burn_in=None with Dir(beta tau) (docs/experiments/hdp.md)
+DEFAULT_EMISSION_CONCENTRATION = 10.0  # beta's start for Dir(beta tau) (docs/experiments/hdp.md)
 TABLE_ESTIMATES = ("first-order", "sampled")
 SYMMETRY_BREAK_GAIN = 0.01  # hyper_burn_in=None with Dir(beta), cvi: objective gain over pass 1 that ends the burn-in
 
@@ -88,7 +88,7 @@ class HDPHMMTagger(HMMTagger):
         start of 10 predicts 0.11 / 0.16 / 0.12 nats/token better than
         ``W beta`` = 0.1 W, and 0.05 / 0.01 / 0.01 better than 100; the
         training objective ranks the starts the same way.  See
-        benchmarks/RESULTS.md, issue 5, section 9.
+        docs/experiments/hdp.md, "Starting emission concentration".
     new_word_mass : the share of ``tau`` left to the unseen words, ``gamma_e`` of
         ``tau ~ DP(gamma_e, H)`` over an open vocabulary (``tau_unseen =
         gamma_e / (E[s..] + gamma_e)``): ``"learned"`` (ML-II, the fixed point
@@ -101,13 +101,13 @@ class HDPHMMTagger(HMMTagger):
         ``("sigma",)``: learn ``gamma`` and the emission prior, hold ``sigma``).
         While the random initial posteriors are still symmetric the ``sigma``
         fixed point drifts upwards (see ``hyper_burn_in`` and
-        benchmarks/RESULTS.md, issue 5).
+        docs/experiments/hdp.md, "sigma drift").
     hyper_burn_in : passes (``scvi``: epochs) during which the hyperparameters stay at
         their initial values (the sticks are still updated).  From a symmetric start
         the fixed points 5.20 (``sigma``) and 5.20 applied to the emissions
         (``beta`` of ``Dir(beta tau)``) grow while all states still look alike,
         which delays or (asymmetric prior) prevents the symmetry breaking; see
-        benchmarks/RESULTS.md, issue 5.  ``None`` (default): with the symmetric
+        docs/experiments/hdp.md, "Dir(beta tau) and the burn-in".  ``None`` (default): with the symmetric
         prior, ``cvi`` holds them until the symmetric start has broken, i.e.
         from the first pass whose collapsed objective beats the first pass's by
         :data:`SYMMETRY_BREAK_GAIN` (1%) of its magnitude (never, if it never
@@ -130,7 +130,7 @@ class HDPHMMTagger(HMMTagger):
         transition counts from ``q(z)`` per pass, each turned into exact expected
         tables (:func:`induce.infer.hdp.sampled_tables`): a check on the
         first-order approximation (on WSJ 1k and 5k the two agree to within
-        10% in the learned ``sigma``; benchmarks/RESULTS.md, issue 5, section 7).
+        10% in the learned ``sigma``; docs/experiments/hdp.md, "Sampled table counts").
     table_samples : draws per pass for ``table_estimate="sampled"``.
     batch_size, tau, kappa : minibatch size and Robbins-Monro step ``(tau + m)^-kappa``
         of ``scvi``/``svi``.
@@ -141,8 +141,8 @@ class HDPHMMTagger(HMMTagger):
         so ``n_init=1`` (default) is the single run of the thesis; the final
         objectives of all starts are in ``init_objectives_``.  Merged states
         are local optima that score far lower (on the theta_pos recovery data
-        ~2,000 nats), so a few starts remove them; see benchmarks/RESULTS.md,
-        issue 5, section 8.
+        ~2,000 nats), so a few starts remove them; see docs/experiments/hdp.md,
+        "Best of 3 starts".
     decode, order, random_state, verbose, eval_column, eval_every, callback : as
         in :class:`HMMTagger`.
 

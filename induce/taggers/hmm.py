@@ -647,7 +647,7 @@ class HMMTagger(InduceEstimator):
         # 3.106-3.107).  Random local posteriors (footnote 5, the cvi2 start) are
         # nearly uniform after a chain's first token, and on one long sequence
         # nothing else breaks the symmetry: cvi3 then idles for ~150 passes
-        # (benchmarks/RESULTS.md, issue 4).
+        # (docs/experiments/stochastic.md, "Batch cvi3: starting point").
         rng = np.random.default_rng(int(seeds[0]))
         A = cvi_params(exponential_init(rng, (K + 1, K), N / K**2), self.alpha_)
         phi = cvi_params(exponential_init(rng, (K, data.W), N / (K * data.W)), self.beta_).T.copy()

@@ -32,4 +32,4 @@ def test_align_cli_single_file_and_bad_gold(corpora, tmp_path, capsys):
                  "--infer", "em", "--iterations", "2", "--gold", str(bad), "--gold-format", "pharaoh", "--quiet"])
     assert code == 2
     assert "bad.gold:1" in capsys.readouterr().err
-    assert not (tmp_path / "ro.align").exists()  # the gold file is read before training (issue 24)
+    assert not (tmp_path / "ro.align").exists()  # gold read before training (reliability_inputs.md)

@@ -1,6 +1,6 @@
 """The HDP-HMM's learned gamma and sigma: the updates against brute force, and recovery with the defaults.
 
-Issue 19, section 3 (docs/experiments/hdp_defaults.md): the sigma update is the
+docs/experiments/hdp_defaults.md: the sigma update is the
 EM fixed point of the Dirichlet-multinomial evidence (thesis eq. 5.10); at a
 symmetric q(z) that evidence grows with sigma without bound, which is why the
 default cvi holds gamma and sigma until the symmetric start has broken.

@@ -1,4 +1,4 @@
-"""Every HMM algorithm of issue 3 runs from the CLI on every tagged corpus in ``shared/corpora``.
+"""Every HMM algorithm (em, vi, cvi1, cvi2, cgs) runs from the CLI on every tagged corpus in ``shared/corpora``.
 
 Each corpus is cut to its first sentences (the bytes as written, so encodings
 and comment lines survive), tagged by ``induce tag`` with each of em, vi, cvi1,

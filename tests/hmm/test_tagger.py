@@ -191,7 +191,7 @@ def test_cli_tag_demo_end_to_end(tmp_path, capsys):
 
 
 def test_cli_errors_exit_2(tmp_path, capsys):
-    with pytest.raises(SystemExit) as exit_:  # the input path is checked by argparse (issue 24)
+    with pytest.raises(SystemExit) as exit_:  # input path checked by argparse (reliability_inputs.md)
         main(["tag", str(tmp_path / "missing.conllu"), "--quiet"])
     assert exit_.value.code == 2
     assert "induce: error:" in capsys.readouterr().err

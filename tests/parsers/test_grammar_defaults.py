@@ -1,4 +1,4 @@
-"""Grammar-induction defaults (issue 19, section 4): harmonic initialiser, WSJ10, the
+"""Grammar-induction defaults (docs/experiments/grammar_defaults.md): harmonic initialiser, WSJ10, the
 punctuation convention shared by ``parse`` and ``eval deps``, convergence, collapse
 warnings, the gold tag column."""
 

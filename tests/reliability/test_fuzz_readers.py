@@ -1,4 +1,4 @@
-"""Hypothesis fuzz of every reader: only ``InduceError`` subclasses may escape (issue 24 item 5).
+"""Hypothesis fuzz of every reader: only ``InduceError`` subclasses may escape (docs/experiments/reliability_inputs.md).
 
 Inputs are byte strings built from the characters that matter to the formats
 (TABs, spaces, line endings including lone CRs, digits and non-ASCII digits

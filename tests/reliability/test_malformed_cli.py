@@ -4,7 +4,7 @@ Table-driven: each case writes its input files, runs ``induce.cli.main`` in
 process and checks the exit status, that stderr is exactly one line starting
 ``induce: error:`` (no traceback) and that it contains a fragment naming the
 problem.  Every case fails before training starts, so the table runs in seconds.
-Issue 24 items 4-7 and 9.
+docs/experiments/reliability_inputs.md.
 """
 
 from __future__ import annotations

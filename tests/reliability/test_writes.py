@@ -1,6 +1,6 @@
 """``induce.atomic.atomic_write``: stdout, write-through of FIFOs and symlinks, modes, temporary files.
 
-Issue 24 item 10: special files and symlinks are written through, new files
+docs/experiments/reliability_inputs.md: special files and symlinks are written through, new files
 get the umask's mode and existing files keep theirs, temporary files go on
 every catchable exit path (exceptions, SIGTERM) and a killed writer's
 left-overs are removed by the next write of the same target.
