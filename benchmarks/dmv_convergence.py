@@ -32,7 +32,7 @@ def trace(corpus, column: str, passes: int, prior: float, seed: int) -> dict:
         def score(model, _):
             accuracy.append(attachment_scores(model.predict(corpus), corpus.heads, corpus.offsets)["directed"])
 
-        model = DMVParser(infer=infer, n_iter=passes, tol=0, prior=prior, tag_column=column, random_state=seed)
+        model = DMVParser(infer=infer, n_iter=passes, tol=0, alpha=prior, tag_column=column, random_state=seed)
         model.fit(corpus, callback=score)
         out[infer] = {"accuracy": accuracy, "objective": [h["log_likelihood"] for h in model.history_]}
     return out

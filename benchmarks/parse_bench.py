@@ -129,7 +129,7 @@ def dmv_table(args, plan, section: str) -> dict:
                 scores = []
                 for seed in seeds:
                     t0 = time.perf_counter()
-                    model = DMVParser(infer=infer, prior=alpha, n_iter=args.dmv_iterations, tol=0, init=init,
+                    model = DMVParser(infer=infer, alpha=alpha, n_iter=args.dmv_iterations, tol=0, init=init,
                                       tag_column=col, random_state=seed).fit(train)
                     s = attachment_scores(model.predict(test), test.heads, test.offsets)
                     scores.append((s["directed"], s["undirected"], time.perf_counter() - t0))
@@ -163,7 +163,7 @@ def run_pcfg(args) -> dict:
     for infer, alpha in DMV_CONFIGS:
         f1s, lls = [], []
         for seed in range(args.seeds):
-            model = PCFGInducer(n_nonterminals=args.nonterminals, infer=infer, prior=alpha,
+            model = PCFGInducer(n_nonterminals=args.nonterminals, infer=infer, alpha=alpha,
                                 n_iter=args.pcfg_iterations, tag_column="pos", random_state=seed).fit(corpus)
             sc = bracket_scores(model.parse(corpus), gold, labeled=False)
             f1s.append((sc["f1"], sc["precision"], sc["recall"]))
@@ -233,7 +233,7 @@ def run_synthetic(args) -> dict:
                                   "test_perplexity": float(np.exp(-ll / n_test)), "rule_tv": _row_tv(model, true)})
                 clock["last"] = time.perf_counter()
 
-            model = PCFGInducer(grammar=learner, infer=infer, prior=args.syn_prior, n_iter=iters,
+            model = PCFGInducer(grammar=learner, infer=infer, alpha=args.syn_prior, n_iter=iters,
                                 random_state=seed).fit(train, callback=record)
             runs.append({"seed": seed, "curve": curve, "acceptance_rate": model.acceptance_rate_})
             last = curve[-1]

@@ -83,7 +83,7 @@ def _configs(args, train, test, seed: int, extra: dict) -> list[dict]:
     for h in args.subtypes:
         for infer in args.infer:
             prior = CV_ALPHA[h][infer] if infer != "em" else 1.0
-            model = LatentPCFGParser(n_subtypes=h, infer=infer, prior=prior, n_iter=args.max_iter,
+            model = LatentPCFGParser(n_subtypes=h, infer=infer, alpha=prior, n_iter=args.max_iter,
                                      random_state=seed).fit(train)
             start = time.perf_counter()
             if pruning is None:
@@ -144,7 +144,7 @@ def run_one(args) -> None:
 
     root = Path(args.corpus)
     train, test = _trees(root, "train"), _trees(root, "test")
-    model = LatentPCFGParser(n_subtypes=args.one_h, infer=args.one_infer, prior=args.one_prior,
+    model = LatentPCFGParser(n_subtypes=args.one_h, infer=args.one_infer, alpha=args.one_prior,
                              n_iter=args.max_iter, random_state=0).fit(train)
     out = {"H": args.one_h, "infer": args.one_infer, "prior": args.one_prior, "train_seconds": model.train_seconds_,
            "iterations": model.n_iter_, "train_log_likelihood": model.history_[-1]["log_likelihood"]}

@@ -39,7 +39,7 @@ def main() -> None:
     if args.model:
         model = LatentPCFGParser.load(args.model)
     else:
-        model = LatentPCFGParser(n_subtypes=args.subtypes, infer="vi", prior=0.01, n_iter=60,
+        model = LatentPCFGParser(n_subtypes=args.subtypes, infer="vi", alpha=0.01, n_iter=60,
                                  random_state=0).fit(read(1, 159))
     model.parse(test[:2])  # compile the kernels
     t0 = time.perf_counter()

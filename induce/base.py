@@ -27,8 +27,18 @@ from .infer.convergence import ConvergenceMonitor, FitWarning
 __all__ = ["InduceEstimator"]
 
 
+#: hyperparameter names of model files written before the names were shared across estimators
+RENAMED_PARAMS = {"prior": "alpha", "n_iterations": "n_iter", "n_ibm1_iterations": "n_iter_ibm1",
+                  "progress": "verbose"}
+
+
 class InduceEstimator(BaseEstimator):
     """Base of every induce estimator (see the module docstring)."""
+
+    @classmethod
+    def _from_params(cls, params: dict):
+        """An unfitted estimator from the hyperparameters a model file stored, under today's names."""
+        return cls(**{RENAMED_PARAMS.get(k, k): v for k, v in params.items()})
 
     def _start_run(self) -> None:
         """Reset what a fit records: the trace, warnings, iteration count, convergence flag."""

@@ -221,7 +221,7 @@ class WordAligner(InduceEstimator):
         """Read a model written by :meth:`save`; ``ModelFormatError`` unless it passes :meth:`_schema`."""
         meta, arrays = modelfile.load(path, "WordAligner", cls._schema)
         with modelfile.reading(path, "header"):
-            aligner = cls(**_current_names(meta["params"]))
+            aligner = cls._from_params(meta["params"])
             for name in DIRECTIONAL:
                 info = meta["directions"].get(name)
                 params = None if info is None else DirectionParams(
@@ -233,12 +233,3 @@ class WordAligner(InduceEstimator):
             aligner.n_pairs_ = meta["n_pairs"]
             aligner.fit_seconds_ = meta["fit_seconds"]
         return aligner
-
-
-#: hyperparameter names of files written before the names were shared across estimators
-_RENAMED = {"n_iterations": "n_iter", "n_ibm1_iterations": "n_iter_ibm1", "progress": "verbose"}
-
-
-def _current_names(params: dict) -> dict:
-    """``params`` of a saved aligner under today's names."""
-    return {_RENAMED.get(k, k): v for k, v in params.items()}

@@ -69,7 +69,8 @@ def register(subparsers) -> None:
     p.add_argument("--load", type=existing_file, metavar="MODEL", help="pcfg-la: parse with a saved grammar instead of training")
     p.add_argument("--decode", choices=("max-rule-sum", "viterbi"), default="max-rule-sum", help="pcfg-la decoder")
     p.add_argument("--seed", type=seed, default=0, metavar="S")
-    p.add_argument("--prior", type=finite_positive_float, default=1.0, help="Dirichlet hyperparameter alpha (default 1)")
+    p.add_argument("--alpha", "--prior", dest="alpha", type=finite_positive_float, default=1.0,
+                   help="symmetric Dirichlet hyperparameter (default 1; --prior is the old name)")
     p.add_argument("--init", choices=("harmonic", "random"), default="harmonic", help="DMV initialiser")
     p.add_argument("--use-tags", action="store_true", help="model a tag column instead of the words")
     p.add_argument("--tag-column", help="which tag column with --use-tags (default: first informative of "
@@ -110,7 +111,7 @@ def _build_model(args, column):
 
         args.iterations = 20 if args.iterations is None else args.iterations
         return PCFGInducer(n_nonterminals=args.nonterminals, grammar=args.grammar, infer=args.infer,
-                           prior=args.prior, n_iter=args.iterations, tag_column=column,
+                           alpha=args.alpha, n_iter=args.iterations, tag_column=column,
                            random_state=args.seed, verbose=not args.quiet)
     if args.infer == "mh":
         raise ConfigError("--infer mh is the PCFG sampler; the DMV supports em, vi and cvi")
@@ -119,7 +120,7 @@ def _build_model(args, column):
     from ..parsers import DMVParser
     from ..parsers.dmv import MAX_ITER
 
-    return DMVParser(infer=args.infer, prior=args.prior, n_iter=MAX_ITER if args.iterations is None else args.iterations,
+    return DMVParser(infer=args.infer, alpha=args.alpha, n_iter=MAX_ITER if args.iterations is None else args.iterations,
                      tol=args.tol, init=args.init, tag_column=column, random_state=args.seed,
                      verbose=not args.quiet)
 
@@ -236,12 +237,12 @@ def _run_latent(args) -> int:
     elif args.train:
         train = load_corpus(args.train, encoding=args.encoding)
         dev = load_corpus(args.dev, encoding=args.encoding) if args.dev else None
-        prior = list(PRIOR_GRID) if dev is not None and args.infer != "em" else args.prior
-        model = LatentPCFGParser(n_subtypes=args.subtypes, infer=args.infer, prior=prior,
+        prior = list(PRIOR_GRID) if dev is not None and args.infer != "em" else args.alpha
+        model = LatentPCFGParser(n_subtypes=args.subtypes, infer=args.infer, alpha=prior,
                                  n_iter=100 if args.iterations is None else args.iterations, decode=args.decode,
                                  random_state=args.seed, verbose=not args.quiet).fit(train, dev=dev)
         result.update({"train_sentences": train.n_sentences, "train_seconds": model.train_seconds_,
-                       "iterations": model.n_iter_, "prior": model.prior_})
+                       "iterations": model.n_iter_, "alpha": model.alpha_})
         if model.dev_scores_:
             result["dev_scores"] = model.dev_scores_
     else:

@@ -73,7 +73,7 @@ class DMVParser(InduceEstimator):
     Parameters
     ----------
     infer : ``"em"``, ``"vi"`` or ``"cvi"`` (default; thesis section 4.5.2).
-    prior : Dirichlet hyperparameter ``alpha`` (used by ``vi``/``cvi`` and the decoding mean).
+    alpha : symmetric Dirichlet hyperparameter (used by ``vi``/``cvi`` and the decoding mean).
     n_iter : maximum number of passes over the corpus.
     tol : relative change of the objective below which (3 passes in a row) the run has
         converged; ``0`` runs exactly ``n_iter`` passes.
@@ -82,11 +82,11 @@ class DMVParser(InduceEstimator):
     random_state : seed of random initialisation and of CVI's sentence order.
     """
 
-    def __init__(self, infer: str = "cvi", prior: float = 1.0, n_iter: int = MAX_ITER, tol: float = TOL,
+    def __init__(self, infer: str = "cvi", alpha: float = 1.0, n_iter: int = MAX_ITER, tol: float = TOL,
                  init: str = "harmonic", tag_column: str | None = None, random_state: int | None = None,
                  verbose: bool = False):
         self.infer = infer
-        self.prior = prior
+        self.alpha = alpha
         self.n_iter = n_iter
         self.tol = tol
         self.init = init
@@ -107,7 +107,7 @@ class DMVParser(InduceEstimator):
         """
         check_choice("infer", self.infer, ALGORITHMS)
         check_choice("init", self.init, INITS)
-        check_float("prior", self.prior, 0.0, min_open=True), check_int("n_iter", self.n_iter, 0)
+        check_float("alpha", self.alpha, 0.0, min_open=True), check_int("n_iter", self.n_iter, 0)
         check_seed("random_state", self.random_state)
         if self.tol < 0:
             raise ConfigError(f"tol must be non-negative; got {self.tol}")
@@ -135,9 +135,9 @@ class DMVParser(InduceEstimator):
                 break
             t0 = time.perf_counter()
             if self.infer == "cvi":
-                ll = state.cvi_pass(rng.permutation(len(offsets) - 1), self.prior)
+                ll = state.cvi_pass(rng.permutation(len(offsets) - 1), self.alpha)
             else:
-                ll = state.estep(*state.params(self.infer, self.prior), per_position=False)
+                ll = state.estep(*state.params(self.infer, self.alpha), per_position=False)
             self.history_.append({"iteration": it, "seconds": time.perf_counter() - t0, "log_likelihood": ll})
             bar.set_postfix(ll=f"{ll:.1f}")
             self._set_params(state)
@@ -155,11 +155,11 @@ class DMVParser(InduceEstimator):
     def _initial_params(self, state: "_Counts", rng) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         if self.init == "harmonic":
             kdmv.harmonic_counts(state.tags, state.offsets, state.root, state.stop, state.attach)
-            return state.params("em", self.prior)
+            return state.params("em", self.alpha)
         return tuple(_dirichlet_rows(rng, a.shape) for a in (state.root, state.stop, state.attach))
 
     def _set_params(self, state: "_Counts") -> None:
-        self.root_, self.stop_, self.attach_ = state.params("em" if self.infer == "em" else "cvi", self.prior)
+        self.root_, self.stop_, self.attach_ = state.params("em" if self.infer == "em" else "cvi", self.alpha)
         self.counts_ = {"root": state.root.copy(), "stop": state.stop.copy(), "attach": state.attach.copy()}
 
     # -------------------------------------------------------------- decoding
@@ -212,7 +212,7 @@ class DMVParser(InduceEstimator):
         """Read a model written by :meth:`save`; ``ModelFormatError`` unless it passes :meth:`_schema`."""
         meta, arrays = modelfile.load(path, "DMVParser", cls._schema)
         with modelfile.reading(path, "header"):
-            model = cls(**meta["params"])
+            model = cls._from_params(meta["params"])
             model.tags_, model.history_ = list(meta["tags"]), meta["history"]
             if UNK not in model.tags_:
                 raise ValueError(f"the tag list lacks {UNK!r}")

@@ -107,7 +107,7 @@ class LatentPCFGParser(InduceEstimator):
     ----------
     n_subtypes : ``H``, latent subtypes per symbol (1 = the plain treebank PCFG).
     infer : ``"em"``, ``"vi"`` or ``"cvi"``.
-    prior : Dirichlet ``alpha`` (vi/cvi), or a sequence of values to choose from on ``dev`` in :meth:`fit`.
+    alpha : Dirichlet hyperparameter (vi/cvi), or a sequence of values to choose from on ``dev`` in :meth:`fit`.
     n_iter : at most this many passes; ``tol`` : stop when the log-likelihood changes by less (relative),
         checked from pass ``min_iter`` on (the nearly symmetric split start changes slowly at first).
     horizontal, vertical : markovisation orders of the binarisation (:func:`.treebank.binarize`).
@@ -118,14 +118,14 @@ class LatentPCFGParser(InduceEstimator):
     random_state : seed of the perturbation and of CVI's tree order.
     """
 
-    def __init__(self, n_subtypes: int = 2, infer: str = "em", prior: float | Sequence[float] = 1.0,
+    def __init__(self, n_subtypes: int = 2, infer: str = "em", alpha: float | Sequence[float] = 1.0,
                  n_iter: int = 100, tol: float = 1e-4, min_iter: int = 20, horizontal: int = 1, vertical: int = 1,
                  min_count: int = 2,
                  init_noise: float = 0.01, prune: float = 1e-4, decode: str = "max-rule-sum",
                  random_state: int | None = 0, verbose: bool = False):
         self.n_subtypes = n_subtypes
         self.infer = infer
-        self.prior = prior
+        self.alpha = alpha
         self.n_iter = n_iter
         self.tol = tol
         self.min_iter = min_iter
@@ -144,11 +144,11 @@ class LatentPCFGParser(InduceEstimator):
         check_choice("decode", self.decode, DECODERS)
         if self.n_subtypes < 1:
             raise ConfigError(f"n_subtypes must be at least 1; got {self.n_subtypes}")
-        priors = [float(p) for p in (self.prior if isinstance(self.prior, (list, tuple)) else [self.prior])]
+        priors = [float(p) for p in (self.alpha if isinstance(self.alpha, (list, tuple)) else [self.alpha])]
         if not priors:
-            raise ConfigError(f"prior must be positive; got {self.prior}")
+            raise ConfigError(f"alpha must be positive; got {self.alpha}")
         for p in priors:
-            check_float("prior", p, 0.0, min_open=True)
+            check_float("alpha", p, 0.0, min_open=True)
         check_seed("random_state", self.random_state)
         if self.horizontal < 0 or self.vertical < 1:
             raise ConfigError("markovisation orders: horizontal >= 0 and vertical >= 1")
@@ -269,7 +269,7 @@ class LatentPCFGParser(InduceEstimator):
                 if dev_pruning is None:  # the unsplit grammar is the same for every prior
                     dev_pruning = self.coarse_pruning(dev_trees)
                 f1 = bracket_scores(self.parse(dev_trees, pruning=dev_pruning), dev_trees)["f1"]
-                self.dev_scores_.append({"prior": prior, "f1": f1})
+                self.dev_scores_.append({"alpha": prior, "f1": f1})
                 if best is None or f1 > best[0]:
                     best = (f1, self._fitted())
             elif best is None:
@@ -279,7 +279,7 @@ class LatentPCFGParser(InduceEstimator):
         return self
 
     def _fitted(self) -> dict:
-        keys = ("prior_", "bin_p_", "lex_p_", "root_p_", "history_", "n_iter_", "coarse_bin_", "coarse_lex_",
+        keys = ("alpha_", "bin_p_", "lex_p_", "root_p_", "history_", "n_iter_", "coarse_bin_", "coarse_lex_",
                 "coarse_root_", "train_seconds_")
         return {k: copy.copy(getattr(self, k)) for k in keys}
 
@@ -340,7 +340,7 @@ class LatentPCFGParser(InduceEstimator):
                 break
         self.bin_p_, self.lex_p_, self.root_p_ = self._estimate("em" if self.infer == "em" else "cvi",
                                                                 *counts, prior)
-        self.prior_ = prior
+        self.alpha_ = prior
         self.history_ = history
         self.n_iter_ = iterations
         self.train_seconds_ = time.perf_counter() - t_start
@@ -513,7 +513,7 @@ class LatentPCFGParser(InduceEstimator):
         modelfile.save(path, "LatentPCFGParser",
                        {"params": self.get_params(), "symbols": self.symbols_, "terminals": self.terminals_,
                         "known_words": sorted(self.lexicon_.known), "history": self.history_,
-                        "prior_": self.prior_, "n_iter_": self.n_iter_, "dev_scores": self.dev_scores_,
+                        "alpha_": self.alpha_, "n_iter_": self.n_iter_, "dev_scores": self.dev_scores_,
                         "train_seconds": self.train_seconds_},
                        {"bin_rules": self.bin_rules_, "lex_rules": self.lex_rules_, "bin_p": self.bin_p_,
                         "lex_p": self.lex_p_, "root_p": self.root_p_, "coarse_bin": self.coarse_bin_,
@@ -525,10 +525,11 @@ class LatentPCFGParser(InduceEstimator):
         """Read a model written by :meth:`save`; ``ModelFormatError`` unless it passes :meth:`_schema`."""
         meta, arrays = modelfile.load(path, "LatentPCFGParser", cls._schema)
         with modelfile.reading(path, "header"):
-            model = cls(**meta["params"])
+            model = cls._from_params(meta["params"])
             model.symbols_, model.terminals_ = list(meta["symbols"]), list(meta["terminals"])
             model.lexicon_ = Lexicon(set(meta["known_words"]))
-            model.history_, model.prior_, model.n_iter_ = meta["history"], meta["prior_"], meta["n_iter_"]
+            model.history_, model.n_iter_ = meta["history"], meta["n_iter_"]
+            model.alpha_ = meta["alpha_"] if "alpha_" in meta else meta["prior_"]  # files before the rename
             model.dev_scores_, model.train_seconds_ = meta["dev_scores"], meta["train_seconds"]
             model.bin_rules_, model.lex_rules_ = arrays["bin_rules"], arrays["lex_rules"]
             model.bin_p_, model.lex_p_, model.root_p_ = arrays["bin_p"], arrays["lex_p"], arrays["root_p"]

@@ -55,7 +55,7 @@ class PCFGInducer(InduceEstimator):
     n_nonterminals : size of the generated fully connected grammar (ignored with ``grammar``).
     grammar : a :class:`Grammar` or the path of a rule file fixing the rules (and initial weights).
     infer : ``"em"``, ``"vi"``, ``"cvi"`` or ``"mh"``.
-    prior : symmetric Dirichlet hyperparameter ``alpha`` on every ``theta_A``.
+    alpha : symmetric Dirichlet hyperparameter on every ``theta_A``.
     n_iter : passes over the corpus (sweeps for ``mh``).
     tag_column : read this tag column instead of the word tokens.
     init_noise : multiplicative noise of the initial parameters.
@@ -63,12 +63,12 @@ class PCFGInducer(InduceEstimator):
     """
 
     def __init__(self, n_nonterminals: int = 10, grammar: Grammar | str | None = None, infer: str = "em",
-                 prior: float = 1.0, n_iter: int = 20, tag_column: str | None = None, init_noise: float = 1.0,
+                 alpha: float = 1.0, n_iter: int = 20, tag_column: str | None = None, init_noise: float = 1.0,
                  random_state: int | None = None, verbose: bool = False):
         self.n_nonterminals = n_nonterminals
         self.grammar = grammar
         self.infer = infer
-        self.prior = prior
+        self.alpha = alpha
         self.n_iter = n_iter
         self.tag_column = tag_column
         self.init_noise = init_noise
@@ -99,7 +99,7 @@ class PCFGInducer(InduceEstimator):
     def fit(self, X, y=None, callback: Callable[["PCFGInducer", int], None] | None = None) -> "PCFGInducer":
         """Induce the grammar from the sentences of ``X`` (a Corpus or lists of tokens)."""
         check_choice("infer", self.infer, ALGORITHMS)
-        check_float("prior", self.prior, 0.0, min_open=True), check_int("n_iter", self.n_iter, 0)
+        check_float("alpha", self.alpha, 0.0, min_open=True), check_int("n_iter", self.n_iter, 0)
         check_seed("random_state", self.random_state)
         corpus = as_corpus(X)
         corpus = corpus.subset(np.nonzero(corpus.lengths > 0)[0])
@@ -113,7 +113,7 @@ class PCFGInducer(InduceEstimator):
         mask_rows = g.mask_rows
         weights = g.rows(g.binary, g.emit) * mask_rows * (1.0 + self.init_noise * rng.random(mask_rows.shape))
         theta0 = weights / weights.sum(1, keepdims=True)
-        self._state = _State(g, tokens, offsets, self.prior)
+        self._state = _State(g, tokens, offsets, self.alpha)
         self.history_: list[dict] = []
         start = time.perf_counter()
         init = self._state.initialise(self.infer, theta0, *self._kernel_tables(theta0), rng)
@@ -137,13 +137,13 @@ class PCFGInducer(InduceEstimator):
         """Fitted rows from the counts (or the given initial rows, before any E-step)."""
         counts = self._state.count_rows()
         if rows is None:
-            rows = masked_params("em" if self.infer == "em" else "cvi", counts, self.grammar_.mask_rows, self.prior)
+            rows = masked_params("em" if self.infer == "em" else "cvi", counts, self.grammar_.mask_rows, self.alpha)
         self.counts_ = counts
         self.rules_, self.emissions_ = self.grammar_.split_rows(rows)
 
     def params_for(self, estimator: str) -> np.ndarray:
         """Current rows under ``estimator`` (``em``/``vi``/``cvi``), as fed to the E-step."""
-        return masked_params(estimator, self._state.count_rows(), self.grammar_.mask_rows, self.prior)
+        return masked_params(estimator, self._state.count_rows(), self.grammar_.mask_rows, self.alpha)
 
     # -------------------------------------------------------------- inference
     def _tables(self) -> tuple[np.ndarray, np.ndarray]:
@@ -227,7 +227,7 @@ class PCFGInducer(InduceEstimator):
         with modelfile.reading(path, "header"):
             params = dict(meta["params"])
             params["grammar"] = None
-            model = cls(**params)
+            model = cls._from_params(params)
             model.grammar_ = Grammar(list(meta["nonterminals"]), list(meta["terminals"]), arrays["rules"],
                                      arrays["emissions"], arrays["binary_mask"], arrays["emit_mask"])
             model.history_, model.acceptance_rate_ = meta["history"], meta["acceptance_rate"]
@@ -239,7 +239,7 @@ class PCFGInducer(InduceEstimator):
         """The hyperparameters as a model file stores them (a Grammar object is not stored: its rules are)."""
         grammar = self.grammar if isinstance(self.grammar, (str, type(None))) else "<Grammar>"
         return {"n_nonterminals": self.n_nonterminals, "grammar": str(grammar) if grammar else None,
-                "infer": self.infer, "prior": self.prior, "n_iter": self.n_iter, "tag_column": self.tag_column,
+                "infer": self.infer, "alpha": self.alpha, "n_iter": self.n_iter, "tag_column": self.tag_column,
                 "init_noise": self.init_noise, "random_state": self.random_state, "verbose": self.verbose}
 
 

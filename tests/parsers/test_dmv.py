@@ -38,7 +38,7 @@ def test_em_never_decreases_the_likelihood():
 @pytest.mark.parametrize("infer", ["em", "vi", "cvi"])
 @pytest.mark.parametrize("init", ["harmonic", "random"])
 def test_fit_predict_round_trip(infer, init, tmp_path):
-    model = DMVParser(infer=infer, init=init, n_iter=3, tol=0, prior=0.5, random_state=1).fit(SENTS)
+    model = DMVParser(infer=infer, init=init, n_iter=3, tol=0, alpha=0.5, random_state=1).fit(SENTS)
     heads = model.parse(SENTS)
     for h in heads:
         assert sum(x == 0 for x in h) == 1

@@ -270,9 +270,9 @@ def test_chart_decoders_match_enumeration(seed):
 # ---------------------------------------------------------------- API
 def test_fit_parse_save_load(corpora, small_treebank, tmp_path):
     test = _ptb(corpora, 180, 181)
-    model = LatentPCFGParser(n_subtypes=2, infer="cvi", prior=[0.1, 0.01], n_iter=4, min_iter=0,
+    model = LatentPCFGParser(n_subtypes=2, infer="cvi", alpha=[0.1, 0.01], n_iter=4, min_iter=0,
                              random_state=1).fit(small_treebank, dev=test[:8])
-    assert [d["prior"] for d in model.dev_scores_] == [0.1, 0.01] and model.prior_ in (0.1, 0.01)
+    assert [d["alpha"] for d in model.dev_scores_] == [0.1, 0.01] and model.alpha_ in (0.1, 0.01)
     pred = model.parse(test)
     assert [t.leaves() for t in pred] == [t.leaves() for t in test]
     assert bracket_scores(pred, test)["f1"] > 0.35
@@ -296,7 +296,7 @@ def test_coarse_pruning_is_shared_by_grammars_of_one_treebank(corpora, small_tre
     as that grammar's own coarse pass; reuse on other sentences or another treebank is refused."""
     test = _ptb(corpora, 180, 180)[:12]
     em = LatentPCFGParser(n_subtypes=1, infer="em", n_iter=1, min_iter=0).fit(small_treebank)
-    cvi = LatentPCFGParser(n_subtypes=2, infer="cvi", prior=0.1, n_iter=3, min_iter=0,
+    cvi = LatentPCFGParser(n_subtypes=2, infer="cvi", alpha=0.1, n_iter=3, min_iter=0,
                            random_state=2).fit(small_treebank)
     pruning = em.coarse_pruning(test)
     assert len(pruning.charts) == len(test)
@@ -314,15 +314,15 @@ def test_coarse_pruning_is_shared_by_grammars_of_one_treebank(corpora, small_tre
 
 
 def test_determinism_and_errors(small_treebank):
-    a = LatentPCFGParser(n_subtypes=2, infer="vi", prior=0.1, n_iter=3, min_iter=0, random_state=5).fit(
+    a = LatentPCFGParser(n_subtypes=2, infer="vi", alpha=0.1, n_iter=3, min_iter=0, random_state=5).fit(
         small_treebank[:50])
-    b = LatentPCFGParser(n_subtypes=2, infer="vi", prior=0.1, n_iter=3, min_iter=0, random_state=5).fit(
+    b = LatentPCFGParser(n_subtypes=2, infer="vi", alpha=0.1, n_iter=3, min_iter=0, random_state=5).fit(
         small_treebank[:50])
     np.testing.assert_array_equal(a.bin_p_, b.bin_p_)
     with pytest.raises(ConfigError):
         LatentPCFGParser(infer="mh").fit(small_treebank)
     with pytest.raises(ConfigError):
-        LatentPCFGParser(prior=[1.0, 0.1]).fit(small_treebank)
+        LatentPCFGParser(alpha=[1.0, 0.1]).fit(small_treebank)
     with pytest.raises(ConfigError):
         LatentPCFGParser().fit([["a", "b"]])
 

@@ -34,7 +34,7 @@ def test_em_never_decreases_the_likelihood(strings):
 
 @pytest.mark.parametrize("infer", ["em", "vi", "cvi", "mh"])
 def test_every_algorithm_fits_and_round_trips(strings, infer, tmp_path):
-    model = PCFGInducer(n_nonterminals=3, infer=infer, n_iter=3, prior=0.5, random_state=0).fit(strings)
+    model = PCFGInducer(n_nonterminals=3, infer=infer, n_iter=3, alpha=0.5, random_state=0).fit(strings)
     trees = model.parse(strings[:5])
     assert [t.leaves() for t in trees] == strings[:5]
     path = tmp_path / "m.npz"

@@ -94,9 +94,9 @@ BAD_OPTIONS = {
     "tag demo --kappa 0.2": "argument --kappa",
     "tag demo --tau nan": "argument --tau",
     "tag demo --batch-size 0": "argument --batch-size",
-    "parse demo -o {tmp}/o --prior nan --infer cvi": "argument --prior",
-    "parse demo -o {tmp}/o --prior inf --infer vi": "argument --prior",
-    "parse demo -o {tmp}/o --model pcfg --prior nan": "argument --prior",
+    "parse demo -o {tmp}/o --prior nan --infer cvi": "argument --alpha/--prior",
+    "parse demo -o {tmp}/o --prior inf --infer vi": "argument --alpha/--prior",
+    "parse demo -o {tmp}/o --model pcfg --prior nan": "argument --alpha/--prior",
     "parse demo -o {tmp}/o --model pcfg --nonterminals 0": "argument --nonterminals",
     "parse demo -o {tmp}/o --max-length 0": "argument --max-length",
     "align {tmp}/s {tmp}/s -o {tmp}/o --alpha nan": "argument --alpha",
@@ -252,8 +252,8 @@ def test_estimators_refuse_the_same_values():
     for model, fit in ((HMMTagger(alpha=float("nan")), lambda m: m.fit(corpus)),
                        (HMMTagger(random_state=-1), lambda m: m.fit(corpus)),
                        (HMMTagger(n_iter=0), lambda m: m.fit(corpus)),
-                       (DMVParser(prior=float("inf")), lambda m: m.fit(corpus)),
-                       (PCFGInducer(prior=float("nan")), lambda m: m.fit(corpus)),
+                       (DMVParser(alpha=float("inf")), lambda m: m.fit(corpus)),
+                       (PCFGInducer(alpha=float("nan")), lambda m: m.fit(corpus)),
                        (WordAligner(alpha=float("nan")), lambda m: m.fit([(["a"], ["b"])])),
                        (WordAligner(posterior_threshold=2.0), lambda m: m.fit([(["a"], ["b"])]))):
         with pytest.raises(ConfigError):
