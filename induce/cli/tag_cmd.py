@@ -244,80 +244,14 @@ def _run_stream(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..corpus.formats import detect_format, load_corpus
-    from ..corpus.writers import write_tagged
-    from ..eval.tagging import accuracy, tagging_report
-    from ..taggers import HDPHMMTagger, HMMTagger, TagDictionary
-    from ..taggers.hdp_hmm import HDP_ALGORITHMS
-    from ..taggers.hmm import ALGORITHMS
-
-    hdp = args.model == "hdp-hmm"
-    args.infer = args.infer or ("cvi" if hdp else "cvi2")
-    if args.infer not in (HDP_ALGORITHMS if hdp else ALGORITHMS):
-        raise ConfigError(f"--infer {args.infer} is not available for --model {args.model}; choose one of "
-                          f"{', '.join(HDP_ALGORITHMS if hdp else ALGORITHMS)}")
-    if hdp and args.tag_dict:
-        raise ConfigError("--tag-dict cannot be used with --model hdp-hmm (it learns its states)")
-
-    from ..taggers.hmm import STOCHASTIC_ALGORITHMS
-
-    if args.resume and not args.checkpoint:
-        raise ConfigError("--resume needs --checkpoint FILE")
-    if args.checkpoint and (hdp or args.infer not in STOCHASTIC_ALGORITHMS):
-        raise ConfigError(f"--checkpoint and --resume apply to the stochastic algorithms of --model hmm "
-                          f"({', '.join(STOCHASTIC_ALGORITHMS)}), not --infer {args.infer}")
-    if args.resume and not os.path.isfile(args.checkpoint):
-        raise ConfigError(f"--resume: no checkpoint file {args.checkpoint}")
+    """``induce tag``: check the options, read the corpus, fit, score, write; each step a function below."""
+    hdp = _check_options(args)
     if args.stream:
-        if args.encoding.replace("-", "").lower() not in ("utf8", "ascii"):
-            raise ConfigError("--stream reads UTF-8 input; convert the file first (e.g. iconv -f latin-1 -t utf-8)")
         return _run_stream(args)
-    corpus = load_corpus(args.input, args.format, encoding=args.encoding, lowercase=args.lowercase,
-                         unk_threshold=args.unk_threshold)
-    if corpus.n_tokens == 0:
-        raise ConfigError(f"{args.input}: no tokens to tag")
-    if not 0.0 <= args.heldout < 1.0:
-        raise ConfigError(f"--heldout must be a fraction in [0, 1), got {args.heldout}")
-    if args.heldout > 0 and args.infer not in STOCHASTIC_ALGORITHMS:
-        raise ConfigError(f"--heldout traces the stochastic algorithms ({', '.join(STOCHASTIC_ALGORITHMS)})")
-    train, heldout = corpus, None
-    if args.heldout > 0:
-        order = np.random.default_rng(args.seed).permutation(corpus.n_sentences)
-        n_held = max(1, int(round(args.heldout * corpus.n_sentences)))
-        if n_held >= corpus.n_sentences:
-            raise ConfigError(f"--heldout {args.heldout} leaves no training sentences")
-        heldout, train = corpus.subset(np.sort(order[:n_held])), corpus.subset(np.sort(order[n_held:]))
+    corpus, train, heldout = _read(args)
     gold_column = gold_tag_column(corpus.tag_vocabs, args.gold_column)
-    tag_dict = None
-    if args.tag_dict:
-        if args.tag_dict == "from-gold":
-            if gold_column is None:
-                raise ConfigError("--tag-dict from-gold needs gold tags in the input (see --gold-column)")
-            tag_dict = TagDictionary.from_gold(corpus, gold_column, cutoff=args.tag_dict_cutoff)
-        else:
-            tag_dict = TagDictionary.from_file(args.tag_dict, corpus.vocab)
-    n_states = (args.states if hdp else len(tag_dict.tags) if tag_dict is not None
-                else default_n_states(corpus, gold_column, args.states))
-    hdp_extra = {"beta": args.beta} if args.beta is not None else {}
-    hdp_extra |= {"n_iter": args.iterations} if args.iterations is not None else {}
-    hmm_extra = {"n_iter": args.iterations} if args.iterations is not None else {}
-    common = dict(infer=args.infer, decode=args.decode, order=args.order,
-                  random_state=args.seed, verbose=not args.quiet,
-                  eval_column=gold_column if args.eval_every > 0 else None, eval_every=max(1, args.eval_every))
-    model = HDPHMMTagger(
-        truncation=args.truncation, gamma=args.gamma, sigma=args.sigma, fix_hyper=_fixed_hyper(args),
-        emission_prior=args.emission_prior, emission_concentration=args.emission_concentration,
-        new_word_mass=args.new_word_mass, hyper_burn_in=args.hyper_burn_in,
-        qc=args.qc, qc_samples=args.qc_samples, table_estimate=args.table_estimate,
-        table_samples=args.table_samples, n_init=args.n_init, batch_size=args.batch_size, tau=args.tau,
-        kappa=args.kappa, **common, **hdp_extra,
-    ) if hdp else HMMTagger(
-        n_states=n_states, infer=args.infer, tol=args.tol, alpha=args.alpha, beta=args.beta,
-        learn_hyper=args.learn_hyper == "all", decode=args.decode, map_estimate=args.map, cgs_keep=args.cgs_keep, order=args.order, cvi2_block=args.block_size,
-        random_state=args.seed, verbose=not args.quiet,
-        eval_column=gold_column if args.eval_every > 0 else None, eval_every=max(1, args.eval_every),
-        **_stochastic_options(args), **hmm_extra,
-    )
+    tag_dict = _tag_dictionary(args, corpus, gold_column)
+    model = _model(args, hdp, corpus, gold_column, tag_dict)
     start = time.perf_counter()
     warned: dict = {}
     with reported_warnings(warned):
@@ -329,21 +263,120 @@ def run(args: argparse.Namespace) -> int:
     if getattr(model, "interrupted_", False):
         return _interrupted(model, args)
     states = model.labels_ if heldout is None else model.predict(corpus)
-    if tag_dict is not None:
-        names = np.asarray(tag_dict.tags.itos, dtype=object)
-    else:
-        names = np.asarray([f"S{k}" for k in range(model.n_states_)], dtype=object)
+    names = np.asarray(tag_dict.tags.itos if tag_dict is not None
+                       else [f"S{k}" for k in range(model.n_states_)], dtype=object)
+    result = _summary(args, hdp, model, corpus, seconds) | warned
+    if gold_column is not None:
+        result.update(_scores(corpus, states, names, gold_column, tag_dict))
+    if args.output:
+        result["output"] = _write_output(args, corpus, states, names, tag_dict)
+    if args.report:
+        from ..report import tagging_data, write_report
+
+        write_report(args.report, {"command": "tag", **result, "trace": model.trace_,
+                                   **tagging_data(corpus, states, names, gold_column)})
+    return _outputs(model, args, result)
+
+
+def _check_options(args: argparse.Namespace) -> bool:
+    """Cross-option rules, before any work; fills in the default ``--infer``; True for the HDP-HMM."""
+    from ..taggers.hdp_hmm import HDP_ALGORITHMS
+    from ..taggers.hmm import ALGORITHMS, STOCHASTIC_ALGORITHMS
+
+    hdp = args.model == "hdp-hmm"
+    args.infer = args.infer or ("cvi" if hdp else "cvi2")
+    if args.infer not in (HDP_ALGORITHMS if hdp else ALGORITHMS):
+        raise ConfigError(f"--infer {args.infer} is not available for --model {args.model}; choose one of "
+                          f"{', '.join(HDP_ALGORITHMS if hdp else ALGORITHMS)}")
+    if hdp and args.tag_dict:
+        raise ConfigError("--tag-dict cannot be used with --model hdp-hmm (it learns its states)")
+    if args.resume and not args.checkpoint:
+        raise ConfigError("--resume needs --checkpoint FILE")
+    if args.checkpoint and (hdp or args.infer not in STOCHASTIC_ALGORITHMS):
+        raise ConfigError(f"--checkpoint and --resume apply to the stochastic algorithms of --model hmm "
+                          f"({', '.join(STOCHASTIC_ALGORITHMS)}), not --infer {args.infer}")
+    if args.resume and not os.path.isfile(args.checkpoint):
+        raise ConfigError(f"--resume: no checkpoint file {args.checkpoint}")
+    if args.stream and args.encoding.replace("-", "").lower() not in ("utf8", "ascii"):
+        raise ConfigError("--stream reads UTF-8 input; convert the file first (e.g. iconv -f latin-1 -t utf-8)")
+    if not 0.0 <= args.heldout < 1.0:
+        raise ConfigError(f"--heldout must be a fraction in [0, 1), got {args.heldout}")
+    if args.heldout > 0 and args.infer not in STOCHASTIC_ALGORITHMS:
+        raise ConfigError(f"--heldout traces the stochastic algorithms ({', '.join(STOCHASTIC_ALGORITHMS)})")
+    return hdp
+
+
+def _read(args: argparse.Namespace):
+    """``(corpus, train, heldout)``: the input, and with ``--heldout`` a seeded split of its sentences."""
+    from ..corpus.formats import load_corpus
+
+    corpus = load_corpus(args.input, args.format, encoding=args.encoding, lowercase=args.lowercase,
+                         unk_threshold=args.unk_threshold)
+    if corpus.n_tokens == 0:
+        raise ConfigError(f"{args.input}: no tokens to tag")
+    if args.heldout == 0:
+        return corpus, corpus, None
+    order = np.random.default_rng(args.seed).permutation(corpus.n_sentences)
+    n_held = max(1, int(round(args.heldout * corpus.n_sentences)))
+    if n_held >= corpus.n_sentences:
+        raise ConfigError(f"--heldout {args.heldout} leaves no training sentences")
+    return corpus, corpus.subset(np.sort(order[n_held:])), corpus.subset(np.sort(order[:n_held]))
+
+
+def _tag_dictionary(args, corpus, gold_column):
+    """The ``--tag-dict`` (from the gold column or a file), or None."""
+    from ..taggers import TagDictionary
+
+    if not args.tag_dict:
+        return None
+    if args.tag_dict == "from-gold":
+        if gold_column is None:
+            raise ConfigError("--tag-dict from-gold needs gold tags in the input (see --gold-column)")
+        return TagDictionary.from_gold(corpus, gold_column, cutoff=args.tag_dict_cutoff)
+    return TagDictionary.from_file(args.tag_dict, corpus.vocab)
+
+
+def _model(args, hdp: bool, corpus, gold_column, tag_dict):
+    """The unfitted HMMTagger or HDPHMMTagger the options describe (unset options keep the API's defaults)."""
+    from ..taggers import HDPHMMTagger, HMMTagger
+
+    common = dict(infer=args.infer, decode=args.decode, order=args.order, random_state=args.seed,
+                  verbose=not args.quiet, eval_column=gold_column if args.eval_every > 0 else None,
+                  eval_every=max(1, args.eval_every))
+    given = {"n_iter": args.iterations} if args.iterations is not None else {}
+    if hdp:
+        return HDPHMMTagger(
+            truncation=args.truncation, gamma=args.gamma, sigma=args.sigma, fix_hyper=_fixed_hyper(args),
+            emission_prior=args.emission_prior, emission_concentration=args.emission_concentration,
+            new_word_mass=args.new_word_mass, hyper_burn_in=args.hyper_burn_in, qc=args.qc,
+            qc_samples=args.qc_samples, table_estimate=args.table_estimate, table_samples=args.table_samples,
+            n_init=args.n_init, batch_size=args.batch_size, tau=args.tau, kappa=args.kappa, **common, **given,
+            **({"beta": args.beta} if args.beta is not None else {}))
+    n_states = len(tag_dict.tags) if tag_dict is not None else default_n_states(corpus, gold_column, args.states)
+    return HMMTagger(n_states=n_states, tol=args.tol, alpha=args.alpha, beta=args.beta,
+                     learn_hyper=args.learn_hyper == "all", map_estimate=args.map, cgs_keep=args.cgs_keep,
+                     cvi2_block=args.block_size, **common, **_stochastic_options(args), **given)
+
+
+def _summary(args, hdp: bool, model, corpus, seconds: float) -> dict:
+    """What the run did: settings actually used, passes, convergence, time, the final objective."""
+    from ..taggers.hmm import STOCHASTIC_ALGORITHMS
+
     result = {
         "input": str(args.input), "infer": args.infer, "states": model.n_states_, "iterations": model.n_iter_,
         "converged": getattr(model, "converged_", False), "seed": args.seed, "sentences": corpus.n_sentences,
         "tokens": corpus.n_tokens, "seconds": round(seconds, 3),
         "tokens_per_s": round(corpus.n_tokens * model.n_iter_ / seconds, 1) if seconds > 0 else None,
     }
-    if not hdp:
+    last = model.trace_[-1]
+    if hdp:
+        result.update(model_type=args.model, alpha=None, truncation=args.truncation,
+                      effective_states=model.effective_states_, gamma=model.gamma_, sigma=model.sigma_)
+        if len(model.init_objectives_) > 1:
+            result["init_objectives"] = [round(x, 3) for x in model.init_objectives_]
+    else:
         result.update(alpha=model.alpha_, beta=model.beta_,
                       learned=[name for name in ("alpha", "beta") if name in model.learned_hyper_])
-    result.update(warned)
-    last = model.trace_[-1]
     if not hdp and args.infer in STOCHASTIC_ALGORITHMS:
         result.update({"minibatches": model.n_batches_, "tokens_seen": last["tokens_seen"],
                        "tokens_per_s": round(last["tokens_seen"] / last["seconds"], 1) if last["seconds"] > 0 else None})
@@ -352,37 +385,39 @@ def run(args: argparse.Namespace) -> int:
             if key in last:
                 result[key] = last[key]
     else:
-        objective = [k for k in last if k not in ("iteration", "seconds", "tokens_per_s", "temperature", "alpha",
-                                                  "beta")][0]
+        objective = next(k for k in last if k not in ("iteration", "seconds", "tokens_per_s", "temperature",
+                                                      "alpha", "beta"))
         result[objective] = last[objective]
-    if hdp:
-        result.update(model_type=args.model, alpha=None, truncation=args.truncation, effective_states=model.effective_states_,
-                      gamma=model.gamma_, sigma=model.sigma_)
-        if len(model.init_objectives_) > 1:
-            result["init_objectives"] = [round(x, 3) for x in model.init_objectives_]
-    if gold_column is not None:
-        gold = corpus.tags[gold_column]
-        result["gold_column"] = gold_column
-        halves = corpus.offsets if halvable(corpus.offsets) else None
-        result.update({k: v for k, v in tagging_report(states, gold, halves).items() if k not in ("tokens",)})
-        if halves is None:
-            result["note"] = "cross-validated many-to-one skipped: it needs two halves with tokens (>= 2 sentences)"
-        if tag_dict is not None:
-            # states are tags: compare names in one shared id space
-            both = np.concatenate([names[states], np.asarray(corpus.tag_vocabs[gold_column].itos, dtype=object)[gold]])
-            _, ids = np.unique(both.astype(str), return_inverse=True)
-            result["accuracy"] = accuracy(ids[: len(states)], ids[len(states):])
-    if args.output:
-        if corpus.sentences is None:
-            raise ConfigError("the input's sentences were not kept; cannot write the output")
-        fmt = args.format if args.format != "auto" else detect_format(args.input, args.encoding)
-        tags = [names[states[s]].tolist() for s in corpus.iter_slices()]
-        column = args.output_column or ("induced" if fmt == "conllu" and tag_dict is None else None)
-        write_tagged(args.output, corpus.sentences, tags, fmt, column)
-        result["output"] = args.output
-    if args.report:
-        from ..report import tagging_data, write_report
+    return result
 
-        write_report(args.report, {"command": "tag", **result, "trace": model.trace_,
-                                   **tagging_data(corpus, states, names, gold_column)})
-    return _outputs(model, args, result)
+
+def _scores(corpus, states, names, gold_column: str, tag_dict) -> dict:
+    """The tagging metrics against ``gold_column`` (plus plain accuracy when the states are the dictionary's tags)."""
+    from ..eval.tagging import accuracy, tagging_report
+
+    gold = corpus.tags[gold_column]
+    halves = corpus.offsets if halvable(corpus.offsets) else None
+    scores = {"gold_column": gold_column}
+    scores.update({k: v for k, v in tagging_report(states, gold, halves).items() if k not in ("tokens",)})
+    if halves is None:
+        scores["note"] = "cross-validated many-to-one skipped: it needs two halves with tokens (>= 2 sentences)"
+    if tag_dict is not None:
+        # states are tags: compare names in one shared id space
+        both = np.concatenate([names[states], np.asarray(corpus.tag_vocabs[gold_column].itos, dtype=object)[gold]])
+        _, ids = np.unique(both.astype(str), return_inverse=True)
+        scores["accuracy"] = accuracy(ids[: len(states)], ids[len(states):])
+    return scores
+
+
+def _write_output(args, corpus, states, names, tag_dict) -> str:
+    """The input with the induced tags added, in its own format (atomic); returns the path."""
+    from ..corpus.formats import detect_format
+    from ..corpus.writers import write_tagged
+
+    if corpus.sentences is None:
+        raise ConfigError("the input's sentences were not kept; cannot write the output")
+    fmt = args.format if args.format != "auto" else detect_format(args.input, args.encoding)
+    tags = [names[states[s]].tolist() for s in corpus.iter_slices()]
+    column = args.output_column or ("induced" if fmt == "conllu" and tag_dict is None else None)
+    write_tagged(args.output, corpus.sentences, tags, fmt, column)
+    return args.output
