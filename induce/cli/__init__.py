@@ -59,9 +59,24 @@ def _error(message: str) -> int:
     return 2
 
 
+def _bare_json(argv: list[str]) -> list[str]:
+    """``--json`` followed by an argument that is no ``*.json`` file means JSON on stdout: ``--json=-``.
+
+    ``--json [FILE]`` takes an optional value, so argparse would otherwise read
+    ``induce parse --json corpus.txt -o out`` as JSON to ``corpus.txt``; a FILE
+    not ending in ``.json`` is written as ``--json=FILE``.
+    """
+    out = list(argv)
+    for i, token in enumerate(out[:-1]):
+        following = out[i + 1]
+        if token == "--json" and not following.startswith("-") and not following.lower().endswith(".json"):
+            out[i] = "--json=-"
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(_bare_json(sys.argv[1:] if argv is None else argv))
     install_signal_handlers()
     try:
         status = int(args.handler(args) or 0)

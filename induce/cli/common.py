@@ -122,7 +122,10 @@ def dump_json(value: Any, stream, **options) -> None:
 
 
 def add_json_flag(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--json", action="store_true", help="print machine-readable JSON instead of a table")
+    """``--json [FILE]``, the same in every subcommand: JSON on stdout instead of the table, or written to FILE."""
+    parser.add_argument("--json", nargs="?", const="-", type=output_path, metavar="FILE",
+                        help="print the results as JSON instead of a table, or write them to FILE (a name ending in "
+                             ".json, or any name as --json=FILE)")
 
 
 def _plain(value: Any) -> Any:
@@ -139,10 +142,22 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def emit(result: dict, as_json: bool, stream=None) -> None:
-    """Print ``result`` as JSON (``--json``) or as an aligned ``key  value`` table."""
+def emit(result: dict, as_json, stream=None) -> None:
+    """Print ``result`` as JSON or as an aligned ``key  value`` table.
+
+    ``as_json`` is the value of ``--json [FILE]``: ``None``/``False`` prints the
+    table, ``"-"``/``True`` prints JSON, a path writes JSON there (atomically)
+    and prints the table.
+    """
     stream = stream or sys.stdout
     result = _plain(result)
+    if isinstance(as_json, str) and as_json != "-":
+        from ..atomic import atomic_write
+
+        with atomic_write(as_json) as out:
+            dump_json(result, out, indent=2)
+            out.write("\n")
+        as_json = False
     if as_json:
         dump_json(result, stream, indent=2)
         stream.write("\n")

@@ -36,7 +36,7 @@ def _list(args: argparse.Namespace) -> int:
         path = registry.fetched_path(item["name"], data_dir)
         item["fetched"] = str(path) if path is not None else None
     if args.json:
-        emit({"data_dir": str(data_dir), "corpora": corpora}, as_json=True)
+        emit({"data_dir": str(data_dir), "corpora": corpora}, args.json)
         return 0
     width = max(len(c["name"]) for c in corpora)
     print(f"data directory: {data_dir}")

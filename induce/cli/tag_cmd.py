@@ -135,7 +135,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--output-column", help="where the induced tags go (CoNLL-U: upos, xpos or a MISC key, default MISC induced=; column formats: an extra last column)")
     p.add_argument("--lowercase", action="store_true", help="lowercase words before training")
     p.add_argument("--unk-threshold", type=nonneg_int, default=0, help="words seen fewer times become <unk>")
-    p.add_argument("--save", type=output_path, metavar="MODEL", help="save the fitted model (.npz)")
+    p.add_argument("--save-model", "--save", dest="save", type=output_path, metavar="MODEL",
+                   help="save the fitted model (.npz; --save is the old name)")
     p.add_argument("--eval-every", type=nonneg_int, default=0, metavar="N",
                    help="score against gold every N iterations in the trace (default: only at the end)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")

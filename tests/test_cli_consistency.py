@@ -1,0 +1,39 @@
+"""One CLI grammar: --json [FILE] and --save-model in every subcommand that has them."""
+
+import json
+
+import pytest
+
+from induce.cli import _bare_json, build_parser, main
+
+
+def test_bare_json_before_a_positional_means_stdout():
+    assert _bare_json(["parse", "--json", "corpus.txt", "-o", "x"]) == ["parse", "--json=-", "corpus.txt", "-o", "x"]
+    assert _bare_json(["tag", "demo", "--json", "run.json"]) == ["tag", "demo", "--json", "run.json"]
+    assert _bare_json(["tag", "demo", "--json", "--quiet"]) == ["tag", "demo", "--json", "--quiet"]
+
+
+@pytest.mark.parametrize("command", ["tag", "parse", "align", "segment", "compare", "eval tags", "corpus stats"])
+def test_json_takes_an_optional_file_everywhere(command):
+    parser = build_parser()
+    sub = parser._subparsers._group_actions[0].choices
+    for word in command.split():
+        sub = sub[word] if isinstance(sub, dict) else sub._subparsers._group_actions[0].choices[word]
+    action = next(a for a in sub._actions if "--json" in a.option_strings)
+    assert action.nargs == "?" and action.const == "-"
+
+
+def test_parse_json_to_a_file_and_to_stdout(tmp_path, capsys):
+    out, report = tmp_path / "heads.conllu", tmp_path / "run.json"
+    assert main(["parse", "demo", "-o", str(out), "--use-tags", "--iterations", "3", "--quiet",
+                 "--json", str(report)]) == 0
+    assert json.loads(report.read_text())["model"] == "dmv"
+    capsys.readouterr()
+    assert main(["parse", "--json", "demo", "-o", str(out), "--use-tags", "--iterations", "3", "--quiet"]) == 0
+    assert json.loads(capsys.readouterr().out)["model"] == "dmv"
+
+
+def test_save_model_is_one_option_name(tmp_path):
+    for command in ("tag", "parse", "align", "segment"):
+        sub = build_parser()._subparsers._group_actions[0].choices[command]
+        assert any("--save-model" in a.option_strings for a in sub._actions), command
