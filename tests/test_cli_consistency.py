@@ -37,3 +37,18 @@ def test_save_model_is_one_option_name(tmp_path):
     for command in ("tag", "parse", "align", "segment"):
         sub = build_parser()._subparsers._group_actions[0].choices[command]
         assert any("--save-model" in a.option_strings for a in sub._actions), command
+
+
+def test_one_index_base_flag_form_and_the_old_spellings_still_work(tmp_path, corpora):
+    gold = str(corpora / "align" / "ja-en" / "jaen.gold")
+    parser = build_parser()
+    new = parser.parse_args(["corpus", "stats", gold, "--alignments", "pharaoh", "--base", "1"])
+    old = parser.parse_args(["corpus", "stats", gold, "--alignments", "pharaoh", "--one-based"])
+    assert new.base == old.base == 1
+    side = str(corpora / "align" / "ro-en" / "roen.src") if (corpora / "align" / "ro-en" / "roen.src").exists() else gold
+    pair = ["align", side, side, "-o", str(tmp_path / "o")]
+    a = parser.parse_args(pair + ["--gold-base", "0"])
+    b = parser.parse_args(pair + ["--gold-one-based", "no"])
+    assert a.gold_base == b.gold_base == 0
+    with pytest.raises(SystemExit):
+        parser.parse_args(pair + ["--gold-base", "2"])

@@ -20,7 +20,7 @@ from ..align.normalize import normalize_tokens
 from ..align.symmetrize import METHODS
 from ..corpus.parallel import ALIGNMENT_FORMATS, clip_alignments, read_alignments, read_parallel, write_pharaoh
 from ..eval.alignment import alignment_scores
-from .common import (add_json_flag, emit, existing_file, finite_positive_float, fraction, nonneg_int, output_path,
+from .common import (add_base_option, add_json_flag, one_based, emit, existing_file, finite_positive_float, fraction, nonneg_int, output_path,
                      positive_int, probability, seed)
 
 
@@ -46,8 +46,7 @@ def register(subparsers) -> None:
     p.add_argument("--lowercase", action="store_true", help="lowercase and accent-fold tokens before training")
     p.add_argument("--gold", type=existing_file, help="gold alignment file to score against")
     p.add_argument("--gold-format", choices=ALIGNMENT_FORMATS, default="naacl")
-    p.add_argument("--gold-one-based", choices=("yes", "no"), default=None,
-                   help="index base of the gold file (default: naacl 1-based, pharaoh 0-based)")
+    add_base_option(p, "--gold-base", "the gold file's positions", old="yes-no")
     p.add_argument("--max-length", type=positive_int, metavar="N",
                    help="skip sentence pairs with a side longer than N words (written without links; the count is "
                         "printed)")
@@ -64,8 +63,7 @@ def run(args: argparse.Namespace) -> int:
     pairs = list(read_parallel(args.src, args.tgt))
     gold = None
     if args.gold:  # read (and fail) before training and before the output is written
-        one_based = None if args.gold_one_based is None else args.gold_one_based == "yes"
-        gold = read_alignments(args.gold, args.gold_format, one_based=one_based)
+        gold = read_alignments(args.gold, args.gold_format, one_based=one_based(args.gold_base))
     if args.lowercase:
         pairs = [(normalize_tokens(s), normalize_tokens(t)) for s, t in pairs]
     kept = [k for k, (s, t) in enumerate(pairs)

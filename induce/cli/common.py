@@ -244,3 +244,29 @@ def default_n_states(corpus, gold_column: str | None, requested: int | None, com
            else f"{n_gold} gold {gold_column} tags, capped at {MAX_DEFAULT_STATES}" if n_gold else "the default")
     print(f"{command}: K = {n_states} states ({why}; --states sets K)", file=sys.stderr)
     return n_states
+
+
+def add_base_option(parser, flag: str, what: str, old: str | None = None) -> None:
+    """``--X-base {0,1}``: the index base of alignment positions, the one form every subcommand uses (default: the
+    format's, naacl 1, pharaoh 0).  ``old`` keeps an earlier spelling working (``yes``/``no`` or a boolean flag)
+    without listing it."""
+    dest = flag.lstrip("-").replace("-", "_")
+    parser.add_argument(flag, dest=dest, type=int, choices=(0, 1), default=None,
+                        help=f"index base of {what} (default: the format's, naacl 1, pharaoh 0)")
+    if old == "yes-no":
+        parser.add_argument(flag.replace("-base", "-one-based"), dest=dest, type=_yes_no_base, help=argparse.SUPPRESS)
+    elif old == "boolean":
+        parser.add_argument("--one-based", dest=dest, action="store_const", const=1, help=argparse.SUPPRESS)
+        parser.add_argument("--no-one-based", dest=dest, action="store_const", const=0, help=argparse.SUPPRESS)
+
+
+def _yes_no_base(text: str) -> int:
+    """The old ``--gold-one-based yes|no`` as an index base."""
+    if text not in ("yes", "no"):
+        raise argparse.ArgumentTypeError(f"expected yes or no, got {text!r}")
+    return 1 if text == "yes" else 0
+
+
+def one_based(base: int | None) -> bool | None:
+    """The reader's ``one_based`` from an ``--X-base`` value (None: the format's default)."""
+    return None if base is None else base == 1

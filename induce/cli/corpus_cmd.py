@@ -16,7 +16,7 @@ import argparse
 
 import numpy as np
 
-from .common import add_json_flag, corpus_path, emit, encoding, existing_file, output_path, positive_int, seed
+from .common import add_base_option, add_json_flag, one_based, corpus_path, emit, encoding, existing_file, output_path, positive_int, seed
 
 #: Upper edges of the sentence-length buckets (the last bucket is open).
 LENGTH_EDGES = (5, 10, 20, 40, 80)
@@ -89,7 +89,7 @@ def alignment_stats(path: str, fmt: str, one_based: bool | None) -> dict:
 
 def _stats(args: argparse.Namespace) -> int:
     if args.alignments:
-        result = alignment_stats(args.file, args.alignments, args.one_based)
+        result = alignment_stats(args.file, args.alignments, one_based(args.base))
     elif args.parallel or args.target:
         result = parallel_stats(args.file, args.target)
     else:
@@ -123,10 +123,7 @@ def register(subparsers) -> None:
     stats.add_argument("--parallel", action="store_true", help="FILE is parallel text, 'source ||| target' per line")
     stats.add_argument("--target", type=existing_file, help="FILE is the source side of parallel text and this the target side")
     stats.add_argument("--alignments", choices=("naacl", "pharaoh"), help="FILE is a gold word-alignment file")
-    stats.add_argument(
-        "--one-based", action=argparse.BooleanOptionalAction, default=None,
-        help="alignment positions are 1-based (default: naacl yes, pharaoh no)",
-    )
+    add_base_option(stats, "--base", "the alignment file's positions", old="boolean")
     add_json_flag(stats)
     stats.set_defaults(handler=_stats)
 

@@ -32,7 +32,8 @@ from ..corpus.transforms import (
 )
 from ..errors import ConfigError, CorpusFormatError
 from ..eval import accuracy, alignment_scores, attachment_scores, bracket_scores, tagging_report
-from .common import GOLD_TAG_COLUMNS, add_json_flag, corpus_path, emit, gold_tag_column, positive_int
+from .common import (GOLD_TAG_COLUMNS, add_base_option, add_json_flag, corpus_path, emit, gold_tag_column, one_based,
+                     positive_int)
 
 #: Column the taggers write induced states into; preferred for the prediction.
 INDUCED_COLUMN = "induced"
@@ -213,8 +214,7 @@ def _eval_align(args: argparse.Namespace) -> int:
 
     sides = []
     for path, fmt, base in ((args.pred, args.pred_format, args.pred_base), (args.gold, args.gold_format, args.gold_base)):
-        one_based = None if base is None else base == 1
-        sides.append((path, fmt, read_alignments(path, format=fmt, one_based=one_based)))
+        sides.append((path, fmt, read_alignments(path, format=fmt, one_based=one_based(base))))
     n_pairs = max(len(alignments) for _, _, alignments in sides)
     for path, fmt, alignments in sides:
         # a NAACL file lists links only, so its trailing pairs without links are implicit
@@ -295,12 +295,6 @@ def register(subparsers) -> None:
     _pair_arguments(align, corpus_format=False)
     align.add_argument("--pred-format", choices=("pharaoh", "naacl"), default="pharaoh", help="default pharaoh")
     align.add_argument("--gold-format", choices=("naacl", "pharaoh"), default="naacl", help="default naacl")
-    for side in ("pred", "gold"):
-        align.add_argument(
-            f"--{side}-base",
-            type=int,
-            choices=(0, 1),
-            help=f"index base of the {side} positions (default: the format's, naacl 1, pharaoh 0; "
-            "the shared ro-en / ja-en Pharaoh golds are 1-based, de-en's NAACL file 0-based)",
-        )
+    for side in ("pred", "gold"):  # (the shared ro-en / ja-en Pharaoh golds are 1-based, de-en's NAACL file 0-based)
+        add_base_option(align, f"--{side}-base", f"the {side} positions")
     align.set_defaults(handler=_eval_align)

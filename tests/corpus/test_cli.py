@@ -65,5 +65,5 @@ def test_stats_parallel_and_alignments(corpora, capsys):
     assert (out["pairs"], out["source_tokens"], out["target_tokens"]) == (37, 661, 721)
     out = _stats(capsys, str(root / "en-fr" / "test.wa.nonullalign"), "--alignments", "naacl")
     assert (out["pairs"], out["sure_links"], out["possible_only_links"]) == (447, 4038, 13400)
-    out = _stats(capsys, str(root / "ja-en" / "jaen.gold"), "--alignments", "pharaoh", "--one-based")
+    out = _stats(capsys, str(root / "ja-en" / "jaen.gold"), "--alignments", "pharaoh", "--base", "1")
     assert (out["pairs"], out["sure_links"], out["possible_only_links"]) == (582, 13562, 0)
