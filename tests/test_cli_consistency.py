@@ -52,3 +52,15 @@ def test_one_index_base_flag_form_and_the_old_spellings_still_work(tmp_path, cor
     assert a.gold_base == b.gold_base == 0
     with pytest.raises(SystemExit):
         parser.parse_args(pair + ["--gold-base", "2"])
+
+
+def test_help_is_plain_text_and_shows_every_default(capsys):
+    for command in ("parse", "align", "tag"):
+        with pytest.raises(SystemExit):
+            main([command, "--help"])
+        text = capsys.readouterr().out
+        assert ":class:" not in text and "``--model" not in text
+        assert "default: " in text or "(default" in text
+    with pytest.raises(SystemExit):
+        main(["align", "--help"])
+    assert "default: grow-diag-final-and" in capsys.readouterr().out

@@ -21,8 +21,40 @@ from ..atomic import install_signal_handlers
 from ..errors import InduceError
 
 
+def plain_text(text: str | None) -> str | None:
+    """Help text without reStructuredText markup (module docstrings serve as descriptions)."""
+    if not text:
+        return text
+    import re
+
+    text = re.sub(r":\w+:`~?([^`]+)`", r"\1", text)  # :class:`~x.Y` -> x.Y
+    return re.sub(r"``([^`]+)``", r"\1", text)        # ``x`` -> x
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Descriptions keep their line breaks; every option with a default says it, unless its help already does."""
+
+    def _format_action(self, action):
+        if action.help is None and action.option_strings and action.default not in (None, False, argparse.SUPPRESS):
+            action.help = "default: %(default)s"
+        return super()._format_action(action)
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        if (action.option_strings and action.default not in (None, False, argparse.SUPPRESS)
+                and "default" not in text.lower() and "%(default)" not in text):
+            text += " (default: %(default)s)"
+        return text
+
+
 class Parser(argparse.ArgumentParser):
-    """``ArgumentParser`` whose errors are one line, ``induce: error: ...`` (status 2), for every subcommand."""
+    """``ArgumentParser`` for every subcommand: one-line errors, ``induce: error: ...`` (status 2); plain-text
+    descriptions; defaults shown in every help line."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        kwargs["description"] = plain_text(kwargs.get("description"))
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str):
         self.exit(2, f"induce: error: {message}\n")

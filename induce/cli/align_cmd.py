@@ -26,7 +26,7 @@ from .common import (add_base_option, add_json_flag, one_based, emit, existing_f
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("align", help="word alignment (IBM Model 1 / HMM with EM, VI, CVI)",
-                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+                              description=__doc__)
     p.add_argument("src", type=existing_file, help="source side (or a 'source ||| target' file)")
     p.add_argument("tgt", nargs="?", type=existing_file, help="target side, line-aligned with SRC")
     p.add_argument("-o", "--output", required=True, type=output_path, help="Pharaoh output file (0-based i-j)")

@@ -31,7 +31,7 @@ def _algorithms(text: str) -> list[str]:
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("compare", help="inference algorithms head to head on one corpus (HMM tagging)",
-                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+                       description=__doc__)
     p.add_argument("input", metavar="CORPUS", type=corpus_path, help="corpus file or directory (any supported format) or 'demo'")
     p.add_argument("--infer", type=_algorithms, default=["em", "vi", "cvi2", "cgs"], metavar="A,B,...",
                    help="comma-separated inference algorithms of induce tag (default em,vi,cvi2,cgs)")

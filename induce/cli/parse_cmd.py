@@ -30,7 +30,6 @@ and <= 40 words) are printed.
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from dataclasses import replace
@@ -48,7 +47,7 @@ DEFAULT_INFER = {"dmv": "cvi", "pcfg": "em", "pcfg-la": "em"}
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("parse", help="grammar induction: PCFG or DMV with em/vi/cvi/mh",
-                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+                              description=__doc__)
     p.add_argument("input", metavar="INPUT", type=corpus_path, help="corpus file or directory")
     p.add_argument("-o", "--output", required=True, type=output_path, help="parsed output file")
     p.add_argument("--model", choices=("pcfg", "dmv", "pcfg-la"), default="dmv")
