@@ -64,3 +64,22 @@ def test_help_is_plain_text_and_shows_every_default(capsys):
     with pytest.raises(SystemExit):
         main(["align", "--help"])
     assert "default: grow-diag-final-and" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("suffix,compress", [(".gz", "gzip"), (".bz2", "bz2"), (".xz", "lzma")])
+def test_compressed_inputs_are_read_transparently(tmp_path, capsys, suffix, compress):
+    import importlib
+
+    from induce.corpus.formats import load_corpus
+
+    assert main(["corpus", "demo", "-o", str(tmp_path / "d.conllu"), "--sentences", "40"]) == 0
+    plain = (tmp_path / "d.conllu").read_bytes()
+    packed = tmp_path / f"d.conllu{suffix}"
+    packed.write_bytes(importlib.import_module(compress).compress(plain))
+    a, b = load_corpus(tmp_path / "d.conllu"), load_corpus(packed)
+    assert a.n_tokens == b.n_tokens and a.vocab.itos == b.vocab.itos
+    truncated = tmp_path / f"cut.conllu{suffix}"
+    truncated.write_bytes(packed.read_bytes()[: len(packed.read_bytes()) // 2])
+    capsys.readouterr()
+    assert main(["corpus", "stats", str(truncated)]) == 2
+    assert "cut.conllu" in capsys.readouterr().err

@@ -29,7 +29,7 @@ from .corpus import Corpus
 from .read_brown import read_brown, split_tagged
 from .read_columns import COLUMN_FORMATS, read_columns
 from .read_conllu import read_conllu
-from .read_lines import STDIN, iter_lines, read_plain
+from .read_lines import COMPRESSED_SUFFIXES, STDIN, iter_lines, read_plain
 from .read_ptb import read_ptb
 from .sentence import Sentence
 from .transforms import (
@@ -129,9 +129,10 @@ def detect_format(path: str | os.PathLike, encoding: str = "utf-8") -> str:
         if not files:
             raise CorpusFormatError(str(path), None, None, "a directory with corpus files")
         return detect_format(files[0], encoding)
-    if path.suffix in _EXTENSIONS:
-        return _EXTENSIONS[path.suffix]
-    if _DATA_NAMES["brown"].match(path.name):
+    named = path.with_suffix("") if path.suffix in COMPRESSED_SUFFIXES else path  # x.conllu.gz: as x.conllu
+    if named.suffix in _EXTENSIONS:
+        return _EXTENSIONS[named.suffix]
+    if _DATA_NAMES["brown"].match(named.name):
         return "brown"
     return _detected(path, encoding)
 

@@ -7,8 +7,12 @@ naming the file and the 1-based line.
 
 from __future__ import annotations
 
+import bz2
+import gzip
+import lzma
 import os
 import sys
+import zlib
 from typing import Iterator
 
 from ..errors import CorpusFormatError
@@ -42,20 +46,39 @@ def _stdin_lines() -> list[bytes]:
 _STDIN: list[bytes] | None = None
 
 
+#: compressed inputs, recognised by their first bytes (whatever the file is called)
+COMPRESSIONS = ((b"\x1f\x8b", gzip.open, "gzip"), (b"BZh", bz2.open, "bzip2"), (b"\xfd7zXZ\x00", lzma.open, "xz"))
+#: file name endings of compressed files, dropped before a format is guessed from the name
+COMPRESSED_SUFFIXES = (".gz", ".bz2", ".xz")
+
+
+def _opener(path: str | os.PathLike):
+    """``(open function, what)`` for ``path``: a decompressing one for gzip, bzip2 and xz files."""
+    with open(path, "rb") as probe:
+        head = probe.read(6)
+    for magic, opener, what in COMPRESSIONS:
+        if head.startswith(magic):
+            return opener, what
+    return open, "file"
+
+
 def _open_lines(path: str | os.PathLike) -> Iterator[bytes]:
-    """The raw lines of ``path`` (``-``: standard input); an unreadable path is a ``CorpusFormatError``."""
+    """The raw lines of ``path`` (``-``: standard input; ``.gz``, ``.bz2``, ``.xz`` read transparently);
+    an unreadable or damaged path is a ``CorpusFormatError``."""
     if str(path) == STDIN:
         yield from _stdin_lines()
         return
     try:
-        handle = open(path, "rb")
+        opener, what = _opener(path)
+        handle = opener(path, "rb")
     except OSError as exc:
         raise CorpusFormatError(str(path), None, None, f"a readable file ({exc.strerror})") from None
     with handle:
         try:
             yield from handle
-        except OSError as exc:  # e.g. EISDIR on some systems, EIO
-            raise CorpusFormatError(str(path), None, None, f"a readable file ({exc.strerror})") from None
+        except (OSError, EOFError, lzma.LZMAError, zlib.error) as exc:  # EISDIR, EIO; a truncated or damaged archive
+            reason = exc.strerror if getattr(exc, "strerror", None) else f"a complete {what} stream: {exc}"
+            raise CorpusFormatError(str(path), None, None, f"a readable file ({reason})") from None
 
 
 def _split_lines(raw_lines: Iterator[bytes]) -> Iterator[bytes]:
