@@ -227,3 +227,18 @@ def test_cli_unknown_name_exits_2(capsys, tmp_path):
     err = capsys.readouterr().err
     assert "unknown corpus 'no-such-corpus'" in err and "ud-en-ewt" in err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_registry_names_are_corpus_inputs_once_fetched(tmp_path, mirror, monkeypatch, capsys):
+    from induce.cli import main
+    from induce.corpus.formats import load_corpus
+
+    data = tmp_path / "data"
+    monkeypatch.setenv("INDUCE_DATA", str(data))
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit):
+        main(["corpus", "stats", "alice"])
+    assert "induce corpora fetch alice" in capsys.readouterr().err
+    registry.fetch("alice", data_dir=data, mirror=mirror.as_uri(), progress=False)
+    assert main(["corpus", "stats", "alice", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["tokens"] == load_corpus(data / "alice").n_tokens > 20_000

@@ -77,9 +77,16 @@ def existing_file(text: str) -> str:
 
 
 def corpus_path(text: str) -> str:
-    """A corpus input: a readable file, a directory, ``demo`` or ``-`` (stdin)."""
+    """A corpus input: a readable file, a directory, ``demo``, ``-`` (stdin) or a fetched registry corpus."""
     if text == DEMO and not os.path.exists(text):
         return text
+    from ..corpus import registry
+    from ..errors import InduceError
+
+    try:
+        text = str(registry.resolve(text))
+    except InduceError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
     if os.path.isdir(text):
         if not os.access(text, os.R_OK | os.X_OK):
             raise argparse.ArgumentTypeError(f"{text}: directory not readable")

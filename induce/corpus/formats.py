@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 from ..errors import ConfigError, CorpusFormatError
+from . import registry
 from .corpus import Corpus
 from .read_brown import read_brown, split_tagged
 from .read_columns import COLUMN_FORMATS, read_columns
@@ -120,7 +121,7 @@ def detect_format(path: str | os.PathLike, encoding: str = "utf-8") -> str:
         return "conllu"
     if str(path) == STDIN:
         return _detected(STDIN, encoding)
-    path = Path(path)
+    path = Path(registry.resolve(path))
     if path.is_dir():
         files = _data_files(path)
         for fmt, pattern in _DATA_NAMES.items():
@@ -170,6 +171,7 @@ def read_sentences(
 
         yield from demo_sentences(**options)
         return
+    path = registry.resolve(path)
     if options:
         raise ConfigError(f"unknown reader options for {path}: {', '.join(sorted(options))}")
     if format != "auto" and format not in FORMATS:

@@ -269,6 +269,23 @@ def fetched_path(name: str, data_dir: str | os.PathLike | None = None) -> Path |
     return target if _is_complete(entry, target) else None
 
 
+def resolve(path: str | os.PathLike) -> str | os.PathLike:
+    """``path``, or for a registry name that is not an existing path the folder of its download.
+
+    Lets every command take ``ud-tr-imst`` where it takes a corpus path.  A
+    registry corpus not fetched yet is an :class:`InduceError` saying how to
+    fetch it.
+    """
+    name = str(path)
+    if name not in _BY_NAME or os.path.exists(name):
+        return path
+    local = fetched_path(name)
+    if local is None:
+        raise InduceError(f"{name} is a corpus of the registry that is not downloaded yet (in "
+                          f"{default_data_dir()}); run: induce corpora fetch {name}")
+    return local
+
+
 def _is_complete(entry: dict, target: Path) -> bool:
     """Whether ``target`` holds every file its manifest lists, with the recorded
     SHA-256, from downloads matching the registry's current checksums."""
