@@ -32,7 +32,7 @@ from ..errors import ConfigError
 from ..kernels.hsmm import hsmm_expectations, hsmm_viterbi
 from .convergence import ConvergenceMonitor
 from .estimators import dirichlet_kl
-from .series import emission_rows, transition_params, transitions_from_gamma
+from .series import emission_rows, transition_params
 
 HSMM_ALGORITHMS = ("em", "vi")
 
@@ -124,20 +124,24 @@ class HSMMFit:
         return result
 
     def _initial_state(self, sequences) -> dict:
-        """Emission statistics of :meth:`EmissionFamily.init_gamma`; transition counts of its
-        responsibilities between steps without the diagonal; duration statistics of one segment per state
-        spread uniformly over ``1..D`` (the k-means labels of noisy data switch every few steps and would
-        start every state with near-1 durations)."""
+        """Statistics of :meth:`EmissionFamily.init_gamma`: emissions from its responsibilities,
+        transitions and durations from the runs of its ``argmax`` labels (runs longer than ``D`` count
+        as ``D``), plus one pseudo-segment per state spread uniformly over ``1..D`` so that no state
+        starts with a degenerate duration distribution."""
         stacked = np.vstack(sequences)
         K, Dm = self.n_states, self.durations.max_duration
         gamma0 = self.family.init_gamma(stacked, K, self.rng)
         bounds = np.concatenate([[0], np.cumsum([X.shape[0] for X in sequences])])
-        spans = list(zip(bounds[:-1], bounds[1:]))
-        C = np.sum([transitions_from_gamma(gamma0[lo:hi]) for lo, hi in spans], axis=0)
-        C[1:][np.eye(K, dtype=bool)] = 0.0
-        N = np.full((K, Dm), 1.0 / Dm)
+        C, N = np.zeros((K + 1, K)), np.full((K, Dm), 1.0 / Dm)
+        for lo, hi in zip(bounds[:-1], bounds[1:]):
+            segs = runs(gamma0[lo:hi].argmax(axis=1))
+            C[0, segs[0][2]] += 1
+            for (s, e, k), nxt in zip(segs, segs[1:] + [None]):
+                N[k, min(e - s, Dm) - 1] += 1
+                if nxt is not None:
+                    C[k + 1, nxt[2]] += 1
         return {"C": C, "S": self.family.stats(stacked, gamma0), "Sd": self.durations.stats(N),
-                "stacked": stacked, "bounds": spans}
+                "stacked": stacked, "bounds": list(zip(bounds[:-1], bounds[1:]))}
 
     def _pass(self, state) -> float:
         """One em/vi iteration: expectations under the current statistics, then replace them."""

@@ -123,9 +123,8 @@ class HSMMSegmenter(InduceEstimator):
         """Total ``log p(X)`` over the sequences (HSMM forward messages)."""
         return float(sum(hsmm_posterior(*p)[0] for p in self._each(X)))
 
-    def score(self, X, y=None) -> float:
-        """Mean log-likelihood per step of ``X``."""
-        return self.log_likelihood(X) / sum(x.shape[0] for x in as_sequences(X))
+    #: mean log-likelihood per step, or with ``context`` that of the continuation (as the HMM's)
+    score = HMMSegmenter.score
 
     # ------------------------------------------------------------- model files
     @classmethod
