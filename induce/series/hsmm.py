@@ -104,7 +104,8 @@ class HSMMSegmenter(InduceEstimator):
             yield logpi, logA, emission_rows(self.infer, self.family_, self.family_.check_data(x), self.stats_), logD
 
     def predict(self, X, decode: str = "viterbi") -> list[np.ndarray]:
-        """State path of each sequence: the Viterbi segmentation, or (``decode="posterior"``) ``argmax_k q(x_t = k)``."""
+        """State path of each sequence: the Viterbi segmentation, or (``decode="posterior"``)
+        ``argmax_k q(x_t = k)``."""
         if decode not in ("viterbi", "posterior"):
             raise ConfigError(f"decode must be 'viterbi' or 'posterior', got {decode!r}")
         if decode == "posterior":
@@ -166,7 +167,8 @@ class HSMMSegmenter(InduceEstimator):
         except ConfigError as exc:
             raise ModelFormatError(f"{path}: header: {exc}") from exc
         model.family_, model.durations_ = family, durations
-        model.trans_counts_, model.stats_, model.dur_stats_ = arrays["trans_counts"], arrays["stats"], arrays["dur_stats"]
+        model.trans_counts_, model.stats_ = arrays["trans_counts"], arrays["stats"]
+        model.dur_stats_ = arrays["dur_stats"]
         model.trace_ = list(arrays["trace"])
         model.n_iter_ = int(header.get("n_iter_", 0))
         model.converged_ = bool(header.get("converged_", False))
