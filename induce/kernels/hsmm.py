@@ -35,14 +35,18 @@ def _cumulative(logL):
 
 
 @njit(cache=True)
-def _logaddexp(a, b):
-    if a == NEG:
-        return b
-    if b == NEG:
-        return a
-    if a > b:
-        return a + np.log1p(np.exp(b - a))
-    return b + np.log1p(np.exp(a - b))
+def _logsumexp(buf, n):
+    """``log sum_{m < n} exp(buf[m])`` (``-inf`` for an empty or all ``-inf`` buffer)."""
+    top = NEG
+    for m in range(n):
+        if buf[m] > top:
+            top = buf[m]
+    if top == NEG:
+        return NEG
+    acc = 0.0
+    for m in range(n):
+        acc += np.exp(buf[m] - top)
+    return top + np.log(acc)
 
 
 @njit(cache=True)
@@ -58,44 +62,40 @@ def hsmm_messages(logpi, logA, logL, logD, logLast):
     Fs = np.full((T + 1, K), NEG)
     B = np.full((T + 1, K), NEG)
     Bs = np.full((T + 1, K), NEG)
+    buf = np.empty(max(Dm, K))
     for i in range(K):
         Fs[0, i] = logpi[i]
     for e in range(1, T + 1):
         dur = logLast if e == T else logD
         for i in range(K):
-            acc = NEG
-            for d in range(1, min(Dm, e) + 1):
+            n = min(Dm, e)
+            for d in range(1, n + 1):
                 s = e - d
-                if Fs[s, i] == NEG:
-                    continue
-                acc = _logaddexp(acc, Fs[s, i] + dur[i, d - 1] + cum[e, i] - cum[s, i])
-            F[e, i] = acc
+                buf[d - 1] = Fs[s, i] + dur[i, d - 1] + cum[e, i] - cum[s, i]
+            F[e, i] = _logsumexp(buf, n)
         if e < T:
             for i in range(K):  # F*[e, i] = sum_j A[j, i] F[e, j]
-                acc = NEG
                 for j in range(K):
-                    acc = _logaddexp(acc, F[e, j] + logA[j, i])
-                Fs[e, i] = acc
+                    buf[j] = F[e, j] + logA[j, i]
+                Fs[e, i] = _logsumexp(buf, K)
     for i in range(K):
         B[T, i] = 0.0
     for s in range(T - 1, -1, -1):
         for i in range(K):  # B*[s, i] = sum_d D[d, i] L[s:s+d, i] B[s+d, i]
-            acc = NEG
-            for d in range(1, min(Dm, T - s) + 1):
+            n = min(Dm, T - s)
+            for d in range(1, n + 1):
                 e = s + d
                 w = logLast[i, d - 1] if e == T else logD[i, d - 1]
-                acc = _logaddexp(acc, w + cum[e, i] - cum[s, i] + B[e, i])
-            Bs[s, i] = acc
+                buf[d - 1] = w + cum[e, i] - cum[s, i] + B[e, i]
+            Bs[s, i] = _logsumexp(buf, n)
         if s > 0:
             for i in range(K):  # B[s, i] = sum_j A[i, j] B*[s, j]
-                acc = NEG
                 for j in range(K):
-                    acc = _logaddexp(acc, logA[i, j] + Bs[s, j])
-                B[s, i] = acc
-    logz = NEG
+                    buf[j] = logA[i, j] + Bs[s, j]
+                B[s, i] = _logsumexp(buf, K)
     for i in range(K):
-        logz = _logaddexp(logz, logpi[i] + Bs[0, i])
-    return logz, F, Fs, B, Bs
+        buf[i] = logpi[i] + Bs[0, i]
+    return _logsumexp(buf, K), F, Fs, B, Bs
 
 
 @njit(cache=True)
