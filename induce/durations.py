@@ -77,7 +77,7 @@ class DurationFamily:
         """JSON description for saved models."""
         return {"name": self.name, "max_duration": self.max_duration, "a": self.a, "b": self.b}
 
-    # subclasses: posterior(S), point_estimate(S), log_pmf(params), expected_log_pmf(S), kl(S), mean, sample
+    # subclasses: posterior(S), point_estimate(S), log_pmf(params), expected_log_pmf(S), kl(S), mean(params)
 
 
 class _BetaDuration(DurationFamily):
@@ -122,9 +122,6 @@ class _BetaDuration(DurationFamily):
         """Untruncated mean duration ``1 + r p / (1 - p)``."""
         p = params["p"]
         return 1.0 + self.r * p / (1.0 - p)
-
-    def sample(self, params: dict, state: int, rng: np.random.Generator) -> int:
-        return 1 + int(rng.negative_binomial(self.r, 1.0 - params["p"][state]))
 
 
 @register("geometric")
@@ -184,6 +181,3 @@ class Poisson(DurationFamily):
     def mean(self, params: dict) -> np.ndarray:
         """Untruncated mean duration ``1 + lam``."""
         return 1.0 + params["lam"]
-
-    def sample(self, params: dict, state: int, rng: np.random.Generator) -> int:
-        return 1 + int(rng.poisson(params["lam"][state]))
