@@ -27,7 +27,11 @@ def _columns(text: str) -> list[str]:
 
 
 def register(sub) -> None:
+    from ..durations import DURATIONS
     from ..emissions.base import family_names
+
+    def duration_names():
+        return sorted(DURATIONS)
     from ..series.segmenter import INFER
 
     p = sub.add_parser("segment", help="segment numeric time series with an HMM (Gaussian, Poisson, ... emissions)",
@@ -61,6 +65,16 @@ def register(sub) -> None:
                    help="print the summary as JSON (or write FILE)")
     p.add_argument("--report", type=output_path, metavar="FILE.html",
                    help="also write a self-contained HTML report: the first series coloured by state (needs matplotlib)")
+    m = p.add_argument_group("hidden semi-Markov model (--model hsmm: --infer em or vi)")
+    m.add_argument("--model", choices=("hmm", "hsmm"), default="hmm",
+                   help="hmm, or hsmm: explicit state durations, no self-transitions (default hmm)")
+    m.add_argument("--durations", choices=duration_names(), default="poisson", help="duration family (default poisson)")
+    m.add_argument("--max-duration", type=positive_int, default=50, metavar="D",
+                   help="longest segment the HSMM considers; cost O(T K D) (default 50)")
+    m.add_argument("--negbin-r", type=finite_positive_float, default=2.0, metavar="R",
+                   help="fixed r of negbin durations (default 2)")
+    m.add_argument("--segments", type=output_path, metavar="FILE",
+                   help="write the Viterbi segments as CSV rows (sequence, start, end, state), end exclusive")
     h = p.add_argument_group("HDP-HMM (--infer hdp-cvi, hdp-scvi, hdp-svi)")
     h.add_argument("--gamma", type=finite_positive_float, default=1.0,
                    help="top-level concentration (default 1; learned by hdp-cvi/hdp-scvi, fixed for hdp-svi)")
@@ -110,6 +124,11 @@ def run(args) -> int:
         summary["heldout_loglik_per_step"] = model.score(test, context=train)
     paths = model.predict(seqs, decode=args.decode)
     summary["state_counts"] = np.bincount(np.concatenate(paths), minlength=model.n_states).tolist()
+    if args.model == "hsmm":
+        summary.update(durations=model.durations_.name, max_duration=model.durations_.max_duration,
+                       mean_durations=[round(float(v), 3) for v in model.mean_durations()])
+    if args.segments:
+        _write_segments(args.segments, paths)
     summary.update(warned)
     if args.report:
         from ..report import series_data, write_report
@@ -132,12 +151,17 @@ def run(args) -> int:
 def _model(args, n_columns: int):
     """The loaded model (``--load``, checked against the input's columns) or a new unfitted one."""
     from ..series import HMMSegmenter
+    from ..series.hsmm import HSMMSegmenter
 
     if args.load:
-        model = HMMSegmenter.load(args.load)
+        model = (HSMMSegmenter if args.model == "hsmm" else HMMSegmenter).load(args.load)
         if model.family_.dim != n_columns:
             raise ConfigError(f"{args.load} models {model.family_.dim} columns, the input has {n_columns}")
         return model
+    if args.model == "hsmm":
+        return HSMMSegmenter(n_states=args.states, emission=args.emission, durations=args.durations,
+                             max_duration=args.max_duration, r=args.negbin_r, infer=args.infer,
+                             n_iter=args.iterations, tol=args.tol, alpha=args.alpha, random_state=args.seed)
     return HMMSegmenter(n_states=args.states, emission=args.emission, infer=args.infer, n_iter=args.iterations,
                         tol=args.tol, alpha=args.alpha, batch_size=args.batch_size, tau=args.tau, kappa=args.kappa,
                         subsequence_length=args.subseq_length, gamma=args.gamma, sigma=args.sigma,
@@ -168,3 +192,14 @@ def _write(path, table, paths, probs) -> None:
             step[s] += 1
             extra = [f"{p:.6g}" for p in probs[s][t]] if probs is not None else []
             writer.writerow(list(cells) + [int(paths[s][t])] + extra)
+
+
+def _write_segments(path, paths) -> None:
+    """``sequence, start, end, state`` rows of every run of equal states (0-based steps, end exclusive)."""
+    from ..infer.series_hsmm import runs
+
+    with atomic_write(path) as handle:
+        writer = csv.writer(handle, lineterminator="\n")
+        writer.writerow(["sequence", "start", "end", "state"])
+        for i, path_i in enumerate(paths):
+            writer.writerows([i, *seg] for seg in runs(np.asarray(path_i)))

@@ -1,6 +1,7 @@
 """Numeric time series: readers and the :class:`HMMSegmenter` estimator (conjugate emission families)."""
 
 from .readers import SeriesTable, read_series
+from .hsmm import HSMMSegmenter
 from .segmenter import HMMSegmenter
 
-__all__ = ["HMMSegmenter", "SeriesTable", "read_series"]
+__all__ = ["HMMSegmenter", "HSMMSegmenter", "SeriesTable", "read_series"]

@@ -1,0 +1,183 @@
+"""Duration families of the explicit-duration HSMM (paper 002 section 2.4), each with a conjugate prior.
+
+A state entered at some step stays for ``d`` steps, ``d ~ p(d | theta_k)`` on ``1, 2, ...``; the
+messages (:mod:`induce.kernels.hsmm`) use the pmf at ``d = 1..D`` only (``D = max_duration``: the
+truncation of paper 002 section 5, "limit the terms in the sums of (6) and (7)").  The pmf is *not*
+renormalised over ``1..D``, so the complete-data likelihood of every segment keeps its conjugate form
+and the M-step / mean-field update is the closed form below.
+
+Every family here has the two sufficient statistics of a segment of duration ``d``: ``(d - 1, 1)``.
+The statistics of a state are therefore ``S_k = (sum_d N_kd (d - 1), sum_d N_kd)`` from the expected
+duration counts ``N`` ``(K, D)`` of paper 002 eq. 13, and the duration factor update of section 3.2 is
+``eta_k <- eta_0 + S_k``.
+
+* ``geometric``  -- ``p(d) = (1 - p) p^(d-1)``, ``p ~ Beta(a, b)``: the HMM's self-transition duration;
+* ``negbin``     -- ``d - 1 ~ NB(r, p)``: ``p(d) = C(d + r - 2, d - 1) p^(d-1) (1 - p)^r`` (paper 002
+  eq. 14 with fixed ``r``), ``p ~ Beta(a, b)``; ``r = 1`` is the geometric family;
+* ``poisson``    -- ``d - 1 ~ Poisson(lam)``, ``lam ~ Gamma(a, b)`` (shape, rate).
+
+``get_duration(name, max_duration, **prior)`` builds one; :func:`register` adds a family.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.special import betaln, digamma, gammaln
+
+from .errors import ConfigError
+
+DURATIONS: dict[str, type["DurationFamily"]] = {}
+
+
+def register(name: str):
+    """Class decorator: make a duration family available as ``get_duration(name)``."""
+
+    def deco(cls):
+        cls.name = name
+        DURATIONS[name] = cls
+        return cls
+
+    return deco
+
+
+def get_duration(name, max_duration: int, **kw) -> "DurationFamily":
+    """A duration family from a registered name (or an instance, returned as is)."""
+    if isinstance(name, DurationFamily):
+        return name
+    if name not in DURATIONS:
+        raise ConfigError(f"unknown duration family {name!r}; expected one of {sorted(DURATIONS)}")
+    return DURATIONS[name](max_duration, **kw)
+
+
+class DurationFamily:
+    """Conjugate duration family with statistics ``S`` ``(K, 2)``: ``(sum (d - 1), number of segments)``."""
+
+    name = "?"
+    n_stats = 2
+
+    def __init__(self, max_duration: int, a: float = 1.0, b: float = 1.0):
+        if int(max_duration) < 1:
+            raise ConfigError(f"max_duration must be at least 1, got {max_duration}")
+        if not (a > 0 and b > 0):
+            raise ConfigError(f"duration prior parameters must be positive, got a={a}, b={b}")
+        self.max_duration = int(max_duration)
+        self.a, self.b = float(a), float(b)
+
+    @property
+    def d_minus_1(self) -> np.ndarray:
+        """``d - 1`` for ``d = 1..D``."""
+        return np.arange(self.max_duration, dtype=np.float64)
+
+    def stats(self, N: np.ndarray) -> np.ndarray:
+        """``(K, 2)`` statistics ``(sum_d N_kd (d - 1), sum_d N_kd)`` of expected duration counts ``N`` (K, D)."""
+        N = np.asarray(N, dtype=np.float64)
+        return np.stack([N @ self.d_minus_1, N.sum(axis=1)], axis=1)
+
+    def header(self) -> dict:
+        """JSON description for saved models."""
+        return {"name": self.name, "max_duration": self.max_duration, "a": self.a, "b": self.b}
+
+    # subclasses: posterior(S), point_estimate(S), log_pmf(params), expected_log_pmf(S), kl(S), mean(params)
+
+
+class _BetaDuration(DurationFamily):
+    """``d - 1 ~ NB(r, p)`` with fixed ``r`` and ``p ~ Beta(a, b)`` (paper 002 eq. 14); the posterior is
+    ``Beta(a + sum (d - 1), b + r * n)``."""
+
+    r = 1.0
+
+    def _log_base(self) -> np.ndarray:
+        """``log C(d + r - 2, d - 1)`` for ``d = 1..D``."""
+        k = self.d_minus_1
+        return gammaln(k + self.r) - gammaln(self.r) - gammaln(k + 1.0)
+
+    def posterior(self, S: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return self.a + S[:, 0], self.b + self.r * S[:, 1]
+
+    def point_estimate(self, S: np.ndarray) -> dict[str, np.ndarray]:
+        """MAP ``p = (A - 1) / (A + B - 2)`` of ``Beta(A, B)``, clipped inside (0, 1)."""
+        A, B = self.posterior(S)
+        p = np.where(A + B > 2.0, (A - 1.0) / np.maximum(A + B - 2.0, 1e-300), A / (A + B))
+        return {"p": np.clip(p, 1e-12, 1.0 - 1e-12)}
+
+    def log_pmf(self, params: dict) -> np.ndarray:
+        """``(K, D)`` rows ``log C(d + r - 2, d - 1) + (d - 1) log p + r log(1 - p)``."""
+        p = params["p"][:, None]
+        return self._log_base() + self.d_minus_1 * np.log(p) + self.r * np.log1p(-p)
+
+    def expected_log_pmf(self, S: np.ndarray) -> np.ndarray:
+        """``E_q log p(d)`` with ``E log p = psi(A) - psi(A + B)``, ``E log(1 - p) = psi(B) - psi(A + B)``."""
+        A, B = self.posterior(S)
+        elp, el1p = digamma(A) - digamma(A + B), digamma(B) - digamma(A + B)
+        return self._log_base() + self.d_minus_1 * elp[:, None] + self.r * el1p[:, None]
+
+    def kl(self, S: np.ndarray) -> float:
+        """``sum_k KL(Beta(A_k, B_k) || Beta(a, b))``."""
+        A, B = self.posterior(S)
+        psi = digamma(A + B)
+        return float(np.sum(betaln(self.a, self.b) - betaln(A, B) + (A - self.a) * (digamma(A) - psi)
+                            + (B - self.b) * (digamma(B) - psi)))
+
+    def mean(self, params: dict) -> np.ndarray:
+        """Untruncated mean duration ``1 + r p / (1 - p)``."""
+        p = params["p"]
+        return 1.0 + self.r * p / (1.0 - p)
+
+
+@register("geometric")
+class Geometric(_BetaDuration):
+    """``p(d) = (1 - p) p^(d-1)``: with ``D >= T`` the HSMM with these durations is the HMM whose
+    self-transition is ``p`` (the other transitions scaled by ``1 - p``)."""
+
+
+@register("negbin")
+class NegBin(_BetaDuration):
+    """``d - 1 ~ NB(r, p)`` with fixed ``r`` (paper 002 eq. 14, ``p ~ Beta(a, b)``)."""
+
+    def __init__(self, max_duration: int, r: float = 2.0, a: float = 1.0, b: float = 1.0):
+        super().__init__(max_duration, a, b)
+        if not r > 0:
+            raise ConfigError(f"negbin r must be positive, got {r}")
+        self.r = float(r)
+
+    def header(self) -> dict:
+        return {**super().header(), "r": self.r}
+
+
+@register("poisson")
+class Poisson(DurationFamily):
+    """``d - 1 ~ Poisson(lam)``, ``lam ~ Gamma(a, b)`` (shape, rate): posterior ``Gamma(a + sum (d-1), b + n)``."""
+
+    def __init__(self, max_duration: int, a: float = 1.0, b: float = 0.1):
+        super().__init__(max_duration, a, b)
+
+    def posterior(self, S: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return self.a + S[:, 0], self.b + S[:, 1]
+
+    def point_estimate(self, S: np.ndarray) -> dict[str, np.ndarray]:
+        """MAP ``lam = (A - 1) / B`` (the mean ``A / B`` when ``A < 1``)."""
+        A, B = self.posterior(S)
+        return {"lam": np.maximum(np.where(A >= 1.0, (A - 1.0) / B, A / B), 1e-12)}
+
+    def log_pmf(self, params: dict) -> np.ndarray:
+        """``(K, D)`` rows ``(d - 1) log lam - lam - log (d - 1)!``."""
+        lam = params["lam"][:, None]
+        k = self.d_minus_1
+        return k * np.log(lam) - lam - gammaln(k + 1.0)
+
+    def expected_log_pmf(self, S: np.ndarray) -> np.ndarray:
+        """``E_q`` of the log pmf: ``E log lam = psi(A) - log B``, ``E lam = A / B``."""
+        A, B = self.posterior(S)
+        k = self.d_minus_1
+        return k * (digamma(A) - np.log(B))[:, None] - (A / B)[:, None] - gammaln(k + 1.0)
+
+    def kl(self, S: np.ndarray) -> float:
+        """``sum_k KL(Gamma(A_k, B_k) || Gamma(a, b))``."""
+        A, B = self.posterior(S)
+        a, b = self.a, self.b
+        return float(np.sum((A - a) * digamma(A) - gammaln(A) + gammaln(a) + a * (np.log(B) - np.log(b))
+                            + A * (b - B) / B))
+
+    def mean(self, params: dict) -> np.ndarray:
+        """Untruncated mean duration ``1 + lam``."""
+        return 1.0 + params["lam"]

@@ -1,0 +1,175 @@
+"""``HSMMSegmenter``: an explicit-duration hidden semi-Markov model over numeric sequences.
+
+Fitting runs :class:`induce.infer.series_hsmm.HSMMFit` (``em`` or ``vi``) with any emission family of
+:mod:`induce.emissions` and any duration family of :mod:`induce.durations`.  Decoding and scoring use
+the potentials of the fitting algorithm: ``em`` the MAP point estimates, so that :meth:`score` is the
+log-likelihood; ``vi`` the ``exp E_q log`` potentials (paper 002 ``A~, L~, D~``), so that its score is
+the local normaliser of the mean-field step, a lower bound on the predictive.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+
+from .. import modelfile
+from ..base import InduceEstimator
+from ..durations import get_duration
+from ..emissions import get_family
+from ..errors import ConfigError, ModelFormatError
+from ..infer.series import emission_rows
+from ..infer.series_hsmm import (HSMM_ALGORITHMS, HSMMFit, duration_rows, hsmm_path, hsmm_posterior,
+                                 hsmm_transitions, runs)
+from .segmenter import HMMSegmenter, as_sequences
+
+MODEL_KIND = "HSMMSegmenter"
+
+
+class HSMMSegmenter(InduceEstimator):
+    """Hidden semi-Markov segmentation of numeric time series (paper 002 section 2.4).
+
+    Parameters: ``n_states`` K (at least 2: no self-transitions); ``emission`` a family name or
+    instance; ``durations`` ``poisson``, ``negbin`` or ``geometric``; ``max_duration`` D (messages cost
+    O(T K D + T K^2)); ``r`` the negative binomial's fixed ``r``; ``infer`` ``em`` or ``vi``; ``alpha``
+    the Dirichlet prior of transition rows; ``n_iter``/``tol`` the stopping rule
+    (:class:`~induce.infer.convergence.ConvergenceMonitor`).
+
+    Fitted attributes: ``family_``, ``durations_``, ``trans_counts_`` (K+1, K), ``stats_`` (K, n_stats),
+    ``dur_stats_`` (K, 2), ``trace_``, ``n_iter_``, ``converged_``, ``warnings_``.
+    """
+
+    def __init__(self, n_states: int = 3, emission="gaussian", durations: str = "poisson", max_duration: int = 50,
+                 r: float = 2.0, infer: str = "em", n_iter: int = 100, tol: float = 1e-4, alpha: float = 1.0,
+                 random_state: int = 0):
+        self.n_states = n_states
+        self.emission = emission
+        self.durations = durations
+        self.max_duration = max_duration
+        self.r = r
+        self.infer = infer
+        self.n_iter = n_iter
+        self.tol = tol
+        self.alpha = alpha
+        self.random_state = random_state
+
+    def _duration_family(self):
+        kw = {"r": float(self.r)} if self.durations == "negbin" else {}
+        return get_duration(self.durations, int(self.max_duration), **kw)
+
+    def _validate(self):
+        if int(self.n_states) < 2:
+            raise ConfigError(f"an HSMM needs n_states >= 2 (no self-transitions), got {self.n_states}")
+        if self.infer not in HSMM_ALGORITHMS:
+            raise ConfigError(f"HSMM infer must be one of {HSMM_ALGORITHMS}, got {self.infer!r}")
+        if int(self.n_iter) < 1 or not self.tol >= 0 or not self.alpha > 0:
+            raise ConfigError("n_iter must be >= 1, tol >= 0 and alpha > 0")
+
+    def fit(self, X, y=None):
+        """Fit to one ``(T, d)`` array or a list of them."""
+        self._validate()
+        seqs = as_sequences(X)
+        family = copy.deepcopy(get_family(self.emission))
+        seqs = [family.check_data(x) for x in seqs]
+        family.default_prior(np.vstack(seqs))
+        durations = self._duration_family()
+        fit = HSMMFit(family, durations, int(self.n_states), infer=self.infer, alpha=float(self.alpha),
+                      n_iter=int(self.n_iter), tol=float(self.tol), rng=np.random.default_rng(self.random_state))
+        result = fit.run(seqs)
+        self.family_, self.durations_ = family, durations
+        self.trans_counts_, self.stats_, self.dur_stats_ = result.trans, result.stats, result.dur_stats
+        self.trace_, self.n_iter_, self.converged_ = result.trace, result.n_iter, result.converged
+        self.warnings_ = list(result.warnings)
+        return self
+
+    # ------------------------------------------------------------- decoding
+    def _check_fitted(self):
+        if not hasattr(self, "stats_"):
+            raise ConfigError("this HSMMSegmenter is not fitted yet; call fit or load a model")
+
+    def duration_params(self) -> dict:
+        """Point duration parameters (the posterior mode)."""
+        self._check_fitted()
+        return self.durations_.point_estimate(self.dur_stats_)
+
+    def mean_durations(self) -> np.ndarray:
+        """Mean duration of every state under :meth:`duration_params` (untruncated)."""
+        return self.durations_.mean(self.duration_params())
+
+    def _each(self, X):
+        self._check_fitted()
+        logpi, logA = hsmm_transitions(self.infer, self.trans_counts_, float(self.alpha))
+        logD = duration_rows(self.infer, self.durations_, self.dur_stats_)
+        for x in as_sequences(X):
+            yield logpi, logA, emission_rows(self.infer, self.family_, self.family_.check_data(x), self.stats_), logD
+
+    def predict(self, X, decode: str = "viterbi") -> list[np.ndarray]:
+        """State path of each sequence: the Viterbi segmentation, or (``decode="posterior"``)
+        ``argmax_k q(x_t = k)``."""
+        if decode not in ("viterbi", "posterior"):
+            raise ConfigError(f"decode must be 'viterbi' or 'posterior', got {decode!r}")
+        if decode == "posterior":
+            return [hsmm_posterior(*p)[1].argmax(axis=1) for p in self._each(X)]
+        return [hsmm_path(*p) for p in self._each(X)]
+
+    def segments(self, X) -> list[list[tuple[int, int, int]]]:
+        """``(start, end, state)`` rows (end exclusive) of each sequence's Viterbi segmentation."""
+        return [runs(path) for path in self.predict(X)]
+
+    def predict_proba(self, X) -> list[np.ndarray]:
+        """Posterior state marginals ``q(x_t)`` of each sequence, ``(T, K)``."""
+        return [hsmm_posterior(*p)[1] for p in self._each(X)]
+
+    def log_likelihood(self, X) -> float:
+        """Total ``log p(X)`` over the sequences (HSMM forward messages)."""
+        return float(sum(hsmm_posterior(*p)[0] for p in self._each(X)))
+
+    #: mean log-likelihood per step, or with ``context`` that of the continuation (as the HMM's)
+    score = HMMSegmenter.score
+
+    # ------------------------------------------------------------- model files
+    @classmethod
+    def _schema(cls, header: dict) -> modelfile.Schema:
+        """``K`` states, ``D`` the maximum duration: transition counts ``(K+1, K)``, emission statistics
+        ``(K, n_stats)``, duration statistics ``(K, 2)``, the trace and the family's prior arrays."""
+        F = modelfile.Field
+        fields = [F("trans_counts", "f8", ("K+1", "K"), nonnegative=True), F("stats", "f8", ("K", None)),
+                  F("dur_stats", "f8", ("K", 2), nonnegative=True), F("trace", "f8", (None,))]
+        fields += [F(f"prior_{k}", "f8", tuple(int(n) for n in shape)) for k, shape in header["prior_shapes"].items()]
+        return modelfile.Schema(fields, {"K": int(header["params"]["n_states"])})
+
+    def save(self, path) -> None:
+        """npz arrays + JSON header (no pickle), written atomically (:mod:`induce.modelfile`)."""
+        self._check_fitted()
+        arrays = {"trans_counts": self.trans_counts_, "stats": self.stats_, "dur_stats": self.dur_stats_,
+                  "trace": np.asarray(self.trace_, float)}
+        arrays.update({f"prior_{k}": np.asarray(v, dtype=np.float64) for k, v in self.family_.prior_arrays().items()})
+        header = {"params": {k: v for k, v in self.get_params().items() if k != "emission"},
+                  "family": self.family_.header(), "n_iter_": self.n_iter_, "converged_": bool(self.converged_),
+                  "prior_shapes": {k[len("prior_"):]: list(v.shape) for k, v in arrays.items()
+                                   if k.startswith("prior_")}}
+        modelfile.save(path, MODEL_KIND, header, arrays)
+
+    @classmethod
+    def load(cls, path) -> "HSMMSegmenter":
+        """Read a model written by :meth:`save`; ``ModelFormatError`` unless it passes :meth:`_schema`."""
+        try:
+            with modelfile.reading(path, "header"):
+                header, arrays = modelfile.load(path, MODEL_KIND, cls._schema)
+                name, family = HMMSegmenter._family(header)
+                family.set_prior_arrays({k[len("prior_"):]: v for k, v in arrays.items() if k.startswith("prior_")})
+                model = cls(emission=name, **header["params"])
+                model._validate()
+                durations = model._duration_family()
+                if arrays["stats"].shape[1] != family.n_stats:
+                    raise ValueError(f"stats has {arrays['stats'].shape[1]} columns; the {name} family has "
+                                     f"{family.n_stats}")
+        except ConfigError as exc:
+            raise ModelFormatError(f"{path}: header: {exc}") from exc
+        model.family_, model.durations_ = family, durations
+        model.trans_counts_, model.stats_ = arrays["trans_counts"], arrays["stats"]
+        model.dur_stats_ = arrays["dur_stats"]
+        model.trace_ = list(arrays["trace"])
+        model.n_iter_ = int(header.get("n_iter_", 0))
+        model.converged_ = bool(header.get("converged_", False))
+        return model
