@@ -33,7 +33,7 @@ from ..errors import ConfigError
 from ..kernels.hsmm import hsmm_expectations, hsmm_viterbi
 from .convergence import ConvergenceMonitor
 from .estimators import dirichlet_kl
-from .series import emission_rows, transition_params
+from .series import FitResult, emission_rows, transition_params
 
 HSMM_ALGORITHMS = ("em", "vi")
 
@@ -76,16 +76,10 @@ def runs(labels: np.ndarray) -> list[tuple[int, int, int]]:
 
 
 @dataclass
-class HSMMResult:
-    """Fitted statistics and the run's record."""
+class HSMMResult(FitResult):
+    """An HMM fit's record plus the duration statistics ``(K, 2)``."""
 
-    trans: np.ndarray
-    stats: np.ndarray
-    dur_stats: np.ndarray
-    trace: list = field(default_factory=list)
-    n_iter: int = 0
-    converged: bool = False
-    warnings: list = field(default_factory=list)
+    dur_stats: np.ndarray | None = None
 
 
 @dataclass
@@ -109,7 +103,7 @@ class HSMMFit:
         if self.n_states < 2:
             raise ConfigError("an HSMM without self-transitions needs at least 2 states")
         state = self._initial_state(sequences)
-        result = HSMMResult(state["C"], state["S"], state["Sd"])
+        result = HSMMResult(state["C"], state["S"], dur_stats=state["Sd"])
         # vi's ELBO never decreases; em's log-likelihood at MAP estimates may fall by a little (it is the
         # log posterior that MAP-EM increases), so only vi is checked for monotonicity
         monitor = ConvergenceMonitor(self.tol, monotone=self.infer == "vi")

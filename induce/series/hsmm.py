@@ -17,13 +17,12 @@ from .. import modelfile
 from ..base import InduceEstimator
 from ..durations import get_duration
 from ..emissions import get_family
-from ..errors import ConfigError, ModelFormatError
+from ..errors import ConfigError
 from ..infer.series import emission_rows
 from ..infer.series_hsmm import (HSMM_ALGORITHMS, HSMMFit, duration_rows, hsmm_path, hsmm_posterior,
                                  hsmm_transitions, runs)
-from .segmenter import HMMSegmenter, as_sequences
+from .segmenter import HMMSegmenter, as_sequences, load_series_model, save_series_model
 
-MODEL_KIND = "HSMMSegmenter"
 
 
 class HSMMSegmenter(InduceEstimator):
@@ -128,48 +127,12 @@ class HSMMSegmenter(InduceEstimator):
     score = HMMSegmenter.score
 
     # ------------------------------------------------------------- model files
-    @classmethod
-    def _schema(cls, header: dict) -> modelfile.Schema:
-        """``K`` states, ``D`` the maximum duration: transition counts ``(K+1, K)``, emission statistics
-        ``(K, n_stats)``, duration statistics ``(K, 2)``, the trace and the family's prior arrays."""
-        F = modelfile.Field
-        fields = [F("trans_counts", "f8", ("K+1", "K"), nonnegative=True), F("stats", "f8", ("K", None)),
-                  F("dur_stats", "f8", ("K", 2), nonnegative=True), F("trace", "f8", (None,))]
-        fields += [F(f"prior_{k}", "f8", tuple(int(n) for n in shape)) for k, shape in header["prior_shapes"].items()]
-        return modelfile.Schema(fields, {"K": int(header["params"]["n_states"])})
+    #: this model's own arrays: the duration statistics (K, 2)
+    _MODEL_ARRAYS = (modelfile.Field("dur_stats", "f8", ("K", 2), nonnegative=True),)
+    save = save_series_model
+    load = classmethod(load_series_model)
 
-    def save(self, path) -> None:
-        """npz arrays + JSON header (no pickle), written atomically (:mod:`induce.modelfile`)."""
-        self._check_fitted()
-        arrays = {"trans_counts": self.trans_counts_, "stats": self.stats_, "dur_stats": self.dur_stats_,
-                  "trace": np.asarray(self.trace_, float)}
-        arrays.update({f"prior_{k}": np.asarray(v, dtype=np.float64) for k, v in self.family_.prior_arrays().items()})
-        header = {"params": {k: v for k, v in self.get_params().items() if k != "emission"},
-                  "family": self.family_.header(), "n_iter_": self.n_iter_, "converged_": bool(self.converged_),
-                  "prior_shapes": {k[len("prior_"):]: list(v.shape) for k, v in arrays.items()
-                                   if k.startswith("prior_")}}
-        modelfile.save(path, MODEL_KIND, header, arrays)
-
-    @classmethod
-    def load(cls, path) -> "HSMMSegmenter":
-        """Read a model written by :meth:`save`; ``ModelFormatError`` unless it passes :meth:`_schema`."""
-        try:
-            with modelfile.reading(path, "header"):
-                header, arrays = modelfile.load(path, MODEL_KIND, cls._schema)
-                name, family = HMMSegmenter._family(header)
-                family.set_prior_arrays({k[len("prior_"):]: v for k, v in arrays.items() if k.startswith("prior_")})
-                model = cls(emission=name, **header["params"])
-                model._validate()
-                durations = model._duration_family()
-                if arrays["stats"].shape[1] != family.n_stats:
-                    raise ValueError(f"stats has {arrays['stats'].shape[1]} columns; the {name} family has "
-                                     f"{family.n_stats}")
-        except ConfigError as exc:
-            raise ModelFormatError(f"{path}: header: {exc}") from exc
-        model.family_, model.durations_ = family, durations
-        model.trans_counts_, model.stats_ = arrays["trans_counts"], arrays["stats"]
-        model.dur_stats_ = arrays["dur_stats"]
-        model.trace_ = list(arrays["trace"])
-        model.n_iter_ = int(header.get("n_iter_", 0))
-        model.converged_ = bool(header.get("converged_", False))
-        return model
+    def _restored(self) -> None:
+        """After loading: the checked parameters and the duration family they name."""
+        self._validate()
+        self.durations_ = self._duration_family()

@@ -22,7 +22,6 @@ from ..infer.series import (ALGORITHMS, SeriesFit, chain_posterior, emission_row
                             transition_params, viterbi_path)
 from ..infer.series_hdp import HDPSeriesFit, HDPSVIFit
 
-MODEL_KIND = "HMMSegmenter"
 #: every ``infer`` value: the finite-HMM algorithms, batch and stochastic CVI for the HDP-HMM
 INFER = ALGORITHMS + ("hdp-cvi", "hdp-scvi", "hdp-svi")
 
@@ -40,6 +39,68 @@ def as_sequences(X) -> list[np.ndarray]:
     if len({x.shape[1] for x in seqs}) > 1:
         raise ConfigError(f"every sequence needs the same columns, got {sorted({x.shape[1] for x in seqs})}")
     return seqs
+
+
+
+# ----------------------------------------------------------------- model files of the series estimators
+def _family_from_header(header: dict):
+    """The emission family a header describes (its prior arrays come from the file's arrays)."""
+    head = dict(header["family"])
+    name = head.pop("name")
+    head.pop("dim", None)
+    return name, get_family(name, **head)
+
+
+def _series_schema(fields_of_model):
+    """The schema of a series model file: transition counts ``(K+1, K)``, emission statistics ``(K, n_stats)``
+    (the family's width is checked once its prior is restored), the trace, the family's prior arrays
+    (``prior_*``, shapes in the header) and the model's own ``fields_of_model``."""
+    def schema(header: dict) -> modelfile.Schema:
+        F = modelfile.Field
+        fields = [F("trans_counts", "f8", ("K+1", "K"), nonnegative=True), F("stats", "f8", ("K", None)),
+                  F("trace", "f8", (None,)), *fields_of_model]
+        fields += [F(f"prior_{k}", "f8", tuple(int(n) for n in shape)) for k, shape in header["prior_shapes"].items()]
+        return modelfile.Schema(fields, {"K": int(header["params"]["n_states"])})
+    return schema
+
+
+def save_series_model(self, path) -> None:
+    """npz arrays + JSON header (no pickle), written atomically (:mod:`induce.modelfile`); the file's kind is
+    the class name, its own arrays those of ``_MODEL_ARRAYS``."""
+    self._check_fitted()
+    arrays = {"trans_counts": self.trans_counts_, "stats": self.stats_, "trace": np.asarray(self.trace_, float)}
+    arrays.update({f.name: np.asarray(getattr(self, f.name + "_"), dtype=np.float64) for f in self._MODEL_ARRAYS})
+    arrays.update({f"prior_{k}": np.asarray(v, dtype=np.float64) for k, v in self.family_.prior_arrays().items()})
+    header = {"params": {k: v for k, v in self.get_params().items() if k != "emission"},
+              "family": self.family_.header(), "n_iter_": self.n_iter_, "converged_": bool(self.converged_),
+              "prior_shapes": {k[len("prior_"):]: list(v.shape) for k, v in arrays.items() if k.startswith("prior_")}}
+    modelfile.save(path, type(self).__name__, header, arrays)
+
+
+def load_series_model(cls, path):
+    """Read a model written by :func:`save_series_model`; ``ModelFormatError`` unless it passes the schema.
+    ``cls._restored(header)`` (when defined) rebuilds what the model derives from its parameters."""
+    try:
+        with modelfile.reading(path, "header"):
+            header, arrays = modelfile.load(path, cls.__name__, _series_schema(cls._MODEL_ARRAYS))
+            name, family = _family_from_header(header)
+            family.set_prior_arrays({k[len("prior_"):]: v for k, v in arrays.items() if k.startswith("prior_")})
+            model = cls(emission=name, **header["params"])
+            model.n_iter_ = int(header.get("n_iter_", 0))
+            model.converged_ = bool(header.get("converged_", False))
+            if arrays["stats"].shape[1] != family.n_stats:
+                raise ValueError(f"stats has {arrays['stats'].shape[1]} columns; the {name} family has "
+                                 f"{family.n_stats}")
+            if hasattr(model, "_restored"):
+                model._restored()
+    except ConfigError as exc:  # an unknown family or a bad hyperparameter in the header
+        raise ModelFormatError(f"{path}: header: {exc}") from exc
+    model.trans_counts_, model.stats_, model.family_ = arrays["trans_counts"], arrays["stats"], family
+    for field in cls._MODEL_ARRAYS:
+        value = arrays[field.name]
+        setattr(model, field.name + "_", float(value) if value.ndim == 0 else value)
+    model.trace_ = list(arrays["trace"])
+    return model
 
 
 class HMMSegmenter(InduceEstimator):
@@ -183,56 +244,8 @@ class HMMSegmenter(InduceEstimator):
         return (self.log_likelihood(joined) - self.log_likelihood(ctx)) / n
 
     # ------------------------------------------------------------- model files
-    @staticmethod
-    def _family(header: dict):
-        """The emission family a header describes (its prior arrays come from the file's arrays)."""
-        head = dict(header["family"])
-        name = head.pop("name")
-        head.pop("dim", None)
-        return name, get_family(name, **head)
-
-    @classmethod
-    def _schema(cls, header: dict) -> modelfile.Schema:
-        """``K`` states: transition counts ``(K+1, K)``, emission statistics ``(K, n_stats)`` (the family's
-        width is checked once its prior is restored), the transition prior ``(K,)`` and its total, the trace,
-        and the family's prior arrays (``prior_*``, shapes in the header)."""
-        F = modelfile.Field
-        fields = [F("trans_counts", "f8", ("K+1", "K"), nonnegative=True), F("stats", "f8", ("K", None)),
-                  F("trans_prior", "f8", ("K",), positive=True), F("trans_prior_total", "f8", (), positive=True),
-                  F("trace", "f8", (None,))]
-        fields += [F(f"prior_{k}", "f8", tuple(int(n) for n in shape)) for k, shape in header["prior_shapes"].items()]
-        return modelfile.Schema(fields, {"K": int(header["params"]["n_states"])})
-
-    def save(self, path) -> None:
-        """npz arrays + JSON header (no pickle), written atomically (:mod:`induce.modelfile`)."""
-        self._check_fitted()
-        arrays = {"trans_counts": self.trans_counts_, "stats": self.stats_, "trace": np.asarray(self.trace_, float),
-                  "trans_prior": self.trans_prior_, "trans_prior_total": np.asarray(self.trans_prior_total_)}
-        arrays.update({f"prior_{k}": np.asarray(v, dtype=np.float64) for k, v in self.family_.prior_arrays().items()})
-        header = {"params": {k: v for k, v in self.get_params().items() if k != "emission"},
-                  "family": self.family_.header(), "n_iter_": self.n_iter_, "converged_": bool(self.converged_),
-                  "prior_shapes": {k[len("prior_"):]: list(v.shape) for k, v in arrays.items()
-                                   if k.startswith("prior_")}}
-        modelfile.save(path, MODEL_KIND, header, arrays)
-
-    @classmethod
-    def load(cls, path) -> "HMMSegmenter":
-        """Read a model written by :meth:`save`; ``ModelFormatError`` unless it passes :meth:`_schema`."""
-        try:
-            with modelfile.reading(path, "header"):
-                header, arrays = modelfile.load(path, MODEL_KIND, cls._schema)
-                name, family = cls._family(header)
-                family.set_prior_arrays({k[len("prior_"):]: v for k, v in arrays.items() if k.startswith("prior_")})
-                model = cls(emission=name, **header["params"])
-                model.n_iter_ = int(header.get("n_iter_", 0))
-                model.converged_ = bool(header.get("converged_", False))
-                if arrays["stats"].shape[1] != family.n_stats:
-                    raise ValueError(f"stats has {arrays['stats'].shape[1]} columns; the {name} family has "
-                                     f"{family.n_stats}")
-        except ConfigError as exc:  # an unknown family or a bad hyperparameter in the header
-            raise ModelFormatError(f"{path}: header: {exc}") from exc
-        model.trans_counts_, model.stats_ = arrays["trans_counts"], arrays["stats"]
-        model.trans_prior_, model.trans_prior_total_ = arrays["trans_prior"], float(arrays["trans_prior_total"])
-        model.family_ = family
-        model.trace_ = list(arrays["trace"])
-        return model
+    #: this model's own arrays (saved from and restored to the attribute of the same name plus ``_``)
+    _MODEL_ARRAYS = (modelfile.Field("trans_prior", "f8", ("K",), positive=True),
+                     modelfile.Field("trans_prior_total", "f8", (), positive=True))
+    save = save_series_model
+    load = classmethod(load_series_model)
