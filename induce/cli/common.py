@@ -179,8 +179,8 @@ def _print_table(result: dict, stream, indent: str) -> None:
             stream.write(f"{indent}{key}:\n")
             _print_table(value, stream, indent + "  ")
         else:
-            if isinstance(value, float):
-                value = f"{value:.4f}"
+            if isinstance(value, float):  # rates and large totals need no decimals
+                value = f"{value:.4f}" if abs(value) < 1000 else f"{value:.0f}"
             stream.write(f"{indent}{str(key).ljust(width)}  {value}\n")
 
 
