@@ -83,3 +83,19 @@ def test_compressed_inputs_are_read_transparently(tmp_path, capsys, suffix, comp
     capsys.readouterr()
     assert main(["corpus", "stats", str(truncated)]) == 2
     assert "cut.conllu" in capsys.readouterr().err
+
+
+def test_corpus_convert_round_trips_tags_and_refuses_trees_it_lacks(tmp_path, corpora, capsys):
+    from induce.corpus.formats import load_corpus
+
+    source = corpora / "ptb-sample" / "wsj_0001.mrg"
+    as_conllu, as_columns = tmp_path / "w.conllu", tmp_path / "w.txt"
+    assert main(["corpus", "convert", str(source), "-o", str(as_conllu), "--to", "conllu"]) == 0
+    assert main(["corpus", "convert", str(as_conllu), "-o", str(as_columns), "--to", "conll2000"]) == 0
+    a, b, c = load_corpus(source), load_corpus(as_conllu), load_corpus(as_columns, "conll2000")
+    assert a.vocab.itos == b.vocab.itos == c.vocab.itos
+    gold = a.tag_vocabs["pos"].itos
+    assert [gold[i] for i in a.tags["pos"]] == [b.tag_vocabs["xpos"].itos[i] for i in b.tags["xpos"]]
+    capsys.readouterr()
+    assert main(["corpus", "convert", str(as_conllu), "-o", str(tmp_path / "w.mrg"), "--to", "ptb"]) == 2
+    assert "no constituency tree" in capsys.readouterr().err

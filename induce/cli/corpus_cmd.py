@@ -109,10 +109,21 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _convert(args: argparse.Namespace) -> int:
+    from ..corpus.formats import read_sentences
+    from ..corpus.writers import write_sentences
+
+    sentences = list(read_sentences(args.input, args.format, encoding=args.encoding))
+    write_sentences(args.output, sentences, args.to)
+    emit({"input": args.input, "output": args.output, "format": args.to, "sentences": len(sentences),
+          "tokens": sum(len(s) for s in sentences)}, args.json)
+    return 0
+
+
 def register(subparsers) -> None:
     from ..corpus.formats import FORMATS
 
-    parser = subparsers.add_parser("corpus", help="corpus statistics and the demo corpus")
+    parser = subparsers.add_parser("corpus", help="corpus statistics, format conversion and the demo corpus")
     sub = parser.add_subparsers(dest="corpus_command", metavar="SUBCOMMAND")
     sub.required = True
 
@@ -134,3 +145,12 @@ def register(subparsers) -> None:
     demo.add_argument("--format", default="conllu", choices=("conllu", "ptb"))
     add_json_flag(demo)
     demo.set_defaults(handler=_demo)
+
+    convert = sub.add_parser("convert", help="write a corpus in another format (every column the target has kept)")
+    convert.add_argument("input", type=corpus_path, help="corpus file, directory of corpus files, 'demo' or '-'")
+    convert.add_argument("-o", "--output", required=True, type=output_path, help="output file ('-': stdout)")
+    convert.add_argument("--to", required=True, choices=FORMATS, help="output format")
+    convert.add_argument("--format", default="auto", choices=("auto",) + FORMATS, help="input format")
+    convert.add_argument("--encoding", type=encoding, default="utf-8", help="input text encoding; the output is UTF-8")
+    add_json_flag(convert)
+    convert.set_defaults(handler=_convert)

@@ -218,6 +218,10 @@ def write_sentences(path: str | os.PathLike, sentences: Sequence[Sentence], form
     if format == "conllu":
         write_conllu(path, sentences)
     elif format == "ptb":
+        missing = next((i for i, s in enumerate(sentences) if not isinstance(s.record, Tree) and s.tree is None), None)
+        if missing is not None:
+            raise ConfigError(f"sentence {missing + 1} has no constituency tree; PTB output needs trees (write a "
+                              "column format such as conllu or conllx instead)")
         write_ptb(path, (s.record if isinstance(s.record, Tree) else s.tree for s in sentences))
     elif format in COLUMN_FORMATS:
         fmt = COLUMN_FORMATS[format]
