@@ -99,3 +99,17 @@ def test_corpus_convert_round_trips_tags_and_refuses_trees_it_lacks(tmp_path, co
     capsys.readouterr()
     assert main(["corpus", "convert", str(as_conllu), "-o", str(tmp_path / "w.mrg"), "--to", "ptb"]) == 2
     assert "no constituency tree" in capsys.readouterr().err
+
+
+def test_alignment_gold_formats_are_detected(corpora, tmp_path):
+    from induce.corpus.parallel import detect_alignment_format, read_alignments
+    from induce.errors import CorpusFormatError
+
+    assert detect_alignment_format(corpora / "align" / "ro-en" / "roen.gold") == "pharaoh"
+    naacl = corpora / "align" / "en-fr" / "test.wa.nonullalign"
+    assert detect_alignment_format(naacl) == "naacl"
+    assert read_alignments(naacl, "auto") == read_alignments(naacl, "naacl")
+    bad = tmp_path / "bad.wa"
+    bad.write_text("0 1 2 X Y\n")
+    with pytest.raises(CorpusFormatError, match="bad.wa:1"):
+        detect_alignment_format(bad)

@@ -1,7 +1,7 @@
 """``induce align``: train a word aligner on a bitext and write Pharaoh links.
 
     induce align SRC TGT -o OUT.align --model hmm --infer cvi --iterations 5 \\
-        [--symmetrize grow-diag-final-and] [--gold GOLD --gold-format naacl|pharaoh]
+        [--symmetrize grow-diag-final-and] [--gold GOLD [--gold-format naacl|pharaoh]]
 
 ``SRC TGT`` are line-aligned tokenised files, or ``SRC`` alone holds
 ``source ||| target`` lines.  Output: one line of 0-based ``i-j`` links per pair
@@ -45,7 +45,8 @@ def register(subparsers) -> None:
     p.add_argument("--threshold", type=probability, default=0.5, help="posterior threshold for --decode posterior")
     p.add_argument("--lowercase", action="store_true", help="lowercase and accent-fold tokens before training")
     p.add_argument("--gold", type=existing_file, help="gold alignment file to score against")
-    p.add_argument("--gold-format", choices=ALIGNMENT_FORMATS, default="naacl")
+    p.add_argument("--gold-format", choices=("auto",) + ALIGNMENT_FORMATS, default="auto",
+                   help="format of --gold (default: detected from its first line)")
     add_base_option(p, "--gold-base", "the gold file's positions", old="yes-no")
     p.add_argument("--max-length", type=positive_int, metavar="N",
                    help="skip sentence pairs with a side longer than N words (written without links; the count is "

@@ -293,8 +293,9 @@ def register(subparsers) -> None:
 
     align = sub.add_parser("align", help="alignment precision, recall, AER and F1 (sure/possible links)")
     _pair_arguments(align, corpus_format=False)
-    align.add_argument("--pred-format", choices=("pharaoh", "naacl"), default="pharaoh", help="default pharaoh")
-    align.add_argument("--gold-format", choices=("naacl", "pharaoh"), default="naacl", help="default naacl")
+    for side in ("pred", "gold"):
+        align.add_argument(f"--{side}-format", choices=("auto", "naacl", "pharaoh"), default="auto",
+                           help=f"format of the {side} file (default: detected from its first line)")
     for side in ("pred", "gold"):  # (the shared ro-en / ja-en Pharaoh golds are 1-based, de-en's NAACL file 0-based)
         add_base_option(align, f"--{side}-base", f"the {side} positions")
     align.set_defaults(handler=_eval_align)

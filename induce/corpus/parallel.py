@@ -127,18 +127,38 @@ def _read_pharaoh(path: str, one_based: bool) -> dict[int, Alignment]:
     return pairs
 
 
+def detect_alignment_format(path: str | os.PathLike) -> str:
+    """``naacl`` or ``pharaoh`` from the first line with links: ``sent i j [S|P]`` (3-4 fields, the first ones
+    numbers) is NAACL, ``i-j``/``i?j``/``ipj`` tokens are Pharaoh."""
+    import re
+
+    for number, text in iter_lines(path):
+        fields = text.split()
+        if not fields:
+            continue
+        if all(re.fullmatch(r"[0-9]+[-?p][0-9]+", f) for f in fields):
+            return "pharaoh"
+        if len(fields) in (3, 4) and all(f.isdecimal() for f in fields[:3]) and fields[3:] in ([], ["S"], ["P"]):
+            return "naacl"
+        raise CorpusFormatError(str(path), number, text, "NAACL 'sent i j [S|P]' or Pharaoh 'i-j ...' links")
+    return "pharaoh"  # no links at all: every pair unaligned
+
+
 def read_alignments(
     path: str | os.PathLike, format: str = "naacl", n_pairs: int | None = None, one_based: bool | None = None
 ) -> list[Alignment]:
     """Gold alignments of every sentence pair, 0-based links ``(i, j)`` (see the module docstring).
 
+    ``format="auto"`` detects the format (:func:`detect_alignment_format`).
     ``naacl``: one link per line ``sent i j [S|P]`` (label missing = S), sentence
     ids 1-based.  ``pharaoh``: one line per pair, ``i-j`` sure, ``i?j`` or ``ipj``
     possible.  The list has ``n_pairs`` entries (pairs without links are empty);
     by default as many as the last sentence id (naacl) or line (pharaoh).
     """
+    if format == "auto":
+        format = detect_alignment_format(path)
     if format not in ALIGNMENT_FORMATS:
-        raise ConfigError(f"alignment format must be one of {ALIGNMENT_FORMATS}, got {format!r}")
+        raise ConfigError(f"alignment format must be one of auto, {', '.join(ALIGNMENT_FORMATS)}, got {format!r}")
     name = str(path)
     base = _ONE_BASED_DEFAULT[format] if one_based is None else one_based
     pairs = (_read_naacl if format == "naacl" else _read_pharaoh)(name, base)
