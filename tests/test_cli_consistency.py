@@ -113,3 +113,15 @@ def test_alignment_gold_formats_are_detected(corpora, tmp_path):
     bad.write_text("0 1 2 X Y\n")
     with pytest.raises(CorpusFormatError, match="bad.wa:1"):
         detect_alignment_format(bad)
+
+
+def test_tag_output_format_follows_the_output_name_and_keeps_gold_pos(tmp_path, corpora):
+    from induce.corpus.formats import load_corpus
+
+    source = corpora / "ptb-sample" / "wsj_0001.mrg"
+    out = tmp_path / "tagged.conllu"
+    assert main(["tag", str(source), "-o", str(out), "--states", "4", "--iterations", "2", "--quiet"]) == 0
+    gold, tagged = load_corpus(source), load_corpus(out)
+    assert [gold.tag_vocabs["pos"].itos[i] for i in gold.tags["pos"]] == \
+        [tagged.tag_vocabs["xpos"].itos[i] for i in tagged.tags["xpos"]]
+    assert "induced=S" in out.read_text()

@@ -411,13 +411,19 @@ def _scores(corpus, states, names, gold_column: str, tag_dict) -> dict:
 
 
 def _write_output(args, corpus, states, names, tag_dict) -> str:
-    """The input with the induced tags added, in its own format (atomic); returns the path."""
-    from ..corpus.formats import detect_format
+    """The input with the induced tags added (atomic); returns the path.
+
+    The format is the one ``-o`` names by its extension (``x.conllu``: CoNLL-U with the gold tags kept and
+    the induced ones in MISC, whatever the input was), else the input's.  PTB output has no spare column:
+    its preterminals become the induced tags.
+    """
+    from ..corpus.formats import detect_format, format_of_name
     from ..corpus.writers import write_tagged
 
     if corpus.sentences is None:
         raise ConfigError("the input's sentences were not kept; cannot write the output")
-    fmt = args.format if args.format != "auto" else detect_format(args.input, args.encoding)
+    fmt = format_of_name(args.output) or (args.format if args.format != "auto"
+                                          else detect_format(args.input, args.encoding))
     tags = [names[states[s]].tolist() for s in corpus.iter_slices()]
     column = args.output_column or ("induced" if fmt == "conllu" and tag_dict is None else None)
     write_tagged(args.output, corpus.sentences, tags, fmt, column)

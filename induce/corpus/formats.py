@@ -111,6 +111,12 @@ def _sniff(path: str | os.PathLike, encoding: str) -> str | None:
     return None
 
 
+def format_of_name(path: str | os.PathLike) -> str | None:
+    """The format a file name announces by its extension (``.conllu``, ``.conll``/``.conllx``, ``.mrg``,
+    ``.dp``), or None."""
+    return _EXTENSIONS.get(Path(str(path)).suffix)
+
+
 def detect_format(path: str | os.PathLike, encoding: str = "utf-8") -> str:
     """The format of a file or directory: by extension (or Brown file name), then by content.
 
