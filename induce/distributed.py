@@ -30,6 +30,8 @@ elsewhere (the shard layouts are tasks too, so dask recomputes a lost one).
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import numpy as np
 
 from .errors import ConfigError
@@ -41,28 +43,28 @@ from .infer.hmm_batched import Layout, lockstep_pass
 RETRIES = 3
 
 
-def _require_dask():
+@contextmanager
+def session(workers: int = 0, address: str | None = None):
+    """A :class:`dask.distributed.Client` for the length of a ``with`` block: connected to the scheduler at
+    ``address`` (``tcp://HOST:8786``), or to a new ``LocalCluster`` of ``workers`` single-threaded worker
+    processes, which is shut down at the end."""
     try:
-        import distributed  # noqa: F401
+        from distributed import Client, LocalCluster
     except ImportError as exc:  # pragma: no cover - exercised only without the extra
         raise ConfigError("training on a cluster needs dask.distributed: pip install 'induce[distributed]'") from exc
-
-
-def connect(workers: int = 0, address: str | None = None):
-    """A :class:`dask.distributed.Client`: to the scheduler at ``address`` (``tcp://HOST:8786``), or to a new
-    ``LocalCluster`` of ``workers`` single-threaded worker processes."""
-    _require_dask()
-    from distributed import Client, LocalCluster
-
     if address:
         try:
-            return Client(address, timeout="10s")
+            client = Client(address, timeout="10s")
         except OSError as exc:
             raise ConfigError(f"cannot reach the dask scheduler at {address}: {exc}") from exc
+        with client:
+            yield client
+        return
     if workers < 1:
-        raise ConfigError(f"--workers must be at least 1, got {workers}")
-    cluster = LocalCluster(n_workers=int(workers), threads_per_worker=1, processes=True, dashboard_address=None)
-    return Client(cluster)
+        raise ConfigError(f"a local cluster needs at least 1 worker, got {workers}")
+    with LocalCluster(n_workers=int(workers), threads_per_worker=1, processes=True,
+                      dashboard_address=":0") as cluster, Client(cluster) as client:
+        yield client
 
 
 def n_workers(client) -> int:

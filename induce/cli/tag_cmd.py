@@ -170,6 +170,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--checkpoint-every", type=nonneg_int, default=0, metavar="N", help="checkpoint every N minibatches")
     s.add_argument("--checkpoint-minutes", type=finite_nonneg_float, default=0.0, metavar="M", help="checkpoint every M minutes")
     s.add_argument("--resume", action="store_true", help="continue from --checkpoint FILE")
+    c = p.add_argument_group("on a dask cluster (em, vi, svi, scvi; pip install 'induce[distributed]')")
+    c.add_argument("--workers", type=positive_int, metavar="N", help="run the E-steps on a local cluster of N worker processes")
+    c.add_argument("--cluster", metavar="tcp://HOST:8786", help="run the E-steps on the workers of this dask scheduler")
     p.set_defaults(handler=run)
 
 
@@ -190,6 +193,10 @@ def _write_trace(path: str, trace: list[dict]) -> None:
 
 def _outputs(model, args, result: dict) -> int:
     """Save the model, write the trace and the JSON file, print the results."""
+    if args.client is not None:
+        from ..distributed import n_workers
+
+        result["workers"] = n_workers(args.client)
     if args.save:
         model.save(args.save)
         result["model"] = args.save
@@ -225,7 +232,7 @@ def _run_stream(args: argparse.Namespace) -> int:
         raise ConfigError("--stream trains from disk without keeping the corpus: -o, --tag-dict and --report "
                           "are not available")
     model = HMMTagger(n_states=args.states or 45, infer=args.infer, alpha=args.alpha, beta=args.beta,
-                      random_state=args.seed, verbose=not args.quiet, **_stochastic_options(args))
+                      random_state=args.seed, verbose=not args.quiet, client=args.client, **_stochastic_options(args))
     start = time.perf_counter()
     model.fit_stream(args.input, args.format, lowercase=args.lowercase, heldout_fraction=args.heldout,
                      heldout_max_tokens=args.heldout_max_tokens, buffer_sentences=args.buffer_sentences)
@@ -244,6 +251,24 @@ def _run_stream(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    """``induce tag``; with ``--workers`` / ``--cluster`` inside a dask client session (:mod:`induce.distributed`)."""
+    args.client = None
+    if not (args.workers or args.cluster):
+        return _run(args)
+    from ..taggers.hmm import CLUSTER_ALGORITHMS
+
+    if args.workers and args.cluster:
+        raise ConfigError("give --workers N (a local cluster) or --cluster ADDRESS (a running scheduler), not both")
+    if args.model != "hmm" or args.infer not in CLUSTER_ALGORITHMS:
+        raise ConfigError(f"--workers / --cluster run --model hmm with --infer {' or '.join(CLUSTER_ALGORITHMS)}")
+    from ..distributed import session
+
+    with session(args.workers or 0, args.cluster) as client:
+        args.client = client
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     from ..corpus.formats import detect_format, load_corpus
     from ..corpus.writers import write_tagged
     from ..eval.tagging import accuracy, tagging_report
@@ -316,7 +341,7 @@ def run(args: argparse.Namespace) -> int:
         learn_hyper=args.learn_hyper == "all", decode=args.decode, map_estimate=args.map, cgs_keep=args.cgs_keep, order=args.order, cvi2_block=args.block_size,
         random_state=args.seed, verbose=not args.quiet,
         eval_column=gold_column if args.eval_every > 0 else None, eval_every=max(1, args.eval_every),
-        **_stochastic_options(args), **hmm_extra,
+        client=args.client, **_stochastic_options(args), **hmm_extra,
     )
     start = time.perf_counter()
     warned: dict = {}

@@ -13,17 +13,6 @@ from tests.infer.test_stochastic_hmm import as_corpus, sample_hmm  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def client():
-    from distributed import Client, LocalCluster
-
-    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
-    c = Client(cluster)
-    yield c
-    c.close()
-    cluster.close()
-
-
-@pytest.fixture(scope="module")
 def corpus():
     tokens, offsets, _, _ = sample_hmm(120, 4, K=4, W=20)
     return as_corpus(tokens, offsets, 20)
