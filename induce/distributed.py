@@ -30,6 +30,7 @@ elsewhere (the shard layouts are tasks too, so dask recomputes a lost one).
 
 from __future__ import annotations
 
+from concurrent.futures import CancelledError
 from contextlib import contextmanager
 
 import numpy as np
@@ -91,6 +92,10 @@ def _shard(tokens, offsets, lo, hi):
     return np.ascontiguousarray(tokens[s:e]), np.ascontiguousarray(offsets[lo:hi + 1] - s)
 
 
+def _same(x):
+    return x
+
+
 def _layout_task(tokens, offsets, block):
     return Layout(tokens, offsets, block)
 
@@ -116,7 +121,7 @@ class ClusterEStep:
     def __init__(self, client, tokens: np.ndarray, offsets: np.ndarray, allowed: np.ndarray, block: int,
                  n_shards: int | None = None):
         self.client = client
-        self.allowed = client.scatter(allowed, broadcast=True)
+        self.allowed = allowed  # (sent with each task: lost with no worker)
         bounds = shard_bounds(offsets, n_shards or n_workers(client))
         self.token_bounds = np.asarray(offsets)[bounds]
         self.layouts = [client.submit(_layout_task, *_shard(tokens, offsets, lo, hi), block, pure=False,
@@ -128,21 +133,36 @@ class ClusterEStep:
 
     def __call__(self, A, B, trans_out, emit_out, gamma_out) -> float:
         """Same contract as :func:`lockstep_pass` on the whole corpus: overwrites ``trans_out`` / ``emit_out``
-        with the expected counts, fills ``gamma_out`` when it has N rows, returns ``sum_i log p(x^i)``."""
-        A_f, B_f = (self.client.scatter(x, broadcast=True) for x in (A, B))
-        want = gamma_out.shape[0] > 0
-        futures = [self.client.submit(_estep_task, A_f, B_f, self.allowed, lay, emit_out.shape[0], want,
-                                      pure=False, retries=RETRIES) for lay in self.layouts]
+        with the expected counts, fills ``gamma_out`` when it has N rows, returns ``sum_i log p(x^i)``.
+
+        The pass is a pure function of ``A`` and ``B``: should it fail on a lost
+        connection it is run again from the start (at most :data:`RETRIES` times)."""
+        for attempt in range(RETRIES + 1):
+            try:
+                results = self._map(A, B, emit_out.shape[0], gamma_out.shape[0] > 0)
+                break
+            except (OSError, CancelledError):
+                if attempt == RETRIES:
+                    raise
         trans_out[:] = 0.0
         emit_out[:] = 0.0
         ll = 0.0
-        for s, (t, e, l, g) in enumerate(self.client.gather(futures)):
+        for s, (t, e, l, g) in enumerate(results):
             trans_out += t
             emit_out += e
             ll += l
-            if want:
+            if g is not None:
                 gamma_out[self.token_bounds[s]:self.token_bounds[s + 1]] = g
         return float(ll)
+
+    def _map(self, A, B, W, want_gamma):
+        """Broadcast the parameters, run every shard's E-step, gather the results in shard order."""
+        # the parameters as tasks, not scattered data: a copy lost with its worker is made again (a broadcast
+        # scatter to a worker that has just died waits for it forever)
+        A_f, B_f = (self.client.submit(_same, x, pure=False, retries=RETRIES) for x in (A, B))
+        futures = [self.client.submit(_estep_task, A_f, B_f, self.allowed, lay, W, want_gamma, pure=False,
+                                      retries=RETRIES) for lay in self.layouts]
+        return self.client.gather(futures)
 
 
 class ClusterSentenceUpdater(stochastic.SentenceUpdater):
