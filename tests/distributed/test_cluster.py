@@ -110,3 +110,22 @@ def test_no_client_never_imports_dask():
             "sample_hmm; t, o, _, _ = sample_hmm(10, 0); HMMTagger(n_states=3, infer='em', n_iter=2)"
             ".fit(as_corpus(t, o, 12)); assert 'distributed' not in sys.modules and 'dask' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_resume_with_a_cluster_equals_an_uninterrupted_run(client, corpus, tmp_path):
+    """scvi on the cluster stopped after 3 minibatches and resumed from its checkpoint ends as one run does."""
+    def fresh():
+        counts = sh.GlobalCounts.exponential(np.random.default_rng(0), 4, 20, corpus.n_tokens)
+        upd = dist.ClusterSentenceUpdater(client, "scvi", 0.1, 0.1, corpus.n_sentences)
+        batches = sh.sentence_batches(corpus.tokens, corpus.offsets, 15, 2, np.random.default_rng(1))
+        return counts, upd, batches
+
+    counts, upd, batches = fresh()
+    sh.run(counts, upd, batches, tau=1.0, kappa=0.6)
+    path = str(tmp_path / "ckpt.npz")
+    part, upd, batches = fresh()
+    assert sh.run(part, upd, batches, tau=1.0, kappa=0.6, checkpoint=path, stop_after=3).interrupted
+    resumed, upd, batches = fresh()
+    sh.run(resumed, upd, batches, tau=1.0, kappa=0.6, checkpoint=path, resume=True)
+    np.testing.assert_array_equal(resumed.trans, counts.trans)
+    np.testing.assert_array_equal(resumed.emissions(), counts.emissions())
