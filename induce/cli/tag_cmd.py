@@ -197,6 +197,8 @@ def _outputs(model, args, result: dict) -> int:
         from ..distributed import n_workers
 
         result["workers"] = n_workers(args.client)
+        if result.get("tokens_per_s"):
+            result["tokens_per_s_per_worker"] = round(result["tokens_per_s"] / result["workers"], 1)
     if args.save:
         model.save(args.save)
         result["model"] = args.save
