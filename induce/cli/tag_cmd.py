@@ -171,6 +171,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--checkpoint-every", type=nonneg_int, default=0, metavar="N", help="checkpoint every N minibatches")
     s.add_argument("--checkpoint-minutes", type=finite_nonneg_float, default=0.0, metavar="M", help="checkpoint every M minutes")
     s.add_argument("--resume", action="store_true", help="continue from --checkpoint FILE")
+    c = p.add_argument_group("on a dask cluster (em, vi, svi, scvi; pip install 'induce[distributed]')")
+    c.add_argument("--workers", type=positive_int, metavar="N", help="run the E-steps on a local cluster of N worker processes")
+    c.add_argument("--cluster", metavar="tcp://HOST:8786", help="run the E-steps on the workers of this dask scheduler")
     p.set_defaults(handler=run)
 
 
@@ -191,6 +194,12 @@ def _write_trace(path: str, trace: list[dict]) -> None:
 
 def _outputs(model, args, result: dict) -> int:
     """Save the model, write the trace and the JSON file, print the results."""
+    if args.client is not None:
+        from ..distributed import n_workers
+
+        result["workers"] = n_workers(args.client)
+        if result.get("tokens_per_s"):
+            result["tokens_per_s_per_worker"] = round(result["tokens_per_s"] / result["workers"], 1)
     if args.save:
         model.save(args.save)
         result["model"] = args.save
@@ -226,7 +235,7 @@ def _run_stream(args: argparse.Namespace) -> int:
         raise ConfigError("--stream trains from disk without keeping the corpus: -o, --tag-dict and --report "
                           "are not available")
     model = HMMTagger(n_states=args.states or 45, infer=args.infer, alpha=args.alpha, beta=args.beta,
-                      random_state=args.seed, verbose=not args.quiet, **_stochastic_options(args))
+                      random_state=args.seed, verbose=not args.quiet, client=args.client, **_stochastic_options(args))
     start = time.perf_counter()
     model.fit_stream(args.input, args.format, lowercase=args.lowercase, heldout_fraction=args.heldout,
                      heldout_max_tokens=args.heldout_max_tokens, buffer_sentences=args.buffer_sentences)
@@ -245,7 +254,25 @@ def _run_stream(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    """``induce tag``: check the options, read the corpus, fit, score, write; each step a function below."""
+    """``induce tag``; with ``--workers`` / ``--cluster`` inside a dask client session (:mod:`induce.distributed`)."""
+    args.client = None
+    if not (args.workers or args.cluster):
+        return _run(args)
+    from ..taggers.hmm import CLUSTER_ALGORITHMS
+
+    if args.workers and args.cluster:
+        raise ConfigError("give --workers N (a local cluster) or --cluster ADDRESS (a running scheduler), not both")
+    if args.model != "hmm" or args.infer not in CLUSTER_ALGORITHMS:
+        raise ConfigError(f"--workers / --cluster run --model hmm with --infer {' or '.join(CLUSTER_ALGORITHMS)}")
+    from ..distributed import session
+
+    with session(args.workers or 0, args.cluster) as client:
+        args.client = client
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
+    """Check the options, read the corpus, fit, score, write; each step a function below."""
     hdp = _check_options(args)
     if args.stream:
         return _run_stream(args)
@@ -356,7 +383,7 @@ def _model(args, hdp: bool, corpus, gold_column, tag_dict):
     n_states = len(tag_dict.tags) if tag_dict is not None else default_n_states(corpus, gold_column, args.states)
     return HMMTagger(n_states=n_states, tol=args.tol, alpha=args.alpha, beta=args.beta,
                      learn_hyper=args.learn_hyper == "all", map_estimate=args.map, cgs_keep=args.cgs_keep,
-                     cvi2_block=args.block_size, **common, **_stochastic_options(args), **given)
+                     cvi2_block=args.block_size, client=args.client, **common, **_stochastic_options(args), **given)
 
 
 def _summary(args, hdp: bool, model, corpus, seconds: float) -> dict:

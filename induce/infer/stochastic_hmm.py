@@ -160,12 +160,14 @@ def local_parameters(counts: GlobalCounts, estimator: str, alpha: float, beta: f
     return np.ascontiguousarray(A), np.ascontiguousarray(P)
 
 
-def sentence_statistics(counts: GlobalCounts, estimator: str, alpha: float, beta: float,
-                        tokens: np.ndarray, offsets: np.ndarray, allowed: np.ndarray = _NO_MASK):
-    """Local step on a minibatch of sentences (CSR): forward-backward under the parameters of ``estimator``.
+def sentence_inputs(counts: GlobalCounts, estimator: str, alpha: float, beta: float, tokens: np.ndarray,
+                    allowed: np.ndarray = _NO_MASK):
+    """What the local step of a minibatch needs from the global counts: ``(ids, local, A, P, mask)``.
 
-    Returns ``(trans_stats (K+1, K), ids, emit_stats (len(ids), K), log-likelihood)``
-    where ``ids`` are the distinct words of the minibatch.
+    ``ids`` are the distinct words of ``tokens``, ``local`` the tokens as indices
+    into ``ids`` (int32), ``A`` / ``P`` the transition table and the emission rows
+    of ``ids`` under ``estimator`` (:func:`local_parameters`), ``mask`` the tag
+    dictionary's rows of ``ids`` (empty without one).
     """
     K = counts.n_states
     ids, local = np.unique(tokens, return_inverse=True)
@@ -175,17 +177,39 @@ def sentence_statistics(counts: GlobalCounts, estimator: str, alpha: float, beta
         mask = np.ones((len(ids), K), dtype=np.uint8)  # unseen words: unconstrained
         known = ids < allowed.shape[0]
         mask[known] = allowed[ids[known]]
+    return ids, local.astype(np.int32).reshape(-1), A, P, mask
+
+
+def local_statistics(A: np.ndarray, P: np.ndarray, mask: np.ndarray, local: np.ndarray, offsets: np.ndarray):
+    """Forward-backward over sentences (CSR ``local``/``offsets``) under fixed ``A`` and emission rows ``P``.
+
+    Returns ``(trans_stats (K+1, K), emit_stats (len(P), K), log-likelihood)``;
+    the threads follow :func:`_threads`.  Runs wherever the minibatch is (in
+    this process, or on a dask worker: :mod:`induce.distributed`).
+    """
+    K = A.shape[1]
     trans_stats = np.zeros((K + 1, K))
-    emit_stats = np.zeros((len(ids), K))
-    n = _threads(len(tokens))
+    emit_stats = np.zeros((P.shape[0], K))
+    n = _threads(len(local))
     before = numba.get_num_threads()
     numba.set_num_threads(n)
     try:
-        ll = passes.batch_pass(A, P, mask, local.astype(np.int32).reshape(-1),
-                               np.ascontiguousarray(offsets, dtype=np.int64), trans_stats, emit_stats,
-                               np.empty((0, K)), n)
+        ll = passes.batch_pass(A, P, mask, local, np.ascontiguousarray(offsets, dtype=np.int64), trans_stats,
+                               emit_stats, np.empty((0, K)), n)
     finally:
         numba.set_num_threads(before)
+    return trans_stats, emit_stats, ll
+
+
+def sentence_statistics(counts: GlobalCounts, estimator: str, alpha: float, beta: float,
+                        tokens: np.ndarray, offsets: np.ndarray, allowed: np.ndarray = _NO_MASK):
+    """Local step on a minibatch of sentences (CSR): forward-backward under the parameters of ``estimator``.
+
+    Returns ``(trans_stats (K+1, K), ids, emit_stats (len(ids), K), log-likelihood)``
+    where ``ids`` are the distinct words of the minibatch.
+    """
+    ids, local, A, P, mask = sentence_inputs(counts, estimator, alpha, beta, tokens, allowed)
+    trans_stats, emit_stats, ll = local_statistics(A, P, mask, local, offsets)
     return trans_stats, ids, emit_stats, ll
 
 
@@ -227,11 +251,15 @@ class SentenceUpdater:
 
     def __call__(self, counts: GlobalCounts, rho: float, batch) -> tuple[float, int]:
         tokens, offsets = batch
-        ts, ids, es, ll = sentence_statistics(counts, self.estimator, self.alpha, self.beta, tokens, offsets,
-                                              self.allowed)
+        ts, ids, es, ll = self.statistics(counts, tokens, offsets)
         scale = self.n_sentences / max(1, len(offsets) - 1)
         counts.update(rho, ts, scale, ids, es, scale)
         return ll, len(tokens)
+
+    def statistics(self, counts: GlobalCounts, tokens: np.ndarray, offsets: np.ndarray):
+        """The minibatch's local step: :func:`sentence_statistics` (a dask client distributes it:
+        :class:`induce.distributed.ClusterSentenceUpdater`)."""
+        return sentence_statistics(counts, self.estimator, self.alpha, self.beta, tokens, offsets, self.allowed)
 
     def arrays(self) -> dict[str, np.ndarray]:
         return {}

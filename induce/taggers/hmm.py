@@ -58,6 +58,8 @@ ALGORITHMS = ("em", "vi", "cvi1", "cvi2", "cgs", "cvi3") + stochastic.STOCHASTIC
 #: algorithms with a minibatch schedule (no per-sentence statistics kept)
 STOCHASTIC_ALGORITHMS = stochastic.STOCHASTIC + stochastic.SINGLE_SEQUENCE
 DECODERS = ("posterior", "viterbi")
+#: algorithms whose E-steps run on a dask cluster with ``client=`` (:mod:`induce.distributed`)
+CLUSTER_ALGORITHMS = ("em", "vi") + stochastic.STOCHASTIC
 _NO_MASK = np.zeros((0, 0), dtype=np.uint8)
 #: where a learned Dirichlet concentration starts (and its value when it is neither given nor learned)
 #: The priors (alpha, beta) an algorithm uses when none is given: the best point by cross-validated M-1 of
@@ -147,6 +149,9 @@ class HMMTagger(InduceEstimator):
     checkpoint, checkpoint_every, checkpoint_minutes, resume : stochastic
         algorithms: checkpoint file, written every N minibatches / M minutes,
         and whether to resume from it (see :func:`induce.infer.stochastic_hmm.run`).
+    client : a ``dask.distributed.Client``: ``em``, ``vi``, ``svi`` and ``scvi``
+        run their E-steps on its workers (:mod:`induce.distributed`); ``None``
+        (default): in this process, and dask is not imported.
 
     Fitted attributes: ``transitions_`` (K+1, K), ``emissions_`` (W+1, K) by word
     (last row: unseen words), ``vocab_``, ``labels_`` (training-corpus states),
@@ -188,6 +193,7 @@ class HMMTagger(InduceEstimator):
         checkpoint_every: int = 0,
         checkpoint_minutes: float = 0.0,
         resume: bool = False,
+        client=None,
     ):
         self.n_states = n_states
         self.infer = infer
@@ -220,6 +226,7 @@ class HMMTagger(InduceEstimator):
         self.checkpoint_every = checkpoint_every
         self.checkpoint_minutes = checkpoint_minutes
         self.resume = resume
+        self.client = client
 
     # ------------------------------------------------------------------ checks
     def _validate_shared(self, corpus: Corpus) -> None:
@@ -256,6 +263,9 @@ class HMMTagger(InduceEstimator):
             check_schedule(self.tau, self.kappa, self.batch_size)
             if self.n_epochs < 1:
                 raise ConfigError(f"n_epochs must be at least 1, got {self.n_epochs}")
+        if self.client is not None and self.infer not in CLUSTER_ALGORITHMS:
+            raise ConfigError(f"{self.infer} does not run on a cluster yet; with a client use one of "
+                              f"{', '.join(CLUSTER_ALGORITHMS)}")
         if self.infer in ("cvi3",) + stochastic.SINGLE_SEQUENCE and self.subseq_length < 1:
             raise ConfigError(f"subseq_length must be at least 1, got {self.subseq_length}")
 
@@ -449,15 +459,21 @@ class HMMTagger(InduceEstimator):
         del sent_trans
         want_gamma = gold is not None or bool(self.learned_hyper_)
         g = np.empty((data.tokens.shape[0] if want_gamma else 0, K))
-        lay = Layout(data.tokens, data.offsets, LOCKSTEP_BLOCK)
+        if self.client is not None:
+            from ..distributed import ClusterEStep
+
+            estep = ClusterEStep(self.client, data.tokens, data.offsets, self.allowed_, LOCKSTEP_BLOCK)
+        else:
+            lay = Layout(data.tokens, data.offsets, LOCKSTEP_BLOCK)
+            estep = lambda A, B, t, e, g: lockstep_pass(A, B, self.allowed_, lay.lay_tokens, lay.lay_flat,  # noqa: E731
+                                                        lay.pos_start, lay.block_pos, t, e, g, passes.n_threads())
         bar = self._iterations()
         for it in bar:
             t0 = time.perf_counter()
             prev_t, prev_e = trans.copy(), emit.T.copy()
             A = self._batch_estimator(prev_t, self.alpha_)
             B = np.ascontiguousarray(self._batch_estimator(prev_e, self.beta_).T)
-            ll = lockstep_pass(A, B, self.allowed_, lay.lay_tokens, lay.lay_flat, lay.pos_start, lay.block_pos,
-                               trans, emit, g, passes.n_threads())
+            ll = estep(A, B, trans, emit, g)
             if self.infer == "vi":
                 # ELBO = sum_i log Z_i(theta~) - KL(q(theta) || p(theta)), q(theta) = Dir(C + prior)
                 objective = (ll - dirichlet_kl(prev_t + self.alpha_, self.alpha_)
@@ -571,7 +587,7 @@ class HMMTagger(InduceEstimator):
         K, W = int(self.n_states), len(info.vocab)
         self.n_states_, self.tag_vocab_, self.vocab_, self.allowed_ = K, None, info.vocab, _NO_MASK
         counts = stochastic.GlobalCounts.exponential(np.random.default_rng(init_seq), K, W, info.n_tokens)
-        updater = stochastic.SentenceUpdater(self.infer, self.alpha_, self.beta_, info.n_sentences)
+        updater = self._sentence_updater(info.n_sentences)
         batches = stream.shuffled_minibatches(path, format, info.vocab, batch_size=self.batch_size,
                                               buffer_sentences=buffer_sentences, n_epochs=self.n_epochs,
                                               rng=np.random.default_rng(batch_seq), lowercase=lowercase,
@@ -611,8 +627,7 @@ class HMMTagger(InduceEstimator):
                                                      int(data.tokens.shape[0]))
         batch_rng = np.random.default_rng(batch_seq)
         if self.infer in stochastic.STOCHASTIC:
-            updater = stochastic.SentenceUpdater(self.infer, self.alpha_, self.beta_, data.offsets.shape[0] - 1,
-                                                 self.allowed_)
+            updater = self._sentence_updater(data.offsets.shape[0] - 1)
             batches = stochastic.sentence_batches(data.tokens, data.offsets, self.batch_size, self.n_epochs, batch_rng)
         else:
             updater = stochastic.SubchainUpdater(self.infer, self.alpha_, self.beta_, data.tokens, self.subseq_length,
@@ -624,6 +639,14 @@ class HMMTagger(InduceEstimator):
                     "buffer": self.buffer}
         self._run_stochastic(counts, updater, batches, heldout, settings)
         self._finish(counts.trans, counts.emissions(), data)
+
+    def _sentence_updater(self, n_sentences: int):
+        """The svi / scvi minibatch step: in this process, or on the workers of ``client``."""
+        if self.client is not None:
+            from ..distributed import ClusterSentenceUpdater
+
+            return ClusterSentenceUpdater(self.client, self.infer, self.alpha_, self.beta_, n_sentences, self.allowed_)
+        return stochastic.SentenceUpdater(self.infer, self.alpha_, self.beta_, n_sentences, self.allowed_)
 
     def _run_stochastic(self, counts, updater, batches, heldout, settings):
         """Drive :func:`induce.infer.stochastic_hmm.run` with this model's schedule and checkpoint options."""

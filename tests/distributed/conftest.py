@@ -1,0 +1,10 @@
+import pytest
+
+
+@pytest.fixture(scope="package")
+def client():
+    """One two-worker LocalCluster (single-threaded worker processes) for every test of the package."""
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=":0") as cluster, distributed.Client(cluster) as c:
+        yield c

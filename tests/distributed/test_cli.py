@@ -1,0 +1,48 @@
+"""``induce tag --workers N`` / ``--cluster ADDRESS`` (issue 23)."""
+
+import json
+
+import numpy as np
+import pytest
+
+pytest.importorskip("distributed")
+
+from induce.cli import main  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def text(tmp_path_factory):
+    rng = np.random.default_rng(0)
+    words = [f"w{i}" for i in range(25)]
+    path = tmp_path_factory.mktemp("dask") / "text.txt"
+    path.write_text("".join(" ".join(rng.choice(words, size=rng.integers(3, 12))) + "\n" for _ in range(150)))
+    return str(path)
+
+
+def _tag(capsys, *argv):
+    assert main(["tag", *argv, "--quiet", "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_cluster_address_em_equals_single_process(client, text, capsys):
+    argv = [text, "--infer", "em", "--states", "3", "--iterations", "4", "--tol", "0"]
+    ref = _tag(capsys, *argv)
+    got = _tag(capsys, *argv, "--cluster", client.scheduler.address)
+    assert got["workers"] == 2 and "workers" not in ref
+    assert got["log_likelihood"] == pytest.approx(ref["log_likelihood"], rel=1e-9)
+
+
+def test_local_workers_scvi_equals_single_process(text, capsys):
+    argv = [text, "--infer", "scvi", "--states", "3", "--batch-size", "20", "--epochs", "2"]
+    ref = _tag(capsys, *argv)
+    got = _tag(capsys, *argv, "--workers", "1")
+    assert got["workers"] == 1 and got["tokens_per_s_per_worker"] == got["tokens_per_s"]
+    assert got["minibatch_log_likelihood_per_token"] == ref["minibatch_log_likelihood_per_token"]
+
+
+@pytest.mark.parametrize("extra", [["--infer", "cvi2", "--workers", "1"],
+                                   ["--infer", "em", "--workers", "1", "--cluster", "tcp://127.0.0.1:1"],
+                                   ["--model", "hdp-hmm", "--infer", "scvi", "--workers", "1"]])
+def test_unsupported_cluster_options_are_usage_errors(text, capsys, extra):
+    assert main(["tag", text, "--quiet", *extra]) == 2
+    assert "induce: error:" in capsys.readouterr().err

@@ -1,0 +1,131 @@
+"""Training on a dask LocalCluster (induce.distributed) equals the single-process run (issue 23)."""
+
+import numpy as np
+import pytest
+
+pytest.importorskip("distributed")
+
+from induce import HMMTagger  # noqa: E402
+from induce import distributed as dist  # noqa: E402
+from induce.errors import ConfigError  # noqa: E402
+from induce.infer import stochastic_hmm as sh  # noqa: E402
+from tests.infer.test_stochastic_hmm import as_corpus, sample_hmm  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    tokens, offsets, _, _ = sample_hmm(120, 4, K=4, W=20)
+    return as_corpus(tokens, offsets, 20)
+
+
+def test_shard_bounds_cover_the_corpus_in_order():
+    offsets = np.array([0, 5, 6, 20, 21, 22, 40], dtype=np.int64)
+    for n in (1, 2, 3, 6, 10):
+        b = dist.shard_bounds(offsets, n)
+        assert b[0] == 0 and b[-1] == 6 and np.all(np.diff(b) > 0)
+        assert len(b) - 1 == min(n, 6)
+    # two shards of about equal tokens: 21 | 19
+    assert dist.shard_bounds(offsets, 2).tolist() == [0, 3, 6]
+
+
+@pytest.mark.parametrize("infer", ["em", "vi"])
+def test_batch_on_cluster_equals_single_process(client, corpus, infer):
+    kw = dict(n_states=4, infer=infer, n_iter=8, tol=0, random_state=1)
+    ref = HMMTagger(**kw).fit(corpus)
+    got = HMMTagger(client=client, **kw).fit(corpus)
+    np.testing.assert_allclose(got.transition_counts_, ref.transition_counts_, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(got.emission_counts_, ref.emission_counts_, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(got.transitions_, ref.transitions_, rtol=1e-9, atol=1e-12)
+    key = "log_likelihood" if infer == "em" else "elbo"
+    np.testing.assert_allclose([r[key] for r in got.trace_], [r[key] for r in ref.trace_], rtol=1e-9)
+    np.testing.assert_array_equal(got.labels_, ref.labels_)
+
+
+def test_batch_estep_fills_token_marginals_in_corpus_order(client, corpus):
+    """With several shards the gamma rows come back where the single-process E-step puts them."""
+    from induce.infer.hmm_batched import Layout, lockstep_pass
+
+    K, W = 4, 20
+    rng = np.random.default_rng(0)
+    A = rng.dirichlet(np.ones(K), size=K + 1)
+    B = np.ascontiguousarray(rng.dirichlet(np.ones(W), size=K).T)
+    no_mask = np.zeros((0, 0), dtype=np.uint8)
+    lay = Layout(corpus.tokens, corpus.offsets, 16)
+    t_ref, e_ref, g_ref = np.zeros((K + 1, K)), np.zeros((W, K)), np.empty((corpus.n_tokens, K))
+    ll_ref = lockstep_pass(A, B, no_mask, lay.lay_tokens, lay.lay_flat, lay.pos_start, lay.block_pos, t_ref, e_ref,
+                           g_ref, 1)
+    step = dist.ClusterEStep(client, corpus.tokens, corpus.offsets, no_mask, 16, n_shards=3)
+    assert step.n_shards == 3
+    t, e, g = np.zeros((K + 1, K)), np.zeros((W, K)), np.empty((corpus.n_tokens, K))
+    ll = step(A, B, t, e, g)
+    assert ll == pytest.approx(ll_ref, rel=1e-12)
+    np.testing.assert_allclose(t, t_ref, rtol=1e-10)
+    np.testing.assert_allclose(e, e_ref, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(g, g_ref, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("infer", ["scvi", "svi"])
+def test_stochastic_one_shard_equals_single_process(client, corpus, infer, monkeypatch):
+    """One shard per minibatch: the same kernel on the same inputs, so the counts are equal exactly."""
+    kw = dict(n_states=4, infer=infer, batch_size=10, n_epochs=2, random_state=5)
+    ref = HMMTagger(**kw).fit(corpus)
+    monkeypatch.setattr(dist, "n_workers", lambda client: 1)
+    got = HMMTagger(client=client, **kw).fit(corpus)
+    np.testing.assert_array_equal(got.transition_counts_, ref.transition_counts_)
+    np.testing.assert_array_equal(got.emission_counts_, ref.emission_counts_)
+
+
+def test_stochastic_two_shards_within_float_reordering(client, corpus):
+    kw = dict(n_states=4, infer="scvi", batch_size=20, n_epochs=2, random_state=2)
+    ref = HMMTagger(**kw).fit(corpus)
+    got = HMMTagger(client=client, **kw).fit(corpus)
+    np.testing.assert_allclose(got.transition_counts_, ref.transition_counts_, rtol=1e-9)
+    np.testing.assert_allclose(got.emission_counts_, ref.emission_counts_, rtol=1e-9, atol=1e-9)
+
+
+def test_sparse_statistics_match_sentence_statistics(client, corpus):
+    """The workers' statistics are rows of the minibatch's words only, equal to the local ones."""
+    counts = sh.GlobalCounts.exponential(np.random.default_rng(0), 4, 20, corpus.n_tokens)
+    tokens, offsets = corpus.tokens[:200], corpus.offsets[corpus.offsets <= 200]
+    t_ref, ids_ref, e_ref, ll_ref = sh.sentence_statistics(counts, "cvi", 0.1, 0.1, tokens, offsets)
+    upd = dist.ClusterSentenceUpdater(client, "scvi", 0.1, 0.1, 100, n_shards=2)
+    t, ids, e, ll = upd.statistics(counts, tokens, offsets)
+    np.testing.assert_array_equal(ids, ids_ref)
+    assert e.shape == (len(ids), 4)
+    np.testing.assert_allclose(t, t_ref, rtol=1e-12)
+    np.testing.assert_allclose(e, e_ref, rtol=1e-12, atol=1e-14)
+    assert ll == pytest.approx(ll_ref, rel=1e-12)
+
+
+def test_unsupported_algorithm_on_cluster_is_a_config_error(client, corpus):
+    with pytest.raises(ConfigError, match="cluster"):
+        HMMTagger(n_states=4, infer="cvi2", client=client).fit(corpus)
+
+
+def test_no_client_never_imports_dask():
+    import subprocess
+    import sys
+
+    code = ("import sys; from induce import HMMTagger; from tests.infer.test_stochastic_hmm import as_corpus, "
+            "sample_hmm; t, o, _, _ = sample_hmm(10, 0); HMMTagger(n_states=3, infer='em', n_iter=2)"
+            ".fit(as_corpus(t, o, 12)); assert 'distributed' not in sys.modules and 'dask' not in sys.modules")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_resume_with_a_cluster_equals_an_uninterrupted_run(client, corpus, tmp_path):
+    """scvi on the cluster stopped after 3 minibatches and resumed from its checkpoint ends as one run does."""
+    def fresh():
+        counts = sh.GlobalCounts.exponential(np.random.default_rng(0), 4, 20, corpus.n_tokens)
+        upd = dist.ClusterSentenceUpdater(client, "scvi", 0.1, 0.1, corpus.n_sentences)
+        batches = sh.sentence_batches(corpus.tokens, corpus.offsets, 15, 2, np.random.default_rng(1))
+        return counts, upd, batches
+
+    counts, upd, batches = fresh()
+    sh.run(counts, upd, batches, tau=1.0, kappa=0.6)
+    path = str(tmp_path / "ckpt.npz")
+    part, upd, batches = fresh()
+    assert sh.run(part, upd, batches, tau=1.0, kappa=0.6, checkpoint=path, stop_after=3).interrupted
+    resumed, upd, batches = fresh()
+    sh.run(resumed, upd, batches, tau=1.0, kappa=0.6, checkpoint=path, resume=True)
+    np.testing.assert_array_equal(resumed.trans, counts.trans)
+    np.testing.assert_array_equal(resumed.emissions(), counts.emissions())

@@ -1,0 +1,41 @@
+"""A worker process killed during training: its tasks are re-run and the model is unchanged (issue 23)."""
+
+import os
+import signal
+
+import numpy as np
+import pytest
+
+distributed = pytest.importorskip("distributed")
+
+from induce import HMMTagger  # noqa: E402
+from tests.infer.test_stochastic_hmm import as_corpus, sample_hmm  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def own_client():
+    """A cluster of its own: the test kills one of its workers (the nanny starts a new one)."""
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=":0") as cluster, distributed.Client(cluster) as c:
+        yield c
+
+
+def test_em_survives_a_killed_worker(own_client):
+    tokens, offsets, _, _ = sample_hmm(150, 6, K=4, W=20)
+    corpus = as_corpus(tokens, offsets, 20)
+    kw = dict(n_states=4, infer="em", n_iter=6, tol=0, random_state=3)
+    ref = HMMTagger(client=own_client, **kw).fit(corpus)
+    pids = sorted(own_client.run(os.getpid).values())
+    killed = []
+
+    def kill_one(record):
+        if record["iteration"] == 2:
+            os.kill(pids[0], signal.SIGKILL)  # the worker holding a shard's layout and its task of the next pass
+            killed.append(pids[0])
+
+    got = HMMTagger(client=own_client, callback=kill_one, **kw).fit(corpus)
+    assert killed and pids[0] not in own_client.run(os.getpid).values()
+    np.testing.assert_allclose(got.transition_counts_, ref.transition_counts_, rtol=1e-12)
+    np.testing.assert_allclose(got.emission_counts_, ref.emission_counts_, rtol=1e-12, atol=1e-12)
+    assert [r["log_likelihood"] for r in got.trace_] == pytest.approx([r["log_likelihood"] for r in ref.trace_],
+                                                                      rel=1e-12)
