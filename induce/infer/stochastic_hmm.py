@@ -372,7 +372,7 @@ def run(counts: GlobalCounts, updater, batches: Iterable, *, tau: float, kappa: 
         checkpoint: str | None = None, checkpoint_every: int = 0, checkpoint_minutes: float = 0.0,
         resume: bool = False, meta: dict | None = None,
         callback: Callable[[dict], None] | None = None, progress: bool = False,
-        stop_after: int | None = None) -> RunResult:
+        stop_after: int | None = None, total_batches: int | None = None) -> RunResult:
     """Apply ``updater`` to ``counts`` for each minibatch of ``batches`` (an iterator that the
     same seed reproduces), with step sizes ``rho_m = (tau + m + 1)^-kappa``.
 
@@ -386,7 +386,9 @@ def run(counts: GlobalCounts, updater, batches: Iterable, *, tau: float, kappa: 
     and returns ``interrupted=True``).  ``resume`` reloads the checkpoint and
     skips the minibatches already done, so an interrupted and resumed run ends
     with the same counts as an uninterrupted one.  ``meta`` (the run's
-    settings) must match the checkpoint's.  ``stop_after`` stops (as if
+    settings) must match the checkpoint's.  ``total_batches`` (how many
+    minibatches the schedule makes) is the progress bar's total, capped by
+    ``max_batches``.  ``stop_after`` stops (as if
     interrupted) after that many minibatches in total; tests use it.
     """
     meta = dict(meta or {})
@@ -449,7 +451,8 @@ def run(counts: GlobalCounts, updater, batches: Iterable, *, tau: float, kappa: 
     if progress:
         from tqdm import tqdm
 
-        bar = tqdm(total=max_batches, initial=start_batch, desc=meta.get("infer", "stochastic"), unit="batch",
+        bound = [n for n in (max_batches, total_batches) if n]  # the progress bar's total: where the run will stop
+        bar = tqdm(total=min(bound) if bound else None, initial=start_batch, desc=meta.get("infer", "stochastic"), unit="batch",
                    dynamic_ncols=True)
     rho, ll, ntok = 0.0, 0.0, 0
     evaluated_last = True

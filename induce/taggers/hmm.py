@@ -596,7 +596,7 @@ class HMMTagger(InduceEstimator):
         settings = {"infer": self.infer, "n_states": K, "n_words": W, "n_tokens": info.n_tokens, "alpha": self.alpha_,
                     "beta": self.beta_, "batch_size": self.batch_size, "tau": self.tau, "kappa": self.kappa,
                     "random_state": self.random_state, "buffer_sentences": buffer_sentences, "stream": str(path)}
-        self._run_stochastic(counts, updater, batches, heldout, settings)
+        self._run_stochastic(counts, updater, batches, heldout, settings, info.n_sentences - len(info.heldout_ids))
         self.stream_sentences_, self.stream_tokens_ = info.n_sentences, info.n_tokens
         self.heldout_tokens_ = int(len(info.heldout_tokens))
         self.transition_counts_ = counts.trans.copy()
@@ -637,7 +637,8 @@ class HMMTagger(InduceEstimator):
                     "alpha": self.alpha_, "beta": self.beta_, "batch_size": self.batch_size, "tau": self.tau,
                     "kappa": self.kappa, "random_state": self.random_state, "subseq_length": self.subseq_length,
                     "buffer": self.buffer}
-        self._run_stochastic(counts, updater, batches, heldout, settings)
+        self._run_stochastic(counts, updater, batches, heldout, settings,
+                             data.offsets.shape[0] - 1 if self.infer in stochastic.STOCHASTIC else updater.n_sub)
         self._finish(counts.trans, counts.emissions(), data)
 
     def _sentence_updater(self, n_sentences: int):
@@ -648,13 +649,15 @@ class HMMTagger(InduceEstimator):
             return ClusterSentenceUpdater(self.client, self.infer, self.alpha_, self.beta_, n_sentences, self.allowed_)
         return stochastic.SentenceUpdater(self.infer, self.alpha_, self.beta_, n_sentences, self.allowed_)
 
-    def _run_stochastic(self, counts, updater, batches, heldout, settings):
-        """Drive :func:`induce.infer.stochastic_hmm.run` with this model's schedule and checkpoint options."""
+    def _run_stochastic(self, counts, updater, batches, heldout, settings, n_items: int):
+        """Drive :func:`induce.infer.stochastic_hmm.run` with this model's schedule and checkpoint options;
+        ``n_items`` sentences (or subsequences) make one epoch."""
         result = stochastic.run(counts, updater, batches, tau=self.tau, kappa=self.kappa, heldout=heldout,
                                 heldout_every=self.heldout_every, alpha=self.alpha_, beta=self.beta_,
                                 max_batches=self.max_batches, checkpoint=self.checkpoint,
                                 checkpoint_every=self.checkpoint_every, checkpoint_minutes=self.checkpoint_minutes,
-                                resume=self.resume, meta=settings, callback=self.callback, progress=self.verbose)
+                                resume=self.resume, meta=settings, callback=self.callback, progress=self.verbose,
+                                total_batches=-(-int(n_items) // int(self.batch_size)) * int(self.n_epochs))
         self.trace_ = result.trace
         self.n_iter_ = result.batches
         self.interrupted_ = result.interrupted
