@@ -142,6 +142,23 @@ class FitResult:
     warnings: list = field(default_factory=list)
 
 
+def iterate(one_pass, result: FitResult, n_iter: int, tol: float, monotone: bool, name: str, callback=None) -> None:
+    """Run ``one_pass()`` (which returns the pass's objective) until the stopping rule fires or ``n_iter``
+    passes; record the trace, the pass count, convergence and the end-of-run warnings in ``result``.
+    ``callback(iteration, objective)`` after every pass."""
+    monitor = ConvergenceMonitor(tol, monotone=monotone)
+    for it in range(n_iter):
+        objective = one_pass()
+        result.trace.append(objective)
+        result.n_iter = it + 1
+        if callback is not None:
+            callback(it, objective)
+        if monitor.update(objective):
+            break
+    result.converged = monitor.converged
+    result.warnings = monitor.finish(name, result.n_iter, n_iter)
+
+
 @dataclass
 class SeriesFit:
     """One fit: the algorithm, its hyperparameters and the data (items) it runs over."""
@@ -175,17 +192,8 @@ class SeriesFit:
         result = FitResult(trans=state["C"], stats=state["S"])
         if self.callback is not None:
             self.callback(-1, None, state)  # the initial statistics
-        monitor = ConvergenceMonitor(self.tol, monotone=self.infer in ("em", "vi"))
-        for it in range(self.n_iter):
-            objective = step(items, state)
-            result.trace.append(objective)
-            result.n_iter = it + 1
-            if self.callback is not None:
-                self.callback(it, objective, state)
-            if monitor.update(objective):
-                break
-        result.converged = monitor.converged
-        result.warnings = monitor.finish(f"segment {self.infer}", result.n_iter, self.n_iter)
+        iterate(lambda: step(items, state), result, self.n_iter, self.tol, self.infer in ("em", "vi"),
+                f"segment {self.infer}", None if self.callback is None else lambda it, f: self.callback(it, f, state))
         result.trans, result.stats = state["C"], state["S"]
         result.trans_prior, result.trans_prior_total = self.transition_prior()
         return result

@@ -31,9 +31,8 @@ from ..durations import DurationFamily
 from ..emissions.base import EmissionFamily
 from ..errors import ConfigError
 from ..kernels.hsmm import hsmm_expectations, hsmm_viterbi
-from .convergence import ConvergenceMonitor
 from .estimators import dirichlet_kl
-from .series import FitResult, emission_rows, transition_params
+from .series import FitResult, emission_rows, iterate, transition_params
 
 HSMM_ALGORITHMS = ("em", "vi")
 
@@ -106,17 +105,8 @@ class HSMMFit:
         result = HSMMResult(state["C"], state["S"], dur_stats=state["Sd"])
         # vi's ELBO never decreases; em's log-likelihood at MAP estimates may fall by a little (it is the
         # log posterior that MAP-EM increases), so only vi is checked for monotonicity
-        monitor = ConvergenceMonitor(self.tol, monotone=self.infer == "vi")
-        for it in range(self.n_iter):
-            objective = self._pass(state)
-            result.trace.append(objective)
-            result.n_iter = it + 1
-            if self.callback is not None:
-                self.callback(it, objective, state)
-            if monitor.update(objective):
-                break
-        result.converged = monitor.converged
-        result.warnings = monitor.finish(f"hsmm {self.infer}", result.n_iter, self.n_iter)
+        iterate(lambda: self._pass(state), result, self.n_iter, self.tol, self.infer == "vi", f"hsmm {self.infer}",
+                None if self.callback is None else lambda it, f: self.callback(it, f, state))
         result.trans, result.stats, result.dur_stats = state["C"], state["S"], state["Sd"]
         return result
 

@@ -82,9 +82,7 @@ class HSMMSegmenter(InduceEstimator):
         return self
 
     # ------------------------------------------------------------- decoding
-    def _check_fitted(self):
-        if not hasattr(self, "stats_"):
-            raise ConfigError("this HSMMSegmenter is not fitted yet; call fit or load a model")
+    _check_fitted = HMMSegmenter._check_fitted
 
     def duration_params(self) -> dict:
         """Point duration parameters (the posterior mode)."""

@@ -189,8 +189,9 @@ class HMMSegmenter(InduceEstimator):
 
     # ------------------------------------------------------------- decoding
     def _check_fitted(self):
+        """ConfigError unless fitted or loaded (shared by the series estimators)."""
         if not hasattr(self, "stats_"):
-            raise ConfigError("this HMMSegmenter is not fitted yet; call fit or load a model")
+            raise ConfigError(f"this {type(self).__name__} is not fitted yet; call fit or load a model")
 
     def _decode_rule(self) -> str:
         return "em" if self.infer == "em" else "cvi2"
