@@ -25,28 +25,17 @@ import numpy as np
 from scipy.special import betaln, digamma, gammaln
 
 from .errors import ConfigError
+from .plugins import Registry
 
-DURATIONS: dict[str, type["DurationFamily"]] = {}
-
-
-def register(name: str):
-    """Class decorator: make a duration family available as ``get_duration(name)``."""
-
-    def deco(cls):
-        cls.name = name
-        DURATIONS[name] = cls
-        return cls
-
-    return deco
+DURATIONS = Registry("duration family")
+register = DURATIONS.register
 
 
 def get_duration(name, max_duration: int, **kw) -> "DurationFamily":
     """A duration family from a registered name (or an instance, returned as is)."""
     if isinstance(name, DurationFamily):
         return name
-    if name not in DURATIONS:
-        raise ConfigError(f"unknown duration family {name!r}; expected one of {sorted(DURATIONS)}")
-    return DURATIONS[name](max_duration, **kw)
+    return DURATIONS.create(name, max_duration, **kw)
 
 
 class DurationFamily:

@@ -30,19 +30,10 @@ from abc import ABC, abstractmethod
 import numpy as np
 
 from ..errors import ConfigError, CorpusFormatError
+from ..plugins import Registry
 
-FAMILIES: dict[str, type["EmissionFamily"]] = {}
-
-
-def register(name: str):
-    """Class decorator: make a family available as ``get_family(name)``."""
-
-    def deco(cls):
-        cls.name = name
-        FAMILIES[name] = cls
-        return cls
-
-    return deco
+FAMILIES = Registry("emission family")
+register = FAMILIES.register
 
 
 def family_names() -> list[str]:
@@ -61,9 +52,9 @@ def get_family(family, **kw) -> "EmissionFamily":
     """A family object from a registered name (constructed with ``kw``) or an instance (returned as is)."""
     if isinstance(family, EmissionFamily):
         return family
-    if family not in FAMILIES and family not in family_names():
-        raise ConfigError(f"unknown emission family {family!r}; expected one of {sorted(FAMILIES)}")
-    return FAMILIES[family](**kw)
+    if family not in FAMILIES:
+        family_names()  # import every family module, then look again
+    return FAMILIES.create(family, **kw)
 
 
 class EmissionFamily(ABC):
