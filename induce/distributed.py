@@ -1,4 +1,4 @@
-"""Training on a dask.distributed cluster: the one module that knows about dask (issue 23).
+"""Training on a dask.distributed cluster: the one module that knows about dask (docs/experiments/distributed.md).
 
 An estimator given ``client=`` (a :class:`dask.distributed.Client`) runs its
 E-steps on the cluster's workers and everything else on the client; without
