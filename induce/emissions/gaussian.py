@@ -132,12 +132,6 @@ class Gaussian(EmissionFamily):
         K = S.shape[0]
         return self._rows(X, mn, chol / np.sqrt(nun)[:, None, None], const, np.full(K, 0.5), np.zeros(K))
 
-    def predictive_params(self, S):
-        """Student-t ``(dof, location, scale matrix)`` per state (thesis eq. 3.96)."""
-        kn, nun, mn, Psin = self.posterior(S)
-        dof = nun - self.dim + 1.0
-        return dof, mn, Psin * ((kn + 1.0) / (kn * dof))[:, None, None]
-
     def log_predictive(self, X, S):
         kn, nun, mn, _, chol, logdet = self._posterior(S)
         d = self.dim
