@@ -100,18 +100,37 @@ def _csr(arrays: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     return np.concatenate(arrays).astype(np.int32), offsets
 
 
-def shuffled_minibatches(path, format: str, vocab: Vocabulary, *, batch_size: int, buffer_sentences: int,
-                         n_epochs: int, rng: np.random.Generator, lowercase: bool = False,
-                         skip: np.ndarray | None = None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-    """Minibatches of ``batch_size`` sentences from a seeded shuffle of each buffer of ``buffer_sentences``."""
-    from .corpus import gather_sentences
-
+def _check_buffer(buffer_sentences: int, batch_size: int) -> None:
     if buffer_sentences < batch_size:
         raise ConfigError(f"the shuffle buffer ({buffer_sentences} sentences) must hold at least one minibatch "
                           f"({batch_size})")
+
+
+def shuffled_batches(n_sentences: int, *, batch_size: int, buffer_sentences: int, n_epochs: int,
+                     rng: np.random.Generator) -> Iterator[np.ndarray]:
+    """Sorted indices of the sentences of each minibatch: a seeded shuffle of each buffer of ``buffer_sentences``
+    consecutive sentences of ``n_sentences``, cut into minibatches of ``batch_size``, epoch after epoch (the
+    schedule of :func:`shuffled_minibatches`; workers holding the sentences use it directly)."""
+    _check_buffer(buffer_sentences, batch_size)
+    for _ in range(n_epochs):
+        for start in range(0, n_sentences, buffer_sentences):
+            order = rng.permutation(min(buffer_sentences, n_sentences - start))
+            for lo in range(0, len(order), batch_size):
+                yield start + np.sort(order[lo:lo + batch_size])
+
+
+def shuffled_minibatches(path, format: str, vocab: Vocabulary, *, batch_size: int, buffer_sentences: int,
+                         n_epochs: int, rng: np.random.Generator, lowercase: bool = False,
+                         skip: np.ndarray | None = None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Minibatches of ``batch_size`` sentences from a seeded shuffle of each buffer of ``buffer_sentences``
+    (:func:`shuffled_batches` on each buffer read)."""
+    from .corpus import gather_sentences
+
+    _check_buffer(buffer_sentences, batch_size)
     for _ in range(n_epochs):
         for tokens, offsets in sentence_chunks(path, format, vocab, chunk_sentences=buffer_sentences,
                                                lowercase=lowercase, skip=skip):
-            order = rng.permutation(len(offsets) - 1)
-            for lo in range(0, len(order), batch_size):
-                yield gather_sentences(tokens, offsets, np.sort(order[lo:lo + batch_size]))
+            n = len(offsets) - 1
+            for idx in shuffled_batches(n, batch_size=batch_size, buffer_sentences=max(n, batch_size),
+                                        n_epochs=1, rng=rng):
+                yield gather_sentences(tokens, offsets, idx)

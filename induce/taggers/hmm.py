@@ -460,9 +460,11 @@ class HMMTagger(InduceEstimator):
         want_gamma = gold is not None or bool(self.learned_hyper_)
         g = np.empty((data.tokens.shape[0] if want_gamma else 0, K))
         if self.client is not None:
-            from ..distributed import ClusterEStep
+            from ..distributed import ClusterEStep, WorkerCorpus
 
-            estep = ClusterEStep(self.client, data.tokens, data.offsets, self.allowed_, LOCKSTEP_BLOCK)
+            estep = ClusterEStep(self.client, WorkerCorpus.ship(self.client, data.tokens, data.offsets),
+                                 self.allowed_, LOCKSTEP_BLOCK)
+            self.cluster_meter_ = estep.meter
         else:
             lay = Layout(data.tokens, data.offsets, LOCKSTEP_BLOCK)
             estep = lambda A, B, t, e, g: lockstep_pass(A, B, self.allowed_, lay.lay_tokens, lay.lay_flat,  # noqa: E731
@@ -571,7 +573,8 @@ class HMMTagger(InduceEstimator):
         and the held-out sample (a seeded ``heldout_fraction`` of the sentences,
         at most ``heldout_max_tokens`` tokens).  The vocabulary is every word of
         the input; ``labels_`` is not set (the corpus is never in memory; use
-        :meth:`predict`).
+        :meth:`predict`).  With ``client`` the workers read the file(s) themselves, each keeping its shard in
+        memory (:class:`induce.distributed.WorkerCorpus`); the client sends sentence indices, never tokens.
         """
         from ..corpus import stream
 
@@ -587,11 +590,20 @@ class HMMTagger(InduceEstimator):
         K, W = int(self.n_states), len(info.vocab)
         self.n_states_, self.tag_vocab_, self.vocab_, self.allowed_ = K, None, info.vocab, _NO_MASK
         counts = stochastic.GlobalCounts.exponential(np.random.default_rng(init_seq), K, W, info.n_tokens)
-        updater = self._sentence_updater(info.n_sentences)
-        batches = stream.shuffled_minibatches(path, format, info.vocab, batch_size=self.batch_size,
-                                              buffer_sentences=buffer_sentences, n_epochs=self.n_epochs,
-                                              rng=np.random.default_rng(batch_seq), lowercase=lowercase,
-                                              skip=info.heldout_ids)
+        schedule = dict(batch_size=self.batch_size, buffer_sentences=buffer_sentences, n_epochs=self.n_epochs,
+                        rng=np.random.default_rng(batch_seq))
+        if self.client is not None:  # the workers read and keep their shards (induce.distributed.shards)
+            from ..distributed import WorkerCorpus, WorkerSentenceUpdater
+
+            shards = WorkerCorpus.read(self.client, path, format, info.vocab, lowercase=lowercase,
+                                       skip=info.heldout_ids)
+            updater = WorkerSentenceUpdater(shards, self.infer, self.alpha_, self.beta_)
+            self.cluster_meter_ = updater.meter
+            batches = updater.batches(stream.shuffled_batches(info.n_sentences, **schedule))
+        else:
+            updater = self._sentence_updater(info.n_sentences)
+            batches = stream.shuffled_minibatches(path, format, info.vocab, lowercase=lowercase,
+                                                  skip=info.heldout_ids, **schedule)
         heldout = (info.heldout_tokens, info.heldout_offsets) if len(info.heldout_tokens) else None
         settings = {"infer": self.infer, "n_states": K, "n_words": W, "n_tokens": info.n_tokens, "alpha": self.alpha_,
                     "beta": self.beta_, "batch_size": self.batch_size, "tau": self.tau, "kappa": self.kappa,
@@ -646,7 +658,10 @@ class HMMTagger(InduceEstimator):
         if self.client is not None:
             from ..distributed import ClusterSentenceUpdater
 
-            return ClusterSentenceUpdater(self.client, self.infer, self.alpha_, self.beta_, n_sentences, self.allowed_)
+            updater = ClusterSentenceUpdater(self.client, self.infer, self.alpha_, self.beta_, n_sentences,
+                                             self.allowed_)
+            self.cluster_meter_ = updater.meter
+            return updater
         return stochastic.SentenceUpdater(self.infer, self.alpha_, self.beta_, n_sentences, self.allowed_)
 
     def _run_stochastic(self, counts, updater, batches, heldout, settings, n_items: int):

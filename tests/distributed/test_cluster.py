@@ -54,7 +54,7 @@ def test_batch_estep_fills_token_marginals_in_corpus_order(client, corpus):
     t_ref, e_ref, g_ref = np.zeros((K + 1, K)), np.zeros((W, K)), np.empty((corpus.n_tokens, K))
     ll_ref = lockstep_pass(A, B, no_mask, lay.lay_tokens, lay.lay_flat, lay.pos_start, lay.block_pos, t_ref, e_ref,
                            g_ref, 1)
-    step = dist.ClusterEStep(client, corpus.tokens, corpus.offsets, no_mask, 16, n_shards=3)
+    step = dist.ClusterEStep(client, dist.WorkerCorpus.ship(client, corpus.tokens, corpus.offsets, 3), no_mask, 16)
     assert step.n_shards == 3
     t, e, g = np.zeros((K + 1, K)), np.zeros((W, K)), np.empty((corpus.n_tokens, K))
     ll = step(A, B, t, e, g)
@@ -69,7 +69,7 @@ def test_stochastic_one_shard_equals_single_process(client, corpus, infer, monke
     """One shard per minibatch: the same kernel on the same inputs, so the counts are equal exactly."""
     kw = dict(n_states=4, infer=infer, batch_size=10, n_epochs=2, random_state=5)
     ref = HMMTagger(**kw).fit(corpus)
-    monkeypatch.setattr(dist, "n_workers", lambda client: 1)
+    monkeypatch.setattr(dist.cluster, "n_workers", lambda client: 1)
     got = HMMTagger(client=client, **kw).fit(corpus)
     np.testing.assert_array_equal(got.transition_counts_, ref.transition_counts_)
     np.testing.assert_array_equal(got.emission_counts_, ref.emission_counts_)

@@ -1,0 +1,110 @@
+"""The dask client: a session, the number of workers, and submitting with retries (docs/experiments/distributed.md)."""
+
+from __future__ import annotations
+
+from concurrent.futures import CancelledError
+from contextlib import contextmanager
+
+from ..errors import ConfigError
+
+#: times a task is re-run after its worker died
+RETRIES = 3
+
+
+@contextmanager
+def session(workers: int = 0, address: str | None = None):
+    """A :class:`dask.distributed.Client` for the length of a ``with`` block: connected to the scheduler at
+    ``address`` (``tcp://HOST:8786``), or to a new ``LocalCluster`` of ``workers`` single-threaded worker
+    processes, which is shut down at the end."""
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError as exc:  # pragma: no cover - exercised only without the extra
+        raise ConfigError("training on a cluster needs dask.distributed: pip install 'induce[distributed]'") from exc
+    if address:
+        try:
+            client = Client(address, timeout="10s")
+        except OSError as exc:
+            raise ConfigError(f"cannot reach the dask scheduler at {address}: {exc}") from exc
+        with client:
+            yield client
+        return
+    if workers < 1:
+        raise ConfigError(f"a local cluster needs at least 1 worker, got {workers}")
+    with LocalCluster(n_workers=int(workers), threads_per_worker=1, processes=True,
+                      dashboard_address=":0") as cluster, Client(cluster) as client:
+        yield client
+
+
+def n_workers(client) -> int:
+    """Workers currently connected to the client's scheduler."""
+    return len(client.scheduler_info()["workers"])
+
+
+def submit(client, fn, *args):
+    """``client.submit(fn, *args)``, never cached by argument value, re-run up to :data:`RETRIES` times when its
+    worker dies."""
+    return client.submit(fn, *args, pure=False, retries=RETRIES)
+
+
+def same(*x):
+    """The identity task: an array made a (recomputable) task, not scattered data.  A copy lost with its worker is
+    made again; a broadcast ``scatter`` to a worker that has just died waits for it forever."""
+    return x[0] if len(x) == 1 else x
+
+
+def rerun(fn):
+    """``fn()`` (a pure function of its inputs), run again from the start when it fails on a lost connection, at
+    most :data:`RETRIES` times."""
+    for attempt in range(RETRIES + 1):
+        try:
+            return fn()
+        except (OSError, CancelledError):
+            if attempt == RETRIES:
+                raise
+
+
+def timed(fn, *args):
+    """On a worker: ``(fn(*args), seconds, worker address, the worker process's peak resident memory in bytes)``."""
+    import resource
+    import time
+
+    from distributed import get_worker
+
+    t0 = time.perf_counter()
+    out = fn(*args)
+    seconds = time.perf_counter() - t0
+    return out, seconds, get_worker().address, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+class Meter:
+    """Where a distributed step's time goes: its wall time on the client against the longest of its workers'
+    tasks (:func:`timed`); the difference is the step overhead (sending, scheduling, gathering, the client's
+    own work), measured per step."""
+
+    def __init__(self):
+        self.steps = 0
+        self.wall = 0.0
+        self.overhead = 0.0
+        self.busy: dict[str, float] = {}   # seconds in tasks, per worker
+        self.tokens: dict[str, int] = {}   # tokens processed, per worker
+        self.peak: dict[str, int] = {}     # peak resident bytes, per worker
+
+    def add(self, wall: float, results: list, tokens: list[int]) -> list:
+        """Record one step of ``wall`` seconds whose tasks gave ``results`` (from :func:`timed`) over ``tokens``
+        tokens each; returns the tasks' own results."""
+        self.steps += 1
+        self.wall += wall
+        self.overhead += wall - max((r[1] for r in results), default=0.0)
+        for (_, seconds, address, peak), n in zip(results, tokens):
+            self.busy[address] = self.busy.get(address, 0.0) + seconds
+            self.tokens[address] = self.tokens.get(address, 0) + int(n)
+            self.peak[address] = max(self.peak.get(address, 0), int(peak))
+        return [r[0] for r in results]
+
+    def report(self, workers: int) -> dict:
+        """``workers``, the mean step overhead (ms), tokens/s per worker while in its tasks, peak memory per
+        worker (MiB)."""
+        return {"workers": workers, "steps": self.steps,
+                "step_overhead_ms": round(1e3 * self.overhead / max(1, self.steps), 3),
+                "worker_tokens_per_s": {a: round(self.tokens[a] / s, 1) for a, s in self.busy.items() if s > 0},
+                "worker_peak_memory_mb": {a: round(p / 2**20, 1) for a, p in self.peak.items()}}

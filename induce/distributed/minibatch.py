@@ -1,0 +1,138 @@
+"""``svi`` / ``scvi`` with each minibatch's local step on the workers (docs/experiments/distributed.md).
+
+Per minibatch the client forms the local parameters from the global counts:
+the transition table and the emission rows of the minibatch's words only
+(:func:`induce.infer.stochastic_hmm.local_parameters`); the workers run
+:func:`induce.infer.stochastic_hmm.local_statistics` (forward-backward) on
+their pieces of the minibatch and return sparse statistics (rows of those
+words, not a dense K x W table); the client applies the step, thesis
+eq. 3.103.
+
+* :class:`ClusterSentenceUpdater`: the client holds the minibatch (an
+  in-memory corpus, or the stream it reads) and sends each worker a piece.
+* :class:`WorkerSentenceUpdater`: the corpus lives on the workers
+  (:class:`~induce.distributed.shards.WorkerCorpus`); a minibatch is a list of
+  global sentence indices, each worker cuts its piece from its shard, tells
+  the client which words it holds (phase 1, prefetched for the next
+  minibatch while this one runs) and gets the emission rows of those words
+  only (phase 2).  No token crosses the network.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ..corpus.corpus import gather_sentences
+from ..infer import stochastic_hmm as stochastic
+from . import cluster
+from .cluster import Meter, submit, timed
+from .shards import WorkerCorpus, piece, shard_bounds
+
+
+def _sum_statistics(results, rows, n_rows: int):
+    """Sum of the pieces' ``(trans, emit rows, log-lik)``; piece ``j``'s rows go to rows ``rows[j]`` of
+    ``(n_rows, K)``, added in piece order."""
+    trans, emit, ll = results[0][0], np.zeros((n_rows, results[0][1].shape[1])), results[0][2]
+    emit[rows[0]] = results[0][1]
+    for (t, e, l), r in zip(results[1:], rows[1:]):
+        trans = trans + t
+        emit[r] += e
+        ll += l
+    return trans, emit, ll
+
+
+class ClusterSentenceUpdater(stochastic.SentenceUpdater):
+    """``svi`` / ``scvi`` with the minibatch cut into ``n_shards`` pieces (default: the number of workers) of
+    about equal token count; given the seed and ``n_shards`` a run is reproducible, and with ``n_shards=1`` it
+    equals the single-process run."""
+
+    def __init__(self, client, algorithm: str, alpha: float, beta: float, n_sentences: int,
+                 allowed: np.ndarray = stochastic._NO_MASK, n_shards: int | None = None):
+        super().__init__(algorithm, alpha, beta, n_sentences, allowed)
+        self.client = client
+        self.n_shards = int(n_shards or cluster.n_workers(client))
+        self.meter = Meter()
+
+    def statistics(self, counts, tokens, offsets):
+        """Sparse statistics ``(trans (K+1, K), ids, rows (len(ids), K), log-lik)`` summed over the pieces."""
+        t0 = time.perf_counter()
+        ids, local, A, P, mask = stochastic.sentence_inputs(counts, self.estimator, self.alpha, self.beta, tokens,
+                                                            self.allowed)
+        offsets = np.asarray(offsets, dtype=np.int64)
+        bounds = shard_bounds(offsets, self.n_shards)
+        futures = [submit(self.client, timed, stochastic.local_statistics, A, P, mask, *piece(local, offsets, lo, hi))
+                   for lo, hi in zip(bounds[:-1], bounds[1:])]
+        results = self.client.gather(futures)
+        results = self.meter.add(time.perf_counter() - t0, results, np.diff(offsets[bounds]))
+        all_rows = slice(None)
+        trans, emit, ll = _sum_statistics(results, [all_rows] * len(results), len(ids))
+        return trans, ids, emit, ll
+
+
+def _minibatch_piece(shard, idx):
+    """On a worker, phase 1: shard sentences ``idx`` as ``(words, local tokens, offsets)``: the distinct word ids
+    and the tokens as indices into them."""
+    tokens, offsets = gather_sentences(shard[0], shard[1], idx)
+    words, local = np.unique(tokens, return_inverse=True)
+    return words, local.astype(np.int32).reshape(-1), offsets
+
+
+def _piece_words(p):
+    return p[0], len(p[1])
+
+
+def _piece_statistics(A, P, p):
+    """On a worker, phase 2: :func:`local_statistics` of a piece given the emission rows ``P`` of its words."""
+    return stochastic.local_statistics(A, P, stochastic._NO_MASK, p[1], p[2])
+
+
+class WorkerSentenceUpdater(stochastic.SentenceUpdater):
+    """``svi`` / ``scvi`` over a :class:`WorkerCorpus` (see the module docstring); minibatches come from
+    :meth:`batches`.  Pieces are summed in shard order: given the seed and the shards a run is reproducible,
+    and with one shard it equals the single-process run on the same minibatches."""
+
+    def __init__(self, corpus: WorkerCorpus, algorithm: str, alpha: float, beta: float):
+        super().__init__(algorithm, alpha, beta, corpus.n_sentences)
+        self.corpus = corpus
+        self.client = corpus.client
+        self.meter = Meter()
+        self._ahead = None  # (indices, phase-1 futures) of the next minibatch
+
+    def batches(self, indices):
+        """The minibatches of ``indices`` (global sentence indices, e.g.
+        :func:`induce.corpus.stream.shuffled_batches`), each with the next one, so that the next one's pieces
+        are cut while this one runs."""
+        it = iter(indices)
+        cur = next(it, None)
+        while cur is not None:
+            nxt = next(it, None)
+            yield cur, nxt
+            cur = nxt
+
+    def _pieces(self, idx):
+        """Phase 1 for the sentences ``idx``: ``[(shard, future of its piece)]`` for the shards they touch."""
+        bounds = self.corpus.sentence_bounds
+        cut = np.searchsorted(idx, bounds)
+        return [(j, submit(self.client, _minibatch_piece, self.corpus.shards[j], idx[cut[j]:cut[j + 1]] - bounds[j]))
+                for j in range(self.corpus.n_shards) if cut[j + 1] > cut[j]]
+
+    def __call__(self, counts, rho: float, batch) -> tuple[float, int]:
+        idx, nxt = batch
+        t0 = time.perf_counter()
+        ahead, self._ahead = self._ahead, None
+        pieces = ahead[1] if ahead is not None and ahead[0] is idx else self._pieces(idx)
+        words = self.client.gather([submit(self.client, _piece_words, p) for _, p in pieces])
+        ids = np.unique(np.concatenate([w for w, _ in words]))
+        A, P = stochastic.local_parameters(counts, self.estimator, self.alpha, self.beta, ids)
+        rows = [np.searchsorted(ids, w) for w, _ in words]
+        A_f = submit(self.client, cluster.same, A)
+        futures = [submit(self.client, timed, _piece_statistics, A_f, P[r], p) for r, (_, p) in zip(rows, pieces)]
+        if nxt is not None:
+            self._ahead = (nxt, self._pieces(nxt))
+        results = self.meter.add(time.perf_counter() - t0, self.client.gather(futures), [n for _, n in words])
+        ts, es, ll = _sum_statistics(results, rows, len(ids))
+        scale = self.n_sentences / max(1, len(idx))
+        counts.update(rho, ts, scale, ids, es, scale)
+        return ll, sum(n for _, n in words)

@@ -1,0 +1,196 @@
+"""The corpus cut into shards held in the workers' memory (docs/experiments/distributed.md).
+
+A :class:`WorkerCorpus` is a list of futures, one per shard, each the CSR
+``(tokens, offsets)`` of a contiguous run of training sentences living on a
+worker, across passes.  It is made either from arrays the client holds
+(:meth:`WorkerCorpus.ship`: the tokens travel once) or by the workers reading
+the corpus file(s) themselves (:meth:`WorkerCorpus.read`): the client sends
+file names and byte ranges cut at sentence boundaries plus the vocabulary,
+each worker parses its range with the ordinary readers
+(:func:`induce.corpus.formats.read_sentences`) and encodes it, and no token
+crosses the network.  Shard ``j`` holds training sentences
+``sentence_bounds[j] .. sentence_bounds[j+1]-1`` in the order of the stream
+(:mod:`induce.corpus.stream`), so a minibatch of global sentence indices
+splits into per-shard pieces.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from ..corpus import formats, registry, stream
+from ..corpus.corpus import gather_sentences
+from ..corpus.read_lines import _opener
+from ..errors import ConfigError
+from . import cluster
+from .cluster import same, submit
+
+#: formats with a sentence per line (a cut after any newline is a sentence boundary)
+LINE_FORMATS = ("plain", "brown")
+#: formats with a blank line between sentences (a cut after a blank line is a sentence boundary)
+BLOCK_FORMATS = ("conllu", "conllx", "conll2000", "malt")
+
+
+def shard_bounds(offsets: np.ndarray, n_shards: int) -> np.ndarray:
+    """Sentence indices ``b[0] = 0 < ... < b[n] = I`` cutting the corpus into ``n = min(n_shards, I)`` contiguous,
+    non-empty shards of about equal token count."""
+    offsets = np.asarray(offsets, dtype=np.int64)
+    I = len(offsets) - 1
+    n = max(1, min(int(n_shards), I))
+    bounds = np.searchsorted(offsets, offsets[-1] * np.arange(n + 1) / n).astype(np.int64)
+    bounds[0], bounds[n] = 0, I
+    for j in range(1, n):  # keep every shard non-empty
+        bounds[j] = min(max(bounds[j], bounds[j - 1] + 1), I - (n - j))
+    return bounds
+
+
+def piece(tokens, offsets, lo, hi):
+    """Tokens and rebased offsets of sentences ``lo .. hi-1``."""
+    s, e = offsets[lo], offsets[hi]
+    return np.ascontiguousarray(tokens[s:e]), np.ascontiguousarray(offsets[lo:hi + 1] - s)
+
+
+# ------------------------------------------------------------ byte ranges
+def _next_boundary(handle, pos: int, fmt: str) -> int:
+    """The first sentence boundary at or after byte ``pos`` (not at a line start) of an open file, past any
+    blank lines: the end of the line holding ``pos`` for :data:`LINE_FORMATS`, the end of the next blank line
+    for :data:`BLOCK_FORMATS`."""
+    handle.seek(pos)
+    handle.readline()
+    if fmt in BLOCK_FORMATS:
+        line = b"x"
+        while line and line.strip():
+            line = handle.readline()
+    while True:  # skip blank lines: they hold no sentence
+        at = handle.tell()
+        line = handle.readline()
+        if not line or line.strip():
+            return at
+
+
+def file_ranges(path, fmt: str, n_shards: int) -> list[list[tuple[str, int, int]]]:
+    """The corpus at ``path`` (a file or a directory of files, read as :func:`read_sentences` reads it) cut into
+    at most ``n_shards`` non-empty lists of ``(file, first byte, end byte)`` of about equal bytes, in reading
+    order and at sentence boundaries.  Compressed files and ``ptb`` trees are cut only between files."""
+    path = Path(registry.resolve(path))
+    files = formats._data_files(path, fmt) if path.is_dir() else [path]
+    sizes = [f.stat().st_size for f in files]
+    total = sum(sizes)
+    targets = total * np.arange(1, n_shards) / n_shards
+    cuts = []  # global byte positions where a shard starts
+    start = 0
+    for f, size in zip(files, sizes):
+        inside = targets[(targets > start) & (targets < start + size)]
+        splittable = fmt in LINE_FORMATS + BLOCK_FORMATS and _opener(f)[1] == "file"
+        if len(inside) and splittable:
+            with open(f, "rb") as handle:
+                cuts.extend(start + _next_boundary(handle, int(t - start), fmt) for t in inside)
+        elif len(inside):
+            cuts.extend([start + size] * len(inside))
+        start += size
+    edges = sorted(set([0, *cuts, total]))
+    shards: list[list[tuple[str, int, int]]] = [[] for _ in range(len(edges) - 1)]
+    start = 0
+    for f, size in zip(files, sizes):
+        for j, (lo, hi) in enumerate(zip(edges[:-1], edges[1:])):
+            a, b = max(lo, start), min(hi, start + size)
+            if a < b:
+                shards[j].append((str(f), a - start, b - start))
+        start += size
+    return [s for s in shards if s]
+
+
+def _read_ranges(ranges, fmt: str, lowercase: bool, vocab):
+    """On a worker: the sentences of ``ranges`` encoded with ``vocab``, CSR, empty sentences kept (a sentence's
+    index is its place in the stream)."""
+    ids: list[np.ndarray] = []
+    for file, lo, hi in ranges:
+        if lo == 0 and hi == os.path.getsize(file):
+            ids.extend(vocab.encode(s.words, grow=False) for s in stream._sentences(file, fmt, lowercase))
+            continue
+        with open(file, "rb") as src, tempfile.NamedTemporaryFile(suffix=".part") as part:
+            src.seek(lo)
+            left = hi - lo
+            while left:
+                chunk = src.read(min(left, 1 << 24))
+                part.write(chunk)
+                left -= len(chunk)
+            part.flush()
+            ids.extend(vocab.encode(s.words, grow=False) for s in stream._sentences(part.name, fmt, lowercase))
+    offsets = np.zeros(len(ids) + 1, dtype=np.int64)
+    np.cumsum([len(a) for a in ids], out=offsets[1:])
+    tokens = np.concatenate(ids).astype(np.int32) if ids else np.zeros(0, dtype=np.int32)
+    return tokens, offsets
+
+
+def _n_sentences(shard) -> int:
+    return len(shard[1]) - 1
+
+
+def _training(shard, held):
+    """A read shard less its held-out sentences (local indices ``held``) and its empty ones."""
+    tokens, offsets = shard
+    keep = np.diff(offsets) > 0
+    keep[held] = False
+    return gather_sentences(tokens, offsets, np.flatnonzero(keep))
+
+
+def _sizes(shard) -> tuple[int, int]:
+    return len(shard[1]) - 1, len(shard[0])
+
+
+class WorkerCorpus:
+    """A corpus cut into shards held on the workers (see the module docstring).
+
+    ``shards`` are futures of ``(tokens, offsets)``; ``sentence_bounds`` and
+    ``token_bounds`` (``n_shards + 1``) place each shard in the corpus.
+    """
+
+    def __init__(self, client, shards: list):
+        self.client = client
+        self.shards = shards
+        sizes = np.array(client.gather([submit(client, _sizes, s) for s in shards]), dtype=np.int64).reshape(-1, 2)
+        self.sentence_bounds = np.concatenate([[0], np.cumsum(sizes[:, 0])])
+        self.token_bounds = np.concatenate([[0], np.cumsum(sizes[:, 1])])
+
+    @property
+    def n_shards(self) -> int:
+        return len(self.shards)
+
+    @property
+    def n_sentences(self) -> int:
+        return int(self.sentence_bounds[-1])
+
+    @property
+    def n_tokens(self) -> int:
+        return int(self.token_bounds[-1])
+
+    @classmethod
+    def ship(cls, client, tokens: np.ndarray, offsets: np.ndarray, n_shards: int | None = None) -> "WorkerCorpus":
+        """Shards of an in-memory corpus, ``n_shards`` (default: one per worker) of about equal tokens
+        (:func:`shard_bounds`): the client sends each worker its tokens once."""
+        bounds = shard_bounds(offsets, n_shards or cluster.n_workers(client))
+        return cls(client, [submit(client, same, *piece(tokens, offsets, lo, hi))
+                            for lo, hi in zip(bounds[:-1], bounds[1:])])
+
+    @classmethod
+    def read(cls, client, path, format: str, vocab, *, lowercase: bool = False, skip: np.ndarray | None = None,
+             n_shards: int | None = None) -> "WorkerCorpus":
+        """The training sentences of the file or directory ``path``, read by the workers themselves from byte
+        ranges of about equal size (:func:`file_ranges`), one per worker by default; ``skip`` are the
+        (stream) indices of held-out sentences (:func:`induce.corpus.stream.scan`).  The files must be at
+        the same path on every worker."""
+        path = registry.resolve(path)
+        if str(path) in (formats.DEMO, "-") or not Path(path).exists():
+            raise ConfigError(f"the workers read the corpus from files; {path} is not a file or directory")
+        fmt = formats.detect_format(path) if format == "auto" else format
+        raw = [submit(client, _read_ranges, ranges, fmt, lowercase, vocab)
+               for ranges in file_ranges(path, fmt, n_shards or cluster.n_workers(client))]
+        starts = np.concatenate([[0], np.cumsum(client.gather([submit(client, _n_sentences, r) for r in raw]))])
+        skip = np.asarray(skip if skip is not None else (), dtype=np.int64)
+        return cls(client, [submit(client, _training, r, skip[(skip >= lo) & (skip < hi)] - lo)
+                            for r, lo, hi in zip(raw, starts[:-1], starts[1:])])

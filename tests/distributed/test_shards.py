@@ -1,0 +1,130 @@
+"""Workers reading their own shards of a corpus file (induce.distributed.shards): same sentences, same results."""
+
+import numpy as np
+import pytest
+
+pytest.importorskip("distributed")
+
+from induce import HMMTagger  # noqa: E402
+from induce import distributed as dist  # noqa: E402
+from induce.corpus import stream  # noqa: E402
+from induce.corpus.formats import read_sentences  # noqa: E402
+from induce.distributed.shards import _read_ranges  # noqa: E402
+from induce.infer.hmm_batched import Layout, lockstep_pass  # noqa: E402
+from tests.infer.test_stochastic_hmm import sample_hmm  # noqa: E402
+
+
+def _sentences(n, seed):
+    tokens, offsets, _, _ = sample_hmm(n, seed, K=4, W=20)
+    return [[f"w{t}" for t in tokens[a:b]] for a, b in zip(offsets[:-1], offsets[1:])]
+
+
+@pytest.fixture(scope="module")
+def plain(tmp_path_factory):
+    """A plain file with blank lines sprinkled in (they hold no sentence)."""
+    path = tmp_path_factory.mktemp("shards") / "text.txt"
+    lines = [" ".join(s) + ("\n\n" if i % 17 == 3 else "\n") for i, s in enumerate(_sentences(160, 4))]
+    path.write_text("".join(lines))
+    return path
+
+
+@pytest.fixture(scope="module")
+def columns(tmp_path_factory):
+    """A directory of two CoNLL-2000 files (word POS chunk, blank line between sentences)."""
+    root = tmp_path_factory.mktemp("cols")
+    for name, seed in (("a.txt", 1), ("b.txt", 2)):
+        blocks = ["".join(f"{w} NN O\n" for w in s) for s in _sentences(40, seed)]
+        (root / name).write_text("\n".join(blocks) + "\n\n")
+    return root
+
+
+@pytest.mark.parametrize("fmt", ["plain", "conll2000"])
+def test_byte_ranges_read_the_same_sentences(plain, columns, fmt):
+    path = plain if fmt == "plain" else columns
+    vocab = stream.scan(path, fmt).vocab
+    whole = [vocab.encode(s.words, grow=False).tolist() for s in read_sentences(path, fmt)]
+    for n in (1, 2, 3, 7):
+        shards = dist.file_ranges(path, fmt, n)
+        assert 1 <= len(shards) <= n
+        if fmt == "plain":
+            assert len(shards) == n and all(lo > 0 for s in shards[1:] for _, lo, _ in s[:1])  # cut inside the file
+        got = []
+        for ranges in shards:
+            tokens, offsets = _read_ranges(ranges, fmt, False, vocab)
+            got += [tokens[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:])]
+        assert got == whole
+
+
+def test_read_shards_hold_the_training_sentences(client, plain):
+    info = stream.scan(plain, "plain", heldout_fraction=0.1, seed=3)
+    corpus = dist.WorkerCorpus.read(client, plain, "plain", info.vocab, skip=info.heldout_ids)
+    assert corpus.n_shards == 2 and corpus.n_sentences == info.n_sentences and corpus.n_tokens == info.n_tokens
+    (tokens, offsets), = stream.sentence_chunks(plain, "plain", info.vocab, chunk_sentences=10**6,
+                                                skip=info.heldout_ids)
+    got = client.gather(corpus.shards)
+    np.testing.assert_array_equal(np.concatenate([t for t, _ in got]), tokens)
+    assert corpus.sentence_bounds[1] == len(got[0][1]) - 1
+
+
+def test_estep_on_read_shards_equals_shipped_shards(client, plain):
+    """em's E-step on shards the workers read equals it on shards the client shipped (and the one-process pass)."""
+    info = stream.scan(plain, "plain")
+    (tokens, offsets), = stream.sentence_chunks(plain, "plain", info.vocab, chunk_sentences=10**6)
+    K, W = 4, len(info.vocab)
+    rng = np.random.default_rng(0)
+    A = rng.dirichlet(np.ones(K), size=K + 1)
+    B = np.ascontiguousarray(rng.dirichlet(np.ones(W), size=K).T)
+    no_mask = np.zeros((0, 0), dtype=np.uint8)
+    out = {}
+    for name, corpus in (("read", dist.WorkerCorpus.read(client, plain, "plain", info.vocab)),
+                         ("shipped", dist.WorkerCorpus.ship(client, tokens, offsets))):
+        t, e, g = np.zeros((K + 1, K)), np.zeros((W, K)), np.empty((len(tokens), K))
+        ll = dist.ClusterEStep(client, corpus, no_mask, 16)(A, B, t, e, g)
+        out[name] = (ll, t, e, g)
+    lay = Layout(tokens, offsets, 16)
+    t, e, g = np.zeros((K + 1, K)), np.zeros((W, K)), np.empty((len(tokens), K))
+    ll = lockstep_pass(A, B, no_mask, lay.lay_tokens, lay.lay_flat, lay.pos_start, lay.block_pos, t, e, g, 1)
+    for got in out.values():
+        assert got[0] == pytest.approx(ll, rel=1e-12)
+        for x, ref in zip(got[1:], (t, e, g)):
+            np.testing.assert_allclose(x, ref, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("infer", ["scvi", "svi"])
+def test_fit_stream_on_read_shards_equals_single_process(client, plain, infer, monkeypatch):
+    kw = dict(n_states=4, infer=infer, batch_size=12, n_epochs=2, random_state=7, heldout_every=5)
+    fit = dict(heldout_fraction=0.1, buffer_sentences=50)
+    ref = HMMTagger(**kw).fit_stream(plain, "plain", **fit)
+    two = HMMTagger(client=client, **kw).fit_stream(plain, "plain", **fit)
+    np.testing.assert_allclose(two.transition_counts_, ref.transition_counts_, rtol=1e-9)
+    np.testing.assert_allclose(two.emission_counts_, ref.emission_counts_, rtol=1e-9, atol=1e-9)
+    assert two.cluster_meter_.steps == ref.n_batches_ == two.n_batches_
+    monkeypatch.setattr(dist.cluster, "n_workers", lambda client: 1)
+    one = HMMTagger(client=client, **kw).fit_stream(plain, "plain", **fit)
+    np.testing.assert_array_equal(one.transition_counts_, ref.transition_counts_)
+    np.testing.assert_array_equal(one.emission_counts_, ref.emission_counts_)
+    assert [r["heldout_log_likelihood_per_token"] for r in one.trace_] == \
+        [r["heldout_log_likelihood_per_token"] for r in ref.trace_]
+
+
+def test_client_submits_no_tokens(client, plain, monkeypatch):
+    """With workers reading their shards, nothing the client submits is a token array: only sentence indices
+    (int64, at most a minibatch), parameters (float64) and the vocabulary."""
+    sent = []
+    submit = client.submit
+
+    def recording(fn, *args, **kw):
+        sent.extend(a for a in args if isinstance(a, np.ndarray))
+        return submit(fn, *args, **kw)
+
+    monkeypatch.setattr(client, "submit", recording)
+    HMMTagger(n_states=4, infer="scvi", batch_size=12, n_epochs=1, random_state=7, client=client).fit_stream(plain)
+    ints = [a for a in sent if a.dtype.kind in "iu"]
+    assert ints and all(a.dtype == np.int64 and a.size <= 12 for a in ints)
+    assert all(a.dtype.kind in "iuf" for a in sent)
+    # the shipped path, for contrast, sends the minibatch's tokens (int32)
+    sent.clear()
+    info = stream.scan(plain, "plain")
+    (tokens, offsets), = stream.sentence_chunks(plain, "plain", info.vocab, chunk_sentences=10**6)
+    dist.WorkerCorpus.ship(client, tokens, offsets)
+    assert any(a.dtype == np.int32 for a in sent)
