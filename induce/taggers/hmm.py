@@ -59,7 +59,7 @@ ALGORITHMS = ("em", "vi", "cvi1", "cvi2", "cgs", "cvi3") + stochastic.STOCHASTIC
 STOCHASTIC_ALGORITHMS = stochastic.STOCHASTIC + stochastic.SINGLE_SEQUENCE
 DECODERS = ("posterior", "viterbi")
 #: algorithms whose E-steps run on a dask cluster with ``client=`` (:mod:`induce.distributed`)
-CLUSTER_ALGORITHMS = ("em", "vi") + stochastic.STOCHASTIC
+CLUSTER_ALGORITHMS = ("em", "vi", "cvi2") + stochastic.STOCHASTIC
 _NO_MASK = np.zeros((0, 0), dtype=np.uint8)
 #: where a learned Dirichlet concentration starts (and its value when it is neither given nor learned)
 #: The priors (alpha, beta) an algorithm uses when none is given: the best point by cross-validated M-1 of
@@ -149,7 +149,8 @@ class HMMTagger(InduceEstimator):
     checkpoint, checkpoint_every, checkpoint_minutes, resume : stochastic
         algorithms: checkpoint file, written every N minibatches / M minutes,
         and whether to resume from it (see :func:`induce.infer.stochastic_hmm.run`).
-    client : a ``dask.distributed.Client``: ``em``, ``vi``, ``svi`` and ``scvi``
+    client : a ``dask.distributed.Client``: ``em``, ``vi``, ``svi``, ``scvi`` and
+        ``cvi2`` (block-parallel, one block per worker: :mod:`induce.distributed.cvi2`)
         run their E-steps on its workers (:mod:`induce.distributed`); ``None``
         (default): in this process, and dask is not imported.
 
@@ -499,23 +500,34 @@ class HMMTagger(InduceEstimator):
         K = self.n_states_
         trans = np.zeros((K + 1, K))
         emit = np.zeros((data.W, K))
+        labels = lambda: gamma.argmax(axis=1)  # noqa: E731
+        if self.client is not None:  # q(z^i) on the workers, one block per worker (induce.distributed.cvi2)
+            from ..distributed import ClusterCVI2
+
+            sweep = ClusterCVI2(self.client, data.tokens, data.offsets, sent_trans, gamma, data.W, self.allowed_,
+                                self.cvi2_block)
+            self.cluster_meter_, labels = sweep.meter, sweep.labels
         bar = self._iterations()
         for it in bar:
             t0 = time.perf_counter()
-            # recompute the totals exactly from the stored statistics (no drift)
-            passes.totals_from_local(data.tokens, data.offsets, sent_trans, gamma, data.W, trans, emit)
             order = self._order(data, seeds[it])
-            if self.cvi2_block > 0:
-                ll = cvi2_block_pass(trans, emit, sent_trans, gamma, data.tokens, data.offsets, order, self.alpha_,
-                                     self.beta_, self.allowed_, int(self.cvi2_block), passes.n_threads())
+            if self.client is not None:
+                ll = sweep(order, self.alpha_, self.beta_, trans, emit)
             else:
-                ll = passes.cvi2_pass(trans, emit, sent_trans, gamma, data.tokens, data.offsets, order,
-                                      self.alpha_, self.beta_, self.allowed_)
+                # recompute the totals exactly from the stored statistics (no drift)
+                passes.totals_from_local(data.tokens, data.offsets, sent_trans, gamma, data.W, trans, emit)
+                if self.cvi2_block > 0:
+                    ll = cvi2_block_pass(trans, emit, sent_trans, gamma, data.tokens, data.offsets, order,
+                                         self.alpha_, self.beta_, self.allowed_, int(self.cvi2_block),
+                                         passes.n_threads())
+                else:
+                    ll = passes.cvi2_pass(trans, emit, sent_trans, gamma, data.tokens, data.offsets, order,
+                                          self.alpha_, self.beta_, self.allowed_)
             self._record(bar, it, ll, "predictive_log_likelihood", time.perf_counter() - t0,
-                         data.tokens.shape[0], gamma.argmax(axis=1) if gold is not None else None, gold, data.offsets)
-            if self._step(bar, it, data, lambda: gamma.argmax(axis=1)):
+                         data.tokens.shape[0], labels() if gold is not None else None, gold, data.offsets)
+            if self._step(bar, it, data, labels):
                 break
-        self._local_labels = gamma.argmax(axis=1)
+        self._local_labels = labels()
         self._finish(trans, emit, data)
 
     def _fit_cvi1(self, data, sent_trans, gamma, gold, seeds):

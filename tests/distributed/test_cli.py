@@ -40,7 +40,7 @@ def test_local_workers_scvi_equals_single_process(text, capsys):
     assert got["minibatch_log_likelihood_per_token"] == ref["minibatch_log_likelihood_per_token"]
 
 
-@pytest.mark.parametrize("extra", [["--infer", "cvi2", "--workers", "1"],
+@pytest.mark.parametrize("extra", [["--infer", "cvi1", "--workers", "1"],
                                    ["--infer", "em", "--workers", "1", "--cluster", "tcp://127.0.0.1:1"],
                                    ["--model", "hdp-hmm", "--infer", "scvi", "--workers", "1"]])
 def test_unsupported_cluster_options_are_usage_errors(text, capsys, extra):
