@@ -171,7 +171,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--checkpoint-every", type=nonneg_int, default=0, metavar="N", help="checkpoint every N minibatches")
     s.add_argument("--checkpoint-minutes", type=finite_nonneg_float, default=0.0, metavar="M", help="checkpoint every M minutes")
     s.add_argument("--resume", action="store_true", help="continue from --checkpoint FILE")
-    c = p.add_argument_group("on a dask cluster (em, vi, svi, scvi; pip install 'induce[distributed]')")
+    c = p.add_argument_group("on a dask cluster (em, vi, cvi2, svi, scvi; hdp-hmm: scvi, svi; "
+                             "pip install 'induce[distributed]')")
     c.add_argument("--workers", type=positive_int, metavar="N", help="run the E-steps on a local cluster of N worker processes")
     c.add_argument("--cluster", metavar="tcp://HOST:8786", help="run the E-steps on the workers of this dask scheduler")
     p.set_defaults(handler=run)
@@ -262,8 +263,10 @@ def run(args: argparse.Namespace) -> int:
 
     if args.workers and args.cluster:
         raise ConfigError("give --workers N (a local cluster) or --cluster ADDRESS (a running scheduler), not both")
-    if args.model != "hmm" or args.infer not in CLUSTER_ALGORITHMS:
-        raise ConfigError(f"--workers / --cluster run --model hmm with --infer {' or '.join(CLUSTER_ALGORITHMS)}")
+    infer = args.infer or ("cvi2" if args.model == "hmm" else "cvi")  # (the defaults of _check_options)
+    if infer not in (CLUSTER_ALGORITHMS if args.model == "hmm" else ("scvi", "svi")):
+        raise ConfigError(f"--workers / --cluster run --model hmm with --infer {' or '.join(CLUSTER_ALGORITHMS)}, "
+                          "or --model hdp-hmm with --infer scvi or svi")
     from ..distributed import session
 
     with session(args.workers or 0, args.cluster) as client:
@@ -378,8 +381,8 @@ def _model(args, hdp: bool, corpus, gold_column, tag_dict):
             emission_prior=args.emission_prior, emission_concentration=args.emission_concentration,
             new_word_mass=args.new_word_mass, hyper_burn_in=args.hyper_burn_in, qc=args.qc,
             qc_samples=args.qc_samples, table_estimate=args.table_estimate, table_samples=args.table_samples,
-            n_init=args.n_init, batch_size=args.batch_size, tau=args.tau, kappa=args.kappa, **common, **given,
-            **({"beta": args.beta} if args.beta is not None else {}))
+            n_init=args.n_init, batch_size=args.batch_size, tau=args.tau, kappa=args.kappa, client=args.client,
+            **common, **given, **({"beta": args.beta} if args.beta is not None else {}))
     n_states = len(tag_dict.tags) if tag_dict is not None else default_n_states(corpus, gold_column, args.states)
     return HMMTagger(n_states=n_states, tol=args.tol, alpha=args.alpha, beta=args.beta,
                      learn_hyper=args.learn_hyper == "all", map_estimate=args.map, cgs_keep=args.cgs_keep,

@@ -12,6 +12,7 @@ kernels; this package only moves arrays:
   once by the client or read by the workers from byte ranges of the files;
 * :mod:`.batch`: batch ``em`` / ``vi``, the E-step mapped over the shards;
 * :mod:`.cvi2`: block-parallel cvi2, the local statistics kept on the workers;
+* :mod:`.hdp`: HDP-HMM ``scvi`` and ``svi``, each minibatch's local step on the workers;
 * :mod:`.minibatch`: ``svi`` / ``scvi``, each minibatch's local step on the
   workers, returning sparse statistics.
 
@@ -21,9 +22,10 @@ elsewhere (shards and layouts are tasks too, so dask recomputes a lost one).
 
 from .batch import ClusterEStep
 from .cvi2 import ClusterCVI2
+from .hdp import ClusterHDPMinibatch, ClusterHDPSVI
 from .cluster import RETRIES, Meter, n_workers, session
 from .minibatch import ClusterSentenceUpdater, WorkerSentenceUpdater
 from .shards import WorkerCorpus, file_ranges, shard_bounds
 
-__all__ = ["RETRIES", "ClusterCVI2", "ClusterEStep", "ClusterSentenceUpdater", "Meter", "WorkerCorpus", "WorkerSentenceUpdater",
+__all__ = ["RETRIES", "ClusterCVI2", "ClusterEStep", "ClusterHDPMinibatch", "ClusterHDPSVI", "ClusterSentenceUpdater", "Meter", "WorkerCorpus", "WorkerSentenceUpdater",
            "file_ranges", "n_workers", "session", "shard_bounds"]

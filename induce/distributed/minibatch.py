@@ -57,18 +57,24 @@ class ClusterSentenceUpdater(stochastic.SentenceUpdater):
 
     def statistics(self, counts, tokens, offsets):
         """Sparse statistics ``(trans (K+1, K), ids, rows (len(ids), K), log-lik)`` summed over the pieces."""
-        t0 = time.perf_counter()
         ids, local, A, P, mask = stochastic.sentence_inputs(counts, self.estimator, self.alpha, self.beta, tokens,
                                                             self.allowed)
-        offsets = np.asarray(offsets, dtype=np.int64)
-        bounds = shard_bounds(offsets, self.n_shards)
-        futures = [submit(self.client, timed, stochastic.local_statistics, A, P, mask, *piece(local, offsets, lo, hi))
-                   for lo, hi in zip(bounds[:-1], bounds[1:])]
-        results = self.client.gather(futures)
-        results = self.meter.add(time.perf_counter() - t0, results, np.diff(offsets[bounds]))
-        all_rows = slice(None)
-        trans, emit, ll = _sum_statistics(results, [all_rows] * len(results), len(ids))
+        trans, emit, ll = piece_statistics(self.client, self.meter, self.n_shards, A, P, mask, local, offsets)
         return trans, ids, emit, ll
+
+
+def piece_statistics(client, meter: Meter, n_shards: int, A, P, mask, local, offsets):
+    """:func:`induce.infer.stochastic_hmm.local_statistics` of the sentences ``local`` / ``offsets`` (tokens as
+    indices into the emission rows ``P``) cut into ``n_shards`` pieces of about equal tokens, one task each,
+    summed in piece order: ``(trans (K+1, K), emit rows (len(P), K), log-lik)``."""
+    t0 = time.perf_counter()
+    offsets = np.asarray(offsets, dtype=np.int64)
+    bounds = shard_bounds(offsets, n_shards)
+    futures = [submit(client, timed, stochastic.local_statistics, A, P, mask, *piece(local, offsets, lo, hi))
+               for lo, hi in zip(bounds[:-1], bounds[1:])]
+    results = meter.add(time.perf_counter() - t0, client.gather(futures), np.diff(offsets[bounds]))
+    trans, emit, ll = _sum_statistics(results, [slice(None)] * len(results), len(P))
+    return trans, emit, ll
 
 
 def _minibatch_piece(shard, idx):

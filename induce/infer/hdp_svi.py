@@ -74,6 +74,12 @@ def fit_svi(model, data, gold, seeds) -> None:
     lengths = np.diff(data.offsets)
     trans_b, emit_b = np.zeros((K + 1, K)), np.zeros((W, K))
     no_mask = np.zeros((0, 0), dtype=np.uint8)
+    cluster = None
+    if getattr(model, "client", None) is not None:
+        from ..distributed import ClusterHDPSVI
+
+        cluster = ClusterHDPSVI(model.client)
+        model.cluster_meter_ = cluster.meter
     m = 0
     bar = model._iterations()
     for it in bar:
@@ -85,7 +91,11 @@ def fit_svi(model, data, gold, seeds) -> None:
             tok = np.concatenate([data.tokens[data.offsets[i]:data.offsets[i + 1]] for i in items])
             A = np.exp(digamma(lam[:, :K]) - digamma(lam.sum(axis=1, keepdims=True)))
             B = np.ascontiguousarray(np.exp(digamma(lam_e) - digamma(lam_e.sum(axis=0, keepdims=True))))
-            ll += passes.batch_pass(A, B, no_mask, tok, off, trans_b, emit_b, np.empty((0, K)), passes.n_threads())
+            if cluster is not None:  # the forward-backward on the workers (induce.distributed.hdp)
+                ll += cluster(A, B, tok, off, trans_b, emit_b)
+            else:
+                ll += passes.batch_pass(A, B, no_mask, tok, off, trans_b, emit_b, np.empty((0, K)),
+                                        passes.n_threads())
             rho = step_size(m, model.tau, model.kappa)
             scale = I / len(items)
             target = sigma * b[None, :] + scale * np.hstack([trans_b, np.zeros((K + 1, 1))])

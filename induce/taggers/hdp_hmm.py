@@ -145,6 +145,8 @@ class HDPHMMTagger(HMMTagger):
         "Best of 3 starts".
     decode, order, random_state, verbose, eval_column, eval_every, callback : as
         in :class:`HMMTagger`.
+    client : a ``dask.distributed.Client``: ``scvi`` and ``svi`` run each minibatch's
+        local step on its workers (:mod:`induce.distributed.hdp`); ``None``: in this process.
 
     Fitted attributes: ``transitions_`` (K+1, K; posterior-mean rows, which
     leave the mass of the states beyond the truncation unassigned),
@@ -187,6 +189,7 @@ class HDPHMMTagger(HMMTagger):
         eval_column: str | None = None,
         eval_every: int = 1,
         callback: Callable[[dict], None] | None = None,
+        client=None,
     ):
         self.truncation = truncation
         self.infer = infer
@@ -215,6 +218,7 @@ class HDPHMMTagger(HMMTagger):
         self.eval_column = eval_column
         self.eval_every = eval_every
         self.callback = callback
+        self.client = client
 
     # ------------------------------------------------------------------ checks
     def _validate(self, corpus: Corpus) -> None:
@@ -272,6 +276,8 @@ class HDPHMMTagger(HMMTagger):
             raise ConfigError("n_init > 1 (best of several random starts) is implemented for infer='cvi' only")
         if self.infer in ("scvi", "svi"):
             check_schedule(self.tau, self.kappa, int(self.batch_size))
+        if self.client is not None and self.infer not in ("scvi", "svi"):
+            raise ConfigError(f"the HDP-HMM runs scvi and svi on a cluster, not {self.infer}")
 
     # --------------------------------------------------------------------- fit
     def fit(self, corpus: Corpus, tag_dict=None) -> "HDPHMMTagger":
@@ -473,6 +479,12 @@ class HDPHMMTagger(HMMTagger):
             # at -N_emit (log(1 - p) ~ -p for the many small token probabilities behind the initial counts)
             logq0_emit = -N_emit
             logq0_emit_b = np.zeros((W, K))
+        cluster = None
+        if self.client is not None:  # each minibatch's local step on the workers (induce.distributed.hdp)
+            from ..distributed import ClusterHDPMinibatch
+
+            cluster = ClusterHDPMinibatch(self.client, data.tokens, data.offsets)
+            self.cluster_meter_ = cluster.meter
         m = 0
         bar = self._iterations()
         for it in bar:
@@ -486,8 +498,11 @@ class HDPHMMTagger(HMMTagger):
                 args = (N_trans, N_emit, data.tokens, data.offsets, items, prior, self.sigma_, em.pseudo_counts(),
                         em.concentration, qcode, int(self.qc_samples), int(rng.integers(2**31 - 1)),
                         trans_b, emit_b, logq0_b[b], logq0_row_b[b])
-                ll += (hdp_minibatch_pass_emission_q0(*args, logq0_emit_b) if learn_emission
-                       else hdp_minibatch_pass(*args))
+                if cluster is not None:
+                    ll += cluster(learn_emission, *args, *((logq0_emit_b,) if learn_emission else ()))
+                else:
+                    ll += (hdp_minibatch_pass_emission_q0(*args, logq0_emit_b) if learn_emission
+                           else hdp_minibatch_pass(*args))
                 rho = step_size(m, self.tau, self.kappa)
                 scale = I / len(items)
                 blend(N_trans, trans_b, rho, scale)  # thesis eq. 3.103

@@ -42,7 +42,7 @@ def test_local_workers_scvi_equals_single_process(text, capsys):
 
 @pytest.mark.parametrize("extra", [["--infer", "cvi1", "--workers", "1"],
                                    ["--infer", "em", "--workers", "1", "--cluster", "tcp://127.0.0.1:1"],
-                                   ["--model", "hdp-hmm", "--infer", "scvi", "--workers", "1"]])
+                                   ["--model", "hdp-hmm", "--infer", "cvi", "--workers", "1"]])
 def test_unsupported_cluster_options_are_usage_errors(text, capsys, extra):
     assert main(["tag", text, "--quiet", *extra]) == 2
     assert "induce: error:" in capsys.readouterr().err

@@ -1,0 +1,50 @@
+"""HDP-HMM scvi and svi with the local steps on a dask LocalCluster (induce.distributed.hdp)."""
+
+import numpy as np
+import pytest
+
+pytest.importorskip("distributed")
+
+from induce import HDPHMMTagger  # noqa: E402
+from induce import distributed as dist  # noqa: E402
+from induce.errors import ConfigError  # noqa: E402
+from tests.infer.test_stochastic_hmm import as_corpus, sample_hmm  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    tokens, offsets, _, _ = sample_hmm(100, 8, K=3, W=15)
+    return as_corpus(tokens, offsets, 15)
+
+
+KW = dict(truncation=6, batch_size=15, n_iter=3, random_state=4)
+
+
+@pytest.mark.parametrize("extra", [dict(infer="scvi"), dict(infer="scvi", qc="sampling"),
+                                   dict(infer="scvi", emission_prior="asymmetric"), dict(infer="svi")])
+def test_one_worker_equals_single_process(client, corpus, extra, monkeypatch):
+    ref = HDPHMMTagger(**KW, **extra).fit(corpus)
+    monkeypatch.setattr(dist.cluster, "n_workers", lambda client: 1)
+    got = HDPHMMTagger(client=client, **KW, **extra).fit(corpus)
+    assert got.cluster_meter_.steps == 3 * -(-corpus.n_sentences // 15)
+    if extra["infer"] == "scvi":  # the same kernel on the same inputs
+        np.testing.assert_array_equal(got.transition_counts_, ref.transition_counts_)
+        np.testing.assert_array_equal(got.emission_counts_, ref.emission_counts_)
+        np.testing.assert_array_equal(got.state_prior_, ref.state_prior_)
+    else:  # svi: the forward-backward threads differ (float order only)
+        np.testing.assert_allclose(got.transition_counts_, ref.transition_counts_, rtol=1e-9)
+        np.testing.assert_allclose(got.emission_counts_, ref.emission_counts_, rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("infer", ["scvi", "svi"])
+def test_two_workers_within_float_reordering(client, corpus, infer):
+    ref = HDPHMMTagger(infer=infer, **KW).fit(corpus)
+    got = HDPHMMTagger(infer=infer, client=client, **KW).fit(corpus)
+    np.testing.assert_allclose(got.transition_counts_, ref.transition_counts_, rtol=1e-8, atol=1e-8)
+    np.testing.assert_allclose(got.emission_counts_, ref.emission_counts_, rtol=1e-8, atol=1e-8)
+    assert got.effective_states_ == ref.effective_states_
+
+
+def test_hdp_cvi_on_a_cluster_is_a_config_error(client, corpus):
+    with pytest.raises(ConfigError, match="cluster"):
+        HDPHMMTagger(infer="cvi", client=client, **KW).fit(corpus)
