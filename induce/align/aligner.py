@@ -61,13 +61,16 @@ class WordAligner(InduceEstimator):
     decode : ``"viterbi"`` or ``"posterior"`` (links whose posterior exceeds ``posterior_threshold``).
     random_state : seed of the CVI visiting order.
     verbose : show a tqdm progress bar (sentence pairs per second).
+    client : a ``dask.distributed.Client``: ``em`` / ``vi`` map their E-steps over shards of the pairs on its
+        workers (:mod:`induce.distributed.align`); ``None``: in this process.
     """
 
     def __init__(self, model: str = "hmm", infer: str = "cvi", n_iter: int = 5, n_iter_ibm1: int = 5,
                  alpha: float = 1e-4, prior_support: str = "vocabulary", jump_alpha: float = 0.1,
                  null_prob: float = 0.2, max_jump: int = 7,
                  hmm_cvi: str = "cvi2", symmetrize: str = "grow-diag-final-and", decode: str = "viterbi",
-                 posterior_threshold: float = 0.5, random_state: int | None = None, verbose: bool = False):
+                 posterior_threshold: float = 0.5, random_state: int | None = None, verbose: bool = False,
+                 client=None):
         self.model = model
         self.infer = infer
         self.n_iter = n_iter
@@ -83,6 +86,7 @@ class WordAligner(InduceEstimator):
         self.posterior_threshold = posterior_threshold
         self.random_state = random_state
         self.verbose = verbose
+        self.client = client
 
     # ----------------------------------------------------------- validation
     def _validate(self) -> None:
@@ -100,6 +104,8 @@ class WordAligner(InduceEstimator):
             raise ConfigError(f"null_prob must be in [0, 1); got {self.null_prob}")
         if self.max_jump < 1:
             raise ConfigError(f"max_jump must be >= 1; got {self.max_jump}")
+        if self.client is not None and self.infer == "cvi":
+            raise ConfigError("on a cluster the aligner runs infer='em' or 'vi', not cvi")
 
     def _config(self) -> TrainConfig:
         return TrainConfig(model=self.model, infer=self.infer, n_iter=self.n_iter,
@@ -122,15 +128,22 @@ class WordAligner(InduceEstimator):
         rng = np.random.default_rng(self.random_state)
         start = time.perf_counter()
         total = n_passes(config) * bitext.n_pairs * len(directions)
+        trainer = {}
+        if self.client is not None:  # the E-steps on the workers (induce.distributed.align)
+            from functools import partial
+
+            from ..distributed.align import ClusterTrainer
+
+            trainer = {"trainer": partial(ClusterTrainer, self.client)}
         with tqdm(total=total, unit="pair", unit_scale=True, desc=f"align {self.model}/{self.infer}",
                   disable=not self.verbose) as bar:
             self.forward_ = self.reverse_ = None
             if "forward" in directions:
                 self.forward_ = train_direction(bitext, len(self.src_vocab_), len(self.tgt_vocab_), config, rng,
-                                                bar.update)
+                                                bar.update, **trainer)
             if "reverse" in directions:
                 self.reverse_ = train_direction(bitext.swapped(), len(self.tgt_vocab_), len(self.src_vocab_), config,
-                                                rng, bar.update)
+                                                rng, bar.update, **trainer)
         self.fit_seconds_ = time.perf_counter() - start
         self.n_pairs_ = bitext.n_pairs
         return self
@@ -198,7 +211,7 @@ class WordAligner(InduceEstimator):
     def save(self, path: str | os.PathLike) -> None:
         """Write the fitted model as one ``.npz`` (arrays + a JSON header; no pickle), atomically."""
         meta = {
-            "params": self.get_params(),
+            "params": {k: v for k, v in self.get_params().items() if k != "client"},  # (a client is not saved)
             "src_vocab": self.src_vocab_.to_json(),
             "tgt_vocab": self.tgt_vocab_.to_json(),
             "n_pairs": self.n_pairs_,

@@ -157,16 +157,30 @@ class _Trainer:
                                max_jump=self.cfg.max_jump, history=self.history)
 
     # ------------------------------------------------------- batch EM / VI
+    def ibm1_estep(self, order, vals, counts) -> float:
+        """IBM-1 expected counts of the pairs ``order`` added to ``counts``; returns their log-likelihood
+        (a dask cluster maps it over shards of pairs: :mod:`induce.distributed.align`)."""
+        b = self.b
+        return sum(K.ibm1_batch_pass(chunk, b.src_off, b.tgt_off, self.cell_off, self.cells, vals, counts)
+                   for chunk in self._chunks(order))
+
+    def hmm_estep(self, order, vals, weights, counts, jumps, denom) -> float:
+        """HMM-alignment expected counts and jump statistics of the pairs ``order`` added to ``counts``,
+        ``jumps``, ``denom``; returns their log-likelihood."""
+        b, cfg = self.b, self.cfg
+        return sum(K.hmm_batch_pass(chunk, b.src_off, b.tgt_off, self.cell_off, self.cells, vals, weights,
+                                    cfg.null_prob, cfg.max_jump, counts, jumps, denom)
+                   for chunk in self._chunks(order))
+
     def train_batch(self) -> DirectionParams:
-        cfg, b, t = self.cfg, self.b, self.table
+        cfg, t = self.cfg, self.table
         order = self._order(shuffle=False)
         vals = np.full(t.nnz, 1.0 / t.n_outcomes)  # uniform t(f|e) = 1 / V_f
         counts = np.zeros(t.nnz)
         n_ibm1 = cfg.n_iter if cfg.model == "ibm1" else cfg.n_iter_ibm1
         for it in range(n_ibm1):
             counts[:] = 0.0
-            ll = sum(K.ibm1_batch_pass(chunk, b.src_off, b.tgt_off, self.cell_off, self.cells, vals, counts)
-                     for chunk in self._chunks(order))
+            ll = self.ibm1_estep(order, vals, counts)
             self.history.append({"stage": "ibm1", "iteration": it + 1, "log_likelihood": ll})
             vals = self._params(cfg.infer, counts)
         weights = np.ones(self.n_buckets)
@@ -177,9 +191,7 @@ class _Trainer:
                 counts[:] = 0.0
                 jumps[:] = 0.0
                 denom[:] = 0.0
-                ll = sum(K.hmm_batch_pass(chunk, b.src_off, b.tgt_off, self.cell_off, self.cells, vals, weights,
-                                          cfg.null_prob, cfg.max_jump, counts, jumps, denom)
-                         for chunk in self._chunks(order))
+                ll = self.hmm_estep(order, vals, weights, counts, jumps, denom)
                 self.history.append({"stage": "hmm", "iteration": it + 1, "log_likelihood": ll})
                 vals = self._params(cfg.infer, counts)
                 weights = jump_weights(cfg.infer, jumps, denom, cfg.jump_alpha, weights)
@@ -237,7 +249,8 @@ def n_passes(config: TrainConfig) -> int:
 
 
 def train_direction(bitext: Bitext, n_src_vocab: int, n_tgt_vocab: int, config: TrainConfig,
-                    rng: np.random.Generator, progress: Callable[[int], None] = lambda n: None) -> DirectionParams:
-    """Train one direction with the schedule of ``config.infer``."""
-    trainer = _Trainer(bitext, n_src_vocab, n_tgt_vocab, config, rng, progress)
+                    rng: np.random.Generator, progress: Callable[[int], None] = lambda n: None,
+                    trainer: type = _Trainer) -> DirectionParams:
+    """Train one direction with the schedule of ``config.infer`` (``trainer``: a :class:`_Trainer` subclass)."""
+    trainer = trainer(bitext, n_src_vocab, n_tgt_vocab, config, rng, progress)
     return trainer.train_cvi() if config.infer == "cvi" else trainer.train_batch()
