@@ -132,9 +132,10 @@ class WordAligner(InduceEstimator):
         if self.client is not None:  # the E-steps on the workers (induce.distributed.align)
             from functools import partial
 
-            from ..distributed.align import ClusterTrainer
+            from ..distributed.align import ClusterTrainer, Meter
 
-            trainer = {"trainer": partial(ClusterTrainer, self.client)}
+            self.cluster_meter_ = Meter()
+            trainer = {"trainer": partial(ClusterTrainer, self.client, meter=self.cluster_meter_)}
         with tqdm(total=total, unit="pair", unit_scale=True, desc=f"align {self.model}/{self.infer}",
                   disable=not self.verbose) as bar:
             self.forward_ = self.reverse_ = None

@@ -19,6 +19,7 @@ from ..align.aligner import DECODERS, DIRECTIONAL, HMM_CVI, INFERENCE, MODELS, S
 from ..align.normalize import normalize_tokens
 from ..align.symmetrize import METHODS
 from ..corpus.parallel import ALIGNMENT_FORMATS, clip_alignments, read_alignments, read_parallel, write_pharaoh
+from ..distributed import cluster
 from ..eval.alignment import alignment_scores
 from .common import (add_base_option, add_json_flag, one_based, emit, existing_file, finite_positive_float, fraction, nonneg_int, output_path,
                      positive_int, probability, seed)
@@ -57,10 +58,17 @@ def register(subparsers) -> None:
     add_json_flag(p)
     p.add_argument("--report", type=output_path, metavar="FILE.html",
                    help="also write a self-contained HTML report (needs matplotlib)")
+    cluster.add_options(p, "em, vi")
     p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    """``induce align``; with ``--workers`` / ``--cluster`` inside a dask client session (:mod:`induce.distributed`)."""
+    with cluster.from_args(args, args.infer != "cvi", "--infer em or vi") as client:
+        return _run(args, client)
+
+
+def _run(args: argparse.Namespace, client) -> int:
     pairs = list(read_parallel(args.src, args.tgt))
     gold = None
     if args.gold:  # read (and fail) before training and before the output is written
@@ -76,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
                           n_iter_ibm1=args.ibm1_iterations, alpha=args.alpha, prior_support=args.prior_support,
                           null_prob=args.null_prob, hmm_cvi=args.hmm_cvi, symmetrize=args.symmetrize,
                           decode=args.decode, posterior_threshold=args.threshold, random_state=args.seed,
-                          verbose=not args.quiet)
+                          verbose=not args.quiet, client=client)
     links: list[set] = [set() for _ in pairs]
     for k, found in zip(kept, aligner.fit_align([pairs[k] for k in kept])):
         links[k] = set(found)
@@ -89,6 +97,8 @@ def run(args: argparse.Namespace) -> int:
               "pairs_per_second": len(kept) / max(aligner.fit_seconds_, 1e-9)}
     if len(kept) < len(pairs):
         result["skipped_pairs"] = len(pairs) - len(kept)
+    if client is not None:
+        result.update(aligner.cluster_meter_.report(cluster.n_workers(client)))
     if gold is not None:
         gold, dropped = clip_alignments(gold, pairs[: len(gold)])
         scores = alignment_scores(links[: len(gold)], [g.sure for g in gold], [g.possible for g in gold])

@@ -18,6 +18,7 @@ import time
 import numpy as np
 
 from ..atomic import atomic_write
+from ..distributed import cluster
 from ..errors import ConfigError
 from .eval_cmd import halvable
 from .common import (corpus_path, default_n_states, dump_json, emit, encoding, existing_file, finite_nonneg_float,
@@ -171,10 +172,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--checkpoint-every", type=nonneg_int, default=0, metavar="N", help="checkpoint every N minibatches")
     s.add_argument("--checkpoint-minutes", type=finite_nonneg_float, default=0.0, metavar="M", help="checkpoint every M minutes")
     s.add_argument("--resume", action="store_true", help="continue from --checkpoint FILE")
-    c = p.add_argument_group("on a dask cluster (em, vi, cvi2, svi, scvi; hdp-hmm: scvi, svi; "
-                             "pip install 'induce[distributed]')")
-    c.add_argument("--workers", type=positive_int, metavar="N", help="run the E-steps on a local cluster of N worker processes")
-    c.add_argument("--cluster", metavar="tcp://HOST:8786", help="run the E-steps on the workers of this dask scheduler")
+    cluster.add_options(p, "em, vi, cvi2, svi, scvi; hdp-hmm: scvi, svi")
     p.set_defaults(handler=run)
 
 
@@ -196,11 +194,11 @@ def _write_trace(path: str, trace: list[dict]) -> None:
 def _outputs(model, args, result: dict) -> int:
     """Save the model, write the trace and the JSON file, print the results."""
     if args.client is not None:
-        from ..distributed import n_workers
-
-        result["workers"] = n_workers(args.client)
+        result["workers"] = cluster.n_workers(args.client)
         if result.get("tokens_per_s"):
             result["tokens_per_s_per_worker"] = round(result["tokens_per_s"] / result["workers"], 1)
+        if hasattr(model, "cluster_meter_"):  # step overhead, per-worker throughput and peak memory
+            result.update(model.cluster_meter_.report(result["workers"]))
     if args.save:
         model.save(args.save)
         result["model"] = args.save
@@ -256,20 +254,12 @@ def _run_stream(args: argparse.Namespace) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """``induce tag``; with ``--workers`` / ``--cluster`` inside a dask client session (:mod:`induce.distributed`)."""
-    args.client = None
-    if not (args.workers or args.cluster):
-        return _run(args)
     from ..taggers.hmm import CLUSTER_ALGORITHMS
 
-    if args.workers and args.cluster:
-        raise ConfigError("give --workers N (a local cluster) or --cluster ADDRESS (a running scheduler), not both")
     infer = args.infer or ("cvi2" if args.model == "hmm" else "cvi")  # (the defaults of _check_options)
-    if infer not in (CLUSTER_ALGORITHMS if args.model == "hmm" else ("scvi", "svi")):
-        raise ConfigError(f"--workers / --cluster run --model hmm with --infer {' or '.join(CLUSTER_ALGORITHMS)}, "
-                          "or --model hdp-hmm with --infer scvi or svi")
-    from ..distributed import session
-
-    with session(args.workers or 0, args.cluster) as client:
+    supported = infer in (CLUSTER_ALGORITHMS if args.model == "hmm" else ("scvi", "svi"))
+    with cluster.from_args(args, supported, f"--model hmm with --infer {' or '.join(CLUSTER_ALGORITHMS)}, or "
+                                            "--model hdp-hmm with --infer scvi or svi") as client:
         args.client = client
         return _run(args)
 

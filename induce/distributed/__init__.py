@@ -27,5 +27,6 @@ from .cluster import RETRIES, Meter, n_workers, session
 from .minibatch import ClusterSentenceUpdater, WorkerSentenceUpdater
 from .shards import WorkerCorpus, file_ranges, shard_bounds
 
-__all__ = ["RETRIES", "ClusterCVI2", "ClusterEStep", "ClusterHDPMinibatch", "ClusterHDPSVI", "ClusterSentenceUpdater", "Meter", "WorkerCorpus", "WorkerSentenceUpdater",
+__all__ = ["RETRIES", "ClusterCVI2", "ClusterEStep", "ClusterHDPMinibatch", "ClusterHDPSVI",
+           "ClusterSentenceUpdater", "Meter", "WorkerCorpus", "WorkerSentenceUpdater",
            "file_ranges", "n_workers", "session", "shard_bounds"]

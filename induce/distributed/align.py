@@ -49,9 +49,10 @@ def _hmm_task(shard, vals, weights, null_prob, max_jump):
 
 class ClusterTrainer(_Trainer):
     """The batch trainer of one alignment direction with its E-steps on the workers of ``client``; use as
-    ``train_direction(..., trainer=functools.partial(ClusterTrainer, client))``."""
+    ``train_direction(..., trainer=functools.partial(ClusterTrainer, client))`` (``meter``: where the steps are
+    recorded, shared by the directions)."""
 
-    def __init__(self, client, *args, n_shards: int | None = None):
+    def __init__(self, client, *args, n_shards: int | None = None, meter: Meter | None = None):
         super().__init__(*args)
         self.client = client
         b = self.b
@@ -61,7 +62,7 @@ class ClusterTrainer(_Trainer):
                   for lo, hi in zip(bounds[:-1], bounds[1:])]
         self.shards = [submit(client, same, *shard) for shard, _ in pieces]
         self.ids = [ids for _, ids in pieces]
-        self.meter = Meter()
+        self.meter = meter if meter is not None else Meter()
 
     def _map(self, task, vals, *args):
         """``task`` on every shard with its entries' parameters; the results in shard order."""

@@ -35,6 +35,31 @@ def session(workers: int = 0, address: str | None = None):
         yield client
 
 
+def add_options(parser, algorithms: str) -> None:
+    """The command line's ``--workers N`` / ``--cluster ADDRESS`` (for ``algorithms``, named in the help)."""
+    from ..cli.common import positive_int
+
+    c = parser.add_argument_group(f"on a dask cluster ({algorithms}; pip install 'induce[distributed]')")
+    c.add_argument("--workers", type=positive_int, metavar="N",
+                   help="run the E-steps on a local cluster of N worker processes")
+    c.add_argument("--cluster", metavar="tcp://HOST:8786", help="run the E-steps on the workers of this dask scheduler")
+
+
+@contextmanager
+def from_args(args, supported: bool, what: str):
+    """The client of ``--workers`` / ``--cluster`` for a ``with`` block, or ``None`` without them; a
+    ``ConfigError`` when both are given or the command is not ``supported`` on a cluster (``what`` says what is)."""
+    if not (args.workers or args.cluster):
+        yield None
+        return
+    if args.workers and args.cluster:
+        raise ConfigError("give --workers N (a local cluster) or --cluster ADDRESS (a running scheduler), not both")
+    if not supported:
+        raise ConfigError(f"--workers / --cluster run {what}")
+    with session(args.workers or 0, args.cluster) as client:
+        yield client
+
+
 def n_workers(client) -> int:
     """Workers currently connected to the client's scheduler."""
     return len(client.scheduler_info()["workers"])
@@ -108,3 +133,9 @@ class Meter:
                 "step_overhead_ms": round(1e3 * self.overhead / max(1, self.steps), 3),
                 "worker_tokens_per_s": {a: round(self.tokens[a] / s, 1) for a, s in self.busy.items() if s > 0},
                 "worker_peak_memory_mb": {a: round(p / 2**20, 1) for a, p in self.peak.items()}}
+
+    def postfix(self) -> dict:
+        """The progress bar's fields: workers seen, tokens/s per worker (while in its tasks), mean step overhead."""
+        busy = sum(self.busy.values())
+        return {"workers": len(self.busy), "tok/s/worker": f"{sum(self.tokens.values()) / busy:.3g}" if busy else "-",
+                "overhead": f"{1e3 * self.overhead / max(1, self.steps):.1f}ms"}

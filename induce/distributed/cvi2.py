@@ -92,8 +92,9 @@ class ClusterCVI2:
         for r in range(n_rounds):
             t0 = time.perf_counter()
             live = [j for j, p in enumerate(pieces) if len(p) > r * step]
-            rounds = {j: submit(self.client, _round, self.states[j], C_trans, C_emit, pieces[j][r * step:(r + 1) * step],
-                                alpha, beta, self.allowed, self.block, len(pieces[j]) <= (r + 1) * step)
+            rounds = {j: submit(self.client, _round, self.states[j], C_trans, C_emit,
+                                pieces[j][r * step:(r + 1) * step], alpha, beta, self.allowed, self.block,
+                                len(pieces[j]) <= (r + 1) * step)
                       for j in live}
             futures = [submit(self.client, timed, operator.getitem, rounds[j], 1) for j in live]
             results = rerun(lambda: self.client.gather(futures))

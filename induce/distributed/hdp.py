@@ -64,7 +64,8 @@ class ClusterHDPMinibatch:
                           n_samples, seed + n)
                    for n, j in enumerate(live)]
         lengths = np.diff(offsets)
-        results = self.meter.add(time.perf_counter() - t0, self.client.gather(futures),
+        gathered = self.client.gather(futures)
+        results = self.meter.add(time.perf_counter() - t0, gathered,
                                  [lengths[items[shard_of == j]].sum() for j in live])
         ll = 0.0
         for out in (trans_out, emit_out, logq0, logq0_row, *logq0_emit):

@@ -72,7 +72,8 @@ def piece_statistics(client, meter: Meter, n_shards: int, A, P, mask, local, off
     bounds = shard_bounds(offsets, n_shards)
     futures = [submit(client, timed, stochastic.local_statistics, A, P, mask, *piece(local, offsets, lo, hi))
                for lo, hi in zip(bounds[:-1], bounds[1:])]
-    results = meter.add(time.perf_counter() - t0, client.gather(futures), np.diff(offsets[bounds]))
+    gathered = client.gather(futures)
+    results = meter.add(time.perf_counter() - t0, gathered, np.diff(offsets[bounds]))
     trans, emit, ll = _sum_statistics(results, [slice(None)] * len(results), len(P))
     return trans, emit, ll
 
@@ -137,7 +138,8 @@ class WorkerSentenceUpdater(stochastic.SentenceUpdater):
         futures = [submit(self.client, timed, _piece_statistics, A_f, P[r], p) for r, (_, p) in zip(rows, pieces)]
         if nxt is not None:
             self._ahead = (nxt, self._pieces(nxt))
-        results = self.meter.add(time.perf_counter() - t0, self.client.gather(futures), [n for _, n in words])
+        gathered = self.client.gather(futures)
+        results = self.meter.add(time.perf_counter() - t0, gathered, [n for _, n in words])
         ts, es, ll = _sum_statistics(results, rows, len(ids))
         scale = self.n_sentences / max(1, len(idx))
         counts.update(rho, ts, scale, ids, es, scale)

@@ -471,8 +471,11 @@ def run(counts: GlobalCounts, updater, batches: Iterable, *, tau: float, kappa: 
                 evaluated_last = True
             if bar is not None:
                 bar.update(1)
+                shown = dict(updater.meter.postfix()) if hasattr(updater, "meter") else {}  # on a dask cluster
                 if result.trace and "heldout_log_likelihood_per_token" in result.trace[-1]:
-                    bar.set_postfix({"heldout": f"{result.trace[-1]['heldout_log_likelihood_per_token']:.4f}"})
+                    shown["heldout"] = f"{result.trace[-1]['heldout_log_likelihood_per_token']:.4f}"
+                if shown:
+                    bar.set_postfix(shown)
             if stop.requested or (stop_after is not None and result.batches >= stop_after):
                 result.interrupted = True
                 break

@@ -352,6 +352,8 @@ class HMMTagger(InduceEstimator):
             shown = {name: f"{objective:.4g}", "tok/s": f"{rec['tokens_per_s']:.3g}"}
             if "m1" in rec:
                 shown["M-1"] = f"{rec['m1']:.3f}"
+            if getattr(self, "client", None) is not None and hasattr(self, "cluster_meter_"):
+                shown.update(self.cluster_meter_.postfix())
             bar.set_postfix(shown)
         if self.callback is not None:
             self.callback(rec)

@@ -37,6 +37,9 @@ def test_local_workers_scvi_equals_single_process(text, capsys):
     ref = _tag(capsys, *argv)
     got = _tag(capsys, *argv, "--workers", "1")
     assert got["workers"] == 1 and got["tokens_per_s_per_worker"] == got["tokens_per_s"]
+    assert got["steps"] == 2 * 8 and got["step_overhead_ms"] > 0  # 150 sentences / 20 per minibatch, 2 epochs
+    (address, rate), = got["worker_tokens_per_s"].items()
+    assert rate > 0 and got["worker_peak_memory_mb"][address] > 10
     assert got["minibatch_log_likelihood_per_token"] == ref["minibatch_log_likelihood_per_token"]
 
 
@@ -46,3 +49,18 @@ def test_local_workers_scvi_equals_single_process(text, capsys):
 def test_unsupported_cluster_options_are_usage_errors(text, capsys, extra):
     assert main(["tag", text, "--quiet", *extra]) == 2
     assert "induce: error:" in capsys.readouterr().err
+
+
+def test_stream_hdp_and_align_report_the_cluster(client, text, tmp_path, capsys):
+    got = _tag(capsys, text, "--infer", "scvi", "--stream", "--states", "3", "--batch-size", "20",
+               "--cluster", client.scheduler.address)
+    assert got["workers"] == 2 and len(got["worker_peak_memory_mb"]) == 2 and got["steps"] == 8
+    got = _tag(capsys, text, "--model", "hdp-hmm", "--infer", "svi", "--truncation", "4", "--iterations", "1",
+               "--batch-size", "50", "--cluster", client.scheduler.address)
+    assert got["workers"] == 2 and got["steps"] == 3
+    out = tmp_path / "a.txt"
+    assert main(["align", text, text, "-o", str(out), "--infer", "em", "--model", "ibm1", "--iterations", "2",
+                 "--cluster", client.scheduler.address, "--quiet", "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got["workers"] == 2 and got["steps"] == 2 * 2  # two passes in each of two directions
+    assert main(["align", text, text, "-o", str(out), "--infer", "cvi", "--workers", "1", "--quiet"]) == 2
