@@ -1,18 +1,23 @@
-"""Throughput of induce on a dask LocalCluster vs the single-process run, and the per-step overhead (issue 23).
+"""scvi on a dask LocalCluster vs the single-process run, with the workers reading their own shards (issue 23).
 
-    PYTHONPATH=. python benchmarks/dask_bench.py [--corpus PATH] [--workers 1,2] [--batch-size 1000]
+    PYTHONPATH=. python benchmarks/dask_bench.py --corpus PATH [--workers 1,2] [--batch-size 1000] [--rounds 2]
+    PYTHONPATH=. python benchmarks/dask_bench.py --generate 10000000 --corpus benchmarks/out/hmm10M.txt
 
-Measures, on one corpus (default CoNLL-2000 train):
+``--generate N`` first writes a plain-text corpus of about ``N`` tokens sampled
+(seed ``--seed``) from a known HMM (:func:`sample_corpus`) to ``--corpus``.
 
-* the per-step overhead of a cluster step: median wall time of the svi/scvi
-  local step (:meth:`induce.distributed.ClusterSentenceUpdater.statistics`) on a
-  one-sentence minibatch, minus the same step in this process;
-* tokens/s of one scvi epoch and of em passes: single process, then a
-  LocalCluster of each ``--workers`` count (single-threaded worker processes;
-  kernels warmed up first, so numba's compilation is not timed), and the
-  final held-out / training objectives to show the runs agree.
-
-Prints one JSON object; ``--out FILE`` writes it too.
+Then, ``--rounds`` times in alternation: one epoch of ``HMMTagger(infer="scvi",
+K=45).fit_stream(corpus)`` in this process, then on a LocalCluster of each
+``--workers`` count (single-threaded worker processes reading their byte
+ranges of the corpus, :class:`induce.distributed.WorkerCorpus`).  Per run:
+tokens/s of training (the trace's seconds: the stream's reading is inside it
+for the single process, the workers' one read of their shards is not) and of
+the wall time (scan and reads included), the held-out log-likelihood per token
+after the epoch, and the cluster's meter (:class:`induce.distributed.Meter`):
+mean step overhead, tokens/s per worker while in its tasks, peak memory per
+worker.  ``--overhead-batches`` adds short runs at a second minibatch size
+(``--small-batch``) to fit the step overhead as ``o0 + o1 M``.  Kernels are
+compiled before timing.  Prints one JSON object; ``--out FILE`` writes it too.
 """
 
 from __future__ import annotations
@@ -26,70 +31,90 @@ import numpy as np
 
 from induce import HMMTagger
 from induce import distributed as dist
-from induce.corpus.formats import load_corpus
-from induce.infer import stochastic_hmm as sh
 
 
-def _overhead(client, corpus, steps: int) -> dict:
-    counts = sh.GlobalCounts.exponential(np.random.default_rng(0), 45, len(corpus.vocab), corpus.n_tokens)
-    lo, hi = corpus.offsets[0], corpus.offsets[1]
-    tokens, offsets = corpus.tokens[lo:hi], np.array([0, hi - lo])
-    upd = dist.ClusterSentenceUpdater(client, "scvi", 0.1, 0.1, corpus.n_sentences, n_shards=1)
-    local, remote = [], []
-    for _ in range(steps):
-        t0 = time.perf_counter()
-        sh.sentence_statistics(counts, "cvi", 0.1, 0.1, tokens, offsets)
-        local.append(time.perf_counter() - t0)
-        t0 = time.perf_counter()
-        upd.statistics(counts, tokens, offsets)
-        remote.append(time.perf_counter() - t0)
-    return {"local_step_ms": 1e3 * float(np.median(local)), "cluster_step_ms": 1e3 * float(np.median(remote)),
-            "overhead_ms": 1e3 * float(np.median(remote) - np.median(local))}
+def sample_corpus(path: str, n_tokens: int, seed: int, K: int = 45, W: int = 20_000, mean_len: float = 22.0) -> dict:
+    """Sentences from a known HMM written as plain text (``w<id>`` words): ``K`` states, rows of ``A`` ~
+    Dir(0.1), each state's emissions ~ Dir(0.05) over its own ``W / K``-word block plus 1/10 of its mass on a
+    shared Zipfian head; lengths 1 + Poisson(mean_len - 1)."""
+    rng = np.random.default_rng(seed)
+    A = rng.dirichlet(np.full(K, 0.1), size=K + 1)
+    block = W // K
+    head = 1.0 / np.arange(1, 201)
+    B = np.zeros((K, W))
+    for k in range(K):
+        B[k, k * block:(k + 1) * block] = 0.9 * rng.dirichlet(np.full(block, 0.05))
+        B[k, W - 200:] += 0.1 * head / head.sum()
+    n_sent = int(n_tokens / mean_len)
+    lengths = 1 + rng.poisson(mean_len - 1, size=n_sent)
+    cumA = np.cumsum(A, axis=1)
+    z = np.empty(lengths.sum(), dtype=np.int64)
+    offsets = np.concatenate([[0], np.cumsum(lengths)])
+    state = np.minimum((rng.random(n_sent)[:, None] > cumA[0]).sum(axis=1), K - 1)
+    live = np.arange(n_sent)
+    for t in range(lengths.max()):  # vectorised over the sentences still running
+        keep = lengths[live] > t
+        live, state = live[keep], state[keep]
+        z[offsets[live] + t] = state
+        state = np.minimum((rng.random(len(live))[:, None] > cumA[1 + state]).sum(axis=1), K - 1)
+    words = np.empty(len(z), dtype=np.int64)
+    for k in range(K):
+        at = np.flatnonzero(z == k)
+        words[at] = rng.choice(W, size=len(at), p=B[k])
+    names = np.array([f"w{i}" for i in range(W)], dtype=object)
+    with open(path, "w") as f:
+        for lo in range(0, n_sent, 10_000):
+            sent = [" ".join(names[words[offsets[i]:offsets[i + 1]]]) for i in range(lo, min(n_sent, lo + 10_000))]
+            f.write("\n".join(sent) + "\n")
+    return {"sentences": n_sent, "tokens": int(len(z)), "states": K, "words": W, "seed": seed}
 
 
-def _runs(corpus, heldout, client, batch_size, em_iter) -> dict:
-    out = {}
-    model = HMMTagger(n_states=45, infer="scvi", batch_size=batch_size, random_state=0, client=client)
+def _run(path, client, batch_size, max_batches=None) -> dict:
+    model = HMMTagger(n_states=45, infer="scvi", batch_size=batch_size, random_state=0, client=client,
+                      max_batches=max_batches)
     t0 = time.perf_counter()
-    model.fit(corpus)
-    sec = time.perf_counter() - t0
-    out["scvi_epoch_seconds"] = round(sec, 3)
-    out["scvi_tokens_per_s"] = round(corpus.n_tokens / sec, 1)
-    out["scvi_heldout_ll"] = model.predictive_log_likelihood(heldout)
-    model = HMMTagger(n_states=45, infer="em", n_iter=em_iter, tol=0, random_state=0, client=client)
-    t0 = time.perf_counter()
-    model.fit(corpus)
-    sec = time.perf_counter() - t0
-    out["em_seconds"] = round(sec, 3)
-    out["em_tokens_per_s"] = round(corpus.n_tokens * em_iter / sec, 1)
-    out["em_log_likelihood"] = model.trace_[-1]["log_likelihood"]
+    model.fit_stream(path, heldout_fraction=0.02, heldout_max_tokens=50_000)
+    wall = time.perf_counter() - t0
+    last = model.trace_[-1]
+    out = {"tokens_seen": last["tokens_seen"], "train_seconds": round(last["seconds"], 3),
+           "wall_seconds": round(wall, 3), "tokens_per_s": round(last["tokens_seen"] / last["seconds"], 1),
+           "wall_tokens_per_s": round(last["tokens_seen"] / wall, 1),
+           "heldout_ll_per_token": last["heldout_log_likelihood_per_token"], "minibatches": model.n_batches_,
+           "client_peak_memory_mb": round(dist.cluster.peak_memory() / 2**20, 1)}
+    if client is not None:
+        out.update(model.cluster_meter_.report(dist.n_workers(client)))
     return out
 
 
 def main() -> None:
     root = os.environ.get("INDUCE_CORPORA", os.path.join(os.path.dirname(__file__), "..", "..", "shared", "corpora"))
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--corpus", default=os.path.join(root, "conll2000", "train.txt"))
-    ap.add_argument("--heldout", default=os.path.join(root, "conll2000", "test.txt"))
+    ap.add_argument("--corpus", default=os.path.join(root, "brown"))
+    ap.add_argument("--generate", type=int, default=0, metavar="N")
+    ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--workers", default="1,2")
     ap.add_argument("--batch-size", type=int, default=1000)
-    ap.add_argument("--em-iter", type=int, default=3)
-    ap.add_argument("--steps", type=int, default=50)
+    ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--small-batch", type=int, default=100)
+    ap.add_argument("--overhead-batches", type=int, default=0, metavar="N")
     ap.add_argument("--out")
     args = ap.parse_args()
-    corpus, heldout = load_corpus(args.corpus), load_corpus(args.heldout)
-    small = corpus.subset(np.arange(200))
-    HMMTagger(n_states=45, infer="scvi", batch_size=50, max_batches=2).fit(small)  # compile the kernels here
-    result = {"corpus": args.corpus, "sentences": corpus.n_sentences, "tokens": corpus.n_tokens,
-              "batch_size": args.batch_size, "cpus": os.cpu_count(), "runs": {}}
-    result["runs"]["single_process"] = _runs(corpus, heldout, None, args.batch_size, args.em_iter)
-    for n in (int(x) for x in args.workers.split(",")):
-        with dist.session(n) as client:
-            HMMTagger(n_states=45, infer="scvi", batch_size=50, max_batches=2, client=client).fit(small)  # warm up
-            HMMTagger(n_states=45, infer="em", n_iter=1, client=client).fit(small)
-            if n == 1:
-                result["overhead"] = _overhead(client, corpus, args.steps)
-            result["runs"][f"{n}_workers"] = _runs(corpus, heldout, client, args.batch_size, args.em_iter)
+    result = {"corpus": args.corpus, "batch_size": args.batch_size, "cpus": os.cpu_count(), "runs": []}
+    if args.generate:
+        result["generated"] = sample_corpus(args.corpus, args.generate, args.seed)
+    warm = os.path.join(root, "conll2000", "test.txt")
+    HMMTagger(n_states=45, infer="scvi", batch_size=50, max_batches=2).fit_stream(warm)  # compile the kernels here
+    workers = [int(x) for x in args.workers.split(",")]
+    for r in range(args.rounds):
+        result["runs"].append({"round": r, "workers": 0, **_run(args.corpus, None, args.batch_size)})
+        for n in workers:
+            with dist.session(n) as client:
+                HMMTagger(n_states=45, infer="scvi", batch_size=50, max_batches=2, client=client).fit_stream(warm)
+                result["runs"].append({"round": r, "workers": n, **_run(args.corpus, client, args.batch_size)})
+                if args.overhead_batches and r == 0 and n == workers[0]:
+                    result["small_batch"] = {"batch_size": args.small_batch, **_run(
+                        args.corpus, client, args.small_batch, args.overhead_batches)}
+            print(json.dumps(result["runs"][-1]), flush=True)
     text = json.dumps(result, indent=1)
     print(text)
     if args.out:

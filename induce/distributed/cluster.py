@@ -88,9 +88,20 @@ def rerun(fn):
                 raise
 
 
+def peak_memory() -> int:
+    """This process's peak resident memory in bytes: ``VmHWM`` of /proc/self/status (``ru_maxrss`` is no good
+    in a worker: it keeps the parent's peak across fork and exec), else the current resident size."""
+    try:
+        with open("/proc/self/status") as f:
+            return next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmHWM:"))
+    except (OSError, StopIteration):
+        import psutil
+
+        return psutil.Process().memory_info().rss
+
+
 def timed(fn, *args):
     """On a worker: ``(fn(*args), seconds, worker address, the worker process's peak resident memory in bytes)``."""
-    import resource
     import time
 
     from distributed import get_worker
@@ -98,7 +109,7 @@ def timed(fn, *args):
     t0 = time.perf_counter()
     out = fn(*args)
     seconds = time.perf_counter() - t0
-    return out, seconds, get_worker().address, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    return out, seconds, get_worker().address, peak_memory()
 
 
 class Meter:
