@@ -197,9 +197,8 @@ def _output_dmv(model, corpus, args, fmt: str) -> dict:
     from ..corpus.transforms import describe_punctuation, punctuation_column
     from ..corpus.writers import write_conllu, write_conllx_heads
 
-    heads = model.predict(corpus)
-    offsets = corpus.offsets
-    per_sentence = [heads[offsets[i]:offsets[i + 1]] for i in range(corpus.n_sentences)]
+    heads = model.predict_flat(corpus)
+    per_sentence = corpus.split(heads)
     if fmt == "conllu":
         write_conllu(args.output, [_with_heads(s, h) for s, h in zip(corpus.sentences, per_sentence)])
     else:

@@ -290,7 +290,7 @@ def _run(args: argparse.Namespace) -> int:
     seconds = time.perf_counter() - start
     if getattr(model, "interrupted_", False):
         return _interrupted(model, args)
-    states = model.labels_ if heldout is None else model.predict(corpus)
+    states = model.labels_ if heldout is None else model.predict_flat(corpus)
     names = np.asarray(tag_dict.tags.itos if tag_dict is not None
                        else [f"S{k}" for k in range(model.n_states_)], dtype=object)
     result = _summary(args, hdp, model, corpus, seconds) | warned
@@ -451,7 +451,7 @@ def _write_output(args, corpus, states, names, tag_dict) -> str:
         raise ConfigError("the input's sentences were not kept; cannot write the output")
     fmt = format_of_name(args.output) or (args.format if args.format != "auto"
                                           else detect_format(args.input, args.encoding))
-    tags = [names[states[s]].tolist() for s in corpus.iter_slices()]
+    tags = [names[s].tolist() for s in corpus.split(states)]
     column = args.output_column or ("induced" if fmt == "conllu" and tag_dict is None else None)
     write_tagged(args.output, corpus.sentences, tags, fmt, column)
     return args.output

@@ -760,21 +760,27 @@ class HMMTagger(InduceEstimator):
         return _decode_kernel(self.transitions_, self.emissions_, self.allowed_, tokens, offsets,
                               self.decode == "viterbi")
 
-    def predict(self, corpus) -> np.ndarray:
-        """Predicted state ids, flat and aligned with ``corpus.tokens`` (see :meth:`predict_tags` per sentence)."""
+    def predict(self, corpus) -> list[np.ndarray]:
+        """Per sentence, the predicted state id of each token (int32 arrays, one per sentence of
+        ``as_corpus(corpus)``); :meth:`predict_flat` gives them as one array, :meth:`predict_tags` as tag strings."""
+        corpus = as_corpus(corpus)
+        return corpus.split(self.predict_flat(corpus))
+
+    def predict_flat(self, corpus) -> np.ndarray:
+        """Predicted state ids as one int32 array aligned with ``as_corpus(corpus).tokens``."""
         tokens, offsets = self._encode(corpus)
         return self._decode(tokens, np.ascontiguousarray(offsets, dtype=np.int64))
 
     def predict_tags(self, corpus) -> list[list[str]]:
         """Per sentence, the predicted tag of each token: the tag dictionary's tags, else ``S0 .. S{K-1}``."""
-        corpus = as_corpus(corpus)
         names = np.asarray(self.tag_vocab_.itos if self.tag_vocab_ is not None
                            else [f"S{k}" for k in range(self.n_states_)], dtype=object)
-        states = names[self.predict(corpus)]
-        return [states[s].tolist() for s in corpus.iter_slices()]
+        return [names[states].tolist() for states in self.predict(corpus)]
 
-    def fit_predict(self, corpus: Corpus, tag_dict: TagDictionary | None = None) -> np.ndarray:
-        return self.fit(corpus, tag_dict).labels_
+    def fit_predict(self, corpus, tag_dict: TagDictionary | None = None) -> list[np.ndarray]:
+        """``fit`` then the training corpus's state ids per sentence (``labels_`` split at the sentence ends)."""
+        corpus = as_corpus(corpus)
+        return corpus.split(self.fit(corpus, tag_dict).labels_)
 
     def score(self, corpus: Corpus) -> float:
         """Per-token log-likelihood of ``corpus`` under the point parameters (nats)."""
