@@ -96,6 +96,8 @@ class DMVParser(InduceEstimator):
 
     # -------------------------------------------------------------------- fit
     def _ids(self, X) -> tuple[np.ndarray, np.ndarray]:
+        if not hasattr(self, "tags_"):
+            raise ConfigError("this DMVParser is not fitted yet; call fit() or load() first")
         corpus = as_corpus(X)
         ids, vocab = column(corpus, self.tag_column)
         return encode_with(self.tags_, vocab, ids), corpus.offsets

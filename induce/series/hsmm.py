@@ -83,6 +83,8 @@ class HSMMSegmenter(InduceEstimator):
 
     # ------------------------------------------------------------- decoding
     _check_fitted = HMMSegmenter._check_fitted
+    n_features_in_ = HMMSegmenter.n_features_in_
+    _sequences = HMMSegmenter._sequences
 
     def duration_params(self) -> dict:
         """Point duration parameters (the posterior mode)."""
@@ -97,7 +99,7 @@ class HSMMSegmenter(InduceEstimator):
         self._check_fitted()
         logpi, logA = hsmm_transitions(self.infer, self.trans_counts_, float(self.alpha))
         logD = duration_rows(self.infer, self.durations_, self.dur_stats_)
-        for x in as_sequences(X):
+        for x in self._sequences(X):
             yield logpi, logA, emission_rows(self.infer, self.family_, self.family_.check_data(x), self.stats_), logD
 
     def predict(self, X, decode: str = "viterbi") -> list[np.ndarray]:

@@ -39,7 +39,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..corpus.corpus import Corpus
+from ..corpus.corpus import Corpus, as_corpus
 from ..corpus.vocab import Vocabulary
 from ..errors import ConfigError, check_float, check_int, check_seed
 from ..resources import check_memory, corpus_source, hmm_bytes, sentence_label
@@ -274,10 +274,12 @@ class HDPHMMTagger(HMMTagger):
             check_schedule(self.tau, self.kappa, int(self.batch_size))
 
     # --------------------------------------------------------------------- fit
-    def fit(self, corpus: Corpus, tag_dict=None) -> "HDPHMMTagger":
-        """Learn the HDP-HMM from ``corpus``; returns ``self`` (tag dictionaries are not supported)."""
+    def fit(self, corpus, tag_dict=None) -> "HDPHMMTagger":
+        """Learn the HDP-HMM from ``corpus`` (anything :func:`~induce.corpus.corpus.as_corpus` takes); returns
+        ``self`` (tag dictionaries are not supported)."""
         if tag_dict is not None:
             raise ConfigError("the HDP-HMM tagger learns its states; a tag dictionary cannot be used with it")
+        corpus = as_corpus(corpus)
         self._validate(corpus)
         if int(self.n_init) > 1:
             return self._fit_best_start(corpus)
