@@ -114,6 +114,9 @@ def halvable(offsets: np.ndarray) -> bool:
 
 
 def _eval_tags(args: argparse.Namespace) -> int:
+    one_file = args.gold is None  # the tagger's output keeps the gold tags beside the induced ones
+    if one_file:
+        args.gold = args.pred
     pairs = list(_paired(args.pred, args.gold, args.format))
     if not pairs:
         raise CorpusFormatError(args.gold, None, None, "at least one word to evaluate")
@@ -122,6 +125,9 @@ def _eval_tags(args: argparse.Namespace) -> int:
         seen[name] = set().union(*(gold.tags[name] for _, gold in pairs))
     gold_col = gold_tag_column(seen, args.gold_column) or _column(pairs[0][1], None, GOLD_TAG_COLUMNS, args.gold)
     pred_col = _column(pairs[0][0], args.pred_column, (INDUCED_COLUMN, gold_col, *GOLD_TAG_COLUMNS), args.pred)
+    if one_file and pred_col == gold_col:
+        raise ConfigError(f"{args.pred} has no {INDUCED_COLUMN!r} tag column to score against its gold tags; give "
+                          "the GOLD file (or --pred-column)")
     pred_tags = [t for pred, _ in pairs for t in pred.tags[_column(pred, pred_col, (), args.pred)]]
     gold_tags = [t for _, gold in pairs for t in gold.tags[_column(gold, gold_col, (), args.gold)]]
     lengths = [len(gold) for _, gold in pairs]
@@ -231,9 +237,13 @@ def _eval_align(args: argparse.Namespace) -> int:
     return 0
 
 
-def _pair_arguments(parser: argparse.ArgumentParser, corpus_format: bool = True) -> None:
+def _pair_arguments(parser: argparse.ArgumentParser, corpus_format: bool = True, gold_optional: bool = False) -> None:
     parser.add_argument("pred", metavar="PRED", type=corpus_path, help="predicted file")
-    parser.add_argument("gold", metavar="GOLD", type=corpus_path, help="gold file")
+    if gold_optional:
+        parser.add_argument("gold", metavar="GOLD", type=corpus_path, nargs="?",
+                            help="gold file (default: PRED itself, whose gold tags induce's tagged output keeps)")
+    else:
+        parser.add_argument("gold", metavar="GOLD", type=corpus_path, help="gold file")
     if corpus_format:
         parser.add_argument("--format", default="auto", help="format of both files (default: auto-detect)")
     add_json_flag(parser)
@@ -272,7 +282,7 @@ def register(subparsers) -> None:
         description="Unsupervised tagging metrics (thesis 3.8.2).  Plain accuracy compares the tag "
         "strings and is meaningful only when predicted labels are gold tags.",
     )
-    _pair_arguments(tags)
+    _pair_arguments(tags, gold_optional=True)
     tags.add_argument("--pred-column", help=f"predicted tag column (default: {INDUCED_COLUMN!r} if present, else the gold column)")
     tags.add_argument("--gold-column", help=f"gold tag column (default: first of {', '.join(GOLD_TAG_COLUMNS)} "
                       "with two or more tags)")

@@ -442,7 +442,7 @@ def _write_output(args, corpus, states, names, tag_dict) -> str:
 
     The format is the one ``-o`` names by its extension (``x.conllu``: CoNLL-U with the gold tags kept and
     the induced ones in MISC, whatever the input was), else the input's.  PTB output has no spare column:
-    its preterminals become the induced tags.
+    its preterminals become ``GOLD=INDUCED`` (:func:`induce.corpus.writers.write_tagged`).
     """
     from ..corpus.formats import detect_format, format_of_name
     from ..corpus.writers import write_tagged
