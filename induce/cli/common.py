@@ -32,7 +32,6 @@ from typing import Any, Callable
 import numpy as np
 
 from ..atomic import STDIO, check_writable
-from ..corpus.formats import DEMO
 from ..errors import SEED_LIMIT, ConfigError, check_float, check_int
 
 
@@ -78,10 +77,12 @@ def existing_file(text: str) -> str:
 
 def corpus_path(text: str) -> str:
     """A corpus input: a readable file, a directory, ``demo``, ``-`` (stdin) or a fetched registry corpus."""
+    from ..corpus import registry
+    from ..corpus.formats import DEMO
+    from ..errors import InduceError
+
     if text == DEMO and not os.path.exists(text):
         return text
-    from ..corpus import registry
-    from ..errors import InduceError
 
     try:
         text = str(registry.resolve(text))

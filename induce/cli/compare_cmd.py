@@ -22,6 +22,10 @@ from .common import (corpus_path, default_n_states, dump_json, emit, encoding, f
                      output_path, positive_int)
 
 
+#: the one-line description ``induce --help`` shows (without building this command's parser)
+HELP = "inference algorithms head to head on one corpus (HMM tagging)"
+
+
 def _algorithms(text: str) -> list[str]:
     names = [a.strip() for a in text.split(",") if a.strip()]
     if not names:
@@ -30,7 +34,7 @@ def _algorithms(text: str) -> list[str]:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("compare", help="inference algorithms head to head on one corpus (HMM tagging)",
+    p = sub.add_parser("compare", help=HELP,
                        description=__doc__)
     p.add_argument("input", metavar="CORPUS", type=corpus_path, help="corpus file or directory (any supported format) or 'demo'")
     p.add_argument("--infer", type=_algorithms, default=["em", "vi", "cvi2", "cgs"], metavar="A,B,...",

@@ -5,15 +5,18 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..corpus import registry
 from .common import add_json_flag, emit
+
+
+#: the one-line description ``induce --help`` shows (without building this command's parser)
+HELP = "list or download public corpora"
 
 
 CORPORA_DIR_HELP = "a local collection laid out as shared/corpora (default: $INDUCE_CORPORA, if set)"
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("corpora", help="list or download public corpora")
+    parser = subparsers.add_parser("corpora", help=HELP)
     sub = parser.add_subparsers(dest="corpora_command", metavar="ACTION")
     sub.required = True
 
@@ -36,6 +39,8 @@ def register(subparsers) -> None:
 
 
 def _list(args: argparse.Namespace) -> int:
+    from ..corpus import registry
+
     data_dir = args.data_dir if args.data_dir else registry.default_data_dir()
     corpora_dir = args.corpora_dir if args.corpora_dir else registry.default_corpora_dir()
     corpora = registry.list_corpora()
@@ -60,6 +65,8 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _fetch(args: argparse.Namespace) -> int:
+    from ..corpus import registry
+
     path = registry.fetch(
         args.name,
         data_dir=args.data_dir,

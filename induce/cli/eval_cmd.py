@@ -21,19 +21,13 @@ from typing import Iterator
 
 import numpy as np
 
-from ..corpus.transforms import (
-    PUNCT_COLUMNS,
-    PUNCT_TAGSETS,
-    describe_punctuation,
-    is_wsj10,
-    punctuation_column,
-    punctuation_mask,
-    strip_punctuation,
-)
 from ..errors import ConfigError, CorpusFormatError
-from ..eval import accuracy, alignment_scores, attachment_scores, bracket_scores, tagging_report
 from .common import (GOLD_TAG_COLUMNS, add_base_option, add_json_flag, corpus_path, emit, gold_tag_column, one_based,
                      positive_int)
+
+#: the one-line description ``induce --help`` shows (without building this command's parser)
+HELP = "score predicted tags, heads, trees or alignments against gold"
+
 
 #: Column the taggers write induced states into; preferred for the prediction.
 INDUCED_COLUMN = "induced"
@@ -54,6 +48,7 @@ def _paired(pred_path: str, gold_path: str, fmt: str, strip: dict | None = None,
     ``wsj10`` keeps the gold sentences of at most 10 words without punctuation.
     """
     from ..corpus.formats import read_sentences
+    from ..corpus.transforms import is_wsj10, strip_punctuation
 
     missing = object()
     golds = read_sentences(gold_path, fmt)
@@ -114,6 +109,8 @@ def halvable(offsets: np.ndarray) -> bool:
 
 
 def _eval_tags(args: argparse.Namespace) -> int:
+    from ..eval import accuracy, tagging_report
+
     one_file = args.gold is None  # the tagger's output keeps the gold tags beside the induced ones
     if one_file:
         args.gold = args.pred
@@ -160,6 +157,9 @@ def score_dependencies(pred_heads, gold: list, punct: str = "exclude", tagset: s
     (:func:`induce.corpus.transforms.punctuation_mask`, restricted to ``tagset`` unless
     ``"auto"``); ``"punctuation"`` in the result states the convention in one line.
     """
+    from ..corpus.transforms import PUNCT_COLUMNS, describe_punctuation, punctuation_column, punctuation_mask
+    from ..eval import attachment_scores
+
     if punct not in PUNCT_CHOICES:
         raise ConfigError(f"punct must be one of {', '.join(PUNCT_CHOICES)}; got {punct!r}")
     gold_heads: list[int] = []
@@ -205,6 +205,8 @@ def _require_tree(sentence, path: str):
 
 
 def _eval_brackets(args: argparse.Namespace) -> int:
+    from ..eval import bracket_scores
+
     pred_trees, gold_trees = [], []
     for pred, gold in _paired(args.pred, args.gold, args.format):
         pred_trees.append(_require_tree(pred, args.pred))
@@ -217,6 +219,7 @@ def _eval_brackets(args: argparse.Namespace) -> int:
 
 def _eval_align(args: argparse.Namespace) -> int:
     from ..corpus.parallel import read_alignments
+    from ..eval import alignment_scores
 
     sides = []
     for path, fmt, base in ((args.pred, args.pred_format, args.pred_base), (args.gold, args.gold_format, args.gold_base)):
@@ -251,6 +254,8 @@ def _pair_arguments(parser: argparse.ArgumentParser, corpus_format: bool = True,
 
 def add_punct_options(parser: argparse.ArgumentParser) -> None:
     """``--punct`` and ``--punct-tagset``, shared by ``eval deps`` and ``parse``."""
+    from ..corpus.transforms import PUNCT_TAGSETS
+
     parser.add_argument(
         "--punct",
         choices=PUNCT_CHOICES,
@@ -270,7 +275,7 @@ def add_punct_options(parser: argparse.ArgumentParser) -> None:
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "eval",
-        help="score predicted tags, heads, trees or alignments against gold",
+        help=HELP,
         description=__doc__.split("\n\n")[0],
     )
     sub = parser.add_subparsers(dest="eval_what", metavar="WHAT")

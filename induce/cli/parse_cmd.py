@@ -41,12 +41,16 @@ from .common import (add_json_flag, corpus_path, emit, encoding, existing_file, 
                      finite_positive_float, gold_tag_column, output_path, positive_int, reported_warnings, seed)
 from .eval_cmd import add_punct_options, score_dependencies
 
+#: the one-line description ``induce --help`` shows (without building this command's parser)
+HELP = "grammar induction: PCFG or DMV with em/vi/cvi/mh"
+
+
 #: Inference algorithm when ``--infer`` is not given: the thesis's CVI for the DMV.
 DEFAULT_INFER = {"dmv": "cvi", "pcfg": "em", "pcfg-la": "em"}
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("parse", help="grammar induction: PCFG or DMV with em/vi/cvi/mh",
+    p = subparsers.add_parser("parse", help=HELP,
                               description=__doc__)
     p.add_argument("input", metavar="INPUT", type=corpus_path, help="corpus file or directory")
     p.add_argument("-o", "--output", required=True, type=output_path, help="parsed output file")

@@ -19,6 +19,10 @@ from .common import (emit, existing_file, finite_nonneg_float, finite_positive_f
                      fraction, output_path, positive_int, reported_warnings, seed)
 
 
+#: the one-line description ``induce --help`` shows (without building this command's parser)
+HELP = "segment numeric time series with an HMM (Gaussian, Poisson, ... emissions)"
+
+
 def _columns(text: str) -> list[str]:
     names = [c.strip() for c in text.split(",")]
     if not all(names):
@@ -34,7 +38,7 @@ def register(sub) -> None:
         return sorted(DURATIONS)
     from ..series.segmenter import INFER
 
-    p = sub.add_parser("segment", help="segment numeric time series with an HMM (Gaussian, Poisson, ... emissions)",
+    p = sub.add_parser("segment", help=HELP,
                        description="Fit an HMM with conjugate exponential-family emissions to one or more numeric "
                        "sequences and label every step with a state.")
     p.add_argument("series", type=existing_file, help="CSV/TSV with a header row (one row per step), .npy or .npz")

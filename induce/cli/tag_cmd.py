@@ -25,6 +25,10 @@ from .common import (corpus_path, default_n_states, dump_json, emit, encoding, e
                      positive_int, reported_warnings, seed)
 
 
+#: the one-line description ``induce --help`` shows (without building this command's parser)
+HELP = "induce part-of-speech tags with an HMM"
+
+
 def _emission_concentration(text: str) -> float | str:
     """``--emission-concentration``: ``symmetric`` or a finite positive number."""
     return text if text == "symmetric" else finite_positive_float(text)
@@ -48,11 +52,10 @@ def _fixed_hyper(args: argparse.Namespace) -> bool | tuple[str, ...]:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from ..kernels.hdp_qc import QC_METHODS
-    from ..taggers.hdp_hmm import HDP_ALGORITHMS, HYPERPARAMETERS, TABLE_ESTIMATES
-    from ..taggers.hmm import ALGORITHMS, DECODERS
+    from ..names import HDP_ALGORITHMS, HDP_HYPERPARAMETERS as HYPERPARAMETERS, HMM_ALGORITHMS as ALGORITHMS
+    from ..names import HMM_DECODERS as DECODERS, QC_METHODS, TABLE_ESTIMATES
 
-    p = sub.add_parser("tag", help="induce part-of-speech tags with an HMM",
+    p = sub.add_parser("tag", help=HELP,
                        description="Fit an HMM tagger on INPUT and write INPUT with the induced tags.")
     p.add_argument("input", type=corpus_path, help="corpus file or directory (any supported format) or 'demo'")
     p.add_argument("-o", "--output", type=output_path, help="write the tagged corpus here (same format as the input)")

@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-QC_METHODS = ("heuristic", "exact", "meanfield", "sampling")
+from ..names import QC_METHODS
 HEURISTIC, EXACT, MEANFIELD, SAMPLING = 0, 1, 2, 3
 
 _TINY = 1e-300

@@ -51,13 +51,12 @@ from ..infer.hdp_passes import (emission_log_q0, hdp_cvi_pass, hdp_minibatch_pas
 from ..infer.schedules import blend, check_schedule, exponential_init, minibatches, step_size
 from ..kernels.hdp_qc import QC_METHODS
 from ..modelfile import Field
+from ..names import HDP_ALGORITHMS, HDP_HYPERPARAMETERS, TABLE_ESTIMATES
 from .hmm import _NO_MASK, ONE_SENTENCE, HMMTagger, _Data
 
-HDP_ALGORITHMS = ("cvi", "scvi", "svi", "beam")
-HYPERPARAMETERS = ("gamma", "sigma", "emission")  # the names ``fix_hyper`` accepts
+HYPERPARAMETERS = HDP_HYPERPARAMETERS  # the names ``fix_hyper`` accepts
 ASYMMETRIC_BURN_IN = {"cvi": 50, "scvi": 5}  # hyper_burn_in=None with Dir(beta tau) (docs/experiments/hdp.md)
 DEFAULT_EMISSION_CONCENTRATION = 10.0  # beta's start for Dir(beta tau) (docs/experiments/hdp.md)
-TABLE_ESTIMATES = ("first-order", "sampled")
 SYMMETRY_BREAK_GAIN = 0.01  # hyper_burn_in=None with Dir(beta), cvi: objective gain over pass 1 that ends the burn-in
 
 

@@ -47,6 +47,7 @@ from ..infer.estimators import cvi_params, dirichlet_kl, em_params, map_params, 
 from ..infer.hyper import fit_symmetric_dirichlet
 from ..kernels.hmm import forward_backward, gather_emissions, viterbi
 from ..modelfile import Field
+from ..names import HMM_ALGORITHMS, HMM_DECODERS
 from .tag_dict import TagDictionary
 
 #: cvi2 (and HDP cvi) update q(z^i) against the counts of the *other* sentences (eq. 3.44): with one sentence
@@ -54,10 +55,10 @@ from .tag_dict import TagDictionary
 ONE_SENTENCE = ("--infer {infer} updates each sentence against the counts of the other sentences (thesis eq. 3.44); "
                 "the input has one sentence, so it cannot learn anything: split the text into sentences, or use "
                 "{alternatives}")
-ALGORITHMS = ("em", "vi", "cvi1", "cvi2", "cgs", "cvi3") + stochastic.STOCHASTIC + stochastic.SINGLE_SEQUENCE
+ALGORITHMS = HMM_ALGORITHMS
 #: algorithms with a minibatch schedule (no per-sentence statistics kept)
 STOCHASTIC_ALGORITHMS = stochastic.STOCHASTIC + stochastic.SINGLE_SEQUENCE
-DECODERS = ("posterior", "viterbi")
+DECODERS = HMM_DECODERS
 #: algorithms whose E-steps run on a dask cluster with ``client=`` (:mod:`induce.distributed`)
 CLUSTER_ALGORITHMS = ("em", "vi") + stochastic.STOCHASTIC
 _NO_MASK = np.zeros((0, 0), dtype=np.uint8)
