@@ -135,7 +135,9 @@ def _eval_tags(args: argparse.Namespace) -> int:
     pred_ids, gold_ids = ids[: len(pred_tags)], ids[len(pred_tags) :]
     offsets = _offsets(lengths)
     report = tagging_report(pred_ids, gold_ids, offsets if halvable(offsets) else None)
-    report["accuracy"] = accuracy(pred_ids, gold_ids)
+    report = {"states_used" if k == "states" else k: v for k, v in report.items()}  # as ``induce tag`` names it
+    if set(pred_tags) & set(gold_tags):  # plain accuracy only when the predicted labels are gold tags
+        report["accuracy"] = accuracy(pred_ids, gold_ids)
     result = {"sentences": len(lengths), "pred_column": pred_col, "gold_column": gold_col, **report}
     emit(result, args.json)
     return 0

@@ -428,8 +428,10 @@ def _scores(corpus, states, names, gold_column: str, tag_dict) -> dict:
 
     gold = corpus.tags[gold_column]
     halves = corpus.offsets if halvable(corpus.offsets) else None
-    scores = {"gold_column": gold_column}
-    scores.update({k: v for k, v in tagging_report(states, gold, halves).items() if k not in ("tokens",)})
+    report = tagging_report(states, gold, halves)
+    # ``states`` is K in every run (also with --stream); the report's distinct predicted states are states_used
+    scores = {"gold_column": gold_column, "states_used": report.pop("states")}
+    scores.update({k: v for k, v in report.items() if k not in ("tokens",)})
     if halves is None:
         scores["note"] = "cross-validated many-to-one skipped: it needs two halves with tokens (>= 2 sentences)"
     if tag_dict is not None:
