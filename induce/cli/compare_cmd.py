@@ -19,7 +19,7 @@ import sys
 from ..atomic import atomic_write
 from ..errors import ConfigError
 from .common import (corpus_path, default_n_states, dump_json, emit, encoding, finite_positive_float, gold_tag_column,
-                     output_path, positive_int)
+                     output_path, positive_int, reported_warnings)
 
 
 #: the one-line description ``induce --help`` shows (without building this command's parser)
@@ -83,10 +83,14 @@ def run(args: argparse.Namespace) -> int:
     if corpus.n_tokens == 0:
         raise ConfigError(f"{args.input}: no tokens to tag")
     gold_column = gold_tag_column(corpus.tag_vocabs, args.gold_column)
-    result = compare(corpus, args.infer, args.seeds, gold_column=gold_column,
-                     n_states=default_n_states(corpus, gold_column, args.states, "induce compare"), n_iter=args.iterations, alpha=args.alpha, beta=args.beta,
-                     eval_every=args.eval_every, verbose=not args.quiet)
+    warned: dict = {}
+    with reported_warnings(warned):  # one ``induce: warning:`` line each, as the other commands print them
+        result = compare(corpus, args.infer, args.seeds, gold_column=gold_column,
+                         n_states=default_n_states(corpus, gold_column, args.states, "induce compare"),
+                         n_iter=args.iterations, alpha=args.alpha, beta=args.beta, eval_every=args.eval_every,
+                         verbose=not args.quiet)
     result["input"] = str(args.input)
+    result.update(warned)
     if args.report:
         from ..report import write_report
 
