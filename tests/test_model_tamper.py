@@ -44,7 +44,8 @@ def _fits(corpora):
     aligner = WordAligner(model="hmm", infer="cvi", random_state=0).fit(TOY)
     fits = {"hmm": (HMMTagger, hmm, lambda m: m.predict_flat(c)),
             "hmm-tagdict": (HMMTagger, tagged, lambda m: m.predict_flat(c)),
-            "hdp": (HDPHMMTagger, hdp, lambda m: m.predict_flat(c)), "dmv": (DMVParser, dmv, lambda m: m.predict_flat(TAGS)),
+            "hdp": (HDPHMMTagger, hdp, lambda m: m.predict_flat(c)),
+            "dmv": (DMVParser, dmv, lambda m: m.predict_flat(TAGS)),
             "pcfg": (PCFGInducer, pcfg, lambda m: [str(t) for t in m.parse(TAGS)]),
             "aligner": (WordAligner, aligner, lambda m: m.align(TOY))}
     if corpora is not None:

@@ -53,7 +53,8 @@ def as_sequences(X, n_features: int | None = None, name: str = "the model") -> l
         finite = np.isfinite(x).all(axis=1)
         if not finite.all():
             step = int(np.argmin(finite))
-            raise SeriesInputError(f"array {i}, step {step}: expected finite values (no NaN or inf), got {x[step].tolist()}")
+            raise SeriesInputError(f"array {i}, step {step}: expected finite values (no NaN or inf), "
+                                   f"got {x[step].tolist()}")
     if not seqs:
         raise SeriesInputError("expected one or more non-empty (T, d) arrays")
     widths = sorted({x.shape[1] for x in seqs})

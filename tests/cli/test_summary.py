@@ -16,7 +16,8 @@ from tests.conftest import CORPORA
 def test_table_prints_lists_records_and_rates_readably():
     out = io.StringIO()
     emit({"m1": 0.71234, "tokens_per_s": 523.4, "pairs_per_second": 79.63, "log_likelihood": -4906.3,
-          "learned": [], "columns": ["DAX", "SMI"], "dev_scores": [{"alpha": 1.0, "f1": 0.8123}, {"alpha": 0.1, "f1": 0.8}],
+          "learned": [], "columns": ["DAX", "SMI"],
+          "dev_scores": [{"alpha": 1.0, "f1": 0.8123}, {"alpha": 0.1, "f1": 0.8}],
           "warnings": ["hmm cvi2: not converged after 3 passes (change of the objective below tol)"]}, False, out)
     lines = out.getvalue().splitlines()
     assert "m1                0.7123" in lines
