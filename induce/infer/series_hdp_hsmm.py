@@ -153,6 +153,22 @@ class HDPHSMMFit(HSMMFit):
     def _name(self) -> str:
         return "hdp-hsmm"
 
+    def _initial_gamma(self, stacked, spans):
+        """A random segmentation (J&W section 6 start from random draws): segments of durations uniform on
+        ``1..D``, each labelled uniformly over the ``K`` states; 0.9 of every step's responsibility on its
+        label, as :meth:`EmissionFamily.init_gamma`.  (The k-means start splits each true state into
+        fragments that then alternate or share its segments: 9 effective states for 3 on the test data;
+        labels from a GEM(gamma) draw merge states more often; docs/experiments/hsmm.md.)"""
+        K, Dm = self.n_states, self.durations.max_duration
+        gamma0 = np.full((stacked.shape[0], K), 0.1 / K)
+        for lo, hi in spans:
+            t = lo
+            while t < hi:
+                d = int(self.rng.integers(1, Dm + 1))
+                gamma0[t:min(t + d, hi), self.rng.integers(K)] += 0.9
+                t += d
+        return gamma0
+
     def transitions(self, rule, C):
         return hdp_hsmm_transitions(rule, C, self.b, self.sigma)
 

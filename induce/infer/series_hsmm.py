@@ -188,9 +188,9 @@ class HSMMFit:
         cvi2 subtracts), ``stacked``/``bounds`` all items in one array, ``m`` the update counter."""
         stacked = np.vstack(items)
         K, Dm = self.n_states, self.durations.max_duration
-        gamma0 = self.family.init_gamma(stacked, K, self.rng)
         bounds = np.concatenate([[0], np.cumsum([X.shape[0] for X in items])])
         spans = list(zip(bounds[:-1], bounds[1:]))
+        gamma0 = self._initial_gamma(stacked, spans)
         own_C, own_S, own_Sd = [], [], []
         for X, (lo, hi) in zip(items, spans):
             C, N = np.zeros((K + 1, K)), np.full((K, Dm), 1.0 / (Dm * len(items)))
@@ -205,6 +205,10 @@ class HSMMFit:
             own_Sd.append(self.durations.stats(N))
         return {"C": np.sum(own_C, axis=0), "S": np.sum(own_S, axis=0), "Sd": np.sum(own_Sd, axis=0),
                 "own_C": own_C, "own_S": own_S, "own_Sd": own_Sd, "m": 0, "stacked": stacked, "bounds": spans}
+
+    def _initial_gamma(self, stacked: np.ndarray, spans) -> np.ndarray:
+        """Initial responsibilities ``(T, K)``: the family's k-means start."""
+        return self.family.init_gamma(stacked, self.n_states, self.rng)
 
     def _pass(self, state) -> float:
         """One em/vi iteration: expectations under the current statistics, then replace them."""
