@@ -93,16 +93,16 @@ def row_expectations(C: np.ndarray, b: np.ndarray, sigma: float) -> np.ndarray:
 
 def stick_objective(b: np.ndarray, elog: np.ndarray, sigma: float, gamma: float) -> float:
     """``ln GEM(b) + sum_i E ln Dir(pi_i; sigma b_{\\i})`` with the expectations ``elog`` held fixed."""
-    a = np.where(support(len(b) - 1), sigma * b[None, :], 0.0)
     mask = support(len(b) - 1)
-    per_row = (gammaln(a.sum(axis=1)) - np.where(mask, gammaln(np.where(mask, a, 1.0)), 0.0).sum(axis=1)
-               + np.where(mask, (a - 1.0) * elog, 0.0).sum(axis=1))
+    a = np.where(mask, sigma * b[None, :], 1.0)  # 1 outside the support: gammaln(1) = 0, (a - 1) e = 0
+    per_row = (gammaln(np.where(mask, a, 0.0).sum(axis=1)) - gammaln(a).sum(axis=1)
+               + ((a - 1.0) * elog).sum(axis=1))
     return log_gem(b, gamma) + float(per_row.sum())
 
 
 def stick_objective_gradient(b: np.ndarray, elog: np.ndarray, sigma: float, gamma: float) -> np.ndarray:
     """Gradient of :func:`stick_objective` w.r.t. ``b_1..b_K`` with ``b_rest = 1 - sum_k b_k`` (docs/hsmm_cvi.md
-    eq. 12): the prior term of :func:`~induce.infer.hdp_svi.stick_gradient`, plus per row ``r`` with support
+    eq. 9): the prior term of :func:`~induce.infer.hdp_svi.stick_gradient`, plus per row ``r`` with support
     ``S_r``: ``sigma (E ln pi_rk - psi(sigma b_k))`` for ``k in S_r``, ``sigma (psi(sigma b_rest) - E ln
     pi_r,rest)`` for every ``k``, and ``-sigma psi(sigma (1 - b_i))`` for ``k = i`` in the row of state ``i``
     (its total ``sigma (1 - b_i)``; the start row's total ``sigma`` is constant)."""
