@@ -1,12 +1,15 @@
 """HSMM svi, cvi2 and scvi: collapsed duration predictives against scipy, the collapsed surrogate's log Z
 against enumeration, svi against batch vi on held-out data, recovery of a sampled HSMM."""
 
+import json
+
 import numpy as np
 import pytest
 from scipy import stats
 from scipy.optimize import linear_sum_assignment
 from scipy.special import logsumexp
 
+from induce.cli import main
 from induce.durations import get_duration
 from induce.emissions import get_family
 from induce.infer.series_hsmm import HSMMFit, sequence_stats
@@ -117,3 +120,16 @@ def test_cvi2_keeps_item_statistics_consistent():
 
     HSMMFit(family, get_duration("poisson", 60), 3, infer="cvi2", n_iter=3, tol=0.0, callback=check).run(seqs)
     assert seen == [True] * 3
+
+
+def test_segment_hsmm_scvi_from_the_cli(tmp_path, capsys):
+    x, _ = sample_hsmm(400, np.random.default_rng(4))
+    series = tmp_path / "s.csv"
+    series.write_text("x\n" + "\n".join(f"{v:.4f}" for v in x[:, 0]) + "\n")
+    args = ["segment", str(series), "--model", "hsmm", "--infer", "scvi", "--max-duration", "60", "--batch-size", "2",
+            "--subseq-length", "100", "--iterations", "5", "--json"]
+    assert main(args) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["infer"] == "scvi" and len(summary["mean_durations"]) == 3
+    with pytest.raises(SystemExit):  # kappa outside [0.5, 1]: argparse's error, exit status 2
+        main(args[:-1] + ["--kappa", "0.2"])
