@@ -22,7 +22,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from induce.align import WordAligner
 from induce.errors import ConfigError
 from induce.parsers import DMVParser, LatentPCFGParser, PCFGInducer
-from induce.series import HMMSegmenter, HSMMSegmenter
+from induce.series import HDPHSMMSegmenter, HMMSegmenter, HSMMSegmenter
 from induce.taggers import HDPHMMTagger, HMMTagger
 
 ORDER = "rows are the time steps of one sequence: a step's state depends on its neighbours, so reordering or "
@@ -30,7 +30,8 @@ SERIES_EXPECTED = {"check_methods_sample_order_invariance": ORDER + "permuting t
                    "check_methods_subset_invariance": ORDER + "cutting the sequence changes the states"}
 
 
-@parametrize_with_checks([HMMSegmenter(n_states=2, n_iter=3), HSMMSegmenter(n_states=2, n_iter=3, max_duration=8)],
+@parametrize_with_checks([HMMSegmenter(n_states=2, n_iter=3), HSMMSegmenter(n_states=2, n_iter=3, max_duration=8),
+                          HDPHSMMSegmenter(n_states=3, n_iter=3, max_duration=8)],
                          expected_failed_checks=lambda est: SERIES_EXPECTED)
 def test_series_estimators_pass_sklearn_checks(estimator, check):
     with warnings.catch_warnings():
