@@ -15,18 +15,20 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..align.aligner import DECODERS, DIRECTIONAL, HMM_CVI, INFERENCE, MODELS, SUPPORTS, WordAligner
-from ..align.normalize import normalize_tokens
-from ..align.symmetrize import METHODS
-from ..corpus.parallel import ALIGNMENT_FORMATS, clip_alignments, read_alignments, read_parallel, write_pharaoh
-from ..distributed import cluster
-from ..eval.alignment import alignment_scores
 from .common import (add_base_option, add_json_flag, one_based, emit, existing_file, finite_positive_float, fraction, nonneg_int, output_path,
                      positive_int, probability, seed)
 
 
+#: the one-line description ``induce --help`` shows (without building this command's parser)
+HELP = "word alignment (IBM Model 1 / HMM with EM, VI, CVI)"
+
+
 def register(subparsers) -> None:
-    p = subparsers.add_parser("align", help="word alignment (IBM Model 1 / HMM with EM, VI, CVI)",
+    from ..align.aligner import DECODERS, DIRECTIONAL, HMM_CVI, INFERENCE, MODELS, SUPPORTS
+    from ..align.symmetrize import METHODS
+    from ..corpus.parallel import ALIGNMENT_FORMATS
+
+    p = subparsers.add_parser("align", help=HELP,
                               description=__doc__)
     p.add_argument("src", type=existing_file, help="source side (or a 'source ||| target' file)")
     p.add_argument("tgt", nargs="?", type=existing_file, help="target side, line-aligned with SRC")
@@ -58,17 +60,27 @@ def register(subparsers) -> None:
     add_json_flag(p)
     p.add_argument("--report", type=output_path, metavar="FILE.html",
                    help="also write a self-contained HTML report (needs matplotlib)")
+    from ..distributed import cluster
+
     cluster.add_options(p, "em, vi")
     p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """``induce align``; with ``--workers`` / ``--cluster`` inside a dask client session (:mod:`induce.distributed`)."""
+    from ..distributed import cluster
+
     with cluster.from_args(args, args.infer != "cvi", "--infer em or vi") as client:
         return _run(args, client)
 
 
 def _run(args: argparse.Namespace, client) -> int:
+    from ..align.aligner import WordAligner
+    from ..align.normalize import normalize_tokens
+    from ..corpus.parallel import clip_alignments, read_alignments, read_parallel, write_pharaoh
+    from ..distributed import cluster
+    from ..eval.alignment import alignment_scores
+
     pairs = list(read_parallel(args.src, args.tgt))
     gold = None
     if args.gold:  # read (and fail) before training and before the output is written

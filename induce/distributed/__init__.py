@@ -20,13 +20,23 @@ Tasks are submitted with ``retries``: a task lost with its worker is run again
 elsewhere (shards and layouts are tasks too, so dask recomputes a lost one).
 """
 
-from .batch import ClusterEStep
-from .cvi2 import ClusterCVI2
-from .hdp import ClusterHDPMinibatch, ClusterHDPSVI
-from .cluster import RETRIES, Meter, n_workers, session
-from .minibatch import ClusterSentenceUpdater, WorkerSentenceUpdater
-from .shards import WorkerCorpus, file_ranges, shard_bounds
+#: where each public name lives; imported on first use (PEP 562), so that ``from induce.distributed import
+#: cluster`` (the command line's options) loads no kernel
+_EXPORTS = {"ClusterEStep": "batch", "ClusterCVI2": "cvi2", "ClusterHDPMinibatch": "hdp", "ClusterHDPSVI": "hdp",
+            "RETRIES": "cluster", "Meter": "cluster", "n_workers": "cluster", "session": "cluster",
+            "ClusterSentenceUpdater": "minibatch", "WorkerSentenceUpdater": "minibatch",
+            "WorkerCorpus": "shards", "file_ranges": "shards", "shard_bounds": "shards"}
+__all__ = sorted(_EXPORTS)
 
-__all__ = ["RETRIES", "ClusterCVI2", "ClusterEStep", "ClusterHDPMinibatch", "ClusterHDPSVI",
-           "ClusterSentenceUpdater", "Meter", "WorkerCorpus", "WorkerSentenceUpdater",
-           "file_ranges", "n_workers", "session", "shard_bounds"]
+
+_MODULES = ("align", "batch", "cluster", "cvi2", "hdp", "minibatch", "shards")
+
+
+def __getattr__(name: str):
+    from importlib import import_module
+
+    if name in _MODULES:
+        return import_module(f".{name}", __name__)
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(f".{_EXPORTS[name]}", __name__), name)
