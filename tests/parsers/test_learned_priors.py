@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import warnings
 from collections import Counter
 
@@ -129,3 +130,22 @@ def test_pcfg_em_objective_never_decreases_until_it_stops(strings):
     ll = [h["log_likelihood"] for h in model.history_[1:]]
     assert model.converged_ and all(b >= a - 1e-9 * abs(a) for a, b in zip(ll, ll[1:]))
     assert abs(ll[-1] - ll[-2]) < model.tol * abs(ll[-2])
+
+
+def test_parse_cli_reports_passes_convergence_and_learned_priors(tmp_path, capsys):
+    from induce.cli import main
+
+    tags, _ = generate_dmv(*_known_dmv({"root": 1.0, "stop": 2.0, "attach": 0.2}), 100, seed=4)
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("\n".join(" ".join(f"t{x}" for x in t) for t in tags) + "\n")
+    rc = main(["parse", str(corpus), "-o", str(tmp_path / "o.conll"), "--json", "--quiet", "--learn-hyper", "all"])
+    dmv = json.loads(capsys.readouterr().out)
+    assert rc == 0 and dmv["converged"] and dmv["learned"] == list(FAMILIES)
+    assert set(dmv["alpha"]) == set(FAMILIES) and dmv["alpha"]["attach"] != 1.0
+    rc = main(["parse", str(corpus), "-o", str(tmp_path / "o.mrg"), "--model", "pcfg", "--nonterminals", "3",
+               "--json", "--quiet", "--iterations", "2", "--tol", "1e-14", "--alpha", "0.5", "--learn-hyper", "all"])
+    captured = capsys.readouterr()
+    pcfg = json.loads(captured.out)
+    assert rc == 0 and pcfg["iterations"] == 2 and pcfg["converged"] is False
+    assert pcfg["alpha"] == 0.5 and pcfg["learned"] == []
+    assert "pcfg em: not converged after 2 passes" in pcfg["warnings"][0] and "induce: warning: pcfg em" in captured.err
