@@ -219,8 +219,9 @@ class _Trainer:
             self.jump_alpha = fit_symmetric_dirichlet(self._jump_counts(links, sentence)[None, :], self.jump_alpha)
 
     def _jump_counts(self, links: np.ndarray, sentence: np.ndarray) -> np.ndarray:
-        """Jump-bucket counts of hard links: ``b(i - p)`` for every non-NULL link to (1-based) ``i``, ``p`` the
-        previous non-NULL link's position in the pair (0 at its start), as in :func:`induce.kernels.align.jump_matrix`."""
+        """Jump-bucket counts of hard links: ``b(i - p)`` for every non-NULL link to (1-based) ``i``, ``p``
+        the previous non-NULL link's position in the pair (0 at its start), as in
+        :func:`induce.kernels.align.jump_matrix`."""
         position = links + 1  # 0 = NULL
         index = np.arange(len(links))
         start = self.b.tgt_off[sentence]

@@ -16,8 +16,9 @@ on passes that stop when the objective's relative change stays below ``--tol``
 (1e-6) for 3 passes; the PCFG stops the same way (cap 300, tol 1e-4; ``mh``
 runs all ``--iterations`` sweeps, default 20).  ``--learn-hyper all`` learns the
 Dirichlet priors by empirical Bayes (DMV: one per rule family; vi, cvi, mh)
-unless ``--alpha`` fixes them; the JSON reports the priors used.  ``--wsj10`` is their WSJ10: punctuation removed, then sentences
-of at most 10 words.  Attachment scores leave out gold punctuation
+unless ``--alpha`` fixes them; the JSON reports the priors used.
+``--wsj10`` is their WSJ10: punctuation removed, then sentences of at most 10
+words.  Attachment scores leave out gold punctuation
 (``--punct exclude``, as ``eval deps`` does) and say so in one line; output
 written without punctuation (``--wsj10``, ``--strip-punct``) is scored by
 ``induce eval deps OUTPUT GOLD [--wsj10]`` against the original gold, whose

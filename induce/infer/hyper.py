@@ -42,10 +42,10 @@ def _rows(counts, outcomes=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     co-occurring words); by default every row has ``counts.shape[-1]``.
     """
     if sparse.issparse(counts):
-        counts = sparse.csr_matrix(counts, dtype=np.float64)
-        nz = np.maximum(counts.data, 0.0)
-        totals = np.asarray(sparse.csr_matrix((nz, counts.indices, counts.indptr), shape=counts.shape).sum(axis=1)).ravel()
-        nz = nz[nz > 0]
+        counts = sparse.csr_matrix(counts, dtype=np.float64, copy=True)
+        counts.data = np.maximum(counts.data, 0.0)
+        totals = np.asarray(counts.sum(axis=1)).ravel()
+        nz = counts.data[counts.data > 0]
     else:
         counts = np.asarray(counts, dtype=np.float64)
         counts = np.maximum(counts.reshape(-1, counts.shape[-1]), 0.0)

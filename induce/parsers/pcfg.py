@@ -189,7 +189,8 @@ class PCFGInducer(InduceEstimator):
         if self.infer == "mh":
             counts = state.count_rows()
         else:
-            bin_counts, emit_counts, totals = (np.zeros_like(a) for a in (state.bin_counts, state.emit_counts, state.totals))
+            bin_counts, emit_counts, totals = (np.zeros_like(a)
+                                               for a in (state.bin_counts, state.emit_counts, state.totals))
             nodes, tree_offsets, _ = self._nodes(state.tokens, state.offsets, sample=False)
             io.trees_to_counts(state.tokens, state.offsets, nodes, tree_offsets, bin_counts, emit_counts, totals)
             counts = g.rows(bin_counts.transpose(2, 0, 1), emit_counts)
@@ -315,7 +316,8 @@ class PCFGInducer(InduceEstimator):
         """The hyperparameters as a model file stores them (a Grammar object is not stored: its rules are)."""
         grammar = self.grammar if isinstance(self.grammar, (str, type(None))) else "<Grammar>"
         return {"n_nonterminals": self.n_nonterminals, "grammar": str(grammar) if grammar else None,
-                "infer": self.infer, "alpha": self.alpha, "n_iter": self.n_iter, "tol": self.tol, "tag_column": self.tag_column,
+                "infer": self.infer, "alpha": self.alpha, "n_iter": self.n_iter, "tol": self.tol,
+                "tag_column": self.tag_column,
                 "init_noise": self.init_noise, "random_state": self.random_state, "verbose": self.verbose,
                 "learn_hyper": self.learn_hyper, "hyper_burn_in": self.hyper_burn_in}
 

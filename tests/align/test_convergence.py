@@ -29,7 +29,8 @@ def deen(corpora):
 def test_every_stage_stops_before_its_cap(deen, infer, hmm_cvi):
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
-        aligner = WordAligner(infer=infer, hmm_cvi=hmm_cvi, n_iter=60, n_iter_ibm1=60, tol=1e-3, random_state=0).fit(deen)
+        aligner = WordAligner(infer=infer, hmm_cvi=hmm_cvi, n_iter=60, n_iter_ibm1=60, tol=1e-3,
+                              random_state=0).fit(deen)
     assert aligner.converged_ and 3 < aligner.n_iter_ < 60 and 3 < aligner.n_iter_ibm1_ < 60
     assert aligner.warnings_ == []
     history = aligner.forward_.history

@@ -28,8 +28,8 @@ def _known_dmv(a: dict, T: int = 12, seed: int = 0):
 
 def _flat(tags, heads):
     offsets = np.cumsum([0] + [len(t) for t in tags]).astype(np.int64)
-    return (np.array([x for t in tags for x in t], dtype=np.int64), np.array([x for h in heads for x in h], dtype=np.int64),
-            offsets)
+    flat = [np.array([x for seq in seqs for x in seq], dtype=np.int64) for seqs in (tags, heads)]
+    return flat[0], flat[1], offsets
 
 
 def test_sampled_dmv_trees_are_projective_and_counted_like_the_brute_force_model():
@@ -149,3 +149,25 @@ def test_parse_cli_reports_passes_convergence_and_learned_priors(tmp_path, capsy
     assert rc == 0 and pcfg["iterations"] == 2 and pcfg["converged"] is False
     assert pcfg["alpha"] == 0.5 and pcfg["learned"] == []
     assert "pcfg em: not converged after 2 passes" in pcfg["warnings"][0] and "induce: warning: pcfg em" in captured.err
+
+
+def test_evidence_with_per_row_outcomes_is_the_sum_of_each_rows_dirichlet_multinomial():
+    """Rows allowing K_j outcomes (a grammar's masked rows): the evidence is the sum over rows of the
+    Dirichlet-multinomial of the allowed entries (scipy), and its maximiser is the grid's best point."""
+    from scipy.special import gammaln
+    from scipy.stats import dirichlet_multinomial
+
+    from induce.infer.hyper import log_evidence
+
+    rng = np.random.default_rng(5)
+    ks = np.array([3, 7, 12, 12, 5])
+    counts = np.zeros((5, 12))
+    for j, k in enumerate(ks):
+        counts[j, :k] = rng.multinomial(25, rng.dirichlet(np.full(k, 0.4)))
+    for a in (0.05, 0.4, 2.0):
+        expected = sum(dirichlet_multinomial.logpmf(row[:k], np.full(k, a), row.sum())
+                       - gammaln(row.sum() + 1) + gammaln(row[:k] + 1).sum() for row, k in zip(counts, ks))
+        assert log_evidence(counts, a, outcomes=ks) == pytest.approx(expected, rel=1e-10)
+    best = fit_symmetric_dirichlet(counts, 1.0, outcomes=ks)
+    grid = best * np.exp(np.linspace(-0.1, 0.1, 21))
+    assert max(log_evidence(counts, g, outcomes=ks) for g in grid) <= log_evidence(counts, best, outcomes=ks) + 1e-9
