@@ -1,6 +1,6 @@
 """``induce align``: train a word aligner on a bitext and write Pharaoh links.
 
-    induce align SRC TGT -o OUT.align --model hmm --infer cvi --iterations 5 \\
+    induce align SRC TGT -o OUT.align --model hmm --infer cvi [--tol 0.01 --iterations 50] \\
         [--symmetrize grow-diag-final-and] [--gold GOLD [--gold-format naacl|pharaoh]]
 
 ``SRC TGT`` are line-aligned tokenised files, or ``SRC`` alone holds
