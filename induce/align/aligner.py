@@ -123,7 +123,7 @@ class WordAligner(InduceEstimator):
             raise ConfigError(f"max_jump must be >= 1; got {self.max_jump}")
 
     def _config(self) -> TrainConfig:
-        learn = tuple(name for name in ("alpha", "jump_alpha")
+        learn = tuple(name for name in ("alpha", "jump_alpha")[:2 if self.model == "hmm" else 1]
                       if self.learn_hyper and self.infer != "em" and getattr(self, name) is None)
         return TrainConfig(model=self.model, infer=self.infer, n_iter=self.n_iter,
                            n_iter_ibm1=self.n_iter_ibm1, tol=self.tol, learn=learn,

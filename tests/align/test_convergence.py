@@ -72,7 +72,7 @@ def test_ibm1_learned_prior_recovers_a_known_concentration(a, infer):
     docs/experiments/alignment.md)."""
     aligner = WordAligner(model="ibm1", infer=infer, symmetrize="forward", learn_hyper=True, n_iter=50,
                           tol=1e-3).fit(_sample_ibm1(a))
-    assert aligner.learned_hyper_ == ("alpha", "jump_alpha")
+    assert aligner.learned_hyper_ == ("alpha",)
     assert a / 2 < aligner.alpha_["forward"] < 2 * a
     assert [h["alpha"] for h in aligner.forward_.history][-1] == aligner.alpha_["forward"]
 
