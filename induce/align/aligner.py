@@ -276,4 +276,7 @@ class WordAligner(InduceEstimator):
             aligner.tgt_vocab_ = Vocabulary.from_json(meta["tgt_vocab"])
             aligner.n_pairs_ = meta["n_pairs"]
             aligner.fit_seconds_ = meta["fit_seconds"]
+            trained = {name: getattr(aligner, f"{name}_") for name in DIRECTIONAL if getattr(aligner, f"{name}_")}
+            aligner.alpha_ = {name: p.alpha for name, p in trained.items()}
+            aligner.jump_alpha_ = {name: p.jump_alpha for name, p in trained.items()}
         return aligner
