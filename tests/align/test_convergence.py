@@ -106,7 +106,8 @@ def test_given_priors_are_held_and_em_learns_nothing(tmp_path):
     assert aligner.learned_hyper_ == ("jump_alpha",) and aligner.alpha_ == {"forward": 0.01, "reverse": 0.01}
     aligner.save(tmp_path / "a.npz")
     again = WordAligner.load(tmp_path / "a.npz")
-    assert again.alpha_ == aligner.alpha_ and again.jump_alpha_ == aligner.jump_alpha_ != {"forward": 0.1, "reverse": 0.1}
+    assert again.alpha_ == aligner.alpha_ and again.jump_alpha_ == aligner.jump_alpha_
+    assert aligner.jump_alpha_ != {"forward": 0.1, "reverse": 0.1}
     assert WordAligner(infer="em", learn_hyper=True, tol=0).fit(TOY).learned_hyper_ == ()
     default = WordAligner(tol=0).fit(TOY)
     assert default.alpha_ == {"forward": 1e-4, "reverse": 1e-4} and default.learned_hyper_ == ()
