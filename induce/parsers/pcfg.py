@@ -67,6 +67,9 @@ ALGORITHMS = ("em", "vi", "cvi", "mh")
 MAX_ITER = 300
 #: the prior used when none is given (and where a learned prior starts)
 DEFAULT_ALPHA = 1.0
+#: algorithms that learn the prior when ``learn_hyper`` is left at None: on the PCFG benchmark (5 seeds) cvi
+#: with the learned prior reaches F1 47.0 against 35.3 at alpha 1, vi falls (docs/experiments/grammar_defaults.md)
+LEARNS_BY_DEFAULT = ("cvi",)
 TOL = 1e-4
 
 
@@ -79,7 +82,8 @@ class PCFGInducer(InduceEstimator):
     grammar : a :class:`Grammar` or the path of a rule file fixing the rules (and initial weights).
     infer : ``"em"``, ``"vi"``, ``"cvi"`` or ``"mh"``.
     alpha : symmetric Dirichlet hyperparameter on every ``theta_A``; ``None``: 1, or learned with ``learn_hyper``.
-    learn_hyper : learn ``alpha`` when it is ``None`` (vi, cvi, mh; see the module docstring).
+    learn_hyper : learn ``alpha`` when it is ``None`` (vi, cvi, mh; see the module docstring);
+        ``None`` (default): only for the algorithms of :data:`LEARNS_BY_DEFAULT` (cvi).
     hyper_burn_in : passes before the first empirical Bayes update.
     n_iter : maximum passes over the corpus (``mh``: the number of sweeps).
     tol : relative change of the objective below which (3 passes in a row) em, vi and cvi
@@ -92,7 +96,7 @@ class PCFGInducer(InduceEstimator):
     def __init__(self, n_nonterminals: int = 10, grammar: Grammar | str | None = None, infer: str = "em",
                  alpha: float | None = None, n_iter: int = MAX_ITER, tol: float = TOL, tag_column: str | None = None,
                  init_noise: float = 1.0, random_state: int | None = None, verbose: bool = False,
-                 learn_hyper: bool = False, hyper_burn_in: int = 0):
+                 learn_hyper: bool | None = None, hyper_burn_in: int = 0):
         self.n_nonterminals = n_nonterminals
         self.grammar = grammar
         self.infer = infer
@@ -139,7 +143,8 @@ class PCFGInducer(InduceEstimator):
         check_int("n_iter", self.n_iter, 0), check_int("hyper_burn_in", self.hyper_burn_in, 0)
         check_float("tol", self.tol, 0.0)
         self.alpha_ = DEFAULT_ALPHA if self.alpha is None else float(self.alpha)
-        learns = bool(self.learn_hyper) and self.alpha is None and self.infer != "em"
+        wanted = self.infer in LEARNS_BY_DEFAULT if self.learn_hyper is None else bool(self.learn_hyper)
+        learns = wanted and self.alpha is None and self.infer != "em"
         self.learned_hyper_ = ("alpha",) if learns else ()
         check_seed("random_state", self.random_state)
         corpus = as_corpus(X)

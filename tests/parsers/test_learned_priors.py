@@ -171,3 +171,9 @@ def test_evidence_with_per_row_outcomes_is_the_sum_of_each_rows_dirichlet_multin
     best = fit_symmetric_dirichlet(counts, 1.0, outcomes=ks)
     grid = best * np.exp(np.linspace(-0.1, 0.1, 21))
     assert max(log_evidence(counts, g, outcomes=ks) for g in grid) <= log_evidence(counts, best, outcomes=ks) + 1e-9
+
+
+def test_pcfg_learns_by_default_only_with_cvi(strings):
+    assert PCFGInducer(n_nonterminals=3, infer="cvi", random_state=0).fit(strings).learned_hyper_ == ("alpha",)
+    assert PCFGInducer(n_nonterminals=3, infer="vi", random_state=0).fit(strings).learned_hyper_ == ()
+    assert PCFGInducer(n_nonterminals=3, infer="cvi", learn_hyper=False).fit(strings).alpha_ == 1.0
