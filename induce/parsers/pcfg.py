@@ -33,8 +33,8 @@ nonterminal's ``|R_A|`` allowed rules) is re-estimated after every pass past
 ``hyper_burn_in`` by empirical Bayes (:func:`induce.infer.hyper.fit_symmetric_dirichlet`
 with ``K_A = |R_A|``) from the rule counts of one tree per sentence: the Viterbi
 trees under the current parameters (vi, cvi; as the HMM tagger uses its decoded
-states) or the sampler's current trees (mh).  Record:
-docs/experiments/grammar_defaults.md, "Learned priors".
+states) or the sampler's current trees (mh).  On by default for cvi only
+(:data:`LEARNS_BY_DEFAULT`).  Record: docs/experiments/grammar_defaults.md, "Learned priors".
 
 Memory: ``cvi`` stores each sentence's expected binary counts (``N^3`` floats per
 sentence) and per-token terminal counts (``N`` per token).
