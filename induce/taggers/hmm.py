@@ -61,19 +61,17 @@ DECODERS = ("posterior", "viterbi")
 #: algorithms whose E-steps run on a dask cluster with ``client=`` (:mod:`induce.distributed`)
 CLUSTER_ALGORITHMS = ("em", "vi") + stochastic.STOCHASTIC
 _NO_MASK = np.zeros((0, 0), dtype=np.uint8)
-#: The priors (alpha, beta) an algorithm starts from when none is given: the best point by cross-validated M-1
-#: of the thesis' 6 x 6 grid on held-out WSJ (benchmarks/results/hmm_tune_wsjdev_*.json; docs/experiments/
+#: where a learned Dirichlet concentration starts (and its value when it is neither given nor learned)
+#: The priors (alpha, beta) an algorithm uses when none is given: the best point by cross-validated M-1 of
+#: the thesis' 6 x 6 grid on held-out WSJ (benchmarks/results/hmm_tune_wsjdev_*.json; docs/experiments/
 #: tagging.md) for the batch algorithms (cgs and cvi3 share cvi2's model and take its point), and alpha = beta
-#: = 0.1, the setting of the stochastic experiments, for the minibatch algorithms.  A prior named in
-#: LEARNED_BY_DEFAULT is re-estimated from there (learn_hyper="auto"); the others are held at these values.
+#: = 0.1, the setting of the stochastic experiments, for the minibatch algorithms.  Learned priors
+#: (learn_hyper=True) start here.  With these values `induce tag` with no flags reaches the tuned results;
+#: empirical Bayes of both priors is 2.3-2.7 M-1 points behind them on ptb-sample and UD Turkish, and of beta
+#: alone (alpha held) within 1 point there but 5-10 points behind on small treebanks, where the learned beta
+#: (0.04-0.06) merges states (docs/experiments/defaults.md, "The priors"), so it is not the default.
 DEFAULT_PRIORS = {"em": (1.0, 1.0), "vi": (1.0, 0.01), "cvi1": (0.03, 0.01), "cvi2": (1.0, 0.003),
                   "cgs": (1.0, 0.003), "cvi3": (1.0, 0.003)}
-#: The priors learned by empirical Bayes with learn_hyper="auto" (the default), per algorithm.  cvi2 learns
-#: beta with alpha held at 1 (the uniform prior on each transition row): within 1 point of the grid's M-1 and
-#: V-M on ptb-sample and UD Turkish, while learning alpha as well (to ~0.05-0.09) costs 2.3-2.7 M-1 points
-#: (docs/experiments/defaults.md, "The priors").  The other algorithms have no such measurement and hold both.
-LEARNED_BY_DEFAULT = {"cvi2": ("beta",)}
-LEARN_HYPER = ("auto", "all", "none")
 STOCHASTIC_PRIORS = (0.1, 0.1)
 #: the trace keys that hold an algorithm's per-iteration objective (the stopping rule watches it)
 OBJECTIVES = ("log_likelihood", "elbo", "log_posterior", "predictive_log_likelihood", "mean_abs_change",
@@ -117,15 +115,12 @@ class HMMTagger(InduceEstimator):
         since the first pass, three passes running, ends training
         (:class:`induce.infer.convergence.ConvergenceMonitor`); 0 runs all ``n_iter``.
     alpha, beta : symmetric Dirichlet priors on transitions and emissions;
-        a number is held; ``None`` (default) starts at the algorithm's
-        evidence-chosen value (:data:`DEFAULT_PRIORS`) and is learned as
-        ``learn_hyper`` says.
-    learn_hyper : which priors left at ``None`` are learned by empirical Bayes
+        ``None`` (default): the algorithm's evidence-chosen value
+        (:data:`DEFAULT_PRIORS`), or learned with ``learn_hyper``.
+    learn_hyper : learn the priors left at ``None`` by empirical Bayes
         (:mod:`induce.infer.hyper`, on the decoded assignment) after
-        ``hyper_burn_in`` passes: ``"auto"`` (default) those of
-        :data:`LEARNED_BY_DEFAULT` (cvi2: beta), ``"all"`` (or ``True``) both,
-        ``"none"`` (or ``False``) neither; the values used are ``alpha_``,
-        ``beta_`` (batch algorithms; docs/experiments/defaults.md).
+        ``hyper_burn_in`` passes; the learned values are ``alpha_``, ``beta_``
+        (batch algorithms; docs/experiments/defaults.md).
     decode : ``posterior`` (max-marginal, default as in thesis 3.8.1) or ``viterbi``.
     map_estimate : with ``infer="em"``, MAP instead of maximum likelihood.
     temperature : ``(start, end)`` of the geometric annealing schedule of ``cgs``
@@ -174,7 +169,7 @@ class HMMTagger(InduceEstimator):
         tol: float = 1e-5,
         alpha: float | None = None,
         beta: float | None = None,
-        learn_hyper: str | bool = "auto",
+        learn_hyper: bool = False,
         hyper_burn_in: int = 50,
         decode: str = "posterior",
         map_estimate: bool = False,
@@ -382,27 +377,21 @@ class HMMTagger(InduceEstimator):
         return self.infer == "em" and bool(self.map_estimate)
 
     def _init_hyper(self) -> None:
-        """Starting ``alpha_`` / ``beta_`` and which of them are learned (``learned_hyper_``).
+        """Starting ``alpha_`` / ``beta_`` and which of them are learned (``_learned``).
 
         A prior given as a number is held; ``None`` starts at :data:`DEFAULT_PRIORS`
-        and, if ``learn_hyper`` names it (:data:`LEARNED_BY_DEFAULT` for ``"auto"``),
-        is re-estimated by empirical Bayes after every pass past ``hyper_burn_in``
-        (:mod:`induce.infer.hyper`).  Plain EM has no prior to learn
-        (``map_estimate`` gives it one); the stochastic algorithms keep the
-        starting values.
+        and, with ``learn_hyper``, is re-estimated by empirical Bayes after every
+        pass past ``hyper_burn_in`` (:mod:`induce.infer.hyper`).  Plain EM has no
+        prior to learn (``map_estimate`` gives it one); the stochastic
+        algorithms keep the starting values.
         """
-        mode = {True: "all", False: "none"}.get(self.learn_hyper, self.learn_hyper)
-        if mode not in LEARN_HYPER:
-            raise ConfigError(f"learn_hyper must be one of {', '.join(LEARN_HYPER)} (or True / False), "
-                              f"got {self.learn_hyper!r}")
         floor = 1.0 if self._map_floor() else 0.0
         start = default_priors(self.infer)
         self.alpha_ = max(floor, start[0]) if self.alpha is None else float(self.alpha)
         self.beta_ = max(floor, start[1]) if self.beta is None else float(self.beta)
-        named = {"all": ("alpha", "beta"), "none": (), "auto": LEARNED_BY_DEFAULT.get(self.infer, ())}[mode]
-        if self.infer in STOCHASTIC_ALGORITHMS or (self.infer == "em" and not self.map_estimate):
-            named = ()
-        self.learned_hyper_ = tuple(name for name in named if getattr(self, name) is None)
+        learns = (bool(self.learn_hyper) and self.infer not in STOCHASTIC_ALGORITHMS
+                  and (self.infer != "em" or self.map_estimate))
+        self.learned_hyper_ = tuple(name for name in ("alpha", "beta") if learns and getattr(self, name) is None)
 
     def _update_hyper(self, iteration: int, data: "_Data", labels: np.ndarray) -> None:
         """Empirical Bayes step: the symmetric Dirichlet concentrations maximising the evidence.
