@@ -94,6 +94,8 @@ class HSMMFit:
     tol: float = 1e-4
     rng: np.random.Generator = field(default_factory=lambda: np.random.default_rng(0))
     callback: object = None
+    #: vi's objective is the ELBO, checked for monotonicity (not for sampled updates)
+    elbo = True
 
     def run(self, sequences: list[np.ndarray]) -> HSMMResult:
         """Fit from the family's initial responsibilities until converged or ``n_iter`` passes."""
@@ -105,7 +107,8 @@ class HSMMFit:
         result = HSMMResult(state["C"], state["S"], dur_stats=state["Sd"])
         # vi's ELBO never decreases; em's log-likelihood at MAP estimates may fall by a little (it is the
         # log posterior that MAP-EM increases), so only vi is checked for monotonicity
-        iterate(lambda: self._pass(state), result, self.n_iter, self.tol, self.infer == "vi", f"hsmm {self.infer}",
+        iterate(lambda: self._pass(state), result, self.n_iter, self.tol, self.infer == "vi" and self.elbo,
+                f"hsmm {self.infer}",
                 None if self.callback is None else lambda it, f: self.callback(it, f, state))
         result.trans, result.stats, result.dur_stats = state["C"], state["S"], state["Sd"]
         return result
