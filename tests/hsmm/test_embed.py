@@ -96,21 +96,18 @@ def test_learned_r_family_against_direct_computation():
     S = fam.stats(N)
     assert S.shape == (2, 8)
     d = np.arange(1, 31)
+    grid = np.linspace(1e-6, 1 - 1e-6, 20001)
+    # log-likelihood of the expected durations at every (r, p) of the grid: (2, R, G)
+    ll = np.stack([N @ stats.nbinom.logpmf(d[:, None] - 1, r, 1 - grid[None, :]) for r in range(1, 7)], axis=1)
+    post = ll + stats.beta.logpdf(grid, 2.0, 3.0)
+    est = fam.point_estimate(S)
     for k in range(2):
         # log q(r) by numerical integration over p of p(r) p(p) exp(E_N log NB(d | r, p))
-        grid = np.linspace(1e-6, 1 - 1e-6, 200001)
-        lw = []
-        for r in range(1, 7):
-            ll = N[k] @ stats.nbinom.logpmf(d[:, None] - 1, r, 1 - grid[None, :])
-            v = ll + stats.beta.logpdf(grid, 2.0, 3.0)
-            lw.append(logsumexp(v) + np.log(grid[1] - grid[0]))
-        lw = np.array(lw) - logsumexp(lw)
-        np.testing.assert_allclose(fam.log_qr(S)[k], lw, atol=1e-4)
+        lw = logsumexp(post[k], axis=1)
+        np.testing.assert_allclose(fam.log_qr(S)[k], lw - logsumexp(lw), atol=1e-4)
         # joint MAP of (r, p) by grid search
-        best = max(((N[k] @ stats.nbinom.logpmf(d - 1, r, 1 - g) + stats.beta.logpdf(g, 2, 3), r, g)
-                    for r in range(1, 7) for g in np.linspace(0.001, 0.999, 999)))
-        est = fam.point_estimate(S)
-        assert est["r"][k] == best[1] and est["p"][k] == pytest.approx(best[2], abs=2e-3)
+        r, g = np.unravel_index(post[k].argmax(), post[k].shape)
+        assert est["r"][k] == r + 1 and est["p"][k] == pytest.approx(grid[g], abs=1e-3)
     # E_q log pmf by Monte Carlo over q(r) q(p | r)
     draws = [fam.sample(S, rng) for _ in range(5000)]
     mc = np.mean([fam.log_pmf(s) for s in draws], axis=0)
