@@ -228,6 +228,15 @@ class NegBinLearnedR(DurationFamily):
                 + (B - self.b) * (digamma(B) - psi))
         return float(np.sum(np.exp(lq) * (lq + np.log(self.max_r) + kl_p)))
 
+    def log_predictive_pmf(self, S: np.ndarray, max_duration: int) -> np.ndarray:
+        """``log E_{q(r, p)} p(d)`` (K, D) for ``d = 1..max_duration``: the posterior predictive, a mixture
+        over ``q(r)`` of beta-negative-binomials ``C(d + r - 2, d - 1) B(A + d - 1, B_r + r) / B(A, B_r)``."""
+        A, B = self.posterior(S)
+        k = np.arange(max_duration, dtype=np.float64)[None, :, None]  # (1, D, 1) against (K, 1, R)
+        terms = (log_nb_base(k, self.rs) + betaln(A[:, :, None] + k, (B + self.rs)[:, None, :])
+                 - betaln(A, B)[:, None, :] + self.log_qr(S)[:, None, :])
+        return logsumexp(terms, axis=2)
+
     def sample(self, S: np.ndarray, rng: np.random.Generator) -> dict[str, np.ndarray]:
         """One ``(r, p)`` per state from ``q(r) q(p | r)`` (the sampled update of section 5.2)."""
         A, B = self.posterior(S)
