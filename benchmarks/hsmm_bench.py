@@ -4,6 +4,7 @@ Usage::
 
     python benchmarks/hsmm_bench.py real [--seeds 3]
     python benchmarks/hsmm_bench.py speed [--iterations 5]
+    python benchmarks/hsmm_bench.py nbfig2 [--sequences 55 --length 3000 --iterations 20 --samples 1,5,10,50]
 
 ``real``: Old Faithful ``geyser.csv`` (waiting, duration; Gaussian) and monthly sunspots
 (``sunspot_month.csv`` value; Gaussian): fit em on the first 80% of the series, report the held-out
@@ -13,7 +14,12 @@ mean over seeds; the learned mean durations of the HSMM.
 ``speed``: seconds per em iteration (the fastest of ``--iterations`` passes) of the HSMM (Poisson
 durations) and the HMM, K = 3 Gaussian, on one series sampled from the 3-state HSMM of the tests, as T
 and D grow (the HSMM is O(T K D + T K^2), the HMM O(T K^2)).
-Both modes print a markdown table and write JSON under ``benchmarks/out/``.
+``nbfig2``: paper 002 Fig. 2 (section 6): data from a 4-state HSMM with Poisson durations and 2-d
+Gaussian emissions, models with NB durations, ``p ~ Beta(1, 1)``, ``r ~ Uniform{1..10}`` learned
+(:class:`induce.durations.NegBinLearnedR`), 90% of the sequences for training: held-out log predictive
+per step against fitting time, for the exact update of q(r, p) (explicit-duration messages, D = 100)
+and the sampled update with S samples (HMM embedding, no D).  Batch vi passes (rho = 1), not svi.
+All modes print a markdown table and write JSON under ``benchmarks/out/``.
 """
 
 from __future__ import annotations
@@ -97,13 +103,88 @@ def speed(args):
     return rows
 
 
+FIG2_MEANS = 2.0 * np.stack([np.cos(np.arange(4) * np.pi / 2), np.sin(np.arange(4) * np.pi / 2)], axis=1)
+FIG2_LAMS = np.array([8.0, 15.0, 25.0, 40.0])  # durations 1 + Poisson(lam)
+
+
+def fig2_data(n, T, rng):
+    """``n`` series of ``T`` steps from the 4-state Poisson-duration HSMM (random off-diagonal transitions,
+    unit-covariance Gaussians at ``FIG2_MEANS``)."""
+    A = np.zeros((4, 4))
+    A[~np.eye(4, dtype=bool)] = rng.dirichlet(np.ones(3), size=4).ravel()
+    out = []
+    for _ in range(n):
+        x, t, k = [], 0, int(rng.integers(4))
+        while t < T:
+            d = min(1 + int(rng.poisson(FIG2_LAMS[k])), T - t)
+            x.append(FIG2_MEANS[k] + rng.normal(size=(d, 2)))
+            t += d
+            k = int(rng.choice(4, p=A[k]))
+        out.append(np.concatenate(x))
+    return out
+
+
+def fig2_predictive(fit, state, test, D_eval=200):
+    """Held-out log predictive per step: posterior-mean transitions, the emissions' posterior predictive and
+    the durations' posterior predictive under q(r, p) (:meth:`NegBinLearnedR.log_predictive_pmf`), explicit
+    messages truncated at ``D_eval`` (a plug-in of ``E_q p(y_test | model)``, paper 002 section 6)."""
+    from induce.infer.series import emission_rows
+    from induce.infer.series_hsmm import hsmm_posterior, hsmm_transitions
+
+    logpi, logA = hsmm_transitions("cvi", state["C"], fit.alpha)
+    logD = fit.durations.log_predictive_pmf(state["Sd"], D_eval)
+    total = sum(hsmm_posterior(logpi, logA, emission_rows("cvi", fit.family, x, state["S"]), logD)[0] for x in test)
+    return total / sum(x.shape[0] for x in test)
+
+
+def nbfig2(args):
+    """Exact vs sampled updates of q(r, p), batch vi, same data and initialisation for every method."""
+    from induce.durations import NegBinLearnedR
+    from induce.emissions import get_family
+    from induce.infer.hsmm_embed import NBEmbedFit
+    from induce.infer.series_hsmm import HSMMFit
+
+    seqs = fig2_data(args.sequences, args.length, np.random.default_rng(0))
+    n_test = max(1, int(round(0.1 * len(seqs))))
+    train, test = seqs[:-n_test], seqs[-n_test:]
+    family = get_family("gaussian").default_prior(np.vstack(train))
+    methods = [("exact", 0)] + [(f"sampled S={S}", S) for S in args.samples]
+    rows = []
+    for seed in range(args.seeds):
+        for label, S in methods:
+            kw = dict(infer="vi", n_iter=args.iterations, tol=0.0, rng=np.random.default_rng(seed))
+            durations = NegBinLearnedR(100, max_r=10)
+            fit = (NBEmbedFit(family, durations, 4, n_samples=S, **kw) if S else HSMMFit(family, durations, 4, **kw))
+            clock = {"fit": 0.0, "mark": time.process_time()}
+
+            def record(it, objective, state, fit=fit, clock=clock, label=label, seed=seed):
+                clock["fit"] += time.process_time() - clock["mark"]
+                qr = np.exp(fit.durations.log_qr(state["Sd"]))
+                rows.append({"method": label, "seed": seed, "iteration": it + 1, "seconds": clock["fit"],
+                             "heldout": fig2_predictive(fit, state, test),
+                             "r_mode": (qr.argmax(axis=1) + 1).tolist()})
+                clock["mark"] = time.process_time()
+
+            fit.callback = record
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                fit.run(train)
+            last = rows[-1]
+            print(f"| {label} | {seed} | {last['iteration']} | {last['seconds']:.1f} | {last['heldout']:.4f} | "
+                  f"{last['r_mode']} |", flush=True)
+    return rows
+
+
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("mode", choices=("real", "speed"))
+    p.add_argument("mode", choices=("real", "speed", "nbfig2"))
     p.add_argument("--seeds", type=int, default=3)
     p.add_argument("--iterations", type=int, default=5)
+    p.add_argument("--sequences", type=int, default=55)
+    p.add_argument("--length", type=int, default=3000)
+    p.add_argument("--samples", type=lambda v: [int(s) for s in v.split(",")], default=[1, 5, 10, 50])
     args = p.parse_args()
-    rows = real(args) if args.mode == "real" else speed(args)
+    rows = {"real": real, "speed": speed, "nbfig2": nbfig2}[args.mode](args)
     out = ROOT / "benchmarks" / "out"
     out.mkdir(parents=True, exist_ok=True)
     (out / f"hsmm_{args.mode}.json").write_text(json.dumps(rows, indent=1))

@@ -183,8 +183,9 @@ def sample_states(logpi, logA, rows, chain: NBChain, rng: np.random.Generator):
 
 
 def uses_embedding(durations) -> bool:
-    """Fixed-``r`` negative binomial durations run on the embedding (no maximum duration)."""
-    return isinstance(durations, NegBin)
+    """Fixed integer ``r`` negative binomial durations run on the embedding (no maximum duration); a
+    non-integer ``r`` has no embedding and keeps the explicit-duration messages."""
+    return isinstance(durations, NegBin) and float(durations.r).is_integer()
 
 
 class NBEmbedFit(HSMMFit):
@@ -209,7 +210,8 @@ class NBEmbedFit(HSMMFit):
                 raise ConfigError(f"negbin samples must be at least 1, got {n_samples}")
             self.elbo = False
         elif not uses_embedding(self.durations):
-            raise ConfigError(f"the HMM embedding needs negbin durations, got {self.durations.name}")
+            raise ConfigError(f"the HMM embedding needs negbin durations with an integer r, got "
+                              f"{self.durations.header()}")
 
     def _pass(self, state) -> float:
         if isinstance(self.durations, NegBinLearnedR):
