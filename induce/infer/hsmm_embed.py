@@ -17,8 +17,9 @@ The series ends with a segment (as :mod:`induce.kernels.hsmm` with ``logLast = l
 last stage is multiplied into the emission row of the last step.  Messages run on the *existing* dense
 scaled forward-backward (:func:`induce.kernels.hmm.forward_backward`, via
 :func:`induce.infer.series.chain_posterior`) over ``N = sum_k r_k`` pseudo-states: O(T N^2) per
-sequence (the kernel has no sparse path; the structured O(T N R + T N^2) pass of the paper is not
-needed at the sizes of docs/experiments/hsmm.md).
+sequence (the kernel has no sparse path).  The sampled update runs many models per pass, so it uses a
+structured forward pass, :func:`structured_forward`, O(T (N + K^2)) (the dense pass made one sample
+cost twice the exact update's explicit messages in the Fig. 2 setting, docs/experiments/hsmm.md).
 
 **Statistics** mapped back from the embedded marginals (section 5.1): state marginals (sums over each
 block), the first segment's state, the expected boundaries ``i -> j`` (off-block transitions), and the
@@ -46,7 +47,6 @@ from scipy.special import digamma, gammaln
 
 from ..durations import NegBin, NegBinLearnedR
 from ..errors import ConfigError
-from ..kernels.hmm import forward_backward
 from .series import chain_posterior, emission_rows, potentials, viterbi_path
 from .series_hsmm import HSMMFit, hsmm_transitions, runs, transition_kl
 
@@ -170,16 +170,62 @@ def backward_sample(A, fwd, T, u, path):
         path[t] = pick
 
 
-def sample_states(logpi, logA, rows, chain: NBChain, rng: np.random.Generator):
-    """``(log Z, states (T,))``: one state sequence from the embedded chain's posterior."""
-    A = embedded_transitions(logpi, logA, chain)
+@njit(cache=True)
+def structured_forward(pi, A, stay, adv, enter, blk, first, last, E, fwd):
+    """Scaled forward pass on the embedding in O(N + K^2) per step (paper 002 section 5.1's O(T N R + T N^2)
+    bound, here O(T (N + K^2))): ``pred[m] = stay alpha[m] + adv alpha[m-1] (within a block) +
+    pbar[m] sum_i alpha[last_i] adv_i A[i, blk(m)]``; returns ``log Z`` of the potentials ``E`` (T, N).
+
+    ``pi`` (K,), ``A`` (K, K), ``stay``/``adv`` (K,) the chain's ``p`` and ``1 - p`` weights, ``enter``
+    (N,) ``pbar``, ``blk`` (N,) block of each pseudo-state, ``first`` (N,) whether it is stage 1, ``last``
+    (K,) index of each block's last stage.
+    """
+    T, N = E.shape
+    K = A.shape[0]
+    out = np.empty(K)
+    total = 0.0
+    for t in range(T):
+        if t == 0:
+            for m in range(N):
+                fwd[0, m] = pi[blk[m]] * enter[m] * E[0, m]
+        else:
+            for j in range(K):
+                acc = 0.0
+                for i in range(K):
+                    acc += fwd[t - 1, last[i]] * adv[i] * A[i, j]
+                out[j] = acc
+            for m in range(N):
+                b = blk[m]
+                v = fwd[t - 1, m] * stay[b] + out[b] * enter[m]
+                if not first[m]:
+                    v += fwd[t - 1, m - 1] * adv[b]
+                fwd[t, m] = v * E[t, m]
+        s = 0.0
+        for m in range(N):
+            s += fwd[t, m]
+        if s < 1e-300:
+            s = 1e-300
+        total += np.log(s)
+        for m in range(N):
+            fwd[t, m] /= s
+    return total
+
+
+def sample_states(logpi, logA, rows, chain: NBChain, rng: np.random.Generator, Abar=None):
+    """``(log Z, states (T,))``: one state sequence from the embedded chain's posterior by the structured
+    forward pass and backward sampling (``Abar``: :func:`embedded_transitions`, computed when not given)."""
+    if Abar is None:
+        Abar = embedded_transitions(logpi, logA, chain)
     E, offset = potentials(embedded_rows(rows, chain))
     T, N = E.shape
-    fwd, bwd, scale, xi = np.empty((T, N)), np.empty((T, N)), np.empty(T), np.empty((N, N))
-    logz = forward_backward(A, E, T, fwd, bwd, scale, xi)
+    blk, k = chain.block, chain.stage
+    with np.errstate(divide="ignore"):
+        fwd = np.empty((T, N))
+        logz = structured_forward(np.exp(logpi), np.exp(logA), np.exp(chain.log_p), np.exp(chain.log_q),
+                                  np.exp(entry_logs(chain)), blk, k == 0, np.cumsum(chain.r) - 1, E, fwd)
     path = np.empty(T, dtype=np.int64)
-    backward_sample(A, fwd, T, rng.random(T), path)
-    return logz + offset, chain.block[path]
+    backward_sample(Abar, fwd, T, rng.random(T), path)
+    return logz + offset, blk[path]
 
 
 def uses_embedding(durations) -> bool:
@@ -246,8 +292,9 @@ class NBEmbedFit(HSMMFit):
         for _ in range(n):
             params = self.durations.sample(Sd, self.rng)
             chain = NBChain(params["r"].astype(np.int64), np.log(params["p"]), np.log1p(-params["p"]))
+            Abar = embedded_transitions(logpi, logA, chain)
             for lo, hi in state["bounds"]:
-                logz, states = sample_states(logpi, logA, rows[lo:hi], chain, self.rng)
+                logz, states = sample_states(logpi, logA, rows[lo:hi], chain, self.rng, Abar)
                 total += logz / n
                 onehot[lo + np.arange(hi - lo), states] += 1.0 / n
                 segs = runs(states)
