@@ -4,6 +4,7 @@ Usage::
 
     python benchmarks/hsmm_bench.py real [--seeds 3]
     python benchmarks/hsmm_bench.py speed [--iterations 5]
+    python benchmarks/hsmm_bench.py nbspeed [--iterations 5]
     python benchmarks/hsmm_bench.py nbfig2 [--sequences 55 --length 3000 --iterations 20 --samples 1,5,10,50]
 
 ``real``: Old Faithful ``geyser.csv`` (waiting, duration; Gaussian) and monthly sunspots
@@ -19,6 +20,8 @@ Gaussian emissions, models with NB durations, ``p ~ Beta(1, 1)``, ``r ~ Uniform{
 (:class:`induce.durations.NegBinLearnedR`), 90% of the sequences for training: held-out log predictive
 per step against fitting time, for the exact update of q(r, p) (explicit-duration messages, D = 100)
 and the sampled update with S samples (HMM embedding, no D).  Batch vi passes (rho = 1), not svi.
+``nbspeed``: seconds per em pass of NB(r = 4) durations on the embedding against the explicit messages
+with D = 50, 200 as T grows (passes alternated).
 All modes print a markdown table and write JSON under ``benchmarks/out/``.
 """
 
@@ -58,7 +61,7 @@ def real(args):
             models = {"hmm": lambda s: HMMSegmenter(K, infer="em", n_iter=200, random_state=s)}
             for dur in ("poisson", "negbin", "geometric"):
                 models[f"hsmm-{dur}"] = (lambda s, dur=dur: HSMMSegmenter(K, durations=dur, max_duration=D, infer="em",
-                                                                          n_iter=200, random_state=s))
+                                                                          r=2.0, n_iter=200, random_state=s))
             for label, make in models.items():
                 scores, means = [], None
                 for seed in range(args.seeds):
@@ -103,13 +106,43 @@ def speed(args):
     return rows
 
 
-FIG2_MEANS = 2.0 * np.stack([np.cos(np.arange(4) * np.pi / 2), np.sin(np.arange(4) * np.pi / 2)], axis=1)
+def nbspeed(args):
+    """CPU seconds per em pass of NB(r = 4) durations, K = 3: the HMM embedding (dense, N = 12 pseudo-states)
+    against the explicit-duration messages with D = 50 and 200, alternated pass by pass, minimum of
+    ``--iterations``."""
+    from induce.durations import NegBin
+    from induce.emissions import get_family
+    from induce.infer.hsmm_embed import NBEmbedFit
+    from induce.infer.series_hsmm import HSMMFit
+    from tests.hsmm.test_fit import sample_hsmm
+
+    rows = []
+    for T in (1000, 4000, 16000):
+        x, _ = sample_hsmm(T, np.random.default_rng(0))
+        family = get_family("gaussian").default_prior(x)
+        fits = [("embedding", NBEmbedFit(family, NegBin(50, r=4.0), 3, infer="em"))] + [
+            (f"explicit D={D}", HSMMFit(family, NegBin(D, r=4.0), 3, infer="em")) for D in (50, 200)]
+        states = [fit._initial_state([x]) for _, fit in fits]
+        times = [[] for _ in fits]
+        for it in range(args.iterations + 1):
+            for i, ((_, fit), state) in enumerate(zip(fits, states)):
+                start = time.process_time()  # CPU time: the 2 cores are shared with other jobs
+                fit._pass(state)
+                if it:  # the first pass compiles
+                    times[i].append(time.process_time() - start)
+        for (label, _), t in zip(fits, times):
+            rows.append({"T": T, "model": label, "s_per_iter": min(t)})
+            print(f"| {T} | {label} | {min(t):.4f} |", flush=True)
+    return rows
+
+
+FIG2_DIRECTIONS = np.stack([np.cos(np.arange(4) * np.pi / 2), np.sin(np.arange(4) * np.pi / 2)], axis=1)
 FIG2_LAMS = np.array([8.0, 15.0, 25.0, 40.0])  # durations 1 + Poisson(lam)
 
 
-def fig2_data(n, T, rng):
+def fig2_data(n, T, rng, radius=2.0):
     """``n`` series of ``T`` steps from the 4-state Poisson-duration HSMM (random off-diagonal transitions,
-    unit-covariance Gaussians at ``FIG2_MEANS``)."""
+    unit-covariance Gaussians at ``radius * FIG2_DIRECTIONS``)."""
     A = np.zeros((4, 4))
     A[~np.eye(4, dtype=bool)] = rng.dirichlet(np.ones(3), size=4).ravel()
     out = []
@@ -117,7 +150,7 @@ def fig2_data(n, T, rng):
         x, t, k = [], 0, int(rng.integers(4))
         while t < T:
             d = min(1 + int(rng.poisson(FIG2_LAMS[k])), T - t)
-            x.append(FIG2_MEANS[k] + rng.normal(size=(d, 2)))
+            x.append(radius * FIG2_DIRECTIONS[k] + rng.normal(size=(d, 2)))
             t += d
             k = int(rng.choice(4, p=A[k]))
         out.append(np.concatenate(x))
@@ -144,7 +177,7 @@ def nbfig2(args):
     from induce.infer.hsmm_embed import NBEmbedFit
     from induce.infer.series_hsmm import HSMMFit
 
-    seqs = fig2_data(args.sequences, args.length, np.random.default_rng(0))
+    seqs = fig2_data(args.sequences, args.length, np.random.default_rng(0), args.radius)
     n_test = max(1, int(round(0.1 * len(seqs))))
     train, test = seqs[:-n_test], seqs[-n_test:]
     family = get_family("gaussian").default_prior(np.vstack(train))
@@ -177,17 +210,19 @@ def nbfig2(args):
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("mode", choices=("real", "speed", "nbfig2"))
+    p.add_argument("mode", choices=("real", "speed", "nbfig2", "nbspeed"))
     p.add_argument("--seeds", type=int, default=3)
     p.add_argument("--iterations", type=int, default=5)
     p.add_argument("--sequences", type=int, default=55)
     p.add_argument("--length", type=int, default=3000)
     p.add_argument("--samples", type=lambda v: [int(s) for s in v.split(",")], default=[1, 5, 10, 50])
+    p.add_argument("--radius", type=float, default=2.0, help="nbfig2: distance of the emission means from 0")
     args = p.parse_args()
-    rows = {"real": real, "speed": speed, "nbfig2": nbfig2}[args.mode](args)
+    rows = {"real": real, "speed": speed, "nbfig2": nbfig2, "nbspeed": nbspeed}[args.mode](args)
     out = ROOT / "benchmarks" / "out"
     out.mkdir(parents=True, exist_ok=True)
-    (out / f"hsmm_{args.mode}.json").write_text(json.dumps(rows, indent=1))
+    suffix = f"_radius{args.radius:g}" if args.mode == "nbfig2" else ""
+    (out / f"hsmm_{args.mode}{suffix}.json").write_text(json.dumps(rows, indent=1))
 
 
 if __name__ == "__main__":
