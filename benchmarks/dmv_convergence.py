@@ -30,7 +30,7 @@ def trace(corpus, column: str, passes: int, prior: float, seed: int) -> dict:
         accuracy: list[float] = []
 
         def score(model, _):
-            accuracy.append(attachment_scores(model.predict(corpus), corpus.heads, corpus.offsets)["directed"])
+            accuracy.append(attachment_scores(model.predict_flat(corpus), corpus.heads, corpus.offsets)["directed"])
 
         model = DMVParser(infer=infer, n_iter=passes, tol=0, alpha=prior, tag_column=column, random_state=seed)
         model.fit(corpus, callback=score)

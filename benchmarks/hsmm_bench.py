@@ -6,6 +6,7 @@ Usage::
     python benchmarks/hsmm_bench.py speed [--iterations 5]
     python benchmarks/hsmm_bench.py nbspeed [--iterations 5]
     python benchmarks/hsmm_bench.py nbfig2 [--sequences 55 --length 3000 --iterations 20 --samples 1,5,10,50]
+    python benchmarks/hsmm_bench.py fig1b [--seeds 3] [--budget 40]
 
 ``real``: Old Faithful ``geyser.csv`` (waiting, duration; Gaussian) and monthly sunspots
 (``sunspot_month.csv`` value; Gaussian): fit em on the first 80% of the series, report the held-out
@@ -22,6 +23,12 @@ per step against fitting time, for the exact update of q(r, p) (explicit-duratio
 and the sampled update with S samples (HMM embedding, no D).  Batch vi passes (rho = 1), not svi.
 ``nbspeed``: seconds per em pass of NB(r = 4) durations on the embedding against the explicit messages
 with D = 50, 200 as T grows (passes alternated).
+``fig1b``: paper 002 Fig. 1(b): an HDP-HSMM with Poisson durations (truncation 12, D = 60, 2-D Gaussian
+emissions) fitted to 30 sequences of 2,000 steps sampled from a 6-state HSMM (:func:`fig1b_data`), 27 for
+training and 3 held out; held-out log-likelihood per step of the plug-in predictive (the model's ``score``)
+against fitting time (evaluations not counted) for batch vi, svi, cvi2 and scvi, algorithms alternated
+within each seed; times also in units of one batch vi pass of the same seed (the shared machine's speed
+varies, ratios do not).
 All modes print a markdown table and write JSON under ``benchmarks/out/``.
 """
 
@@ -159,14 +166,14 @@ def fig2_data(n, T, rng, radius=2.0):
 
 def fig2_predictive(fit, state, test, D_eval=200):
     """Held-out log predictive per step: posterior-mean transitions, the emissions' posterior predictive and
-    the durations' posterior predictive under q(r, p) (:meth:`NegBinLearnedR.log_predictive_pmf`), explicit
+    the durations' posterior predictive under q(r, p) (:meth:`NegBinLearnedR.log_predictive`), explicit
     messages truncated at ``D_eval`` (a plug-in of ``E_q p(y_test | model)``, paper 002 section 6)."""
     from induce.infer.series import emission_rows
     from induce.infer.series_hsmm import hsmm_posterior, hsmm_transitions
 
-    logpi, logA = hsmm_transitions("cvi", state["C"], fit.alpha)
-    logD = fit.durations.log_predictive_pmf(state["Sd"], D_eval)
-    total = sum(hsmm_posterior(logpi, logA, emission_rows("cvi", fit.family, x, state["S"]), logD)[0] for x in test)
+    logpi, logA = hsmm_transitions("cvi2", state["C"], fit.alpha)
+    logD = fit.durations.log_predictive(state["Sd"], D_eval)
+    total = sum(hsmm_posterior(logpi, logA, emission_rows("cvi2", fit.family, x, state["S"]), logD)[0] for x in test)
     return total / sum(x.shape[0] for x in test)
 
 
@@ -208,17 +215,104 @@ def nbfig2(args):
     return rows
 
 
+def fig1b_data(rng, n_seqs=30, T=2000):
+    """Sequences from a 6-state HSMM: 2-D Gaussian means on a circle of radius 4 (sd 1), durations
+    ``1 + Poisson(lam)`` with ``lam`` from 4 to 29, transition rows ``Dir(1)`` over the other states."""
+    K = 6
+    angle = 2 * np.pi * np.arange(K) / K
+    means = 4.0 * np.column_stack([np.cos(angle), np.sin(angle)])
+    lams = np.linspace(4.0, 29.0, K)
+    A = rng.dirichlet(np.ones(K - 1), size=K)
+    seqs = []
+    for _ in range(n_seqs):
+        x, t, k = [], 0, int(rng.integers(K))
+        while t < T:
+            d = min(1 + int(rng.poisson(lams[k])), T - t)
+            x.append(rng.normal(means[k], 1.0, size=(d, 2)))
+            t += d
+            others = [j for j in range(K) if j != k]
+            k = others[int(rng.choice(K - 1, p=A[k]))]
+        seqs.append(np.vstack(x))
+    return seqs
+
+
+def fig1b(args):
+    """Held-out predictive against fitting time, paper 002 Fig. 1(b) (see the module docstring)."""
+    from induce.durations import get_duration
+    from induce.emissions import get_family
+    from induce.infer.series_hdp_hsmm import HDPHSMMFit
+    from induce.infer.series_hsmm import duration_rows, hsmm_posterior
+    from induce.infer.series import emission_rows
+
+    seqs = fig1b_data(np.random.default_rng(2014))
+    train, test = seqs[:27], seqs[27:]
+    n_test = sum(x.shape[0] for x in test)
+    runs_ = {"vi": dict(n_iter=args.budget), "svi": dict(n_iter=max(1, args.budget // 8), batch_size=1),
+             "cvi2": dict(n_iter=max(1, args.budget // 2)), "scvi": dict(n_iter=max(1, args.budget // 8), batch_size=1)}
+    rows = []
+    for seed in range(args.seeds):
+        for infer, kw in runs_.items():
+            family = get_family("gaussian").default_prior(np.vstack(train))
+            fit = HDPHSMMFit(family, get_duration("poisson", 60), 12, infer=infer, tol=0.0,
+                             rng=np.random.default_rng(seed), **kw)
+            clock = {"start": time.perf_counter(), "eval": 0.0}
+            curve = []
+
+            def record(state, fit=fit, clock=clock, curve=curve):
+                t0 = time.perf_counter()
+                logpi, logA = fit.transitions("cvi2", state["C"])
+                logD = duration_rows("cvi2", fit.durations, state["Sd"])
+                ll = sum(hsmm_posterior(logpi, logA, emission_rows("cvi2", fit.family, x, state["S"]), logD)[0]
+                         for x in test)
+                curve.append((t0 - clock["start"] - clock["eval"], ll / n_test))
+                clock["eval"] += time.perf_counter() - t0
+
+            if infer in ("svi", "scvi"):
+                fit.batch_callback = lambda m, state, record=record: record(state)
+            else:
+                fit.callback = lambda it, f, state, record=record: record(state)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                fit.run(train)
+            rows.append({"seed": seed, "infer": infer, "curve": curve})
+            print(f"seed {seed} {infer}: {len(curve)} points, final {curve[-1][1]:.4f} at {curve[-1][0]:.1f} s",
+                  flush=True)
+    return rows
+
+
+def fig1b_table(rows, marks=(0.25, 0.5, 1, 2, 5, 10, 20)):
+    """Median over seeds of the latest held-out score within ``m`` batch-vi passes' worth of fitting time."""
+    print("| infer | " + " | ".join(f"{m} vi passes" for m in marks) + " | final |")
+    print("|---|" + "---|" * (len(marks) + 1))
+    seeds = sorted({r["seed"] for r in rows})
+    unit = {s: next(r for r in rows if r["seed"] == s and r["infer"] == "vi")["curve"][0][0] for s in seeds}
+    for infer in dict.fromkeys(r["infer"] for r in rows):
+        cells = []
+        for m in marks:
+            vals = [([v for t, v in r["curve"] if t <= m * unit[r["seed"]]] or [np.nan])[-1]
+                    for r in rows if r["infer"] == infer]
+            cells.append(f"{np.nanmedian(vals):.4f}" if not np.all(np.isnan(vals)) else "-")
+        final = np.median([r["curve"][-1][1] for r in rows if r["infer"] == infer])
+        print(f"| {infer} | " + " | ".join(cells) + f" | {final:.4f} |")
+    print(f"one vi pass: {np.median(list(unit.values())):.2f} s (median over seeds)")
+
+
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("mode", choices=("real", "speed", "nbfig2", "nbspeed"))
+    p.add_argument("mode", choices=("real", "speed", "fig1b", "nbfig2", "nbspeed"))
     p.add_argument("--seeds", type=int, default=3)
     p.add_argument("--iterations", type=int, default=5)
-    p.add_argument("--sequences", type=int, default=55)
-    p.add_argument("--length", type=int, default=3000)
-    p.add_argument("--samples", type=lambda v: [int(s) for s in v.split(",")], default=[1, 5, 10, 50])
+    p.add_argument("--budget", type=int, default=40, help="fig1b: batch vi passes (svi/scvi get 1/8 of it in "
+                   "epochs, cvi2 half in sweeps)")
+    p.add_argument("--sequences", type=int, default=55, help="nbfig2: number of series")
+    p.add_argument("--length", type=int, default=3000, help="nbfig2: steps per series")
+    p.add_argument("--samples", type=lambda v: [int(s) for s in v.split(",")], default=[1, 5, 10, 50],
+                   help="nbfig2: numbers of samples S of the sampled update")
     p.add_argument("--radius", type=float, default=2.0, help="nbfig2: distance of the emission means from 0")
     args = p.parse_args()
-    rows = {"real": real, "speed": speed, "nbfig2": nbfig2, "nbspeed": nbspeed}[args.mode](args)
+    rows = {"real": real, "speed": speed, "fig1b": fig1b, "nbfig2": nbfig2, "nbspeed": nbspeed}[args.mode](args)
+    if args.mode == "fig1b":
+        fig1b_table(rows)
     out = ROOT / "benchmarks" / "out"
     out.mkdir(parents=True, exist_ok=True)
     suffix = f"_radius{args.radius:g}" if args.mode == "nbfig2" else ""

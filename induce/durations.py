@@ -77,7 +77,8 @@ class DurationFamily:
         """JSON description for saved models."""
         return {"name": self.name, "max_duration": self.max_duration, "a": self.a, "b": self.b}
 
-    # subclasses: posterior(S), point_estimate(S), log_pmf(params), expected_log_pmf(S), kl(S), mean(params)
+    # subclasses: posterior(S), point_estimate(S), log_pmf(params), expected_log_pmf(S), kl(S), mean(params),
+    # log_predictive(S)
 
 
 class _BetaDuration(DurationFamily):
@@ -121,6 +122,12 @@ class _BetaDuration(DurationFamily):
         """Untruncated mean duration ``1 + r p / (1 - p)``."""
         p = params["p"]
         return 1.0 + self.r * p / (1.0 - p)
+
+    def log_predictive(self, S: np.ndarray) -> np.ndarray:
+        """Collapsed predictive ``log int p(d | p) Beta(p; A, B) dp`` (K, D): the beta negative binomial
+        ``C(d + r - 2, d - 1) B(A + d - 1, B + r) / B(A, B)`` (docs/hsmm_cvi.md eq. 5)."""
+        A, B = self.posterior(S)
+        return self._log_base() + betaln(A[:, None] + self.d_minus_1, B[:, None] + self.r) - betaln(A, B)[:, None]
 
 
 @register("geometric")
@@ -228,11 +235,12 @@ class NegBinLearnedR(DurationFamily):
                 + (B - self.b) * (digamma(B) - psi))
         return float(np.sum(np.exp(lq) * (lq + np.log(self.max_r) + kl_p)))
 
-    def log_predictive_pmf(self, S: np.ndarray, max_duration: int) -> np.ndarray:
-        """``log E_{q(r, p)} p(d)`` (K, D) for ``d = 1..max_duration``: the posterior predictive, a mixture
-        over ``q(r)`` of beta-negative-binomials ``C(d + r - 2, d - 1) B(A + d - 1, B_r + r) / B(A, B_r)``."""
+    def log_predictive(self, S: np.ndarray, max_duration: int | None = None) -> np.ndarray:
+        """``log E_{q(r, p)} p(d)`` (K, D) for ``d = 1..max_duration`` (default ``D``): the posterior
+        predictive, a mixture over ``q(r)`` of beta negative binomials ``C(d + r - 2, d - 1)
+        B(A + d - 1, B_r + r) / B(A, B_r)`` (the collapsed duration predictive of cvi2/scvi)."""
         A, B = self.posterior(S)
-        k = np.arange(max_duration, dtype=np.float64)[None, :, None]  # (1, D, 1) against (K, 1, R)
+        k = np.arange(max_duration or self.max_duration, dtype=np.float64)[None, :, None]  # (1, D, 1) against (K, 1, R)
         terms = (log_nb_base(k, self.rs) + betaln(A[:, :, None] + k, (B + self.rs)[:, None, :])
                  - betaln(A, B)[:, None, :] + self.log_qr(S)[:, None, :])
         return logsumexp(terms, axis=2)
@@ -287,3 +295,11 @@ class Poisson(DurationFamily):
     def mean(self, params: dict) -> np.ndarray:
         """Untruncated mean duration ``1 + lam``."""
         return 1.0 + params["lam"]
+
+    def log_predictive(self, S: np.ndarray) -> np.ndarray:
+        """Collapsed predictive ``log int Poisson(d - 1; lam) Gamma(lam; A, B) dlam`` (K, D): the negative
+        binomial ``NB(d - 1; A, B / (B + 1))`` (docs/hsmm_cvi.md eq. 4)."""
+        A, B = self.posterior(S)
+        k = self.d_minus_1
+        return (gammaln(A[:, None] + k) - gammaln(A)[:, None] - gammaln(k + 1.0)
+                + (A * np.log(B / (B + 1.0)))[:, None] - k * np.log1p(B)[:, None])

@@ -15,17 +15,20 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..align.aligner import DECODERS, DIRECTIONAL, HMM_CVI, INFERENCE, MODELS, SUPPORTS, WordAligner
-from ..align.normalize import normalize_tokens
-from ..align.symmetrize import METHODS
-from ..corpus.parallel import ALIGNMENT_FORMATS, clip_alignments, read_alignments, read_parallel, write_pharaoh
-from ..eval.alignment import alignment_scores
 from .common import (add_base_option, add_json_flag, one_based, emit, existing_file, finite_positive_float, fraction, nonneg_int, output_path,
                      positive_int, probability, seed)
 
 
+#: the one-line description ``induce --help`` shows (without building this command's parser)
+HELP = "word alignment (IBM Model 1 / HMM with EM, VI, CVI)"
+
+
 def register(subparsers) -> None:
-    p = subparsers.add_parser("align", help="word alignment (IBM Model 1 / HMM with EM, VI, CVI)",
+    from ..align.aligner import DECODERS, DIRECTIONAL, HMM_CVI, INFERENCE, MODELS, SUPPORTS
+    from ..align.symmetrize import METHODS
+    from ..corpus.parallel import ALIGNMENT_FORMATS
+
+    p = subparsers.add_parser("align", help=HELP,
                               description=__doc__)
     p.add_argument("src", type=existing_file, help="source side (or a 'source ||| target' file)")
     p.add_argument("tgt", nargs="?", type=existing_file, help="target side, line-aligned with SRC")
@@ -61,6 +64,11 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..align.aligner import WordAligner
+    from ..align.normalize import normalize_tokens
+    from ..corpus.parallel import clip_alignments, read_alignments, read_parallel, write_pharaoh
+    from ..eval.alignment import alignment_scores
+
     pairs = list(read_parallel(args.src, args.tgt))
     gold = None
     if args.gold:  # read (and fail) before training and before the output is written

@@ -41,12 +41,16 @@ from .common import (add_json_flag, corpus_path, emit, encoding, existing_file, 
                      finite_positive_float, gold_tag_column, output_path, positive_int, reported_warnings, seed)
 from .eval_cmd import add_punct_options, score_dependencies
 
+#: the one-line description ``induce --help`` shows (without building this command's parser)
+HELP = "grammar induction: PCFG or DMV with em/vi/cvi/mh"
+
+
 #: Inference algorithm when ``--infer`` is not given: the thesis's CVI for the DMV.
 DEFAULT_INFER = {"dmv": "cvi", "pcfg": "em", "pcfg-la": "em"}
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("parse", help="grammar induction: PCFG or DMV with em/vi/cvi/mh",
+    p = subparsers.add_parser("parse", help=HELP,
                               description=__doc__)
     p.add_argument("input", metavar="INPUT", type=corpus_path, help="corpus file or directory")
     p.add_argument("-o", "--output", required=True, type=output_path, help="parsed output file")
@@ -197,9 +201,8 @@ def _output_dmv(model, corpus, args, fmt: str) -> dict:
     from ..corpus.transforms import describe_punctuation, punctuation_column
     from ..corpus.writers import write_conllu, write_conllx_heads
 
-    heads = model.predict(corpus)
-    offsets = corpus.offsets
-    per_sentence = [heads[offsets[i]:offsets[i + 1]] for i in range(corpus.n_sentences)]
+    heads = model.predict_flat(corpus)
+    per_sentence = corpus.split(heads)
     if fmt == "conllu":
         write_conllu(args.output, [_with_heads(s, h) for s, h in zip(corpus.sentences, per_sentence)])
     else:

@@ -48,7 +48,7 @@ from scipy.special import digamma, gammaln
 from ..durations import NegBin, NegBinLearnedR
 from ..errors import ConfigError
 from .series import chain_posterior, emission_rows, potentials, viterbi_path
-from .series_hsmm import HSMMFit, hsmm_transitions, runs, transition_kl
+from .series_hsmm import HSMMFit, runs
 
 
 @dataclass
@@ -72,14 +72,18 @@ class NBChain:
 
 
 def nb_chain(infer: str, durations: NegBin, Sd: np.ndarray) -> NBChain:
-    """The chain of a fixed-``r`` :class:`~induce.durations.NegBin`: MAP ``p`` (em) or ``E_q log`` (vi)."""
+    """The chain of a fixed-``r`` :class:`~induce.durations.NegBin`: MAP ``p`` (em), ``E_q log`` (vi, svi),
+    or for the collapsed rules (cvi2, scvi: decoding of Bayesian fits) the posterior mean ``A / (A + B)``,
+    a plug-in for the beta negative binomial predictive, which is a mixture over ``p`` with no embedding."""
     K = Sd.shape[0]
     r = np.full(K, int(durations.r))
     if infer == "em":
         p = durations.point_estimate(Sd)["p"]
         return NBChain(r, np.log(p), np.log1p(-p))
-    A, B = durations.posterior(Sd)
-    return NBChain(r, digamma(A) - digamma(A + B), digamma(B) - digamma(A + B))
+    A, B = durations.posterior(np.maximum(Sd, 0.0))
+    if infer in ("vi", "svi"):
+        return NBChain(r, digamma(A) - digamma(A + B), digamma(B) - digamma(A + B))
+    return NBChain(r, np.log(A / (A + B)), np.log(B / (A + B)))
 
 
 def entry_logs(chain: NBChain) -> np.ndarray:
@@ -263,7 +267,7 @@ class NBEmbedFit(HSMMFit):
         if isinstance(self.durations, NegBinLearnedR):
             return self._sampled_pass(state)
         C, S, Sd, stacked = state["C"], state["S"], state["Sd"], state["stacked"]
-        logpi, logA = hsmm_transitions(self.infer, C, self.alpha)
+        logpi, logA = self.transitions(self.infer, C)
         chain = nb_chain(self.infer, self.durations, Sd)
         rows = emission_rows(self.infer, self.family, stacked, S)
         gamma = np.empty_like(rows)
@@ -276,7 +280,7 @@ class NBEmbedFit(HSMMFit):
             newC[1:] += trans
             newSd += sd
         if self.infer == "vi":
-            total -= transition_kl(C, self.alpha) + self.family.kl(S) + self.durations.kl(Sd)
+            total -= self.transition_bound(C) + self.family.kl(S) + self.durations.kl(Sd)
         state["C"], state["S"], state["Sd"] = newC, self.family.stats(stacked, gamma), newSd
         return total
 
@@ -284,7 +288,7 @@ class NBEmbedFit(HSMMFit):
         """Section 5.2: ``S`` sampled models, one sampled state sequence each, statistics averaged."""
         C, S, Sd, stacked = state["C"], state["S"], state["Sd"], state["stacked"]
         K, n = self.n_states, self.n_samples
-        logpi, logA = hsmm_transitions("vi", C, self.alpha)
+        logpi, logA = self.transitions("vi", C)
         rows = emission_rows("vi", self.family, stacked, S)
         onehot = np.zeros_like(rows)
         newC, durs = np.zeros_like(C), [[] for _ in range(K)]
@@ -307,6 +311,6 @@ class NBEmbedFit(HSMMFit):
         N = np.zeros((K, width))
         for k, d in enumerate(durs):
             np.add.at(N[k], np.asarray(d, dtype=np.int64) - 1, 1.0 / n)
-        total -= transition_kl(C, self.alpha) + self.family.kl(S) + self.durations.kl(Sd)
+        total -= self.transition_bound(C) + self.family.kl(S) + self.durations.kl(Sd)
         state["C"], state["S"], state["Sd"] = newC, self.family.stats(stacked, onehot), self.durations.stats(N)
         return total

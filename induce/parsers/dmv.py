@@ -96,6 +96,8 @@ class DMVParser(InduceEstimator):
 
     # -------------------------------------------------------------------- fit
     def _ids(self, X) -> tuple[np.ndarray, np.ndarray]:
+        if not hasattr(self, "tags_"):
+            raise ConfigError("this DMVParser is not fitted yet; call fit() or load() first")
         corpus = as_corpus(X)
         ids, vocab = column(corpus, self.tag_column)
         return encode_with(self.tags_, vocab, ids), corpus.offsets
@@ -149,7 +151,7 @@ class DMVParser(InduceEstimator):
         self.converged_ = monitor.converged
         self.warnings_ = monitor.finish(f"dmv {self.infer}", self.n_iter_, self.n_iter)
         if not monitor.diverged:
-            self.warnings_ += collapse_warnings(self.predict(corpus), offsets)
+            self.warnings_ += collapse_warnings(self.predict_flat(corpus), offsets)
         return self
 
     def _initial_params(self, state: "_Counts", rng) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -163,18 +165,21 @@ class DMVParser(InduceEstimator):
         self.counts_ = {"root": state.root.copy(), "stop": state.stop.copy(), "attach": state.attach.copy()}
 
     # -------------------------------------------------------------- decoding
-    def predict(self, X) -> np.ndarray:
-        """Viterbi heads for every token of ``X``, flat and aligned with its tokens (1-based, 0 = root)."""
+    def predict(self, X) -> list[np.ndarray]:
+        """Per sentence, the Viterbi head of each token (int32 arrays; 1-based, 0 = root)."""
+        corpus = as_corpus(X)
+        return corpus.split(self.predict_flat(corpus))
+
+    def predict_flat(self, X) -> np.ndarray:
+        """The Viterbi heads as one int32 array aligned with the tokens of ``X`` (1-based within each sentence)."""
         tags, offsets = self._ids(X)
         heads = np.zeros(len(tags), dtype=np.int32)
         kdmv.viterbi_pass(tags, offsets, self.root_, self.stop_, self.attach_, heads)
         return heads
 
     def parse(self, X) -> list[list[int]]:
-        """Viterbi heads per sentence."""
-        heads = self.predict(X)
-        offsets = as_corpus(X).offsets
-        return [heads[offsets[i]:offsets[i + 1]].tolist() for i in range(len(offsets) - 1)]
+        """Viterbi heads per sentence, as lists (:meth:`predict` as arrays)."""
+        return [heads.tolist() for heads in self.predict(X)]
 
     def log_likelihood(self, X) -> np.ndarray:
         """``log P(x^i)`` per sentence (sum over all projective trees)."""

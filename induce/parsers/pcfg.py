@@ -87,6 +87,8 @@ class PCFGInducer(InduceEstimator):
         return grammar.with_terminals(grammar.terminals + [UNK], allow_new=False)
 
     def _ids(self, X) -> tuple[np.ndarray, np.ndarray, Corpus]:
+        if not hasattr(self, "grammar_"):
+            raise ConfigError("this PCFGInducer is not fitted yet; call fit() or load() first")
         corpus = as_corpus(X)
         ids, vocab = column(corpus, self.tag_column)
         return encode_with(self.grammar_.terminals, vocab, ids), corpus.offsets, corpus

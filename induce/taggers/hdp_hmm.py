@@ -39,7 +39,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..corpus.corpus import Corpus
+from ..corpus.corpus import Corpus, as_corpus
 from ..corpus.vocab import Vocabulary
 from ..errors import ConfigError, check_float, check_int, check_seed
 from ..resources import check_memory, corpus_source, hmm_bytes, sentence_label
@@ -51,13 +51,12 @@ from ..infer.hdp_passes import (emission_log_q0, hdp_cvi_pass, hdp_minibatch_pas
 from ..infer.schedules import blend, check_schedule, exponential_init, minibatches, step_size
 from ..kernels.hdp_qc import QC_METHODS
 from ..modelfile import Field
+from ..names import HDP_ALGORITHMS, HDP_HYPERPARAMETERS, TABLE_ESTIMATES
 from .hmm import _NO_MASK, ONE_SENTENCE, HMMTagger, _Data
 
-HDP_ALGORITHMS = ("cvi", "scvi", "svi", "beam")
-HYPERPARAMETERS = ("gamma", "sigma", "emission")  # the names ``fix_hyper`` accepts
+HYPERPARAMETERS = HDP_HYPERPARAMETERS  # the names ``fix_hyper`` accepts
 ASYMMETRIC_BURN_IN = {"cvi": 50, "scvi": 5}  # hyper_burn_in=None with Dir(beta tau) (docs/experiments/hdp.md)
 DEFAULT_EMISSION_CONCENTRATION = 10.0  # beta's start for Dir(beta tau) (docs/experiments/hdp.md)
-TABLE_ESTIMATES = ("first-order", "sampled")
 SYMMETRY_BREAK_GAIN = 0.01  # hyper_burn_in=None with Dir(beta), cvi: objective gain over pass 1 that ends the burn-in
 
 
@@ -274,10 +273,12 @@ class HDPHMMTagger(HMMTagger):
             check_schedule(self.tau, self.kappa, int(self.batch_size))
 
     # --------------------------------------------------------------------- fit
-    def fit(self, corpus: Corpus, tag_dict=None) -> "HDPHMMTagger":
-        """Learn the HDP-HMM from ``corpus``; returns ``self`` (tag dictionaries are not supported)."""
+    def fit(self, corpus, tag_dict=None) -> "HDPHMMTagger":
+        """Learn the HDP-HMM from ``corpus`` (anything :func:`~induce.corpus.corpus.as_corpus` takes); returns
+        ``self`` (tag dictionaries are not supported)."""
         if tag_dict is not None:
             raise ConfigError("the HDP-HMM tagger learns its states; a tag dictionary cannot be used with it")
+        corpus = as_corpus(corpus)
         self._validate(corpus)
         if int(self.n_init) > 1:
             return self._fit_best_start(corpus)

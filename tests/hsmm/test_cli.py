@@ -35,7 +35,7 @@ def test_segment_hsmm_writes_states_segments_and_model(tmp_path, capsys):
 def test_segment_hsmm_rejects_bad_settings(tmp_path, capsys):
     series = tmp_path / "s.csv"
     series.write_text("x\n1\n2\n3\n4\n")
-    assert main(["segment", str(series), "--model", "hsmm", "--infer", "svi"]) == 2
+    assert main(["segment", str(series), "--model", "hsmm", "--infer", "hdp-svi"]) == 2
     assert "induce: error" in capsys.readouterr().err
     assert main(["segment", str(series), "--model", "hsmm", "--states", "1"]) == 2
 
