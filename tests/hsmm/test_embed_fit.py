@@ -93,3 +93,15 @@ def test_bad_negbin_settings(small):
         HSMMSegmenter(3, durations="negbin", negbin_samples=-1).fit(small)
     with pytest.raises(ConfigError):
         HSMMSegmenter(3, durations="negbin", max_r=0).fit(small)
+
+
+@pytest.mark.parametrize("infer", ["svi", "cvi2", "scvi"])
+@pytest.mark.parametrize("r", [None, 3.0])
+def test_negbin_under_stochastic_and_collapsed_fits(small, infer, r):
+    """Learned r (exact update, statistics blended or swept) and fixed r (explicit messages) under svi/cvi2/scvi;
+    a fixed-r model still decodes on the embedding."""
+    model = HSMMSegmenter(3, durations="negbin", r=r, max_duration=60, max_r=6, infer=infer, n_iter=3, tol=0,
+                          subsequence_length=150).fit(small)
+    assert np.isfinite(model.score(small))
+    np.testing.assert_allclose(model.predict_proba(small[0])[0].sum(axis=1), 1.0, atol=1e-8)
+    assert model.dur_stats_.shape == (3, 8 if r is None else 2)
