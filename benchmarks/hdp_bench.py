@@ -296,6 +296,7 @@ def qc_alice(args) -> None:
 
     corpus = alice_corpus()
     tokens, offsets = corpus.tokens, corpus.offsets.astype(np.int64)
+    entropy = np.zeros(len(offsets) - 1)  # hdp_cvi_pass: H(q(z^i)) per sentence (not used here)
     W = len(corpus.vocab)
     K = args.K
     curves = {n: [] for n, _, _ in APPROX}
@@ -323,15 +324,15 @@ def qc_alice(args) -> None:
                     continue
                 lq, lr = np.zeros((K + 1, K)), np.zeros(K + 1)
                 hdp_cvi_pass(trans.copy(), emit.copy(), sent_trans.copy(), gamma.copy(), tokens, offsets, order,
-                             prior, glob.sigma, beta_w, 1.0, code, S, 1000 * run + it, lq, lr, NO_SAMPLES)
+                             prior, glob.sigma, beta_w, 1.0, code, S, 1000 * run + it, lq, lr, NO_SAMPLES, entropy)
                 errs[name].append(lq)
             if evaluate and driver != EXACT:
                 ex, ex_row = np.zeros((K + 1, K)), np.zeros(K + 1)
                 hdp_cvi_pass(trans.copy(), emit.copy(), sent_trans.copy(), gamma.copy(), tokens, offsets, order,
-                             prior, glob.sigma, beta_w, 1.0, EXACT, 1, it, ex, ex_row, NO_SAMPLES)
+                             prior, glob.sigma, beta_w, 1.0, EXACT, 1, it, ex, ex_row, NO_SAMPLES, entropy)
             lq, lr = np.zeros((K + 1, K)), np.zeros(K + 1)
             hdp_cvi_pass(trans, emit, sent_trans, gamma, tokens, offsets, order, prior, glob.sigma, beta_w, 1.0,
-                         driver, 1, it, lq, lr, NO_SAMPLES)
+                         driver, 1, it, lq, lr, NO_SAMPLES, entropy)
             if driver == EXACT:
                 ex = lq
             for name in errs:

@@ -60,8 +60,36 @@ def _posterior(A, E, T, fwd, bwd, scale, xi, qc_method, n_samples, logq0, logq0_
 
 
 @njit(cache=True)
+def _chain_entropy(A, E, T, fwd, bwd, xi, logZ):
+    """Entropy of one sentence's chain posterior ``q(z^i)`` under the potentials ``A``, ``E``.
+
+    ``q(z) = p~(x, z) / Z`` with ``log p~(x, z) = sum_t log A[z_{t-1}, z_t] + log E[t, z_t]``, so
+    ``H(q) = log Z - E_q[log p~(x, z)]``: the expected transition counts (``q(z_0)`` for the start
+    row, ``A[j+1, k] xi[j, k]`` for the others) against ``log A`` and the marginals against ``log E``.
+    The ``-E[log q(z)]`` term of the collapsed bound, thesis eq. 5.13.
+    """
+    K = A.shape[1]
+    h = logZ
+    for k in range(K):
+        q = fwd[0, k] * bwd[0, k]
+        if q > 0.0:
+            h -= q * np.log(A[0, k])
+    for j in range(K):
+        for k in range(K):
+            c = A[j + 1, k] * xi[j, k]
+            if c > 0.0:
+                h -= c * np.log(A[j + 1, k])
+    for t in range(T):
+        for k in range(K):
+            q = fwd[t, k] * bwd[t, k]
+            if q > 0.0:
+                h -= q * np.log(E[t, k])
+    return h
+
+
+@njit(cache=True)
 def hdp_cvi_pass(C_trans, C_emit, sent_trans, gamma, tokens, offsets, order, prior, sigma, emit_prior, emit_total,
-                 qc_method, n_samples, seed, logq0, logq0_row, sampled):
+                 qc_method, n_samples, seed, logq0, logq0_row, sampled, entropy):
     """One sweep of batch CVI for the HDP-HMM (thesis eq. 5.37-5.39), sentences in ``order``.
 
     As :func:`induce.infer.hmm_passes.cvi2_pass` -- per sentence: surrogate
@@ -75,7 +103,8 @@ def hdp_cvi_pass(C_trans, C_emit, sent_trans, gamma, tokens, offsets, order, pri
 
     ``sampled`` ``(S, K+1, K)`` is reset and, when ``S > 0``, receives ``S``
     draws of the corpus transition counts from the new ``q(z)``
-    (:func:`induce.kernels.hdp_qc.sample_transition_counts`).
+    (:func:`induce.kernels.hdp_qc.sample_transition_counts`).  ``entropy`` ``(I,)`` receives each
+    visited sentence's ``H(q(z^i))`` (:func:`_chain_entropy`; the others keep theirs).
     """
     np.random.seed(seed)
     K = C_trans.shape[1]
@@ -97,7 +126,9 @@ def hdp_cvi_pass(C_trans, C_emit, sent_trans, gamma, tokens, offsets, order, pri
         old = sent_trans[i]
         move_emissions(C_emit, col_tot, gamma, tokens, s, T, -1.0)
         _surrogate(C_trans, row_tot, old, C_emit, col_tot, prior, sigma, emit_prior, emit_total, tokens, s, T, A, E)
-        ll += _posterior(A, E, T, fwd, bwd, scale, xi, qc_method, n_samples, logq0, logq0_row)
+        logZ = _posterior(A, E, T, fwd, bwd, scale, xi, qc_method, n_samples, logq0, logq0_row)
+        ll += logZ
+        entropy[i] = _chain_entropy(A, E, T, fwd, bwd, xi, logZ)
         if sampled.shape[0] > 0:
             sample_transition_counts(A, E, T, fwd, path, sampled)
         replace_sentence(C_trans, row_tot, C_emit, col_tot, A, fwd, bwd, xi, T, old, new, gamma, tokens, s)

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -48,6 +49,7 @@ from ..infer import hdp
 from ..infer import hmm_passes as passes
 from ..infer.hdp_passes import (emission_log_q0, hdp_cvi_pass, hdp_minibatch_pass,
                                 hdp_minibatch_pass_emission_q0)
+from ..infer.hdp_merge import merge_round
 from ..infer.schedules import blend, check_schedule, exponential_init, minibatches, step_size
 from ..kernels.hdp_qc import QC_METHODS
 from ..modelfile import Field
@@ -59,6 +61,32 @@ ASYMMETRIC_BURN_IN = {"cvi": 50, "scvi": 5}  # hyper_burn_in=None with Dir(beta 
 DEFAULT_EMISSION_CONCENTRATION = 10.0  # beta's start for Dir(beta tau) (docs/experiments/hdp.md)
 TABLE_ESTIMATES = ("first-order", "sampled")
 SYMMETRY_BREAK_GAIN = 0.01  # hyper_burn_in=None with Dir(beta), cvi: objective gain over pass 1 that ends the burn-in
+# merge moves (cvi, Dir(beta)): a round every MERGE_EVERY passes after the burn-in; each trial runs MERGE_TRIAL_PASSES
+# passes from the merged and from the unmerged state; states with fewer expected tokens than MERGE_MIN_USAGE are
+# left alone; at most MERGE_MAX_TRIALS trials a round (docs/experiments/hdp_defaults.md, "Merge moves")
+MERGE_EVERY = 100
+MERGE_TRIAL_PASSES = 3
+MERGE_MIN_USAGE = 1.0
+MERGE_MAX_TRIALS = 20
+
+
+@dataclass
+class _CVIState:
+    """Everything one batch-CVI pass reads and writes: local statistics, their totals, the HDP globals,
+    each sentence's ``H(q(z^i))``, the ``q(C = 0)`` accumulators and the emission prior (copied whole
+    by the merge moves)."""
+
+    sent_trans: np.ndarray
+    gamma: np.ndarray
+    trans: np.ndarray
+    emit: np.ndarray
+    glob: hdp.HDPGlobals
+    entropy: np.ndarray
+    logq0: np.ndarray
+    logq0_row: np.ndarray
+    sampled: np.ndarray
+    stats: dict
+    emission: hdp.EmissionPrior
 
 
 class HDPHMMTagger(HMMTagger):
@@ -180,6 +208,7 @@ class HDPHMMTagger(HMMTagger):
         kappa: float = 0.6,
         coverage: float = 0.99,
         n_init: int = 1,
+        merge_moves: bool = True,
         decode: str = "posterior",
         order: str = "sequential",
         random_state: int = 0,
@@ -208,6 +237,7 @@ class HDPHMMTagger(HMMTagger):
         self.kappa = kappa
         self.coverage = coverage
         self.n_init = n_init
+        self.merge_moves = merge_moves
         self.decode = decode
         self.order = order
         self.random_state = random_state
@@ -406,48 +436,72 @@ class HDPHMMTagger(HMMTagger):
     def _fit_cvi(self, data, gold, seeds):
         K = self.n_states_
         I, N = data.offsets.shape[0] - 1, data.tokens.shape[0]
-        sent_trans = np.zeros((I, K + 1, K))
-        gamma = np.zeros((N, K))
-        # random initial local posteriors q(z_t | z_{t-1}) ~ U[0, 1] (thesis 5.5.1)
-        passes.init_chain_posteriors(data.tokens, data.offsets, K, int(seeds[0]), sent_trans, gamma)
-        trans = np.zeros((K + 1, K))
-        emit = np.zeros((data.W, K))
-        glob = hdp.HDPGlobals(K, self.gamma, self.sigma)
-        logq0 = np.zeros((K + 1, K))
-        logq0_row = np.zeros(K + 1)
         sample_tables = self.table_estimate == "sampled"
-        sampled = np.zeros((int(self.table_samples) if sample_tables else 0, K + 1, K))  # S = 0: none drawn
-        qcode = self._qc_code()
-        stats = {"qpos": np.ones((K + 1, K))}
+        st = _CVIState(sent_trans=np.zeros((I, K + 1, K)), gamma=np.zeros((N, K)), trans=np.zeros((K + 1, K)),
+                       emit=np.zeros((data.W, K)), glob=hdp.HDPGlobals(K, self.gamma, self.sigma),
+                       entropy=np.zeros(I), logq0=np.zeros((K + 1, K)), logq0_row=np.zeros(K + 1),
+                       sampled=np.zeros((int(self.table_samples) if sample_tables else 0, K + 1, K)),
+                       stats={"qpos": np.ones((K + 1, K))}, emission=self._emission)
+        # random initial local posteriors q(z_t | z_{t-1}) ~ U[0, 1] (thesis 5.5.1)
+        passes.init_chain_posteriors(data.tokens, data.offsets, K, int(seeds[0]), st.sent_trans, st.gamma)
         learn_emission = self.emission_prior == "asymmetric" and "emission" not in self._fixed_hyper()
         logq0_emit = np.zeros((data.W, K)) if learn_emission else None
-        em = self._emission
+        merges = self._merges()
         bar = self._iterations()
         for it in bar:
             t0 = time.perf_counter()
-            passes.totals_from_local(data.tokens, data.offsets, sent_trans, gamma, data.W, trans, emit)
-            order = self._order(data, seeds[it])
-            ll = hdp_cvi_pass(trans, emit, sent_trans, gamma, data.tokens, data.offsets, order, glob.prior(),
-                              glob.sigma, em.pseudo_counts(), em.concentration, qcode, int(self.qc_samples),
-                              int(seeds[it]), logq0, logq0_row, sampled)
+            ll = self._cvi_step(st, data, seeds[it], it, sample_tables)
             self._symmetry_broken(it, ll)
-            usage = emit.sum(axis=0)
-            stats = glob.update(trans, usage, logq0, logq0_row, self._learns("gamma", it), self._learns("sigma", it),
-                                sampled if sample_tables else None)
-            self.gamma_, self.sigma_ = glob.gamma, glob.sigma
             extra = {}
+            if merges and self._merge_due(it):
+                st, records = merge_round(st, lambda s: self._cvi_step(s, data, seeds[it], it, sample_tables),
+                                          lambda s: self._bound(s), MERGE_TRIAL_PASSES, MERGE_MIN_USAGE,
+                                          MERGE_MAX_TRIALS)
+                extra["merges"] = [r["merge"] for r in records if r["accepted"]]
+                extra["merge_trials"] = len(records)
+            self._emission = em = st.emission
+            self.gamma_, self.sigma_ = st.glob.gamma, st.glob.sigma
             # thesis 5.5.3: Dir(beta tau) from the emission table counts, once per pass
             if learn_emission and self._learns("emission", it):
-                emission_log_q0(data.tokens, gamma, logq0_emit)
-                extra = {"emission_tables": em.update(emit, logq0_emit), "beta": em.concentration,
-                         "new_word_mass": em.new_mass}
-            self._hdp_record(bar, it, ll, self._OBJECTIVE, time.perf_counter() - t0, data, usage,
-                             gamma.argmax(axis=1) if gold is not None else None, gold, tables=stats["tables"],
-                             **extra)
-        self.qc_positive_ = stats["qpos"]
-        self._set_sticks(glob.u, glob.v, glob.order)
-        self._local_labels = gamma.argmax(axis=1)
-        self._finish(trans, emit, data)
+                emission_log_q0(data.tokens, st.gamma, logq0_emit)
+                extra |= {"emission_tables": em.update(st.emit, logq0_emit), "beta": em.concentration,
+                          "new_word_mass": em.new_mass}
+            self._hdp_record(bar, it, ll, self._OBJECTIVE, time.perf_counter() - t0, data, st.emit.sum(axis=0),
+                             st.gamma.argmax(axis=1) if gold is not None else None, gold,
+                             tables=st.stats["tables"], **extra)
+        self.bound_ = self._bound(st)
+        self.qc_positive_ = st.stats["qpos"]
+        self._set_sticks(st.glob.u, st.glob.v, st.glob.order)
+        self._local_labels = st.gamma.argmax(axis=1)
+        self._finish(st.trans, st.emit, data)
+
+    def _cvi_step(self, st, data, seed, it, sample_tables):
+        """One batch CVI pass on the state ``st`` (eq. 5.37-5.39), then the sticks and the learned
+        ``gamma`` / ``sigma`` (5.25-5.26, 5.17, 5.20); returns the predictive log-likelihood."""
+        passes.totals_from_local(data.tokens, data.offsets, st.sent_trans, st.gamma, data.W, st.trans, st.emit)
+        em, glob = st.emission, st.glob
+        ll = hdp_cvi_pass(st.trans, st.emit, st.sent_trans, st.gamma, data.tokens, data.offsets,
+                          self._order(data, seed), glob.prior(), glob.sigma, em.pseudo_counts(), em.concentration,
+                          self._qc_code(), int(self.qc_samples), int(seed), st.logq0, st.logq0_row, st.sampled,
+                          st.entropy)
+        st.stats = glob.update(st.trans, st.emit.sum(axis=0), st.logq0, st.logq0_row, self._learns("gamma", it),
+                               self._learns("sigma", it), st.sampled if sample_tables else None)
+        return ll
+
+    def _bound(self, st) -> float:
+        """:func:`induce.infer.hdp.collapsed_bound` of the state ``st`` (eq. 5.13, zeroth order)."""
+        em = st.emission
+        return hdp.collapsed_bound(st.trans, st.emit, st.glob, em.pseudo_counts(), em.concentration,
+                                   st.entropy.sum())
+
+    def _merges(self) -> bool:
+        """Whether this fit tries merge moves (``merge_moves``; cvi with the symmetric emission prior)."""
+        return bool(self.merge_moves) and self.emission_prior == "symmetric"
+
+    def _merge_due(self, it: int) -> bool:
+        """Merge rounds every :data:`MERGE_EVERY` passes once the hyperparameters learn (after the burn-in)."""
+        start = self._learn_from if self._burn_in() is None else self._burn_in() + 1
+        return start is not None and it >= start and (it - start) % MERGE_EVERY == MERGE_EVERY - 1
 
     def _fit_scvi(self, data, gold, seeds):
         """Stochastic CVI: counts as SCVI for HMMs, HDP hyperparameters and sticks by eq. 5.40."""
@@ -568,7 +622,7 @@ class HDPHMMTagger(HMMTagger):
     _PARAMS = ("truncation", "infer", "n_iter", "gamma", "sigma", "beta", "emission_prior", "emission_concentration",
                "new_word_mass",
                "fix_hyper", "hyper_burn_in", "qc", "qc_samples", "table_estimate", "table_samples",
-               "batch_size", "tau", "kappa", "coverage", "n_init", "decode", "order", "random_state")
+               "batch_size", "tau", "kappa", "coverage", "n_init", "merge_moves", "decode", "order", "random_state")
     _ARRAYS = ("transitions_", "emissions_", "transition_counts_", "emission_counts_", "stick_u_", "stick_v_",
                "stick_order_", "state_prior_", "qc_positive_", "emission_base_")
     _FITTED = ("gamma_", "sigma_", "effective_states_", "emission_concentration_", "emission_new_mass_")
