@@ -1,4 +1,4 @@
-"""Merge moves for batch CVI of the HDP-HMM, accepted by the collapsed bound (thesis eq. 5.13).
+"""Merge and split moves for batch CVI of the HDP-HMM, accepted by the collapsed bound (thesis eq. 5.13).
 
 Coordinate ascent from random local posteriors can end with one true state split
 into two (docs/experiments/hdp_defaults.md, "Merge moves"): both halves emit alike,
@@ -10,6 +10,12 @@ runs a few ordinary CVI passes from there and from the unmerged state alike, and
 keeps the merged fit if its collapsed bound (:func:`induce.infer.hdp.collapsed_bound`)
 is the higher.  The bound, unlike the predictive log-likelihood, charges every
 extra state its Dirichlet normalisers and stick, so a duplicated state is a loss.
+
+The opposite failure, one state holding two true ones, is undone by a split move
+(:func:`split_locals`): the sentences that use state ``k`` are cut in two by 2-means
+on what distinguishes them there (their words in ``k`` and the states they enter
+``k`` from), the second group's share of ``k`` moves to an unused state, and the same
+trial passes and bound decide.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import copy
 from typing import Callable
 
 import numpy as np
+from sklearn.cluster import KMeans
 
 
 def merge_locals(sent_trans: np.ndarray, gamma: np.ndarray, k: int, l: int) -> None:
@@ -55,6 +62,92 @@ def candidate_pairs(emit: np.ndarray, min_usage: float) -> list[tuple[int, int]]
 
     pairs = [(used[i], used[j]) for i in range(len(used)) for j in range(i + 1, len(used))]
     return sorted(pairs, key=lambda p: js(P[:, p[0]], P[:, p[1]]))
+
+
+def sentence_split(sent_trans: np.ndarray, gamma: np.ndarray, tokens: np.ndarray, offsets: np.ndarray, W: int,
+                   k: int, seed: int) -> np.ndarray | None:
+    """Sentences to move from state ``k`` to a new state: the smaller of two 2-means clusters.
+
+    Each sentence with expected mass in ``k`` is described by its normalised word histogram within
+    ``k`` (``q(z_t = k)`` per word) next to its normalised incoming transitions into ``k``
+    (``E[C^i_{j,k}]``, ``j = 0..K``, self-transitions left out); clusters are weighted by that mass.
+    Returns a boolean mask over sentences, or ``None`` if there is nothing to split.
+    """
+    I = offsets.shape[0] - 1
+    sent = np.repeat(np.arange(I), np.diff(offsets))
+    mass = np.bincount(sent, weights=gamma[:, k], minlength=I)
+    words = np.zeros((I, W))
+    np.add.at(words, (sent, tokens), gamma[:, k])
+    incoming = sent_trans[:, :, k].copy()
+    incoming[:, k + 1] = 0.0
+    use = np.flatnonzero(mass > 0.5)
+    if use.size < 2:
+        return None
+    feats = np.hstack([words[use] / mass[use, None],
+                       incoming[use] / np.maximum(incoming[use].sum(axis=1, keepdims=True), 1e-300)])
+    if np.allclose(feats, feats[0]):
+        return None
+    labels = KMeans(n_clusters=2, n_init=3, random_state=seed).fit(feats, sample_weight=mass[use]).labels_
+    second = labels == 1 if mass[use][labels == 1].sum() <= mass[use][labels == 0].sum() else labels == 0
+    mask = np.zeros(I, dtype=bool)
+    mask[use[second]] = True
+    return mask if 0 < mask.sum() < use.size else None
+
+
+def split_locals(sent_trans: np.ndarray, gamma: np.ndarray, offsets: np.ndarray, k: int, l: int,
+                 moved: np.ndarray) -> None:
+    """Move state ``k`` of the sentences ``moved`` to the unused state ``l``, in place.
+
+    Within a moved sentence every ``k`` becomes ``l`` (marginals, column ``k`` and row ``k+1`` of its
+    expected transition counts), so the statistics stay the exact ones of a relabelled posterior.
+    """
+    tok = np.repeat(moved, np.diff(offsets))
+    gamma[tok, l] = gamma[tok, k]
+    gamma[tok, k] = 0.0
+    st = sent_trans[moved]
+    st[:, :, l] = st[:, :, k]
+    st[:, :, k] = 0.0
+    st[:, l + 1, :] = st[:, k + 1, :]
+    st[:, k + 1, :] = 0.0
+    sent_trans[moved] = st
+
+
+def move_round(state, step: Callable, score: Callable, trial_passes: int, min_usage: float, max_trials: int,
+               data, seed: int) -> tuple[object, list[dict]]:
+    """Split trials for every used state (while an unused one is left), then :func:`merge_round`.
+
+    Each split (:func:`sentence_split`, :func:`split_locals`) is run for ``trial_passes`` passes and
+    kept when its bound beats as many passes from the current state.  Returns the state to go on
+    from and one record per trial."""
+
+    def advance(s):
+        for _ in range(trial_passes):
+            step(s)
+        return s, score(s)
+
+    records = []
+    current = state
+    base_score = None
+    for k in [int(k) for k in np.argsort(-state.emit.sum(axis=0), kind="stable")]:
+        usage = current.emit.sum(axis=0)
+        free = np.flatnonzero(usage < min_usage)
+        if usage[k] < 2 * min_usage or free.size == 0 or len(records) >= max_trials:
+            continue
+        moved = sentence_split(current.sent_trans, current.gamma, data.tokens, data.offsets, data.W, k, seed)
+        if moved is None:
+            continue
+        if base_score is None:
+            base_score = advance(copy.deepcopy(current))[1]
+        trial = copy.deepcopy(current)
+        split_locals(trial.sent_trans, trial.gamma, data.offsets, k, int(free[0]), moved)
+        trial, trial_score = advance(trial)
+        accepted = trial_score > base_score
+        records.append({"split": [k, int(free[0])], "bound": trial_score, "baseline": base_score,
+                        "accepted": accepted})
+        if accepted:
+            current, base_score = trial, None
+    current, merged = merge_round(current, step, score, trial_passes, min_usage, max_trials)
+    return current, records + merged
 
 
 def merge_round(state, step: Callable, score: Callable, trial_passes: int, min_usage: float,

@@ -49,7 +49,7 @@ from ..infer import hdp
 from ..infer import hmm_passes as passes
 from ..infer.hdp_passes import (emission_log_q0, hdp_cvi_pass, hdp_minibatch_pass,
                                 hdp_minibatch_pass_emission_q0)
-from ..infer.hdp_merge import merge_round
+from ..infer.hdp_merge import move_round
 from ..infer.schedules import blend, check_schedule, exponential_init, minibatches, step_size
 from ..kernels.hdp_qc import QC_METHODS
 from ..modelfile import Field
@@ -61,13 +61,13 @@ ASYMMETRIC_BURN_IN = {"cvi": 50, "scvi": 5}  # hyper_burn_in=None with Dir(beta 
 DEFAULT_EMISSION_CONCENTRATION = 10.0  # beta's start for Dir(beta tau) (docs/experiments/hdp.md)
 TABLE_ESTIMATES = ("first-order", "sampled")
 SYMMETRY_BREAK_GAIN = 0.01  # hyper_burn_in=None with Dir(beta), cvi: objective gain over pass 1 that ends the burn-in
-# merge moves (cvi, Dir(beta)): a round every MERGE_EVERY passes after the burn-in; each trial runs MERGE_TRIAL_PASSES
+# merge moves (cvi, Dir(beta)): rounds at most MERGE_EVERY passes apart in the second half of the passes; each trial runs MERGE_TRIAL_PASSES
 # passes from the merged and from the unmerged state; states with fewer expected tokens than MERGE_MIN_USAGE are
 # left alone; at most MERGE_MAX_TRIALS trials a round (docs/experiments/hdp_defaults.md, "Merge moves")
 MERGE_EVERY = 100
 MERGE_TRIAL_PASSES = 3
 MERGE_MIN_USAGE = 1.0
-MERGE_MAX_TRIALS = 20
+MERGE_MAX_TRIALS = 12
 
 
 @dataclass
@@ -435,18 +435,14 @@ class HDPHMMTagger(HMMTagger):
 
     def _fit_cvi(self, data, gold, seeds):
         K = self.n_states_
-        I, N = data.offsets.shape[0] - 1, data.tokens.shape[0]
         sample_tables = self.table_estimate == "sampled"
-        st = _CVIState(sent_trans=np.zeros((I, K + 1, K)), gamma=np.zeros((N, K)), trans=np.zeros((K + 1, K)),
-                       emit=np.zeros((data.W, K)), glob=hdp.HDPGlobals(K, self.gamma, self.sigma),
-                       entropy=np.zeros(I), logq0=np.zeros((K + 1, K)), logq0_row=np.zeros(K + 1),
-                       sampled=np.zeros((int(self.table_samples) if sample_tables else 0, K + 1, K)),
-                       stats={"qpos": np.ones((K + 1, K))}, emission=self._emission)
+        st = self._cvi_state(data)
         # random initial local posteriors q(z_t | z_{t-1}) ~ U[0, 1] (thesis 5.5.1)
         passes.init_chain_posteriors(data.tokens, data.offsets, K, int(seeds[0]), st.sent_trans, st.gamma)
         learn_emission = self.emission_prior == "asymmetric" and "emission" not in self._fixed_hyper()
         logq0_emit = np.zeros((data.W, K)) if learn_emission else None
         merges = self._merges()
+        self._next_move = self._move_gap = None
         bar = self._iterations()
         for it in bar:
             t0 = time.perf_counter()
@@ -454,11 +450,13 @@ class HDPHMMTagger(HMMTagger):
             self._symmetry_broken(it, ll)
             extra = {}
             if merges and self._merge_due(it):
-                st, records = merge_round(st, lambda s: self._cvi_step(s, data, seeds[it], it, sample_tables),
-                                          lambda s: self._bound(s), MERGE_TRIAL_PASSES, MERGE_MIN_USAGE,
-                                          MERGE_MAX_TRIALS)
-                extra["merges"] = [r["merge"] for r in records if r["accepted"]]
-                extra["merge_trials"] = len(records)
+                st, records = move_round(st, lambda s: self._cvi_step(s, data, seeds[it], it, sample_tables),
+                                         self._bound, MERGE_TRIAL_PASSES, MERGE_MIN_USAGE, MERGE_MAX_TRIALS,
+                                         data, int(seeds[it]))
+                extra["merges"] = [r["merge"] for r in records if r["accepted"] and "merge" in r]
+                extra["splits"] = [r["split"] for r in records if r["accepted"] and "split" in r]
+                extra["move_trials"] = len(records)
+                self._moved(it, bool(extra["merges"] or extra["splits"]))
             self._emission = em = st.emission
             self.gamma_, self.sigma_ = st.glob.gamma, st.glob.sigma
             # thesis 5.5.3: Dir(beta tau) from the emission table counts, once per pass
@@ -470,10 +468,22 @@ class HDPHMMTagger(HMMTagger):
                              st.gamma.argmax(axis=1) if gold is not None else None, gold,
                              tables=st.stats["tables"], **extra)
         self.bound_ = self._bound(st)
+        del self._next_move, self._move_gap
         self.qc_positive_ = st.stats["qpos"]
         self._set_sticks(st.glob.u, st.glob.v, st.glob.order)
         self._local_labels = st.gamma.argmax(axis=1)
         self._finish(st.trans, st.emit, data)
+
+    def _cvi_state(self, data) -> _CVIState:
+        """A zero batch-CVI state for ``data`` (``n_states_`` states, the starting hyperparameters)."""
+        K = self.n_states_
+        I, N = data.offsets.shape[0] - 1, data.tokens.shape[0]
+        S = int(self.table_samples) if self.table_estimate == "sampled" else 0
+        return _CVIState(sent_trans=np.zeros((I, K + 1, K)), gamma=np.zeros((N, K)), trans=np.zeros((K + 1, K)),
+                         emit=np.zeros((data.W, K)), glob=hdp.HDPGlobals(K, self.gamma, self.sigma),
+                         entropy=np.zeros(I), logq0=np.zeros((K + 1, K)), logq0_row=np.zeros(K + 1),
+                         sampled=np.zeros((S, K + 1, K)), stats={"qpos": np.ones((K + 1, K))},
+                         emission=self._emission)
 
     def _cvi_step(self, st, data, seed, it, sample_tables):
         """One batch CVI pass on the state ``st`` (eq. 5.37-5.39), then the sticks and the learned
@@ -499,79 +509,22 @@ class HDPHMMTagger(HMMTagger):
         return bool(self.merge_moves) and self.emission_prior == "symmetric"
 
     def _merge_due(self, it: int) -> bool:
-        """Merge rounds every :data:`MERGE_EVERY` passes once the hyperparameters learn (after the burn-in)."""
-        start = self._learn_from if self._burn_in() is None else self._burn_in() + 1
-        return start is not None and it >= start and (it - start) % MERGE_EVERY == MERGE_EVERY - 1
+        """Whether pass ``it`` ends with a split-merge round: the first ``every = min(MERGE_EVERY, n_iter // 10)``
+        passes after the burn-in (the hyperparameters learn), then ``every`` passes after a round that changed
+        the fit and twice the last gap after one that did not; never in the last ``every`` passes."""
+        every = max(1, min(MERGE_EVERY, int(self.n_iter) // 10))
+        if self._next_move is None:
+            start = self._learn_from if self._burn_in() is None else self._burn_in() + 1
+            if start is None:
+                return False
+            self._next_move, self._move_gap = start + every - 1, every
+        return it == self._next_move and it <= int(self.n_iter) - every
 
-    def _fit_scvi(self, data, gold, seeds):
-        """Stochastic CVI: counts as SCVI for HMMs, HDP hyperparameters and sticks by eq. 5.40."""
-        K, W = self.n_states_, data.W
-        I, N = data.offsets.shape[0] - 1, data.tokens.shape[0]
-        rng = np.random.default_rng(int(seeds[0]))
-        # global counts from exponential distributions (thesis eq. 3.106-3.107)
-        N_trans = exponential_init(rng, (K + 1, K), N / K**2)
-        N_emit = exponential_init(rng, (W, K), N / (K * W))
-        # the minibatches are fixed so that each one's q(C^m = 0) can be replaced (thesis 5.3)
-        batches = [b.astype(np.int64) for b in minibatches(I, int(self.batch_size), rng, 1)]
-        logq0_b = np.zeros((len(batches), K + 1, K))
-        logq0_row_b = np.zeros((len(batches), K + 1))
-        u, v = np.ones(K), np.full(K, self.gamma_)  # by state; prior Beta(1, gamma)
-        G_state = np.full(K, 1.0 / K)
-        trans_b = np.zeros((K + 1, K))
-        emit_b = np.zeros((W, K))
-        qcode = self._qc_code()
-        em = self._emission
-        learn_emission = self.emission_prior == "asymmetric" and "emission" not in self._fixed_hyper()
-        if learn_emission:
-            # global estimate of log q(C_wk = 0) = sum_t log(1 - q(z_t = k)), blended like the counts; it starts
-            # at -N_emit (log(1 - p) ~ -p for the many small token probabilities behind the initial counts)
-            logq0_emit = -N_emit
-            logq0_emit_b = np.zeros((W, K))
-        m = 0
-        bar = self._iterations()
-        for it in bar:
-            t0 = time.perf_counter()
-            ll = 0.0
-            learn_gamma, learn_sigma = self._learns("gamma", it), self._learns("sigma", it)
-            extra = {}
-            for b in rng.permutation(len(batches)):
-                items = batches[b]
-                prior = self.sigma_ * G_state
-                args = (N_trans, N_emit, data.tokens, data.offsets, items, prior, self.sigma_, em.pseudo_counts(),
-                        em.concentration, qcode, int(self.qc_samples), int(rng.integers(2**31 - 1)),
-                        trans_b, emit_b, logq0_b[b], logq0_row_b[b])
-                ll += (hdp_minibatch_pass_emission_q0(*args, logq0_emit_b) if learn_emission
-                       else hdp_minibatch_pass(*args))
-                rho = step_size(m, self.tau, self.kappa)
-                scale = I / len(items)
-                blend(N_trans, trans_b, rho, scale)  # thesis eq. 3.103
-                blend(N_emit, emit_b, rho, scale)    # thesis eq. 3.104
-                # q(C > 0) = 1 - prod_m q(C^m = 0) (thesis 5.3, eq. 5.46 over minibatches)
-                qpos = hdp.q_positive(logq0_b.sum(axis=0))
-                qpos_row = hdp.q_positive(logq0_row_b.sum(axis=0))
-                tables = hdp.expected_tables(N_trans, qpos, prior)
-                order = hdp.usage_order(N_emit.sum(axis=0))
-                col = tables.sum(axis=0)[order]
-                # eq. 5.40 with the gradients 5.16, 5.19, 5.23-5.24, preconditioned (see induce.infer.hdp)
-                if learn_gamma:
-                    self.gamma_ = hdp.scaled_gamma_step(u, v, self.gamma_, rho)
-                if learn_sigma:
-                    self.sigma_ = hdp.scaled_sigma_step(tables.sum(), N_trans.sum(axis=1), qpos_row, self.sigma_, rho)
-                u[order], v[order] = hdp.natural_stick_step(u[order], v[order], col, self.gamma_, rho)
-                G_state = hdp.prior_by_state(hdp.geometric_pi(u[order], v[order]), order, 1.0)
-                if learn_emission:
-                    blend(logq0_emit, logq0_emit_b, rho, scale)
-                    if self._learns("emission", it):  # thesis 5.5.3 with the steps of 5.40
-                        extra = {"emission_tables": em.stochastic_step(N_emit, logq0_emit, rho),
-                                 "beta": em.concentration, "new_word_mass": em.new_mass}
-                m += 1
-            self._hdp_record(bar, it, ll, "minibatch_log_likelihood", time.perf_counter() - t0, data,
-                             N_emit.sum(axis=0), None, None, step=rho, **extra)
-        order = hdp.usage_order(N_emit.sum(axis=0))
-        self.qc_positive_ = hdp.q_positive(logq0_b.sum(axis=0))
-        self._set_sticks(u[order], v[order], order)
-        self._local_labels = None
-        self._finish(N_trans, N_emit, data)
+    def _moved(self, it: int, changed: bool) -> None:
+        """Schedule the next split-merge round after the one at pass ``it`` (see :meth:`_merge_due`)."""
+        every = max(1, min(MERGE_EVERY, int(self.n_iter) // 10))
+        self._move_gap = every if changed else 2 * self._move_gap
+        self._next_move = it + self._move_gap
 
     def _set_sticks(self, u_sorted, v_sorted, order):
         self.stick_u_ = np.asarray(u_sorted, dtype=np.float64)
