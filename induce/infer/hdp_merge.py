@@ -114,7 +114,8 @@ def split_locals(sent_trans: np.ndarray, gamma: np.ndarray, offsets: np.ndarray,
 
 def move_round(state, step: Callable, score: Callable, trial_passes: int, min_usage: float, max_trials: int,
                data, seed: int) -> tuple[object, list[dict]]:
-    """Split trials for every used state (while an unused one is left), then :func:`merge_round`.
+    """Split trials for the used states, most used first (while an unused one is left; at most half of
+    ``max_trials``), then :func:`merge_round` with the trials left.
 
     Each split (:func:`sentence_split`, :func:`split_locals`) is run for ``trial_passes`` passes and
     kept when its bound beats as many passes from the current state.  Returns the state to go on
@@ -131,7 +132,7 @@ def move_round(state, step: Callable, score: Callable, trial_passes: int, min_us
     for k in [int(k) for k in np.argsort(-state.emit.sum(axis=0), kind="stable")]:
         usage = current.emit.sum(axis=0)
         free = np.flatnonzero(usage < min_usage)
-        if usage[k] < 2 * min_usage or free.size == 0 or len(records) >= max_trials:
+        if usage[k] < 2 * min_usage or free.size == 0 or len(records) >= max_trials // 2:
             continue
         moved = sentence_split(current.sent_trans, current.gamma, data.tokens, data.offsets, data.W, k, seed)
         if moved is None:
@@ -146,7 +147,7 @@ def move_round(state, step: Callable, score: Callable, trial_passes: int, min_us
                         "accepted": accepted})
         if accepted:
             current, base_score = trial, None
-    current, merged = merge_round(current, step, score, trial_passes, min_usage, max_trials)
+    current, merged = merge_round(current, step, score, trial_passes, min_usage, max_trials - len(records))
     return current, records + merged
 
 
@@ -165,6 +166,8 @@ def merge_round(state, step: Callable, score: Callable, trial_passes: int, min_u
         return s, score(s)
 
     records, tried = [], 0
+    if max_trials <= 0:
+        return state, records
     base, base_score = advance(copy.deepcopy(state))
     current = state
     changed = True

@@ -61,13 +61,15 @@ ASYMMETRIC_BURN_IN = {"cvi": 50, "scvi": 5}  # hyper_burn_in=None with Dir(beta 
 DEFAULT_EMISSION_CONCENTRATION = 10.0  # beta's start for Dir(beta tau) (docs/experiments/hdp.md)
 TABLE_ESTIMATES = ("first-order", "sampled")
 SYMMETRY_BREAK_GAIN = 0.01  # hyper_burn_in=None with Dir(beta), cvi: objective gain over pass 1 that ends the burn-in
-# merge moves (cvi, Dir(beta)): rounds at most MERGE_EVERY passes apart in the second half of the passes; each trial runs MERGE_TRIAL_PASSES
-# passes from the merged and from the unmerged state; states with fewer expected tokens than MERGE_MIN_USAGE are
-# left alone; at most MERGE_MAX_TRIALS trials a round (docs/experiments/hdp_defaults.md, "Merge moves")
+# split-merge moves (cvi, Dir(beta); see merge_moves): rounds from MERGE_EVERY (at most n_iter / 10) passes after the
+# burn-in; each trial runs MERGE_TRIAL_PASSES passes from the changed and from the unchanged fit; states with fewer
+# expected tokens than MERGE_MIN_USAGE are left alone; at most MERGE_MAX_TRIALS trials a round, and all rounds'
+# trial passes (2 x 3 a trial, a generous count of the baselines) within n_iter / 2
+# (docs/experiments/hdp_defaults.md, "Split-merge moves")
 MERGE_EVERY = 100
 MERGE_TRIAL_PASSES = 3
 MERGE_MIN_USAGE = 1.0
-MERGE_MAX_TRIALS = 12
+MERGE_MAX_TRIALS = 20
 
 
 @dataclass
@@ -171,6 +173,19 @@ class HDPHMMTagger(HMMTagger):
         are local optima that score far lower (on the theta_pos recovery data
         ~2,000 nats), so a few starts remove them; see docs/experiments/hdp.md,
         "Best of 3 starts".
+    merge_moves : ``cvi`` with ``Dir(beta)``: split-merge moves (:mod:`induce.infer.hdp_merge`) after
+        the burn-in.  A round tries to split each used state in two (2-means over the sentences that use
+        it) and to merge pairs of states (most alike emissions first); each trial runs 3 passes from the
+        changed and from the unchanged fit and is kept if the collapsed bound (thesis eq. 5.13,
+        :func:`induce.infer.hdp.collapsed_bound`) is higher.  The first round comes ``min(100, n_iter/10)``
+        passes after the burn-in, the next as far again after a round that changed the fit and twice as
+        far after one that did not; all trials together take at most ``n_iter / 2`` extra passes.  On the
+        thesis Fig. 5.7 data coordinate ascent alone keeps split or merged states (the predictive
+        log-likelihood ties or prefers them, the bound does not); see docs/experiments/hdp_defaults.md,
+        "Split-merge moves".  The accepted moves of a round are in the trace (``splits``, ``merges``).
+    scvi_memory : ``scvi``: keep each sentence's expected counts of its last visit and leave them out of
+        the global counts its surrogate is formed from (``N - c^i``, as cvi's ``C^{\\i}``).  Costs the
+        memory of cvi's local statistics (``N x K`` marginals, ``I x (K+1) x K`` transitions).
     decode, order, random_state, verbose, eval_column, eval_every, callback : as
         in :class:`HMMTagger`.
 
@@ -182,7 +197,8 @@ class HDPHMMTagger(HMMTagger):
     symmetric prior), ``emission_new_mass_`` (``gamma_e``, learned or fixed), ``stick_u_``/``stick_v_`` and ``stick_order_``
     (stick position -> state), ``state_prior_`` (``sigma G[pi_k]``),
     ``qc_positive_`` (last ``q(C > 0)``, K+1 x K), ``effective_states_``,
-    ``labels_``, ``trace_`` (of the start kept), ``init_objectives_``, ``vocab_``, ``n_states_``, ``n_iter_``,
+    ``labels_``, ``trace_`` (of the start kept), ``init_objectives_``, ``bound_`` (``cvi``: the final
+    collapsed bound), ``vocab_``, ``n_states_``, ``n_iter_``,
     ``hyper_burn_in_`` (passes the burn-in held the hyperparameters).
     """
 
@@ -209,6 +225,7 @@ class HDPHMMTagger(HMMTagger):
         coverage: float = 0.99,
         n_init: int = 1,
         merge_moves: bool = True,
+        scvi_memory: bool = True,
         decode: str = "posterior",
         order: str = "sequential",
         random_state: int = 0,
@@ -238,6 +255,7 @@ class HDPHMMTagger(HMMTagger):
         self.coverage = coverage
         self.n_init = n_init
         self.merge_moves = merge_moves
+        self.scvi_memory = scvi_memory
         self.decode = decode
         self.order = order
         self.random_state = random_state
@@ -443,6 +461,7 @@ class HDPHMMTagger(HMMTagger):
         logq0_emit = np.zeros((data.W, K)) if learn_emission else None
         merges = self._merges()
         self._next_move = self._move_gap = None
+        self._move_budget = int(self.n_iter) // 2  # trial passes (a trial and its baseline: 2 x 3) for all rounds
         bar = self._iterations()
         for it in bar:
             t0 = time.perf_counter()
@@ -450,9 +469,11 @@ class HDPHMMTagger(HMMTagger):
             self._symmetry_broken(it, ll)
             extra = {}
             if merges and self._merge_due(it):
+                trials = min(MERGE_MAX_TRIALS, self._move_budget // (2 * MERGE_TRIAL_PASSES))
                 st, records = move_round(st, lambda s: self._cvi_step(s, data, seeds[it], it, sample_tables),
-                                         self._bound, MERGE_TRIAL_PASSES, MERGE_MIN_USAGE, MERGE_MAX_TRIALS,
-                                         data, int(seeds[it]))
+                                         self._bound, MERGE_TRIAL_PASSES, MERGE_MIN_USAGE, trials, data,
+                                         int(seeds[it]))
+                self._move_budget -= 2 * MERGE_TRIAL_PASSES * len(records)
                 extra["merges"] = [r["merge"] for r in records if r["accepted"] and "merge" in r]
                 extra["splits"] = [r["split"] for r in records if r["accepted"] and "split" in r]
                 extra["move_trials"] = len(records)
@@ -468,7 +489,7 @@ class HDPHMMTagger(HMMTagger):
                              st.gamma.argmax(axis=1) if gold is not None else None, gold,
                              tables=st.stats["tables"], **extra)
         self.bound_ = self._bound(st)
-        del self._next_move, self._move_gap
+        del self._next_move, self._move_gap, self._move_budget
         self.qc_positive_ = st.stats["qpos"]
         self._set_sticks(st.glob.u, st.glob.v, st.glob.order)
         self._local_labels = st.gamma.argmax(axis=1)
@@ -526,6 +547,79 @@ class HDPHMMTagger(HMMTagger):
         self._move_gap = every if changed else 2 * self._move_gap
         self._next_move = it + self._move_gap
 
+    def _fit_scvi(self, data, gold, seeds):
+        """Stochastic CVI: counts as SCVI for HMMs, HDP hyperparameters and sticks by eq. 5.40."""
+        K, W = self.n_states_, data.W
+        I, N = data.offsets.shape[0] - 1, data.tokens.shape[0]
+        rng = np.random.default_rng(int(seeds[0]))
+        # global counts from exponential distributions (thesis eq. 3.106-3.107)
+        N_trans = exponential_init(rng, (K + 1, K), N / K**2)
+        N_emit = exponential_init(rng, (W, K), N / (K * W))
+        # the minibatches are fixed so that each one's q(C^m = 0) can be replaced (thesis 5.3)
+        batches = [b.astype(np.int64) for b in minibatches(I, int(self.batch_size), rng, 1)]
+        logq0_b = np.zeros((len(batches), K + 1, K))
+        logq0_row_b = np.zeros((len(batches), K + 1))
+        # each sentence's expected counts of its last visit, left out of the counts its surrogate uses
+        memory = (np.zeros((I, K + 1, K)), np.zeros((N, K))) if self.scvi_memory else (
+            np.zeros((0, K + 1, K)), np.zeros((0, K)))
+        u, v = np.ones(K), np.full(K, self.gamma_)  # by state; prior Beta(1, gamma)
+        G_state = np.full(K, 1.0 / K)
+        trans_b = np.zeros((K + 1, K))
+        emit_b = np.zeros((W, K))
+        qcode = self._qc_code()
+        em = self._emission
+        learn_emission = self.emission_prior == "asymmetric" and "emission" not in self._fixed_hyper()
+        if learn_emission:
+            # global estimate of log q(C_wk = 0) = sum_t log(1 - q(z_t = k)), blended like the counts; it starts
+            # at -N_emit (log(1 - p) ~ -p for the many small token probabilities behind the initial counts)
+            logq0_emit = -N_emit
+            logq0_emit_b = np.zeros((W, K))
+        m = 0
+        bar = self._iterations()
+        for it in bar:
+            t0 = time.perf_counter()
+            ll = 0.0
+            learn_gamma, learn_sigma = self._learns("gamma", it), self._learns("sigma", it)
+            extra = {}
+            for b in rng.permutation(len(batches)):
+                items = batches[b]
+                prior = self.sigma_ * G_state
+                args = (N_trans, N_emit, data.tokens, data.offsets, items, prior, self.sigma_, em.pseudo_counts(),
+                        em.concentration, qcode, int(self.qc_samples), int(rng.integers(2**31 - 1)),
+                        trans_b, emit_b, logq0_b[b], logq0_row_b[b], *memory)
+                ll += (hdp_minibatch_pass_emission_q0(*args, logq0_emit_b) if learn_emission
+                       else hdp_minibatch_pass(*args))
+                rho = step_size(m, self.tau, self.kappa)
+                scale = I / len(items)
+                blend(N_trans, trans_b, rho, scale)  # thesis eq. 3.103
+                blend(N_emit, emit_b, rho, scale)    # thesis eq. 3.104
+                # q(C > 0) = 1 - prod_m q(C^m = 0) (thesis 5.3, eq. 5.46 over minibatches)
+                qpos = hdp.q_positive(logq0_b.sum(axis=0))
+                qpos_row = hdp.q_positive(logq0_row_b.sum(axis=0))
+                tables = hdp.expected_tables(N_trans, qpos, prior)
+                order = hdp.usage_order(N_emit.sum(axis=0))
+                col = tables.sum(axis=0)[order]
+                # eq. 5.40 with the gradients 5.16, 5.19, 5.23-5.24, preconditioned (see induce.infer.hdp)
+                if learn_gamma:
+                    self.gamma_ = hdp.scaled_gamma_step(u, v, self.gamma_, rho)
+                if learn_sigma:
+                    self.sigma_ = hdp.scaled_sigma_step(tables.sum(), N_trans.sum(axis=1), qpos_row, self.sigma_, rho)
+                u[order], v[order] = hdp.natural_stick_step(u[order], v[order], col, self.gamma_, rho)
+                G_state = hdp.prior_by_state(hdp.geometric_pi(u[order], v[order]), order, 1.0)
+                if learn_emission:
+                    blend(logq0_emit, logq0_emit_b, rho, scale)
+                    if self._learns("emission", it):  # thesis 5.5.3 with the steps of 5.40
+                        extra = {"emission_tables": em.stochastic_step(N_emit, logq0_emit, rho),
+                                 "beta": em.concentration, "new_word_mass": em.new_mass}
+                m += 1
+            self._hdp_record(bar, it, ll, "minibatch_log_likelihood", time.perf_counter() - t0, data,
+                             N_emit.sum(axis=0), None, None, step=rho, **extra)
+        order = hdp.usage_order(N_emit.sum(axis=0))
+        self.qc_positive_ = hdp.q_positive(logq0_b.sum(axis=0))
+        self._set_sticks(u[order], v[order], order)
+        self._local_labels = None
+        self._finish(N_trans, N_emit, data)
+
     def _set_sticks(self, u_sorted, v_sorted, order):
         self.stick_u_ = np.asarray(u_sorted, dtype=np.float64)
         self.stick_v_ = np.asarray(v_sorted, dtype=np.float64)
@@ -575,7 +669,8 @@ class HDPHMMTagger(HMMTagger):
     _PARAMS = ("truncation", "infer", "n_iter", "gamma", "sigma", "beta", "emission_prior", "emission_concentration",
                "new_word_mass",
                "fix_hyper", "hyper_burn_in", "qc", "qc_samples", "table_estimate", "table_samples",
-               "batch_size", "tau", "kappa", "coverage", "n_init", "merge_moves", "decode", "order", "random_state")
+               "batch_size", "tau", "kappa", "coverage", "n_init", "merge_moves",
+               "scvi_memory", "decode", "order", "random_state")
     _ARRAYS = ("transitions_", "emissions_", "transition_counts_", "emission_counts_", "stick_u_", "stick_v_",
                "stick_order_", "state_prior_", "qc_positive_", "emission_base_")
     _FITTED = ("gamma_", "sigma_", "effective_states_", "emission_concentration_", "emission_new_mass_")
