@@ -26,6 +26,8 @@ from typing import Callable
 import numpy as np
 from sklearn.cluster import KMeans
 
+from . import hdp
+
 
 def merge_locals(sent_trans: np.ndarray, gamma: np.ndarray, k: int, l: int) -> None:
     """Relabel state ``l`` as ``k`` in the local statistics, in place.
@@ -149,6 +151,53 @@ def move_round(state, step: Callable, score: Callable, trial_passes: int, min_us
             current, base_score = trial, None
     current, merged = merge_round(current, step, score, trial_passes, min_usage, max_trials - len(records))
     return current, records + merged
+
+
+def merge_counts(trans: np.ndarray, emit: np.ndarray, k: int, l: int) -> None:
+    """Merge state ``l`` into ``k`` in global counts, in place: transition column and row
+    (``trans`` ``(K+1, K)``, row 0 the start) and emission column (``emit`` ``(W, K)``).
+    (:func:`merge_locals` on one sentence, for the stochastic estimates that have no local store.)"""
+    merge_locals(trans[None], emit, k, l)
+
+
+def instant_merges(trans: np.ndarray, emit: np.ndarray, pi: np.ndarray, sigma: float, pseudo: np.ndarray,
+                   total: float, min_usage: float, max_trials: int,
+                   merge_h: np.ndarray | None = None) -> list[tuple[int, int]]:
+    """Greedy merges of global counts kept when they raise the bound of eq. 5.13 at once.
+
+    For stochastic CVI, whose global counts ``N`` have no per-sentence store to run trial passes from:
+    each candidate (:func:`candidate_pairs`) is scored without further passes, as eq. 5.10 plus the
+    integrated emissions, ``pi`` of the merged state being the sum, minus the entropy the merge takes
+    from ``q(z)``: ``merge_h[k, l]`` (``k < l``; the marginal-entropy loss of
+    :func:`induce.infer.hdp_passes._minibatch`, the stochastic estimate; ``None``: 0, for hard
+    assignments).  ``trans``, ``emit``, ``pi`` and ``merge_h`` are changed in place; returns the
+    merged pairs.
+    """
+    def score(c_trans, c_emit, p):
+        return (hdp.transition_log_evidence(c_trans, p, sigma)
+                + hdp.emission_log_evidence(c_emit, pseudo, total))
+
+    done, tried, changed = [], 0, True
+    while changed and tried < max_trials:
+        changed = False
+        current = score(trans, emit, pi)
+        for k, l in candidate_pairs(emit, min_usage):
+            if tried >= max_trials:
+                break
+            tried += 1
+            t2, e2, p2 = trans.copy(), emit.copy(), pi.copy()
+            merge_counts(t2, e2, k, l)
+            p2[k] += p2[l]
+            lost = 0.0 if merge_h is None else merge_h[min(k, l), max(k, l)]
+            if score(t2, e2, p2) - lost > current:
+                trans[:], emit[:], pi[:] = t2, e2, p2
+                if merge_h is not None:  # the merged state's losses: not tracked, so no further merge with it
+                    merge_h[[k, l], :] = np.inf
+                    merge_h[:, [k, l]] = np.inf
+                done.append((k, l))
+                changed = True
+                break
+    return done
 
 
 def merge_round(state, step: Callable, score: Callable, trial_passes: int, min_usage: float,

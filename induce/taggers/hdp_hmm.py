@@ -49,7 +49,7 @@ from ..infer import hdp
 from ..infer import hmm_passes as passes
 from ..infer.hdp_passes import (emission_log_q0, hdp_cvi_pass, hdp_minibatch_pass,
                                 hdp_minibatch_pass_emission_q0)
-from ..infer.hdp_merge import move_round
+from ..infer.hdp_merge import instant_merges, merge_locals, move_round
 from ..infer.schedules import blend, check_schedule, exponential_init, minibatches, step_size
 from ..kernels.hdp_qc import QC_METHODS
 from ..modelfile import Field
@@ -64,7 +64,7 @@ SYMMETRY_BREAK_GAIN = 0.01  # hyper_burn_in=None with Dir(beta), cvi: objective 
 # split-merge moves (cvi, Dir(beta); see merge_moves): rounds from MERGE_EVERY (at most n_iter / 10) passes after the
 # burn-in; each trial runs MERGE_TRIAL_PASSES passes from the changed and from the unchanged fit; states with fewer
 # expected tokens than MERGE_MIN_USAGE are left alone; at most MERGE_MAX_TRIALS trials a round, and all rounds'
-# trial passes (2 x 3 a trial, a generous count of the baselines) within n_iter / 2
+# trial passes (2 x 3 a trial, a generous count of the baselines) within n_iter / 4
 # (docs/experiments/hdp_defaults.md, "Split-merge moves")
 MERGE_EVERY = 100
 MERGE_TRIAL_PASSES = 3
@@ -179,7 +179,7 @@ class HDPHMMTagger(HMMTagger):
         changed and from the unchanged fit and is kept if the collapsed bound (thesis eq. 5.13,
         :func:`induce.infer.hdp.collapsed_bound`) is higher.  The first round comes ``min(100, n_iter/10)``
         passes after the burn-in, the next as far again after a round that changed the fit and twice as
-        far after one that did not; all trials together take at most ``n_iter / 2`` extra passes.  On the
+        far after one that did not; all trials together take at most ``n_iter / 4`` extra passes.  On the
         thesis Fig. 5.7 data coordinate ascent alone keeps split or merged states (the predictive
         log-likelihood ties or prefers them, the bound does not); see docs/experiments/hdp_defaults.md,
         "Split-merge moves".  The accepted moves of a round are in the trace (``splits``, ``merges``).
@@ -461,7 +461,7 @@ class HDPHMMTagger(HMMTagger):
         logq0_emit = np.zeros((data.W, K)) if learn_emission else None
         merges = self._merges()
         self._next_move = self._move_gap = None
-        self._move_budget = int(self.n_iter) // 2  # trial passes (a trial and its baseline: 2 x 3) for all rounds
+        self._move_budget = int(self.n_iter) // 4  # trial passes (a trial and its baseline: 2 x 3) for all rounds
         bar = self._iterations()
         for it in bar:
             t0 = time.perf_counter()
@@ -562,6 +562,9 @@ class HDPHMMTagger(HMMTagger):
         # each sentence's expected counts of its last visit, left out of the counts its surrogate uses
         memory = (np.zeros((I, K + 1, K)), np.zeros((N, K))) if self.scvi_memory else (
             np.zeros((0, K + 1, K)), np.zeros((0, K)))
+        # the marginal-entropy loss of merging each pair of states, blended like the counts (instant merges)
+        merges = bool(self.merge_moves) and self.emission_prior == "symmetric"
+        H_merge, h_b = np.zeros((K, K)), np.zeros((K, K) if merges else (0, 0))
         u, v = np.ones(K), np.full(K, self.gamma_)  # by state; prior Beta(1, gamma)
         G_state = np.full(K, 1.0 / K)
         trans_b = np.zeros((K + 1, K))
@@ -586,13 +589,15 @@ class HDPHMMTagger(HMMTagger):
                 prior = self.sigma_ * G_state
                 args = (N_trans, N_emit, data.tokens, data.offsets, items, prior, self.sigma_, em.pseudo_counts(),
                         em.concentration, qcode, int(self.qc_samples), int(rng.integers(2**31 - 1)),
-                        trans_b, emit_b, logq0_b[b], logq0_row_b[b], *memory)
+                        trans_b, emit_b, logq0_b[b], logq0_row_b[b], *memory, h_b)
                 ll += (hdp_minibatch_pass_emission_q0(*args, logq0_emit_b) if learn_emission
                        else hdp_minibatch_pass(*args))
                 rho = step_size(m, self.tau, self.kappa)
                 scale = I / len(items)
                 blend(N_trans, trans_b, rho, scale)  # thesis eq. 3.103
                 blend(N_emit, emit_b, rho, scale)    # thesis eq. 3.104
+                if merges:
+                    blend(H_merge, h_b, rho, scale)
                 # q(C > 0) = 1 - prod_m q(C^m = 0) (thesis 5.3, eq. 5.46 over minibatches)
                 qpos = hdp.q_positive(logq0_b.sum(axis=0))
                 qpos_row = hdp.q_positive(logq0_row_b.sum(axis=0))
@@ -612,6 +617,17 @@ class HDPHMMTagger(HMMTagger):
                         extra = {"emission_tables": em.stochastic_step(N_emit, logq0_emit, rho),
                                  "beta": em.concentration, "new_word_mass": em.new_mass}
                 m += 1
+            if self._scvi_merges(it):
+                pi = G_state.copy()
+                merged = instant_merges(N_trans, N_emit, pi, self.sigma_, em.pseudo_counts(), em.concentration,
+                                        MERGE_MIN_USAGE, MERGE_MAX_TRIALS, H_merge.copy())
+                for k, l in merged:  # the minibatches' log q(C = 0) (summed: independent) and the memory follow
+                    merge_locals(logq0_b, np.zeros((0, K)), k, l)
+                    logq0_row_b[:, k + 1] += logq0_row_b[:, l + 1]
+                    logq0_row_b[:, l + 1] = 0.0
+                    if memory[0].shape[0]:
+                        merge_locals(memory[0], memory[1], k, l)
+                extra["merges"] = [list(p) for p in merged]
             self._hdp_record(bar, it, ll, "minibatch_log_likelihood", time.perf_counter() - t0, data,
                              N_emit.sum(axis=0), None, None, step=rho, **extra)
         order = hdp.usage_order(N_emit.sum(axis=0))
@@ -619,6 +635,14 @@ class HDPHMMTagger(HMMTagger):
         self._set_sticks(u[order], v[order], order)
         self._local_labels = None
         self._finish(N_trans, N_emit, data)
+
+    def _scvi_merges(self, it: int) -> bool:
+        """``scvi`` with ``merge_moves``: instant merges (:func:`induce.infer.hdp_merge.instant_merges`) after
+        every ``min(10, n_iter // 10)`` epochs of the second half but the last (earlier, states that differ
+        only in their context, as the Beal grammar's, can still look alike and be merged)."""
+        every = max(1, min(MERGE_EVERY // 10, int(self.n_iter) // 10))
+        return (bool(self.merge_moves) and self.emission_prior == "symmetric" and it % every == 0
+                and int(self.n_iter) <= 2 * it < 2 * int(self.n_iter))
 
     def _set_sticks(self, u_sorted, v_sorted, order):
         self.stick_u_ = np.asarray(u_sorted, dtype=np.float64)
