@@ -109,7 +109,7 @@ def recovery(args) -> None:
                 model = HDPHMMTagger(truncation=K, infer=infer, n_iter=iters[infer], **hyper, order=args.order,
                                      random_state=data_seed - 1000, batch_size=args.batch_size,
                                      n_init=args.n_init if infer == "cvi" else 1, merge_moves=not args.no_moves,
-                                     scvi_memory=not args.no_scvi_memory).fit(corpus)
+                                     scvi_memory=args.scvi_memory).fit(corpus)
                 fit_seconds = time.perf_counter() - t0
                 eff = [r["effective_states"] for r in model.trace_]  # n_init > 1: the start kept
                 secs = np.cumsum([r["seconds"] for r in model.trace_]).tolist()
@@ -132,10 +132,10 @@ def recovery(args) -> None:
         suffix += f"_init{args.n_init}"
     if args.learn:
         suffix += "_learned"
-    if args.no_moves and "cvi" in args.algorithms:
+    if args.no_moves:
         suffix += "_nomoves"
-    if args.no_scvi_memory and "scvi" in args.algorithms:
-        suffix += "_nomemory"
+    if args.scvi_memory and "scvi" in args.algorithms:
+        suffix += "_memory"
     if "scvi" in args.algorithms:
         suffix += f"_batch{args.batch_size}"
     suffix += args.suffix
@@ -658,8 +658,8 @@ def main() -> None:
     r.add_argument("--order", choices=("sequential", "shuffle"), default="sequential",
                    help="cvi: sentence order within a pass (shuffle: a fresh random order every pass)")
     r.add_argument("--no-moves", action="store_true", help="cvi without the split-merge moves (merge_moves=False)")
-    r.add_argument("--no-scvi-memory", action="store_true",
-                   help="scvi without the sentence memory (scvi_memory=False: the own counts stay in)")
+    r.add_argument("--scvi-memory", action="store_true",
+                   help="scvi with the sentence memory (scvi_memory=True: each sentence's own counts left out)")
     r.add_argument("--n-init", type=int, default=1,
                    help="cvi: best of N random starts by the final objective (the time column covers all N)")
     ra = sub.add_parser("runaway")

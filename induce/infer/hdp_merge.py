@@ -24,6 +24,8 @@ import copy
 from typing import Callable
 
 import numpy as np
+from scipy.spatial.distance import jensenshannon
+from scipy.special import xlogy
 from sklearn.cluster import KMeans
 
 from . import hdp
@@ -54,16 +56,8 @@ def candidate_pairs(emit: np.ndarray, min_usage: float) -> list[tuple[int, int]]
     usage = emit.sum(axis=0)
     used = [int(k) for k in np.argsort(-usage, kind="stable") if usage[k] >= min_usage]
     P = emit / np.maximum(usage, 1e-300)[None, :]
-
-    def js(a, b):
-        m = 0.5 * (a + b)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            ta = np.where(a > 0, a * np.log(a / m), 0.0)
-            tb = np.where(b > 0, b * np.log(b / m), 0.0)
-        return 0.5 * float(ta.sum() + tb.sum())
-
     pairs = [(used[i], used[j]) for i in range(len(used)) for j in range(i + 1, len(used))]
-    return sorted(pairs, key=lambda p: js(P[:, p[0]], P[:, p[1]]))
+    return sorted(pairs, key=lambda p: jensenshannon(P[:, p[0]], P[:, p[1]]))
 
 
 def sentence_split(sent_trans: np.ndarray, gamma: np.ndarray, tokens: np.ndarray, offsets: np.ndarray, W: int,
@@ -114,6 +108,13 @@ def split_locals(sent_trans: np.ndarray, gamma: np.ndarray, offsets: np.ndarray,
     sent_trans[moved] = st
 
 
+def _advance(state, step: Callable, score: Callable, passes: int):
+    """``passes`` passes of ``step`` on ``state`` (in place); returns it and its ``score``."""
+    for _ in range(passes):
+        step(state)
+    return state, score(state)
+
+
 def move_round(state, step: Callable, score: Callable, trial_passes: int, min_usage: float, max_trials: int,
                data, seed: int) -> tuple[object, list[dict]]:
     """Split trials for the used states, most used first (while an unused one is left; at most half of
@@ -122,11 +123,6 @@ def move_round(state, step: Callable, score: Callable, trial_passes: int, min_us
     Each split (:func:`sentence_split`, :func:`split_locals`) is run for ``trial_passes`` passes and
     kept when its bound beats as many passes from the current state.  Returns the state to go on
     from and one record per trial."""
-
-    def advance(s):
-        for _ in range(trial_passes):
-            step(s)
-        return s, score(s)
 
     records = []
     current = state
@@ -140,10 +136,10 @@ def move_round(state, step: Callable, score: Callable, trial_passes: int, min_us
         if moved is None:
             continue
         if base_score is None:
-            base_score = advance(copy.deepcopy(current))[1]
+            base_score = _advance(copy.deepcopy(current), step, score, trial_passes)[1]
         trial = copy.deepcopy(current)
         split_locals(trial.sent_trans, trial.gamma, data.offsets, k, int(free[0]), moved)
-        trial, trial_score = advance(trial)
+        trial, trial_score = _advance(trial, step, score, trial_passes)
         accepted = trial_score > base_score
         records.append({"split": [k, int(free[0])], "bound": trial_score, "baseline": base_score,
                         "accepted": accepted})
@@ -160,18 +156,30 @@ def merge_counts(trans: np.ndarray, emit: np.ndarray, k: int, l: int) -> None:
     merge_locals(trans[None], emit, k, l)
 
 
+def merge_entropy_loss(trans: np.ndarray, k: int, l: int) -> float:
+    """What merging ``k`` and ``l`` takes from the entropy of ``q(z)``, estimated from the transition counts.
+
+    Given the merged labels, the old ones say only which of ``k``, ``l`` each visit to the merged state
+    was; read as a Markov chain with the expected counts ``E[C]``, every row ``j`` (the start, the
+    other states, ``k`` and ``l`` themselves) chooses between them with entropy
+    ``(a + b) log(a + b) - a log a - b log b``, ``a = E[C_jk]``, ``b = E[C_jl]``.  A sticky duplicate
+    (whole sentences in ``k`` or in ``l``) loses little; a state whose tokens flip between the two
+    loses about ``log 2`` a token, what it gains in eq. 5.10.
+    """
+    a = np.maximum(trans[:, k], 0.0)
+    b = np.maximum(trans[:, l], 0.0)
+    return float(np.sum(xlogy(a + b, a + b) - xlogy(a, a) - xlogy(b, b)))
+
+
 def instant_merges(trans: np.ndarray, emit: np.ndarray, pi: np.ndarray, sigma: float, pseudo: np.ndarray,
-                   total: float, min_usage: float, max_trials: int,
-                   merge_h: np.ndarray | None = None) -> list[tuple[int, int]]:
+                   total: float, min_usage: float, max_trials: int) -> list[tuple[int, int]]:
     """Greedy merges of global counts kept when they raise the bound of eq. 5.13 at once.
 
     For stochastic CVI, whose global counts ``N`` have no per-sentence store to run trial passes from:
     each candidate (:func:`candidate_pairs`) is scored without further passes, as eq. 5.10 plus the
     integrated emissions, ``pi`` of the merged state being the sum, minus the entropy the merge takes
-    from ``q(z)``: ``merge_h[k, l]`` (``k < l``; the marginal-entropy loss of
-    :func:`induce.infer.hdp_passes._minibatch`, the stochastic estimate; ``None``: 0, for hard
-    assignments).  ``trans``, ``emit``, ``pi`` and ``merge_h`` are changed in place; returns the
-    merged pairs.
+    from ``q(z)`` (:func:`merge_entropy_loss`).  ``trans``, ``emit`` and ``pi`` are changed in place;
+    returns the merged pairs.
     """
     def score(c_trans, c_emit, p):
         return (hdp.transition_log_evidence(c_trans, p, sigma)
@@ -188,12 +196,8 @@ def instant_merges(trans: np.ndarray, emit: np.ndarray, pi: np.ndarray, sigma: f
             t2, e2, p2 = trans.copy(), emit.copy(), pi.copy()
             merge_counts(t2, e2, k, l)
             p2[k] += p2[l]
-            lost = 0.0 if merge_h is None else merge_h[min(k, l), max(k, l)]
-            if score(t2, e2, p2) - lost > current:
+            if score(t2, e2, p2) - merge_entropy_loss(trans, k, l) > current:
                 trans[:], emit[:], pi[:] = t2, e2, p2
-                if merge_h is not None:  # the merged state's losses: not tracked, so no further merge with it
-                    merge_h[[k, l], :] = np.inf
-                    merge_h[:, [k, l]] = np.inf
                 done.append((k, l))
                 changed = True
                 break
@@ -209,15 +213,10 @@ def merge_round(state, step: Callable, score: Callable, trial_passes: int, min_u
     Returns the state to continue from (``state`` itself if nothing was accepted) and one record
     per trial."""
 
-    def advance(s):
-        for _ in range(trial_passes):
-            step(s)
-        return s, score(s)
-
     records, tried = [], 0
     if max_trials <= 0:
         return state, records
-    base, base_score = advance(copy.deepcopy(state))
+    base, base_score = _advance(copy.deepcopy(state), step, score, trial_passes)
     current = state
     changed = True
     while changed and tried < max_trials:
@@ -228,12 +227,12 @@ def merge_round(state, step: Callable, score: Callable, trial_passes: int, min_u
             tried += 1
             trial = copy.deepcopy(current)
             merge_locals(trial.sent_trans, trial.gamma, k, l)
-            trial, trial_score = advance(trial)
+            trial, trial_score = _advance(trial, step, score, trial_passes)
             accepted = trial_score > base_score
             records.append({"merge": [k, l], "bound": trial_score, "baseline": base_score, "accepted": accepted})
             if accepted:
                 current = trial
-                base, base_score = advance(copy.deepcopy(trial))
+                base, base_score = _advance(copy.deepcopy(trial), step, score, trial_passes)
                 changed = True
                 break
     return current, records

@@ -137,18 +137,13 @@ def hdp_cvi_pass(C_trans, C_emit, sent_trans, gamma, tokens, offsets, order, pri
 
 @njit(cache=True)
 def _minibatch(N_trans, N_emit, tokens, offsets, items, prior, sigma, emit_prior, emit_total, qc_method, n_samples,
-               seed, trans_out, emit_out, logq0, logq0_row, logq0_emit, with_emit_q0, mem_trans, mem_gamma, merge_h):
+               seed, trans_out, emit_out, logq0, logq0_row, logq0_emit, with_emit_q0, mem_trans, mem_gamma):
     """The shared body of :func:`hdp_minibatch_pass` and :func:`hdp_minibatch_pass_emission_q0`.
 
     With a sentence memory (``mem_trans`` ``(I, K+1, K)``, ``mem_gamma`` ``(N, K)``; empty arrays: none)
     each sentence's surrogate is formed from the global counts without its own expected counts of its
     previous visit, ``N - c^i`` (the ``C^{\\i}`` of eq. 3.99 / 5.38 read off the stochastic totals,
     which hold every sentence's last counts once each), and the memory then takes its new counts.
-
-    ``merge_h`` ``(K, K)`` (``(0, 0)``: not wanted) is reset and receives, for ``k < l``, what merging
-    ``k`` and ``l`` would take from the marginal entropies of the minibatch's tokens,
-    ``sum_t (q_k + q_l) log(q_k + q_l) - q_k log q_k - q_l log q_l`` (>= 0; the entropy term of the
-    instant merge test, :func:`induce.infer.hdp_merge.instant_merges`).
     """
     np.random.seed(seed)
     K = N_trans.shape[1]
@@ -159,9 +154,6 @@ def _minibatch(N_trans, N_emit, tokens, offsets, items, prior, sigma, emit_prior
         T_max = max(T_max, offsets[items[n] + 1] - offsets[items[n]])
     fwd, bwd, E, scale, xi, A = _buffers(T_max, K)
     memory = mem_trans.shape[0] > 0
-    with_h = merge_h.shape[0] > 0
-    if with_h:
-        merge_h[:] = 0.0
     no_own = np.zeros((K + 1, K))  # without a memory the global counts hold no minibatch sentence
     trans_out[:] = 0.0
     emit_out[:] = 0.0
@@ -205,21 +197,12 @@ def _minibatch(N_trans, N_emit, tokens, offsets, items, prior, sigma, emit_prior
                     mem_gamma[s + t, k] = q
                 if with_emit_q0:
                     logq0_emit[w, k] += _log_none(q)
-            if with_h:
-                for k in range(K):
-                    a = fwd[t, k] * bwd[t, k]
-                    if a <= 0.0:
-                        continue
-                    for l in range(k + 1, K):
-                        b = fwd[t, l] * bwd[t, l]
-                        if b > 0.0:
-                            merge_h[k, l] += (a + b) * np.log(a + b) - a * np.log(a) - b * np.log(b)
     return ll
 
 
 @njit(cache=True)
 def hdp_minibatch_pass(N_trans, N_emit, tokens, offsets, items, prior, sigma, emit_prior, emit_total, qc_method,
-                       n_samples, seed, trans_out, emit_out, logq0, logq0_row, mem_trans, mem_gamma, merge_h):
+                       n_samples, seed, trans_out, emit_out, logq0, logq0_row, mem_trans, mem_gamma):
     """The local step of stochastic CVI for one minibatch (thesis 5.3 "Stochastic CVI", eq. 3.98-3.102).
 
     Every sentence in ``items`` sees the surrogate parameters formed from the
@@ -228,17 +211,17 @@ def hdp_minibatch_pass(N_trans, N_emit, tokens, offsets, items, prior, sigma, em
     (overwritten) and its ``log q(C^i = 0)`` to ``logq0`` / ``logq0_row``
     (overwritten: the minibatch's local statistic ``q(C^m = 0)``).  Returns
     ``sum log p(x^i)`` under those parameters.  ``mem_trans`` / ``mem_gamma``: the sentence memory of
-    :func:`_minibatch` (zero-length arrays: none); ``merge_h``: its merge entropies (``(0, 0)``: none).
+    :func:`_minibatch` (zero-length arrays: none).
     """
     return _minibatch(N_trans, N_emit, tokens, offsets, items, prior, sigma, emit_prior, emit_total, qc_method,
                       n_samples, seed, trans_out, emit_out, logq0, logq0_row, np.zeros((1, 1)), False, mem_trans,
-                      mem_gamma, merge_h)
+                      mem_gamma)
 
 
 @njit(cache=True)
 def hdp_minibatch_pass_emission_q0(N_trans, N_emit, tokens, offsets, items, prior, sigma, emit_prior, emit_total,
                                    qc_method, n_samples, seed, trans_out, emit_out, logq0, logq0_row, mem_trans,
-                                   mem_gamma, merge_h, logq0_emit):
+                                   mem_gamma, logq0_emit):
     """:func:`hdp_minibatch_pass` that also returns the minibatch's emission ``log q(C^m_{w,k} = 0)``.
 
     ``logq0_emit[w, k] = sum_{t in the minibatch: x_t = w} log(1 - q(z_t = k))``
@@ -247,8 +230,7 @@ def hdp_minibatch_pass_emission_q0(N_trans, N_emit, tokens, offsets, items, prio
     5.5.3) needs for its table counts (eq. 5.35, 5.46).
     """
     return _minibatch(N_trans, N_emit, tokens, offsets, items, prior, sigma, emit_prior, emit_total, qc_method,
-                      n_samples, seed, trans_out, emit_out, logq0, logq0_row, logq0_emit, True, mem_trans, mem_gamma,
-                      merge_h)
+                      n_samples, seed, trans_out, emit_out, logq0, logq0_row, logq0_emit, True, mem_trans, mem_gamma)
 
 
 @njit(cache=True)

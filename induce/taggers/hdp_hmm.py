@@ -185,7 +185,9 @@ class HDPHMMTagger(HMMTagger):
         "Split-merge moves".  The accepted moves of a round are in the trace (``splits``, ``merges``).
     scvi_memory : ``scvi``: keep each sentence's expected counts of its last visit and leave them out of
         the global counts its surrogate is formed from (``N - c^i``, as cvi's ``C^{\\i}``).  Costs the
-        memory of cvi's local statistics (``N x K`` marginals, ``I x (K+1) x K`` transitions).
+        memory of cvi's local statistics (``N x K`` marginals, ``I x (K+1) x K`` transitions).  Off by
+        default: on the recovery data it ends with the same states as without it, so the own counts are
+        not what keeps scvi's split states (docs/experiments/hdp_defaults.md, "scvi").
     decode, order, random_state, verbose, eval_column, eval_every, callback : as
         in :class:`HMMTagger`.
 
@@ -225,7 +227,7 @@ class HDPHMMTagger(HMMTagger):
         coverage: float = 0.99,
         n_init: int = 1,
         merge_moves: bool = True,
-        scvi_memory: bool = True,
+        scvi_memory: bool = False,
         decode: str = "posterior",
         order: str = "sequential",
         random_state: int = 0,
@@ -562,9 +564,6 @@ class HDPHMMTagger(HMMTagger):
         # each sentence's expected counts of its last visit, left out of the counts its surrogate uses
         memory = (np.zeros((I, K + 1, K)), np.zeros((N, K))) if self.scvi_memory else (
             np.zeros((0, K + 1, K)), np.zeros((0, K)))
-        # the marginal-entropy loss of merging each pair of states, blended like the counts (instant merges)
-        merges = bool(self.merge_moves) and self.emission_prior == "symmetric"
-        H_merge, h_b = np.zeros((K, K)), np.zeros((K, K) if merges else (0, 0))
         u, v = np.ones(K), np.full(K, self.gamma_)  # by state; prior Beta(1, gamma)
         G_state = np.full(K, 1.0 / K)
         trans_b = np.zeros((K + 1, K))
@@ -589,15 +588,13 @@ class HDPHMMTagger(HMMTagger):
                 prior = self.sigma_ * G_state
                 args = (N_trans, N_emit, data.tokens, data.offsets, items, prior, self.sigma_, em.pseudo_counts(),
                         em.concentration, qcode, int(self.qc_samples), int(rng.integers(2**31 - 1)),
-                        trans_b, emit_b, logq0_b[b], logq0_row_b[b], *memory, h_b)
+                        trans_b, emit_b, logq0_b[b], logq0_row_b[b], *memory)
                 ll += (hdp_minibatch_pass_emission_q0(*args, logq0_emit_b) if learn_emission
                        else hdp_minibatch_pass(*args))
                 rho = step_size(m, self.tau, self.kappa)
                 scale = I / len(items)
                 blend(N_trans, trans_b, rho, scale)  # thesis eq. 3.103
                 blend(N_emit, emit_b, rho, scale)    # thesis eq. 3.104
-                if merges:
-                    blend(H_merge, h_b, rho, scale)
                 # q(C > 0) = 1 - prod_m q(C^m = 0) (thesis 5.3, eq. 5.46 over minibatches)
                 qpos = hdp.q_positive(logq0_b.sum(axis=0))
                 qpos_row = hdp.q_positive(logq0_row_b.sum(axis=0))
@@ -620,7 +617,7 @@ class HDPHMMTagger(HMMTagger):
             if self._scvi_merges(it):
                 pi = G_state.copy()
                 merged = instant_merges(N_trans, N_emit, pi, self.sigma_, em.pseudo_counts(), em.concentration,
-                                        MERGE_MIN_USAGE, MERGE_MAX_TRIALS, H_merge.copy())
+                                        MERGE_MIN_USAGE, MERGE_MAX_TRIALS)
                 for k, l in merged:  # the minibatches' log q(C = 0) (summed: independent) and the memory follow
                     merge_locals(logq0_b, np.zeros((0, K)), k, l)
                     logq0_row_b[:, k + 1] += logq0_row_b[:, l + 1]

@@ -34,7 +34,7 @@ def test_minibatch_emission_q0_is_the_sum_over_tokens():
     outs = [[np.zeros((K + 1, K)), np.zeros((W, K)), np.zeros((K + 1, K)), np.zeros(K + 1)] for _ in range(2)]
     args = (N_trans, N_emit, tokens, offsets, items, prior, 2.0, emit_prior, float(emit_prior.sum()), 0, 1, 7)
     logq0_emit = np.full((W, K), 5.0)
-    no_memory = (np.zeros((0, K + 1, K)), np.zeros((0, K)), np.zeros((0, 0)))
+    no_memory = (np.zeros((0, K + 1, K)), np.zeros((0, K)))
     ll_a = hdp_minibatch_pass(*args, *outs[0], *no_memory)
     ll_b = hdp_minibatch_pass_emission_q0(*args, *outs[1], *no_memory, logq0_emit)
     assert ll_a == ll_b
