@@ -467,8 +467,7 @@ class HDPHMMTagger(HMMTagger):
         bar = self._iterations()
         for it in bar:
             t0 = time.perf_counter()
-            ll = self._cvi_step(st, data, seeds[it], it, sample_tables)
-            self._symmetry_broken(it, ll)
+            ll = self._cvi_step(st, data, seeds[it], it, sample_tables, gate=True)
             extra = {}
             if merges and self._merge_due(it):
                 trials = min(MERGE_MAX_TRIALS, self._move_budget // (2 * MERGE_TRIAL_PASSES))
@@ -508,15 +507,18 @@ class HDPHMMTagger(HMMTagger):
                          sampled=np.zeros((S, K + 1, K)), stats={"qpos": np.ones((K + 1, K))},
                          emission=self._emission)
 
-    def _cvi_step(self, st, data, seed, it, sample_tables):
+    def _cvi_step(self, st, data, seed, it, sample_tables, gate=False):
         """One batch CVI pass on the state ``st`` (eq. 5.37-5.39), then the sticks and the learned
-        ``gamma`` / ``sigma`` (5.25-5.26, 5.17, 5.20); returns the predictive log-likelihood."""
+        ``gamma`` / ``sigma`` (5.25-5.26, 5.17, 5.20); returns the predictive log-likelihood.  ``gate``:
+        the pass of the main loop, whose objective may end the adaptive burn-in (before the update)."""
         passes.totals_from_local(data.tokens, data.offsets, st.sent_trans, st.gamma, data.W, st.trans, st.emit)
         em, glob = st.emission, st.glob
         ll = hdp_cvi_pass(st.trans, st.emit, st.sent_trans, st.gamma, data.tokens, data.offsets,
                           self._order(data, seed), glob.prior(), glob.sigma, em.pseudo_counts(), em.concentration,
                           self._qc_code(), int(self.qc_samples), int(seed), st.logq0, st.logq0_row, st.sampled,
                           st.entropy)
+        if gate:
+            self._symmetry_broken(it, ll)
         st.stats = glob.update(st.trans, st.emit.sum(axis=0), st.logq0, st.logq0_row, self._learns("gamma", it),
                                self._learns("sigma", it), st.sampled if sample_tables else None)
         return ll
