@@ -11,13 +11,15 @@ with the direct-assignment truncation at ``K`` states (thesis 5.3; Teh et al.
           surrogate transitions ``(E[C^{\\i}_jk] + sigma G[pi_k]) / (E[C^{\\i}_j.] + sigma)``
           (eq. 5.37-5.39), then the sticks (5.25-5.26), ``gamma`` (5.17) and
           ``sigma`` (5.20) from the expected table counts (5.35-5.36), the last
-          two once the symmetric start has broken (``hyper_burn_in``);
+          two once the symmetric start has broken (``hyper_burn_in``); then split-merge moves
+          accepted by the collapsed bound of eq. 5.13 (``merge_moves``);
 ``scvi``  stochastic CVI (thesis 5.3 "Stochastic CVI"; Wang & Blunsom,
           paper 004): global counts blended per minibatch (eq. 3.103),
           ``gamma``, ``sigma`` and the sticks by gradient steps (eq. 5.40 with
           5.16, 5.19, 5.23-5.24; natural gradient for the sticks as in paper
           004 eq. 14, scaled steps for ``gamma`` and ``sigma``); each
-          minibatch's ``q(C^m = 0)`` is kept and replaced when it comes round again;
+          minibatch's ``q(C^m = 0)`` is kept and replaced when it comes round again; merges of the
+          global counts in the second half (``merge_moves``);
           ``Dir(beta tau)`` by :meth:`induce.infer.hdp.EmissionPrior.stochastic_step`;
 ``svi``   stochastic mean-field VI with a point estimate of the top-level
           stick (Johnson & Willsky 2014, section 4);
@@ -183,6 +185,9 @@ class HDPHMMTagger(HMMTagger):
         thesis Fig. 5.7 data coordinate ascent alone keeps split or merged states (the predictive
         log-likelihood ties or prefers them, the bound does not); see docs/experiments/hdp_defaults.md,
         "Split-merge moves".  The accepted moves of a round are in the trace (``splits``, ``merges``).
+        ``scvi`` (``Dir(beta)``): instant merges of the global counts every ``min(10, n_iter/10)``
+        epochs of the second half (:func:`induce.infer.hdp_merge.instant_merges`: eq. 5.10 and the
+        integrated emissions against an estimate of the entropy the merge takes); no split.
     scvi_memory : ``scvi``: keep each sentence's expected counts of its last visit and leave them out of
         the global counts its surrogate is formed from (``N - c^i``, as cvi's ``C^{\\i}``).  Costs the
         memory of cvi's local statistics (``N x K`` marginals, ``I x (K+1) x K`` transitions).  Off by
