@@ -279,6 +279,16 @@ def default_n_states(corpus, gold_column: str | None, requested: int | None, com
     return n_states
 
 
+LEARN_HYPER = ("all", "none")
+
+
+def add_learn_hyper_option(parser, help: str, default: str | None = "none") -> None:
+    """``--learn-hyper all|none``, as ``tag``, ``parse`` and ``align`` take it: ``all`` learns the Dirichlet
+    priors the user did not give (``--alpha`` ...) by empirical Bayes, ``none`` holds them at their defaults
+    (``default=None``: the model's own default, which may differ by algorithm)."""
+    parser.add_argument("--learn-hyper", choices=LEARN_HYPER, default=default, help=help)
+
+
 def add_base_option(parser, flag: str, what: str, old: str | None = None) -> None:
     """``--X-base {0,1}``: the index base of alignment positions, the one form every subcommand uses (default: the
     format's, naacl 1, pharaoh 0).  ``old`` keeps an earlier spelling working (``yes``/``no`` or a boolean flag)

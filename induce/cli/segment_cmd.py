@@ -77,8 +77,13 @@ def register(sub) -> None:
     m.add_argument("--durations", choices=duration_names(), default="poisson", help="duration family (default poisson)")
     m.add_argument("--max-duration", type=positive_int, default=50, metavar="D",
                    help="longest segment the HSMM considers; cost O(T K D) (default 50)")
-    m.add_argument("--negbin-r", type=finite_positive_float, default=2.0, metavar="R",
-                   help="fixed r of negbin durations (default 2)")
+    m.add_argument("--negbin-r", type=finite_positive_float, default=None, metavar="R",
+                   help="fixed r of negbin durations (an integer r runs on the HMM embedding, no --max-duration); "
+                        "default: r learned over 1..--max-r (paper 002 section 5.2)")
+    m.add_argument("--max-r", type=positive_int, default=10, metavar="R", help="largest learned r (default 10)")
+    m.add_argument("--negbin-samples", type=int, default=0, metavar="S",
+                   help="learned r: the sampled update of q(r, p) with S models per pass on the embedding (vi); "
+                        "0 (default): the exact update, explicit messages up to --max-duration")
     m.add_argument("--segments", type=output_path, metavar="FILE",
                    help="write the Viterbi segments as CSV rows (sequence, start, end, state), end exclusive")
     h = p.add_argument_group("HDP-HMM (--infer hdp-cvi, hdp-scvi, hdp-svi)")
@@ -133,6 +138,9 @@ def run(args) -> int:
     if args.model in ("hsmm", "hdp-hsmm"):
         summary.update(durations=model.durations_.name, max_duration=model.durations_.max_duration,
                        mean_durations=[round(float(v), 3) for v in model.mean_durations()])
+        if model.durations_.name == "negbin":  # fixed r, or the mode of the learned q(r)
+            summary["negbin_r"] = np.broadcast_to(model.duration_params().get("r", model.durations_.r),
+                                                  (model.n_states,)).tolist()
     if args.model == "hdp-hsmm":
         summary["effective_states"] = model.effective_states()
     if args.segments:
@@ -173,7 +181,7 @@ def _model(args, n_columns: int):
                       subsequence_length=args.subseq_length, random_state=args.seed)
         if args.model == "hdp-hsmm":
             return HDPHSMMSegmenter(gamma=args.gamma, sigma=args.sigma, **common)
-        return HSMMSegmenter(**common)
+        return HSMMSegmenter(max_r=args.max_r, negbin_samples=args.negbin_samples, **common)
     return HMMSegmenter(n_states=args.states, emission=args.emission, infer=args.infer, n_iter=args.iterations,
                         tol=args.tol, alpha=args.alpha, batch_size=args.batch_size, tau=args.tau, kappa=args.kappa,
                         subsequence_length=args.subseq_length, gamma=args.gamma, sigma=args.sigma,

@@ -21,6 +21,7 @@ from ..atomic import atomic_write
 from ..distributed import cluster
 from ..errors import ConfigError
 from .eval_cmd import halvable
+from .common import add_learn_hyper_option
 from .common import (corpus_path, default_n_states, dump_json, emit, encoding, existing_file, finite_nonneg_float,
                      finite_positive_float, forgetting_rate, fraction, gold_tag_column, nonneg_int, output_path,
                      positive_int, reported_warnings, seed)
@@ -84,7 +85,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--beta", type=finite_positive_float, default=None,
                    help="emission Dirichlet prior (default: the grid's value for --infer, e.g. 0.003 for "
                         "cvi2; hdp-hmm: 0.1)")
-    p.add_argument("--learn-hyper", choices=("all", "none"), default="none",
+    add_learn_hyper_option(p,
                    help="all: learn the priors not given by empirical Bayes, starting from the defaults, after a "
                         "burn-in of 50 passes; none (default): hold them (on WSJ and Turkish the grid's values "
                         "tag 2-3 M-1 points better than the learned ones)")

@@ -37,7 +37,8 @@ def _hdp_piece(emission_q0: bool, shard, N_trans, N_emit, items, *args):
     trans, emit, q0, q0_row = np.zeros((K + 1, K)), np.zeros((W, K)), np.zeros((K + 1, K)), np.zeros(K + 1)
     q0_emit = (np.zeros((W, K)),) if emission_q0 else ()
     kernel = hdp_minibatch_pass_emission_q0 if emission_q0 else hdp_minibatch_pass
-    ll = kernel(N_trans, N_emit, tokens, offsets, items, *args, trans, emit, q0, q0_row, *q0_emit)
+    no_memory = np.zeros((0, K + 1, K)), np.zeros((0, K))
+    ll = kernel(N_trans, N_emit, tokens, offsets, items, *args, trans, emit, q0, q0_row, *no_memory, *q0_emit)
     ids = np.unique(np.concatenate([tokens[offsets[i]:offsets[i + 1]] for i in items]))
     return ll, trans, ids, emit[ids], q0, q0_row, (q0_emit[0][ids] if q0_emit else None)
 
@@ -51,9 +52,11 @@ class ClusterHDPMinibatch:
         self.meter = Meter()
 
     def __call__(self, emission_q0: bool, N_trans, N_emit, tokens, offsets, items, prior, sigma, emit_prior, emit_total,
-                 qc_method, n_samples, seed, trans_out, emit_out, logq0, logq0_row, *logq0_emit) -> float:
+                 qc_method, n_samples, seed, trans_out, emit_out, logq0, logq0_row, mem_trans, mem_gamma,
+                 *logq0_emit) -> float:
         """Same arguments and contract as ``hdp_minibatch_pass`` (``hdp_minibatch_pass_emission_q0`` with
-        ``emission_q0``); ``tokens`` / ``offsets`` are the shards' and are not sent."""
+        ``emission_q0``); ``tokens`` / ``offsets`` are the shards' and are not sent; no sentence memory
+        (``mem_trans`` / ``mem_gamma`` must be empty)."""
         t0 = time.perf_counter()
         bounds = self.corpus.sentence_bounds
         shard_of = np.searchsorted(bounds, items, side="right") - 1

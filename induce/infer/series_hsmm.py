@@ -130,6 +130,8 @@ class HSMMFit:
     #: after every svi/scvi minibatch update
     callback: object = None
     batch_callback: object = None
+    #: vi's objective is the ELBO, checked for monotonicity (not for sampled updates)
+    elbo = True
 
     algorithms = HSMM_ALGORITHMS
 
@@ -149,7 +151,7 @@ class HSMMFit:
         result = HSMMResult(state["C"], state["S"], dur_stats=state["Sd"])
         # vi's ELBO never decreases; em's log-likelihood at MAP estimates may fall by a little (it is the
         # log posterior that MAP-EM increases), so only vi is checked for monotonicity
-        iterate(lambda: step(state), result, self.n_iter, self.tol, self.infer == "vi",
+        iterate(lambda: step(state), result, self.n_iter, self.tol, self.infer == "vi" and self.elbo,
                 f"{self._name()} {self.infer}",
                 None if self.callback is None else lambda it, f: self.callback(it, f, state))
         result.trans, result.stats, result.dur_stats = state["C"], state["S"], state["Sd"]

@@ -23,6 +23,7 @@ from ..emissions import get_family
 from ..errors import ConfigError
 from ..infer.series import emission_rows
 from ..infer.hdp import effective_states
+from ..infer.hsmm_embed import NBEmbedFit, embed_path, embed_posterior, nb_chain, uses_embedding
 from ..infer.series_hdp_hsmm import HDP_HSMM_ALGORITHMS, HDPHSMMFit, hdp_hsmm_transitions
 from ..infer.series_hsmm import (HSMM_ALGORITHMS, HSMMFit, duration_rows, hsmm_path, hsmm_posterior,
                                  hsmm_transitions, runs)
@@ -35,19 +36,23 @@ class HSMMSegmenter(InduceEstimator):
 
     Parameters: ``n_states`` K (at least 2: no self-transitions); ``emission`` a family name or
     instance; ``durations`` ``poisson``, ``negbin`` or ``geometric``; ``max_duration`` D (messages cost
-    O(T K D + T K^2)); ``r`` the negative binomial's fixed ``r``; ``infer`` ``em``, ``vi``, ``svi``, ``cvi2``
+    O(T K D + T K^2)); ``r`` the negative binomial's fixed ``r`` (an integer ``r`` runs on the HMM embedding
+    for em/vi, :mod:`induce.infer.hsmm_embed`, with no maximum duration) or ``None`` (the default): ``r``
+    learned over ``1..max_r`` with ``q(r) q(p | r)`` (paper 002 section 5.2), by the exact update
+    (``negbin_samples=0``: explicit-duration messages truncated at ``max_duration``) or the sampled update
+    with ``negbin_samples`` models per pass (vi, on the embedding); ``infer`` ``em``, ``vi``, ``svi``, ``cvi2``
     or ``scvi``; ``alpha`` the Dirichlet prior of transition rows; ``n_iter``/``tol`` the stopping rule
     (:class:`~induce.infer.convergence.ConvergenceMonitor`); ``batch_size``, ``tau``, ``kappa`` the svi/scvi
     schedule and ``subsequence_length`` the item length of svi/cvi2/scvi (as the HMM's).
 
     Fitted attributes: ``family_``, ``durations_``, ``trans_counts_`` (K+1, K), ``stats_`` (K, n_stats),
-    ``dur_stats_`` (K, 2), ``trace_``, ``n_iter_``, ``converged_``, ``warnings_``.
+    ``dur_stats_`` (K, 2; K, 2 + max_r with learned ``r``), ``trace_``, ``n_iter_``, ``converged_``, ``warnings_``.
     """
 
     def __init__(self, n_states: int = 3, emission="gaussian", durations: str = "poisson", max_duration: int = 50,
-                 r: float = 2.0, infer: str = "em", n_iter: int = 100, tol: float = 1e-4, alpha: float = 1.0,
+                 r: float | None = None, infer: str = "em", n_iter: int = 100, tol: float = 1e-4, alpha: float = 1.0,
                  batch_size: int = 10, tau: float = 1.0, kappa: float = 0.6, subsequence_length: int | None = None,
-                 random_state: int = 0):
+                 random_state: int = 0, max_r: int = 10, negbin_samples: int = 0):
         self.n_states = n_states
         self.emission = emission
         self.durations = durations
@@ -62,9 +67,11 @@ class HSMMSegmenter(InduceEstimator):
         self.kappa = kappa
         self.subsequence_length = subsequence_length
         self.random_state = random_state
+        self.max_r = max_r
+        self.negbin_samples = negbin_samples
 
     def _duration_family(self):
-        kw = {"r": float(self.r)} if self.durations == "negbin" else {}
+        kw = {"r": None if self.r is None else float(self.r), "max_r": self.max_r} if self.durations == "negbin" else {}
         return get_duration(self.durations, int(self.max_duration), **kw)
 
     def _validate(self):
@@ -76,10 +83,16 @@ class HSMMSegmenter(InduceEstimator):
             raise ConfigError("n_iter must be >= 1, tol >= 0 and alpha > 0")
         if self.subsequence_length is not None and int(self.subsequence_length) < 2:
             raise ConfigError(f"subsequence_length must be at least 2, got {self.subsequence_length}")
+        if int(self.negbin_samples) < 0:
+            raise ConfigError(f"negbin_samples must be >= 0, got {self.negbin_samples}")
 
     _algorithms, _kind = HSMM_ALGORITHMS, "HSMM"
 
     def _fit_object(self, family, durations, **common):
+        if (uses_embedding(durations) and self.infer in ("em", "vi")) or (
+                self.durations == "negbin" and int(self.negbin_samples) > 0):
+            return NBEmbedFit(family, durations, int(self.n_states), alpha=float(self.alpha),
+                              n_samples=int(self.negbin_samples), **common)
         return HSMMFit(family, durations, int(self.n_states), alpha=float(self.alpha), **common)
 
     def _keep(self, fit) -> None:
@@ -129,9 +142,18 @@ class HSMMSegmenter(InduceEstimator):
         self._check_fitted()
         rule = self._decode_rule()
         logpi, logA = self._transitions(rule)
-        logD = duration_rows(rule, self.durations_, self.dur_stats_)
+        if uses_embedding(self.durations_):  # fixed r: the embedding, no maximum duration
+            logD = nb_chain(rule, self.durations_, self.dur_stats_)
+        else:
+            logD = duration_rows(rule, self.durations_, self.dur_stats_)
         for x in self._sequences(X):
             yield logpi, logA, emission_rows(rule, self.family_, self.family_.check_data(x), self.stats_), logD
+
+    def _decoders(self):
+        """``(posterior, path)`` functions of the duration family: the embedding's or the explicit HSMM's."""
+        if uses_embedding(self.durations_):
+            return embed_posterior, embed_path
+        return hsmm_posterior, hsmm_path
 
     def predict(self, X, decode: str = "viterbi") -> list[np.ndarray]:
         """State path of each sequence: the Viterbi segmentation, or (``decode="posterior"``)
@@ -139,8 +161,8 @@ class HSMMSegmenter(InduceEstimator):
         if decode not in ("viterbi", "posterior"):
             raise ConfigError(f"decode must be 'viterbi' or 'posterior', got {decode!r}")
         if decode == "posterior":
-            return [hsmm_posterior(*p)[1].argmax(axis=1) for p in self._each(X)]
-        return [hsmm_path(*p) for p in self._each(X)]
+            return [self._decoders()[0](*p)[1].argmax(axis=1) for p in self._each(X)]
+        return [self._decoders()[1](*p) for p in self._each(X)]
 
     def segments(self, X) -> list[list[tuple[int, int, int]]]:
         """``(start, end, state)`` rows (end exclusive) of each sequence's Viterbi segmentation."""
@@ -148,25 +170,28 @@ class HSMMSegmenter(InduceEstimator):
 
     def predict_proba(self, X) -> list[np.ndarray]:
         """Posterior state marginals ``q(x_t)`` of each sequence, ``(T, K)``."""
-        return [hsmm_posterior(*p)[1] for p in self._each(X)]
+        return [self._decoders()[0](*p)[1] for p in self._each(X)]
 
     def log_likelihood(self, X) -> float:
         """Total ``log p(X)`` over the sequences (HSMM forward messages)."""
-        return float(sum(hsmm_posterior(*p)[0] for p in self._each(X)))
+        return float(sum(self._decoders()[0](*p)[0] for p in self._each(X)))
 
     #: mean log-likelihood per step, or with ``context`` that of the continuation (as the HMM's)
     score = HMMSegmenter.score
 
     # ------------------------------------------------------------- model files
-    #: this model's own arrays: the duration statistics (K, 2)
-    _MODEL_ARRAYS = (modelfile.Field("dur_stats", "f8", ("K", 2), nonnegative=True),)
+    #: this model's own arrays: the duration statistics (K, n_stats of the duration family)
+    _MODEL_ARRAYS = (modelfile.Field("dur_stats", "f8", ("K", None), nonnegative=True),)
     save = save_series_model
     load = classmethod(load_series_model)
 
-    def _restored(self) -> None:
-        """After loading: the checked parameters and the duration family they name."""
+    def _restored(self, arrays) -> None:
+        """After loading: the checked parameters, the duration family they name and its statistics' width."""
         self._validate()
         self.durations_ = self._duration_family()
+        if arrays["dur_stats"].shape[1] != self.durations_.n_stats:
+            raise ConfigError(f"dur_stats has {arrays['dur_stats'].shape[1]} columns; the duration family has "
+                              f"{self.durations_.n_stats}")
 
 
 class HDPHSMMSegmenter(HSMMSegmenter):

@@ -103,7 +103,7 @@ def save_series_model(self, path) -> None:
 
 def load_series_model(cls, path):
     """Read a model written by :func:`save_series_model`; ``ModelFormatError`` unless it passes the schema.
-    ``cls._restored(header)`` (when defined) rebuilds what the model derives from its parameters."""
+    ``model._restored(arrays)`` (when defined) rebuilds what the model derives from its parameters."""
     try:
         with modelfile.reading(path, "header"):
             header, arrays = modelfile.load(path, cls.__name__, _series_schema(cls._MODEL_ARRAYS))
@@ -116,7 +116,7 @@ def load_series_model(cls, path):
                 raise ValueError(f"stats has {arrays['stats'].shape[1]} columns; the {name} family has "
                                  f"{family.n_stats}")
             if hasattr(model, "_restored"):
-                model._restored()
+                model._restored(arrays)
     except ConfigError as exc:  # an unknown family or a bad hyperparameter in the header
         raise ModelFormatError(f"{path}: header: {exc}") from exc
     model.trans_counts_, model.stats_, model.family_ = arrays["trans_counts"], arrays["stats"], family
