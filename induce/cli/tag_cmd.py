@@ -131,6 +131,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                      help="draws of the transition counts per pass for --table-estimate sampled (default 10)")
     hdp.add_argument("--n-init", type=positive_int, default=1, metavar="N",
                      help="cvi: fit from N random starts and keep the highest final objective (default 1)")
+    hdp.add_argument("--no-merge-moves", dest="merge_moves", action="store_false",
+                     help="turn off the split-merge moves (cvi) and the merges of the global counts (scvi) that are on "
+                          "by default with the symmetric emission prior (docs/experiments/hdp_defaults.md)")
     p.add_argument("--tag-dict", type=_tag_dict, metavar="from-gold|FILE",
                    help="semi-supervised: restrict words to their legal tags (states = tags)")
     p.add_argument("--tag-dict-cutoff", type=nonneg_int, default=1, metavar="D",
@@ -375,7 +378,7 @@ def _model(args, hdp: bool, corpus, gold_column, tag_dict):
             emission_prior=args.emission_prior, emission_concentration=args.emission_concentration,
             new_word_mass=args.new_word_mass, hyper_burn_in=args.hyper_burn_in, qc=args.qc,
             qc_samples=args.qc_samples, table_estimate=args.table_estimate, table_samples=args.table_samples,
-            n_init=args.n_init, batch_size=args.batch_size, tau=args.tau, kappa=args.kappa, client=args.client,
+            n_init=args.n_init, merge_moves=args.merge_moves, batch_size=args.batch_size, tau=args.tau, kappa=args.kappa, client=args.client,
             **common, **given, **({"beta": args.beta} if args.beta is not None else {}))
     n_states = len(tag_dict.tags) if tag_dict is not None else default_n_states(corpus, gold_column, args.states)
     return HMMTagger(n_states=n_states, tol=args.tol, alpha=args.alpha, beta=args.beta,
@@ -396,7 +399,8 @@ def _summary(args, hdp: bool, model, corpus, seconds: float) -> dict:
     last = model.trace_[-1]
     if hdp:
         result.update(model_type=args.model, alpha=None, truncation=args.truncation,
-                      effective_states=model.effective_states_, gamma=model.gamma_, sigma=model.sigma_)
+                      effective_states=model.effective_states_, gamma=model.gamma_, sigma=model.sigma_,
+                      merge_moves=model.merge_moves)
         if len(model.init_objectives_) > 1:
             result["init_objectives"] = [round(x, 3) for x in model.init_objectives_]
     else:

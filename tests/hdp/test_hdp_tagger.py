@@ -93,4 +93,8 @@ def test_cli_hdp(tmp_path, capsys):
     res = json.loads(out.read_text())
     assert res["model_type"] == "hdp-hmm" and res["sigma"] == 2 and 1 <= res["effective_states"] <= 8
     assert len(res["trace"]) == 3 and "effective_states" in res["trace"][0]
+    assert res["merge_moves"] is True
+    assert main(["tag", "demo", "--model", "hdp-hmm", "--truncation", "8", "--iterations", "2", "--quiet",
+                 "--no-merge-moves", "--json", str(out)]) == 0
+    assert json.loads(out.read_text())["merge_moves"] is False
     assert main(["tag", "demo", "--model", "hdp-hmm", "--infer", "cvi2", "--quiet"]) == 2
