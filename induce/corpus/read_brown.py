@@ -19,7 +19,7 @@ from typing import Iterator
 
 from ..errors import CorpusFormatError
 from .read_lines import Rows, iter_lines
-from .sentence import Sentence
+from .sentence import Sentence, split_induced
 
 
 def split_tagged(token: str) -> tuple[str, str] | None:
@@ -61,7 +61,12 @@ def add_base_tags(sent: Sentence) -> Sentence:
 
 
 def read_brown(path: str | os.PathLike, encoding: str = "utf-8") -> Iterator[Sentence]:
-    """Sentences of a Brown-format file, tags upper-cased as in NLTK."""
+    """Sentences of a Brown-format file, tags upper-cased as in NLTK.
+
+    induce's tagged output of a Brown input (``word/GOLD=INDUCED`` on every
+    token of a line) is read as the gold tags in ``"pos"`` and the induced ones
+    in ``"induced"``.
+    """
     name = str(path)
     for number, text in iter_lines(path, encoding):
         rows = []
@@ -71,9 +76,11 @@ def read_brown(path: str | os.PathLike, encoding: str = "utf-8") -> Iterator[Sen
                 raise CorpusFormatError(name, number, text, f"word/TAG tokens; got token {token!r}")
             rows.append(list(pair))
         if rows:
+            tags = [t.upper() for _, t in rows]
+            split = split_induced(tags)
             yield Sentence(
                 words=[w for w, _ in rows],
-                tags={"pos": [t.upper() for _, t in rows]},
+                tags={"pos": tags} if split is None else {"pos": split[0], "induced": split[1]},
                 source=(name, number),
                 record=Rows(rows, "brown"),
             )

@@ -32,11 +32,9 @@ from nltk import Tree
 
 from ..errors import CorpusFormatError
 from .read_lines import iter_lines
-from .sentence import Sentence
+from .sentence import Sentence, split_induced
 
 EMPTY = "-NONE-"
-#: joins the gold and the induced tag of a preterminal in tagged PTB output (``NN=S12``)
-INDUCED_MARK = "="
 _BRACKET = re.compile(r"[()]")
 _FUNCTION_TAG = re.compile(r"[-=]")
 
@@ -113,10 +111,10 @@ def read_ptb(path: str | os.PathLike, encoding: str = "utf-8") -> Iterator[Sente
         tree = unwrap(tree)
         words, pos = zip(*tree.pos())
         tags = {"pos": list(pos)}
-        pairs = [p.rpartition(INDUCED_MARK) for p in pos]
-        if all(gold and induced for gold, _, induced in pairs):
+        split = split_induced(list(pos))
+        if split is not None:
             from .writers import relabel_preterminals
 
-            tags = {"pos": [gold for gold, _, _ in pairs], "induced": [induced for _, _, induced in pairs]}
+            tags = {"pos": split[0], "induced": split[1]}
             tree = relabel_preterminals(tree, tags["pos"])
         yield Sentence(words=list(words), tags=tags, tree=tree, source=(name, number), record=raw)

@@ -31,3 +31,21 @@ class Sentence:
 
     def __len__(self) -> int:
         return len(self.words)
+
+
+#: joins a gold tag and the induced tag written beside it where a format has no spare column
+#: (PTB preterminals ``NN=S12``, Brown tokens ``dog/NN=S12``), as PTB's ``=`` index suffix
+INDUCED_MARK = "="
+
+
+def with_induced(gold: list[str], induced) -> list[str]:
+    """``GOLD=INDUCED`` labels: the gold tags kept, the induced ones after :data:`INDUCED_MARK`."""
+    return [f"{g}{INDUCED_MARK}{t}" for g, t in zip(gold, induced)]
+
+
+def split_induced(labels: list[str]) -> tuple[list[str], list[str]] | None:
+    """``(gold, induced)`` when every label is ``GOLD=INDUCED`` (split at the last ``=``); else None."""
+    pairs = [label.rpartition(INDUCED_MARK) for label in labels]
+    if not all(gold and induced for gold, _, induced in pairs):
+        return None
+    return [gold for gold, _, _ in pairs], [induced for _, _, induced in pairs]

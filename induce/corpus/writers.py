@@ -13,7 +13,10 @@ Where induced tags go (:func:`write_tagged`):
   ``pos``) replaces it; ``column=None`` appends the tags as one extra last
   column (the conlleval convention ``word ... gold predicted``), which the
   readers return as the tag column ``"induced"``.
-* ``brown`` and ``plain``: ``word/TAG`` tokens (the gold Brown tag is replaced).
+* ``brown``: ``word/GOLD=INDUCED`` tokens where the sentence has gold tags
+  (the Brown tag, or the ``pos`` or ``xpos`` column), ``word/INDUCED`` where it has none;
+  :func:`induce.corpus.read_brown.read_brown` splits them back (``"pos"`` and
+  ``"induced"``).  ``plain``: ``word/INDUCED``.
 * ``ptb``: every preterminal becomes ``GOLD=INDUCED`` (``(NN=S12 dog)``,
   ``(-LRB-=S3 -LRB-)``), the ``=`` suffix of PTB indices (``NP=2``): tools that
   strip function tags and indices (evalb, NLTK's ``label.split("=")[0]``) see
@@ -32,8 +35,7 @@ from nltk import Tree
 from ..atomic import atomic_write
 from ..errors import ConfigError
 from .read_columns import COLUMN_FORMATS, MISSING, ColumnFormat
-from .read_ptb import INDUCED_MARK
-from .sentence import Sentence
+from .sentence import Sentence, with_induced
 
 CONLLU_COLUMNS = ("upos", "xpos")
 # Tag columns of a sentence from another format that fill a CoNLL-X/CoNLL-U column, by preference.
@@ -210,6 +212,15 @@ def _surface(sent: Sentence) -> list[str]:
     return list(sent.words)
 
 
+def _gold_brown(sent: Sentence) -> list[str] | None:
+    """The gold tags a Brown line of ``sent`` keeps: its Brown tags as written, else its ``pos`` (or ``xpos``)
+    column, else None."""
+    if getattr(sent.record, "format", None) == "brown":
+        return [t for _, t in sent.record]
+    name = next((c for c in _FILL["pos"] if c in sent.tags), None)
+    return list(sent.tags[name]) if name is not None else None
+
+
 def _tagged_line(words: Sequence[str], tags: Sequence) -> str:
     return " ".join(f"{w}/{t}" for w, t in zip(words, tags)) + "\n"
 
@@ -234,8 +245,8 @@ def write_sentences(path: str | os.PathLike, sentences: Sequence[Sentence], form
     elif format == "brown":
         with atomic_write(path) as out:
             for sent in sentences:
-                is_brown = getattr(sent.record, "format", None) == "brown"
-                out.write(_tagged_line(_surface(sent), [t for _, t in sent.record] if is_brown else _fill(sent, "pos")))
+                gold = _gold_brown(sent)
+                out.write(_tagged_line(_surface(sent), gold if gold is not None else _fill(sent, "pos")))
     elif format == "plain":
         with atomic_write(path) as out:
             for sent in sentences:
@@ -257,9 +268,10 @@ def write_tagged(
     elif format in ("brown", "plain"):
         with atomic_write(path) as out:
             for sent, values in zip(sentences, tags):
-                out.write(_tagged_line(_surface(sent), values))
+                gold = _gold_brown(sent) if format == "brown" else None
+                out.write(_tagged_line(_surface(sent), values if gold is None else with_induced(gold, values)))
     elif format == "ptb":
-        write_ptb(path, (relabel_preterminals(s.tree, [f"{gold}{INDUCED_MARK}{tag}" for (_, gold), tag in
-                                                       zip(s.tree.pos(), t)]) for s, t in zip(sentences, tags)))
+        write_ptb(path, (relabel_preterminals(s.tree, with_induced([gold for _, gold in s.tree.pos()], t))
+                         for s, t in zip(sentences, tags)))
     else:
         raise ConfigError(f"unknown corpus format {format!r}")

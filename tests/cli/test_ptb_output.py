@@ -1,4 +1,4 @@
-"""Tagged PTB output keeps the gold preterminals: ``GOLD=INDUCED`` labels, read back as both columns."""
+"""Tagged PTB and Brown output keep the gold tags: ``GOLD=INDUCED`` labels, read back as both columns."""
 
 from __future__ import annotations
 
@@ -58,3 +58,22 @@ def test_cli_tag_then_eval_tags_reads_the_induced_tags(tmp_path, capsys):
     assert main(["eval", "tags", str(out), str(src), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["m1"] == pytest.approx(run["m1"])
     assert main(["eval", "tags", str(src)]) == 2  # gold only: nothing induced to score
+
+
+BROWN = CORPORA / "brown" / "ca01" if CORPORA is not None else None
+
+
+@pytest.mark.skipif(BROWN is None or not BROWN.is_file(), reason="brown not found (INDUCE_CORPORA)")
+def test_cli_brown_output_keeps_gold_and_eval_reads_the_induced_tags(tmp_path, capsys):
+    from induce.corpus.read_brown import read_brown
+
+    out, stats = tmp_path / "tagged", tmp_path / "run.json"
+    assert main(["tag", str(BROWN), "--states", "5", "--iterations", "3", "-o", str(out), "--json", str(stats)]) == 0
+    run = json.loads(stats.read_text())
+    capsys.readouterr()
+    back, original = list(read_brown(out)), list(read_brown(BROWN))
+    assert [s.tags["pos"] for s in back] == [s.tags["pos"] for s in original]  # word/GOLD=INDUCED
+    assert all(t.startswith("S") for s in back for t in s.tags["induced"])
+    assert main(["eval", "tags", str(out), "--json"]) == 0
+    scored = json.loads(capsys.readouterr().out)
+    assert scored["pred_column"] == "induced" and scored["m1"] == pytest.approx(run["m1"])

@@ -94,7 +94,7 @@ def _states(sentences):
         ("conll2007/esp.test", "conllx", "utf-8", None, "induced"),
         ("conll2007/esp.test", "conllx", "utf-8", "pos", "pos"),
         ("ud/en_ewt/en_ewt-ud-test.conllu", "conllu", "utf-8", None, "upos"),
-        ("brown/ca02", "brown", "utf-8", None, "pos"),
+        ("brown/ca02", "brown", "utf-8", None, "induced"),  # word/GOLD=INDUCED tokens
         ("ptb-sample/wsj_0004.mrg", "ptb", "utf-8", None, "induced"),  # GOLD=INDUCED preterminals
     ],
 )
