@@ -16,9 +16,9 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from .. import modelfile
-from ..base import InduceEstimator
+from ..base import Boolean, InduceEstimator, Integer, Options, Real, Seed
 from ..corpus.vocab import Vocabulary
-from ..errors import ConfigError, check_float, check_seed
+from ..errors import ConfigError
 from ..resources import alignment_bytes, check_memory, sentence_label
 from ..kernels.align import links_to_matrix, posteriors_to_matrix
 from ..modelfile import Field
@@ -63,6 +63,14 @@ class WordAligner(InduceEstimator):
     verbose : show a tqdm progress bar (sentence pairs per second).
     """
 
+    _parameter_constraints = {
+        "model": Options(*MODELS), "infer": Options(*INFERENCE), "n_iter": Integer(1), "n_iter_ibm1": Integer(0),
+        "alpha": Real(0.0, min_open=True), "prior_support": Options(*SUPPORTS), "jump_alpha": Real(0.0, min_open=True),
+        "null_prob": Real(0.0, 1.0, max_open=True), "max_jump": Integer(1), "hmm_cvi": Options(*HMM_CVI),
+        "symmetrize": Options(*METHODS, *DIRECTIONAL), "decode": Options(*DECODERS),
+        "posterior_threshold": Real(0.0, 1.0), "random_state": Seed(), "verbose": Boolean(),
+    }
+
     def __init__(self, model: str = "hmm", infer: str = "cvi", n_iter: int = 5, n_iter_ibm1: int = 5,
                  alpha: float = 1e-4, prior_support: str = "vocabulary", jump_alpha: float = 0.1,
                  null_prob: float = 0.2, max_jump: int = 7,
@@ -84,23 +92,6 @@ class WordAligner(InduceEstimator):
         self.random_state = random_state
         self.verbose = verbose
 
-    # ----------------------------------------------------------- validation
-    def _validate(self) -> None:
-        for name, value, allowed in (("model", self.model, MODELS), ("infer", self.infer, INFERENCE),
-                                     ("hmm_cvi", self.hmm_cvi, HMM_CVI), ("decode", self.decode, DECODERS),
-                                     ("prior_support", self.prior_support, SUPPORTS),
-                                     ("symmetrize", self.symmetrize, METHODS + DIRECTIONAL)):
-            if value not in allowed:
-                raise ConfigError(f"{name} must be one of {', '.join(allowed)}; got {value!r}")
-        if self.n_iter < 1 or self.n_iter_ibm1 < 0:
-            raise ConfigError("n_iter must be >= 1 and n_iter_ibm1 >= 0")
-        check_float("alpha", self.alpha, 0.0, min_open=True), check_float("jump_alpha", self.jump_alpha, 0.0, min_open=True)
-        check_float("posterior_threshold", self.posterior_threshold, 0.0, 1.0), check_seed("random_state", self.random_state)
-        if not 0.0 <= self.null_prob < 1.0:
-            raise ConfigError(f"null_prob must be in [0, 1); got {self.null_prob}")
-        if self.max_jump < 1:
-            raise ConfigError(f"max_jump must be >= 1; got {self.max_jump}")
-
     def _config(self) -> TrainConfig:
         return TrainConfig(model=self.model, infer=self.infer, n_iter=self.n_iter,
                            n_iter_ibm1=self.n_iter_ibm1, alpha=self.alpha, jump_alpha=self.jump_alpha,
@@ -110,7 +101,6 @@ class WordAligner(InduceEstimator):
     # ------------------------------------------------------------- training
     def fit(self, pairs: Iterable[Pair]) -> "WordAligner":
         """Train the direction(s) required by ``symmetrize`` on ``(source, target)`` token lists."""
-        self._validate()
         pairs = list(pairs)
         directions = [d for d in DIRECTIONAL if self.symmetrize in (d, *METHODS)]
         src_len, tgt_len = [len(s) for s, _ in pairs], [len(t) for _, t in pairs]

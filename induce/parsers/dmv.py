@@ -46,15 +46,14 @@ import numpy as np
 from tqdm import tqdm
 
 from .. import modelfile
-from ..base import InduceEstimator
+from ..base import Boolean, InduceEstimator, Integer, Options, Real, Seed
 from ..infer.convergence import TOL, ConvergenceMonitor, FitWarning
 from ..infer.estimators import params_from_counts
 from ..kernels import dmv as kdmv
-from ..errors import ConfigError, check_float, check_int, check_seed
 from ..modelfile import Field
 from ..corpus.corpus import as_corpus
 from ..resources import check_memory, corpus_source, dmv_bytes, sentence_label
-from .params import UNK, check_choice, column, encode_with
+from .params import UNK, column, encode_with
 
 ALGORITHMS = ("em", "vi", "cvi")
 INITS = ("harmonic", "random")
@@ -82,6 +81,11 @@ class DMVParser(InduceEstimator):
     random_state : seed of random initialisation and of CVI's sentence order.
     """
 
+    _parameter_constraints = {
+        "infer": Options(*ALGORITHMS), "alpha": Real(0.0, min_open=True), "n_iter": Integer(0), "tol": Real(0.0),
+        "init": Options(*INITS), "random_state": Seed(), "verbose": Boolean(),
+    }
+
     def __init__(self, infer: str = "cvi", alpha: float = 1.0, n_iter: int = MAX_ITER, tol: float = TOL,
                  init: str = "harmonic", tag_column: str | None = None, random_state: int | None = None,
                  verbose: bool = False):
@@ -105,12 +109,6 @@ class DMVParser(InduceEstimator):
 
         Sets ``n_iter_`` (passes run), ``converged_``, ``history_`` and ``warnings_``.
         """
-        check_choice("infer", self.infer, ALGORITHMS)
-        check_choice("init", self.init, INITS)
-        check_float("alpha", self.alpha, 0.0, min_open=True), check_int("n_iter", self.n_iter, 0)
-        check_seed("random_state", self.random_state)
-        if self.tol < 0:
-            raise ConfigError(f"tol must be non-negative; got {self.tol}")
         corpus = as_corpus(X)
         corpus = corpus.subset(np.nonzero(corpus.lengths > 0)[0])
         check_memory(dmv_bytes(corpus.lengths), "the DMV charts", sentence_label(corpus.lengths, corpus_source(corpus)))

@@ -33,15 +33,14 @@ import numpy as np
 from tqdm import tqdm
 
 from .. import modelfile
-from ..base import InduceEstimator
+from ..base import Boolean, InduceEstimator, Integer, Options, Real, Seed
 from ..corpus.corpus import Corpus
 from ..kernels import inside_outside as io
 from .grammar import Grammar, full_grammar, read_grammar
-from ..errors import ConfigError, check_float, check_int, check_seed
 from ..modelfile import Field
 from ..corpus.corpus import as_corpus
 from ..resources import check_memory, corpus_source, pcfg_bytes, sentence_label
-from .params import UNK, check_choice, column, encode_with, masked_params
+from .params import UNK, column, encode_with, masked_params
 from .trees import nodes_to_tree
 
 ALGORITHMS = ("em", "vi", "cvi", "mh")
@@ -61,6 +60,11 @@ class PCFGInducer(InduceEstimator):
     init_noise : multiplicative noise of the initial parameters.
     random_state : seed of the initial parameters and of the sentence order / sampler.
     """
+
+    _parameter_constraints = {
+        "n_nonterminals": Integer(1), "infer": Options(*ALGORITHMS), "alpha": Real(0.0, min_open=True),
+        "n_iter": Integer(0), "init_noise": Real(0.0), "random_state": Seed(), "verbose": Boolean(),
+    }
 
     def __init__(self, n_nonterminals: int = 10, grammar: Grammar | str | None = None, infer: str = "em",
                  alpha: float = 1.0, n_iter: int = 20, tag_column: str | None = None, init_noise: float = 1.0,
@@ -98,9 +102,6 @@ class PCFGInducer(InduceEstimator):
     # -------------------------------------------------------------------- fit
     def fit(self, X, y=None, callback: Callable[["PCFGInducer", int], None] | None = None) -> "PCFGInducer":
         """Induce the grammar from the sentences of ``X`` (a Corpus or lists of tokens)."""
-        check_choice("infer", self.infer, ALGORITHMS)
-        check_float("alpha", self.alpha, 0.0, min_open=True), check_int("n_iter", self.n_iter, 0)
-        check_seed("random_state", self.random_state)
         corpus = as_corpus(X)
         corpus = corpus.subset(np.nonzero(corpus.lengths > 0)[0])
         ids, vocab = column(corpus, self.tag_column)

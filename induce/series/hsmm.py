@@ -14,7 +14,7 @@ import copy
 import numpy as np
 
 from .. import modelfile
-from ..base import InduceEstimator
+from ..base import InduceEstimator, Integer, Options, Real, Seed
 from ..durations import get_duration
 from ..emissions import get_family
 from ..errors import ConfigError
@@ -38,6 +38,12 @@ class HSMMSegmenter(InduceEstimator):
     ``dur_stats_`` (K, 2), ``trace_``, ``n_iter_``, ``converged_``, ``warnings_``.
     """
 
+    _parameter_constraints = {
+        "n_states": Integer(2), "max_duration": Integer(1), "r": Real(0.0, min_open=True),
+        "infer": Options(*HSMM_ALGORITHMS), "n_iter": Integer(1), "tol": Real(0.0), "alpha": Real(0.0, min_open=True),
+        "random_state": Seed(),
+    }  # n_states >= 2: an HSMM has no self-transitions
+
     def __init__(self, n_states: int = 3, emission="gaussian", durations: str = "poisson", max_duration: int = 50,
                  r: float = 2.0, infer: str = "em", n_iter: int = 100, tol: float = 1e-4, alpha: float = 1.0,
                  random_state: int = 0):
@@ -56,17 +62,8 @@ class HSMMSegmenter(InduceEstimator):
         kw = {"r": float(self.r)} if self.durations == "negbin" else {}
         return get_duration(self.durations, int(self.max_duration), **kw)
 
-    def _validate(self):
-        if int(self.n_states) < 2:
-            raise ConfigError(f"an HSMM needs n_states >= 2 (no self-transitions), got {self.n_states}")
-        if self.infer not in HSMM_ALGORITHMS:
-            raise ConfigError(f"HSMM infer must be one of {HSMM_ALGORITHMS}, got {self.infer!r}")
-        if int(self.n_iter) < 1 or not self.tol >= 0 or not self.alpha > 0:
-            raise ConfigError("n_iter must be >= 1, tol >= 0 and alpha > 0")
-
     def fit(self, X, y=None):
         """Fit to one ``(T, d)`` array or a list of them."""
-        self._validate()
         seqs = as_sequences(X)
         family = copy.deepcopy(get_family(self.emission))
         seqs = [family.check_data(x) for x in seqs]
@@ -132,5 +129,5 @@ class HSMMSegmenter(InduceEstimator):
 
     def _restored(self) -> None:
         """After loading: the checked parameters and the duration family they name."""
-        self._validate()
+        self._validate_params()
         self.durations_ = self._duration_family()
