@@ -351,6 +351,17 @@ def _pair_products(G, a, b, pending, pa, pd, pb, f1, num):
 
 
 @njit(cache=True, fastmath=_FASTMATH)
+def _norm_and_dot(u, v):
+    """``(u.u, u.v)`` in one pass."""
+    uu = 0.0
+    uv = 0.0
+    for k in range(u.shape[0]):
+        uu += u[k] * u[k]
+        uv += u[k] * v[k]
+    return uu, uv
+
+
+@njit(cache=True, fastmath=_FASTMATH)
 def _incoming_factor(G, q, p, t, a, qt, b, alpha, f1):
     """Factor 1 of the update (thesis eq. 3.37) in place of ``f1 = a^T G[1:]``:
     ``E[C^{\\t}_{z_{t-1},k}] + alpha``, the expected count of a move from ``z_{t-1}`` to ``k``
@@ -362,11 +373,7 @@ def _incoming_factor(G, q, p, t, a, qt, b, alpha, f1):
         for k in range(K):
             f1[k] = max(G[0, k] - qt[k], 0.0) + alpha
         return
-    aa = 0.0
-    aq = 0.0
-    for k in range(K):
-        aa += a[k] * a[k]
-        aq += a[k] * qt[k]
+    aa, aq = _norm_and_dot(a, qt)
     for k in range(K):
         f1[k] -= aa * qt[k] + aq * b[k]
     if t >= 2:
@@ -391,11 +398,7 @@ def _outgoing_factor(R, q, p, t, T, a, qt, b, num, f1, alpha, new):
         for k in range(K):
             new[k] = f1[k]
         return
-    qb = 0.0
-    bb = 0.0
-    for k in range(K):
-        qb += qt[k] * b[k]
-        bb += b[k] * b[k]
+    bb, qb = _norm_and_dot(b, qt)
     bc = 0.0
     c = b
     if t < T - 2:
