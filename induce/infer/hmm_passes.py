@@ -574,47 +574,7 @@ def _count_tables(alpha, beta, K, W, power, size):
             _tempered_table(W * beta, -power, size))
 
 
-@njit(cache=True)
-def _move_token(Ct, R, Ce, Nk, w, prev, state, nxt, has_next, sign):
-    """Add (``sign = 1``) or remove (``-1``) one token in ``state`` from the counts: its incoming
-    transition ``prev -> state``, its outgoing one ``state -> nxt`` (when ``has_next``), the row
-    totals ``R``, its emission of ``w`` and the state total ``Nk``."""
-    Ct[prev, state] += sign
-    R[prev] += sign
-    if has_next:
-        Ct[1 + state, nxt] += sign
-        R[1 + state] += sign
-    Ce[w, state] += sign
-    Nk[state] += sign
-
-
-@njit(cache=True)
-def _conditional(Ct, R, Ce, Nk, w, prev, nxt, has_next, trans_num, trans_den, emit_num, emit_den, allowed, prob):
-    """Thesis eq. 3.25, tempered, with the token's counts removed (``C^{\\t}``):
-
-        p(z_t = k) ~ (C_{prev,k} + a) (C_{k,w} + b) / (C_{.,k} + W b)
-                     x (C_{k,nxt} + a + [prev = k = nxt]) / (C_{k,.} + K a + [prev = k])
-
-    each factor looked up in the tables by its count; zero where ``allowed`` (empty: no tag
-    dictionary) forbids ``k``.  Writes ``prob`` and returns its sum."""
-    K = Ct.shape[1]
-    constrained = allowed.shape[0] > 0
-    same = prev - 1  # the state of z_{t-1} (-1 at a sentence start)
-    tot = 0.0
-    for k in range(K):
-        v = trans_num[Ct[prev, k]] * emit_num[Ce[w, k]] * emit_den[Nk[k]]
-        if has_next:
-            d_prev = 1 if k == same else 0
-            d_all = 1 if (k == same and k == nxt) else 0
-            v *= trans_num[Ct[1 + k, nxt] + d_all] * trans_den[R[1 + k] + d_prev]
-        if constrained and allowed[w, k] == 0:
-            v = 0.0
-        prob[k] = v
-        tot += v
-    return tot
-
-
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _draw(prob, tot, old):
     """A state drawn from the unnormalised ``prob`` (sum ``tot``) by inversion; ``old`` when all are zero."""
     K = prob.shape[0]
@@ -650,8 +610,11 @@ def cgs_pass(Ct, Ce, z, tokens, offsets, alpha, beta, temperature, seed, allowed
     largest state total ``C_{.,k}`` (each token has one incoming transition), so
     the transition and state-total tables are sized by that and grow when it
     does; emission counts are at most the largest word frequency.
-    Per token: :func:`_move_token` out, :func:`_conditional`, :func:`_draw`,
-    :func:`_move_token` back in.
+    Per token: remove its counts, its tempered conditional (eq. 3.25), a draw
+    (:func:`_draw`), add its counts back.  These steps stay in the loop body:
+    as njit helpers (plain or ``inline="always"``) numba kept reference-count
+    operations on their array arguments per token and the sweep took 1.3x as
+    long (docs/experiments/speed.md).
     """
     np.random.seed(seed)
     K = Ct.shape[1]
@@ -671,6 +634,7 @@ def cgs_pass(Ct, Ce, z, tokens, offsets, alpha, beta, temperature, seed, allowed
     size = min(N, 2 * Nk.max()) + 2
     trans_num, trans_den, emit_den = _count_tables(alpha, beta, K, W, s, size)
     tally = votes.shape[0] == N
+    constrained = allowed.shape[0] > 0
     changed = 0
     for i in range(offsets.shape[0] - 1):
         start = offsets[i]
@@ -681,14 +645,39 @@ def cgs_pass(Ct, Ce, z, tokens, offsets, alpha, beta, temperature, seed, allowed
             prev = 0 if p == start else 1 + z[p - 1]
             has_next = p + 1 < end
             nxt = z[p + 1] if has_next else -1
-            _move_token(Ct, R, Ce, Nk, w, prev, old, nxt, has_next, -1)
-            tot = _conditional(Ct, R, Ce, Nk, w, prev, nxt, has_next, trans_num, trans_den, emit_num, emit_den,
-                               allowed, prob)
+            # remove the token's counts: transition in, transition out, emission
+            Ct[prev, old] -= 1
+            R[prev] -= 1
+            if has_next:
+                Ct[1 + old, nxt] -= 1
+                R[1 + old] -= 1
+            Ce[w, old] -= 1
+            Nk[old] -= 1
+            # eq. 3.25 with the counts C^{\t}, tempered; [prev = k] and [prev = k = next] as index offsets
+            same = prev - 1  # the state of z_{t-1} (-1 at a sentence start)
+            tot = 0.0
+            for k in range(K):
+                v = trans_num[Ct[prev, k]] * emit_num[Ce[w, k]] * emit_den[Nk[k]]
+                if has_next:
+                    d_prev = 1 if k == same else 0
+                    d_all = 1 if (k == same and k == nxt) else 0
+                    v *= trans_num[Ct[1 + k, nxt] + d_all] * trans_den[R[1 + k] + d_prev]
+                if constrained and allowed[w, k] == 0:
+                    v = 0.0
+                prob[k] = v
+                tot += v
             new = _draw(prob, tot, old)
             z[p] = new
             if new != old:
                 changed += 1
-            _move_token(Ct, R, Ce, Nk, w, prev, new, nxt, has_next, 1)
+            # add the token back in its new state
+            Ct[prev, new] += 1
+            R[prev] += 1
+            if has_next:
+                Ct[1 + new, nxt] += 1
+                R[1 + new] += 1
+            Ce[w, new] += 1
+            Nk[new] += 1
             if Nk[new] + 2 > size:
                 size = min(N, 2 * Nk[new]) + 2
                 trans_num, trans_den, emit_den = _count_tables(alpha, beta, K, W, s, size)
