@@ -153,6 +153,16 @@ RENAMED_PARAMS = {"prior": "alpha", "n_iterations": "n_iter", "n_ibm1_iterations
                   "progress": "verbose"}
 
 
+def _validating(method):
+    """``method`` preceded by the estimator's :meth:`InduceEstimator._validate_params`."""
+    @functools.wraps(method)
+    def fit(self, *args, **kwargs):
+        self._validate_params()
+        return method(self, *args, **kwargs)
+
+    return fit
+
+
 class InduceEstimator(BaseEstimator):
     """Base of every induce estimator (see the module docstring)."""
 
@@ -203,13 +213,3 @@ class InduceEstimator(BaseEstimator):
         self.n_iter_ = int(n_iter)
         self.converged_ = bool(monitor.converged)
         self.warnings_ += [m for m in monitor.finish(name, n_iter, cap) if m not in self.warnings_]
-
-
-def _validating(method):
-    """``method`` preceded by the estimator's :meth:`InduceEstimator._validate_params`."""
-    @functools.wraps(method)
-    def fit(self, *args, **kwargs):
-        self._validate_params()
-        return method(self, *args, **kwargs)
-
-    return fit
