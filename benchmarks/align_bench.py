@@ -11,7 +11,9 @@ model (``-m 3``) and each lower model level.
     nice -n 10 python benchmarks/align_bench.py --sizes 10000 50000 all \\
         --configs hmm:cvi hmm:em --out benchmarks/results/align.json
 
-Prints a table and rewrites the JSON file after every row.
+Prints a table and rewrites the JSON file after every row.  ``--params`` passes
+further ``WordAligner`` hyperparameters (``tol=0 n_iter=5``, ``learn_hyper=1``);
+each row records the passes run and whether every stage converged.
 """
 
 from __future__ import annotations
@@ -85,14 +87,16 @@ def cpu_seconds() -> float:
 
 
 # -------------------------------------------------------------------- systems
-def run_induce(config: str, pairs, test, gold, seed: int, alpha: float) -> dict:
+def run_induce(config: str, pairs, test, gold, seed: int, alpha: float | None, params: dict | None = None) -> dict:
     model, infer = config.split(":")
     kwargs = {"hmm_cvi": "cvi1", "infer": "cvi"} if infer == "cvi1" else {"infer": infer}
-    aligner = WordAligner(model=model, random_state=seed, alpha=alpha, **kwargs)
+    aligner = WordAligner(model=model, random_state=seed, alpha=alpha, **kwargs, **(params or {}))
     wall, cpu = time.perf_counter(), cpu_seconds()
     aligner.fit(pairs)
     wall, cpu = time.perf_counter() - wall, cpu_seconds() - cpu
-    row = {"system": "induce", "model": model, "infer": infer, "alpha": alpha, "fit_wall_s": wall, "fit_cpu_s": cpu}
+    row = {"system": "induce", "model": model, "infer": infer, "alpha": alpha, "fit_wall_s": wall, "fit_cpu_s": cpu,
+           "params": params or {}, "passes": [aligner.n_iter_ibm1_, aligner.n_iter_], "converged": aligner.converged_,
+           "learned_alpha": aligner.alpha_, "learned_jump_alpha": aligner.jump_alpha_}
     for method in SYMMETRIZATIONS:
         aligner.set_params(symmetrize=method)
         row[method] = score(aligner.align(test), gold)
@@ -142,10 +146,14 @@ def main(argv=None) -> int:
     parser.add_argument("--eflomal-levels", nargs="*", type=int, default=[3, 1, 2])
     parser.add_argument("--no-eflomal", action="store_true")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--alpha", type=float, default=1e-4, help="Dirichlet prior of the translation tables")
+    parser.add_argument("--alpha", type=float, default=None,
+                        help="Dirichlet prior of the translation tables (default: WordAligner's)")
+    parser.add_argument("--params", nargs="*", default=[], metavar="NAME=VALUE",
+                        help="further WordAligner hyperparameters (numbers), e.g. tol=0 n_iter=5 learn_hyper=1")
     parser.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "align.json"))
     args = parser.parse_args(argv)
 
+    params = {k: (int(v) if v.lstrip("-").isdigit() else float(v)) for k, v in (p.split("=", 1) for p in args.params)}
     have_eflomal = not args.no_eflomal
     if have_eflomal:
         try:
@@ -165,14 +173,15 @@ def main(argv=None) -> int:
         if have_eflomal:
             runs += [("eflomal", level) for level in args.eflomal_levels]
         for system, what in runs:
-            row = run_induce(what, pairs, test, gold, args.seed, args.alpha) if system == "induce" else \
+            row = run_induce(what, pairs, test, gold, args.seed, args.alpha, params) if system == "induce" else \
                 run_eflomal(what, pairs, test, gold)
             row.update({"data": name, "train_pairs": len(pairs), "test_pairs": len(test),
                         "pairs_per_cpu_s": len(pairs) / row["fit_cpu_s"] if row["fit_cpu_s"] >= 0.05 else None})
             result["rows"].append(row)
             print(f"{name:8} {len(pairs):7d} {row['system']:8} {row['model']:5} {row['infer']:6} "
                   f"{100 * row['intersection']['aer']:8.1f} {100 * row['grow-diag-final-and']['aer']:8.1f} "
-                  f"{row['fit_wall_s']:8.1f} {row['fit_cpu_s']:8.1f} {row['pairs_per_cpu_s'] or 0:11.0f}", flush=True)
+                  f"{row['fit_wall_s']:8.1f} {row['fit_cpu_s']:8.1f} {row['pairs_per_cpu_s'] or 0:11.0f}"
+                  f" {row.get('passes', '')} {row.get('learned_alpha', '')}", flush=True)
             with atomic_write(args.out) as out:
                 json.dump(result, out, indent=1)
     return 0

@@ -108,11 +108,15 @@ def recovery(args) -> None:
                 t0 = time.perf_counter()
                 model = HDPHMMTagger(truncation=K, infer=infer, n_iter=iters[infer], **hyper, order=args.order,
                                      random_state=data_seed - 1000, batch_size=args.batch_size,
-                                     n_init=args.n_init if infer == "cvi" else 1).fit(corpus)
+                                     n_init=args.n_init if infer == "cvi" else 1, merge_moves=not args.no_moves,
+                                     scvi_memory=args.scvi_memory).fit(corpus)
                 fit_seconds = time.perf_counter() - t0
                 eff = [r["effective_states"] for r in model.trace_]  # n_init > 1: the start kept
                 secs = np.cumsum([r["seconds"] for r in model.trace_]).tolist()
                 runs.append({"dataset": data_seed, "effective_states": eff, "seconds": secs,
+                             "bound": getattr(model, "bound_", None),
+                             "moves": [[r["iteration"], r["splits"], r["merges"]] for r in model.trace_
+                                       if "splits" in r],
                              "fit_seconds": fit_seconds, "init_objectives": model.init_objectives_,
                              "gamma": model.gamma_, "sigma": model.sigma_, "hyper_burn_in": model.hyper_burn_in_})
                 print(f"{name:9s} {infer:4s} dataset {data_seed}: final {eff[-1]:2d} states, settles at iteration "
@@ -128,6 +132,10 @@ def recovery(args) -> None:
         suffix += f"_init{args.n_init}"
     if args.learn:
         suffix += "_learned"
+    if args.no_moves:
+        suffix += "_nomoves"
+    if args.scvi_memory and "scvi" in args.algorithms:
+        suffix += "_memory"
     if "scvi" in args.algorithms:
         suffix += f"_batch{args.batch_size}"
     suffix += args.suffix
@@ -296,6 +304,7 @@ def qc_alice(args) -> None:
 
     corpus = alice_corpus()
     tokens, offsets = corpus.tokens, corpus.offsets.astype(np.int64)
+    entropy = np.zeros(len(offsets) - 1)  # hdp_cvi_pass: H(q(z^i)) per sentence (not used here)
     W = len(corpus.vocab)
     K = args.K
     curves = {n: [] for n, _, _ in APPROX}
@@ -323,15 +332,15 @@ def qc_alice(args) -> None:
                     continue
                 lq, lr = np.zeros((K + 1, K)), np.zeros(K + 1)
                 hdp_cvi_pass(trans.copy(), emit.copy(), sent_trans.copy(), gamma.copy(), tokens, offsets, order,
-                             prior, glob.sigma, beta_w, 1.0, code, S, 1000 * run + it, lq, lr, NO_SAMPLES)
+                             prior, glob.sigma, beta_w, 1.0, code, S, 1000 * run + it, lq, lr, NO_SAMPLES, entropy)
                 errs[name].append(lq)
             if evaluate and driver != EXACT:
                 ex, ex_row = np.zeros((K + 1, K)), np.zeros(K + 1)
                 hdp_cvi_pass(trans.copy(), emit.copy(), sent_trans.copy(), gamma.copy(), tokens, offsets, order,
-                             prior, glob.sigma, beta_w, 1.0, EXACT, 1, it, ex, ex_row, NO_SAMPLES)
+                             prior, glob.sigma, beta_w, 1.0, EXACT, 1, it, ex, ex_row, NO_SAMPLES, entropy)
             lq, lr = np.zeros((K + 1, K)), np.zeros(K + 1)
             hdp_cvi_pass(trans, emit, sent_trans, gamma, tokens, offsets, order, prior, glob.sigma, beta_w, 1.0,
-                         driver, 1, it, lq, lr, NO_SAMPLES)
+                         driver, 1, it, lq, lr, NO_SAMPLES, entropy)
             if driver == EXACT:
                 ex = lq
             for name in errs:
@@ -426,6 +435,8 @@ def _text_models(iterations: int, seed: int, which: list[str] | None, burn_in: i
                       lambda: HDPHMMTagger(fix_hyper=True, **hdp_kw)),
         "hdp-learned": ("HDP-HMM cvi (gamma, sigma learned, default burn-in; Dir(0.1))",
                         lambda: HDPHMMTagger(**hdp_kw)),
+        "hdp-learned-nomoves": ("HDP-HMM cvi (as hdp-learned, without the split-merge moves)",
+                                lambda: HDPHMMTagger(merge_moves=False, **hdp_kw)),
         "hdp-learned-pass1": ("HDP-HMM cvi (gamma, sigma learned from pass 1; Dir(0.1))",
                               lambda: HDPHMMTagger(hyper_burn_in=0, **hdp_kw)),
         "hdp-asym": ("HDP-HMM cvi (gamma, sigma, beta, tau learned; Dir(beta tau))",
@@ -646,6 +657,9 @@ def main() -> None:
     r.add_argument("--suffix", default="", help="appended to the JSON name (keeps earlier runs of the same settings)")
     r.add_argument("--order", choices=("sequential", "shuffle"), default="sequential",
                    help="cvi: sentence order within a pass (shuffle: a fresh random order every pass)")
+    r.add_argument("--no-moves", action="store_true", help="cvi without the split-merge moves (merge_moves=False)")
+    r.add_argument("--scvi-memory", action="store_true",
+                   help="scvi with the sentence memory (scvi_memory=True: each sentence's own counts left out)")
     r.add_argument("--n-init", type=int, default=1,
                    help="cvi: best of N random starts by the final objective (the time column covers all N)")
     ra = sub.add_parser("runaway")

@@ -4,6 +4,9 @@ Usage::
 
     python benchmarks/hsmm_bench.py real [--seeds 3]
     python benchmarks/hsmm_bench.py speed [--iterations 5]
+    python benchmarks/hsmm_bench.py nbspeed [--iterations 5]
+    python benchmarks/hsmm_bench.py nbfig2 [--sequences 55 --length 3000 --iterations 20 --samples 1,5,10,50]
+    python benchmarks/hsmm_bench.py fig1b [--seeds 3] [--budget 40]
 
 ``real``: Old Faithful ``geyser.csv`` (waiting, duration; Gaussian) and monthly sunspots
 (``sunspot_month.csv`` value; Gaussian): fit em on the first 80% of the series, report the held-out
@@ -13,7 +16,20 @@ mean over seeds; the learned mean durations of the HSMM.
 ``speed``: seconds per em iteration (the fastest of ``--iterations`` passes) of the HSMM (Poisson
 durations) and the HMM, K = 3 Gaussian, on one series sampled from the 3-state HSMM of the tests, as T
 and D grow (the HSMM is O(T K D + T K^2), the HMM O(T K^2)).
-Both modes print a markdown table and write JSON under ``benchmarks/out/``.
+``nbfig2``: paper 002 Fig. 2 (section 6): data from a 4-state HSMM with Poisson durations and 2-d
+Gaussian emissions, models with NB durations, ``p ~ Beta(1, 1)``, ``r ~ Uniform{1..10}`` learned
+(:class:`induce.durations.NegBinLearnedR`), 90% of the sequences for training: held-out log predictive
+per step against fitting time, for the exact update of q(r, p) (explicit-duration messages, D = 100)
+and the sampled update with S samples (HMM embedding, no D).  Batch vi passes (rho = 1), not svi.
+``nbspeed``: seconds per em pass of NB(r = 4) durations on the embedding against the explicit messages
+with D = 50, 200 as T grows (passes alternated).
+``fig1b``: paper 002 Fig. 1(b): an HDP-HSMM with Poisson durations (truncation 12, D = 60, 2-D Gaussian
+emissions) fitted to 30 sequences of 2,000 steps sampled from a 6-state HSMM (:func:`fig1b_data`), 27 for
+training and 3 held out; held-out log-likelihood per step of the plug-in predictive (the model's ``score``)
+against fitting time (evaluations not counted) for batch vi, svi, cvi2 and scvi, algorithms alternated
+within each seed; times also in units of one batch vi pass of the same seed (the shared machine's speed
+varies, ratios do not).
+All modes print a markdown table and write JSON under ``benchmarks/out/``.
 """
 
 from __future__ import annotations
@@ -52,7 +68,7 @@ def real(args):
             models = {"hmm": lambda s: HMMSegmenter(K, infer="em", n_iter=200, random_state=s)}
             for dur in ("poisson", "negbin", "geometric"):
                 models[f"hsmm-{dur}"] = (lambda s, dur=dur: HSMMSegmenter(K, durations=dur, max_duration=D, infer="em",
-                                                                          n_iter=200, random_state=s))
+                                                                          r=2.0, n_iter=200, random_state=s))
             for label, make in models.items():
                 scores, means = [], None
                 for seed in range(args.seeds):
@@ -97,16 +113,210 @@ def speed(args):
     return rows
 
 
+def nbspeed(args):
+    """CPU seconds per em pass of NB(r = 4) durations, K = 3: the HMM embedding (dense, N = 12 pseudo-states)
+    against the explicit-duration messages with D = 50 and 200, alternated pass by pass, minimum of
+    ``--iterations``."""
+    from induce.durations import NegBin
+    from induce.emissions import get_family
+    from induce.infer.hsmm_embed import NBEmbedFit
+    from induce.infer.series_hsmm import HSMMFit
+    from tests.hsmm.test_fit import sample_hsmm
+
+    rows = []
+    for T in (1000, 4000, 16000):
+        x, _ = sample_hsmm(T, np.random.default_rng(0))
+        family = get_family("gaussian").default_prior(x)
+        fits = [("embedding", NBEmbedFit(family, NegBin(50, r=4.0), 3, infer="em"))] + [
+            (f"explicit D={D}", HSMMFit(family, NegBin(D, r=4.0), 3, infer="em")) for D in (50, 200)]
+        states = [fit._initial_state([x]) for _, fit in fits]
+        times = [[] for _ in fits]
+        for it in range(args.iterations + 1):
+            for i, ((_, fit), state) in enumerate(zip(fits, states)):
+                start = time.process_time()  # CPU time: the 2 cores are shared with other jobs
+                fit._pass(state)
+                if it:  # the first pass compiles
+                    times[i].append(time.process_time() - start)
+        for (label, _), t in zip(fits, times):
+            rows.append({"T": T, "model": label, "s_per_iter": min(t)})
+            print(f"| {T} | {label} | {min(t):.4f} |", flush=True)
+    return rows
+
+
+FIG2_DIRECTIONS = np.stack([np.cos(np.arange(4) * np.pi / 2), np.sin(np.arange(4) * np.pi / 2)], axis=1)
+FIG2_LAMS = np.array([8.0, 15.0, 25.0, 40.0])  # durations 1 + Poisson(lam)
+
+
+def fig2_data(n, T, rng, radius=2.0):
+    """``n`` series of ``T`` steps from the 4-state Poisson-duration HSMM (random off-diagonal transitions,
+    unit-covariance Gaussians at ``radius * FIG2_DIRECTIONS``)."""
+    A = np.zeros((4, 4))
+    A[~np.eye(4, dtype=bool)] = rng.dirichlet(np.ones(3), size=4).ravel()
+    out = []
+    for _ in range(n):
+        x, t, k = [], 0, int(rng.integers(4))
+        while t < T:
+            d = min(1 + int(rng.poisson(FIG2_LAMS[k])), T - t)
+            x.append(radius * FIG2_DIRECTIONS[k] + rng.normal(size=(d, 2)))
+            t += d
+            k = int(rng.choice(4, p=A[k]))
+        out.append(np.concatenate(x))
+    return out
+
+
+def fig2_predictive(fit, state, test, D_eval=200):
+    """Held-out log predictive per step: posterior-mean transitions, the emissions' posterior predictive and
+    the durations' posterior predictive under q(r, p) (:meth:`NegBinLearnedR.log_predictive`), explicit
+    messages truncated at ``D_eval`` (a plug-in of ``E_q p(y_test | model)``, paper 002 section 6)."""
+    from induce.infer.series import emission_rows
+    from induce.infer.series_hsmm import hsmm_posterior, hsmm_transitions
+
+    logpi, logA = hsmm_transitions("cvi2", state["C"], fit.alpha)
+    logD = fit.durations.log_predictive(state["Sd"], D_eval)
+    total = sum(hsmm_posterior(logpi, logA, emission_rows("cvi2", fit.family, x, state["S"]), logD)[0] for x in test)
+    return total / sum(x.shape[0] for x in test)
+
+
+def nbfig2(args):
+    """Exact vs sampled updates of q(r, p), batch vi, same data and initialisation for every method."""
+    from induce.durations import NegBinLearnedR
+    from induce.emissions import get_family
+    from induce.infer.hsmm_embed import NBEmbedFit
+    from induce.infer.series_hsmm import HSMMFit
+
+    seqs = fig2_data(args.sequences, args.length, np.random.default_rng(0), args.radius)
+    n_test = max(1, int(round(0.1 * len(seqs))))
+    train, test = seqs[:-n_test], seqs[-n_test:]
+    family = get_family("gaussian").default_prior(np.vstack(train))
+    methods = [("exact", 0)] + [(f"sampled S={S}", S) for S in args.samples]
+    rows = []
+    for seed in range(args.seeds):
+        for label, S in methods:
+            kw = dict(infer="vi", n_iter=args.iterations, tol=0.0, rng=np.random.default_rng(seed))
+            durations = NegBinLearnedR(100, max_r=10)
+            fit = (NBEmbedFit(family, durations, 4, n_samples=S, **kw) if S else HSMMFit(family, durations, 4, **kw))
+            clock = {"fit": 0.0, "mark": time.process_time()}
+
+            def record(it, objective, state, fit=fit, clock=clock, label=label, seed=seed):
+                clock["fit"] += time.process_time() - clock["mark"]
+                qr = np.exp(fit.durations.log_qr(state["Sd"]))
+                rows.append({"method": label, "seed": seed, "iteration": it + 1, "seconds": clock["fit"],
+                             "heldout": fig2_predictive(fit, state, test),
+                             "r_mode": (qr.argmax(axis=1) + 1).tolist()})
+                clock["mark"] = time.process_time()
+
+            fit.callback = record
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                fit.run(train)
+            last = rows[-1]
+            print(f"| {label} | {seed} | {last['iteration']} | {last['seconds']:.1f} | {last['heldout']:.4f} | "
+                  f"{last['r_mode']} |", flush=True)
+    return rows
+
+
+def fig1b_data(rng, n_seqs=30, T=2000):
+    """Sequences from a 6-state HSMM: 2-D Gaussian means on a circle of radius 4 (sd 1), durations
+    ``1 + Poisson(lam)`` with ``lam`` from 4 to 29, transition rows ``Dir(1)`` over the other states."""
+    K = 6
+    angle = 2 * np.pi * np.arange(K) / K
+    means = 4.0 * np.column_stack([np.cos(angle), np.sin(angle)])
+    lams = np.linspace(4.0, 29.0, K)
+    A = rng.dirichlet(np.ones(K - 1), size=K)
+    seqs = []
+    for _ in range(n_seqs):
+        x, t, k = [], 0, int(rng.integers(K))
+        while t < T:
+            d = min(1 + int(rng.poisson(lams[k])), T - t)
+            x.append(rng.normal(means[k], 1.0, size=(d, 2)))
+            t += d
+            others = [j for j in range(K) if j != k]
+            k = others[int(rng.choice(K - 1, p=A[k]))]
+        seqs.append(np.vstack(x))
+    return seqs
+
+
+def fig1b(args):
+    """Held-out predictive against fitting time, paper 002 Fig. 1(b) (see the module docstring)."""
+    from induce.durations import get_duration
+    from induce.emissions import get_family
+    from induce.infer.series_hdp_hsmm import HDPHSMMFit
+    from induce.infer.series_hsmm import duration_rows, hsmm_posterior
+    from induce.infer.series import emission_rows
+
+    seqs = fig1b_data(np.random.default_rng(2014))
+    train, test = seqs[:27], seqs[27:]
+    n_test = sum(x.shape[0] for x in test)
+    runs_ = {"vi": dict(n_iter=args.budget), "svi": dict(n_iter=max(1, args.budget // 8), batch_size=1),
+             "cvi2": dict(n_iter=max(1, args.budget // 2)), "scvi": dict(n_iter=max(1, args.budget // 8), batch_size=1)}
+    rows = []
+    for seed in range(args.seeds):
+        for infer, kw in runs_.items():
+            family = get_family("gaussian").default_prior(np.vstack(train))
+            fit = HDPHSMMFit(family, get_duration("poisson", 60), 12, infer=infer, tol=0.0,
+                             rng=np.random.default_rng(seed), **kw)
+            clock = {"start": time.perf_counter(), "eval": 0.0}
+            curve = []
+
+            def record(state, fit=fit, clock=clock, curve=curve):
+                t0 = time.perf_counter()
+                logpi, logA = fit.transitions("cvi2", state["C"])
+                logD = duration_rows("cvi2", fit.durations, state["Sd"])
+                ll = sum(hsmm_posterior(logpi, logA, emission_rows("cvi2", fit.family, x, state["S"]), logD)[0]
+                         for x in test)
+                curve.append((t0 - clock["start"] - clock["eval"], ll / n_test))
+                clock["eval"] += time.perf_counter() - t0
+
+            if infer in ("svi", "scvi"):
+                fit.batch_callback = lambda m, state, record=record: record(state)
+            else:
+                fit.callback = lambda it, f, state, record=record: record(state)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                fit.run(train)
+            rows.append({"seed": seed, "infer": infer, "curve": curve})
+            print(f"seed {seed} {infer}: {len(curve)} points, final {curve[-1][1]:.4f} at {curve[-1][0]:.1f} s",
+                  flush=True)
+    return rows
+
+
+def fig1b_table(rows, marks=(0.25, 0.5, 1, 2, 5, 10, 20)):
+    """Median over seeds of the latest held-out score within ``m`` batch-vi passes' worth of fitting time."""
+    print("| infer | " + " | ".join(f"{m} vi passes" for m in marks) + " | final |")
+    print("|---|" + "---|" * (len(marks) + 1))
+    seeds = sorted({r["seed"] for r in rows})
+    unit = {s: next(r for r in rows if r["seed"] == s and r["infer"] == "vi")["curve"][0][0] for s in seeds}
+    for infer in dict.fromkeys(r["infer"] for r in rows):
+        cells = []
+        for m in marks:
+            vals = [([v for t, v in r["curve"] if t <= m * unit[r["seed"]]] or [np.nan])[-1]
+                    for r in rows if r["infer"] == infer]
+            cells.append(f"{np.nanmedian(vals):.4f}" if not np.all(np.isnan(vals)) else "-")
+        final = np.median([r["curve"][-1][1] for r in rows if r["infer"] == infer])
+        print(f"| {infer} | " + " | ".join(cells) + f" | {final:.4f} |")
+    print(f"one vi pass: {np.median(list(unit.values())):.2f} s (median over seeds)")
+
+
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("mode", choices=("real", "speed"))
+    p.add_argument("mode", choices=("real", "speed", "fig1b", "nbfig2", "nbspeed"))
     p.add_argument("--seeds", type=int, default=3)
     p.add_argument("--iterations", type=int, default=5)
+    p.add_argument("--budget", type=int, default=40, help="fig1b: batch vi passes (svi/scvi get 1/8 of it in "
+                   "epochs, cvi2 half in sweeps)")
+    p.add_argument("--sequences", type=int, default=55, help="nbfig2: number of series")
+    p.add_argument("--length", type=int, default=3000, help="nbfig2: steps per series")
+    p.add_argument("--samples", type=lambda v: [int(s) for s in v.split(",")], default=[1, 5, 10, 50],
+                   help="nbfig2: numbers of samples S of the sampled update")
+    p.add_argument("--radius", type=float, default=2.0, help="nbfig2: distance of the emission means from 0")
     args = p.parse_args()
-    rows = real(args) if args.mode == "real" else speed(args)
+    rows = {"real": real, "speed": speed, "fig1b": fig1b, "nbfig2": nbfig2, "nbspeed": nbspeed}[args.mode](args)
+    if args.mode == "fig1b":
+        fig1b_table(rows)
     out = ROOT / "benchmarks" / "out"
     out.mkdir(parents=True, exist_ok=True)
-    (out / f"hsmm_{args.mode}.json").write_text(json.dumps(rows, indent=1))
+    suffix = f"_radius{args.radius:g}" if args.mode == "nbfig2" else ""
+    (out / f"hsmm_{args.mode}{suffix}.json").write_text(json.dumps(rows, indent=1))
 
 
 if __name__ == "__main__":

@@ -131,7 +131,7 @@ def dmv_table(args, plan, section: str) -> dict:
                     t0 = time.perf_counter()
                     model = DMVParser(infer=infer, alpha=alpha, n_iter=args.dmv_iterations, tol=0, init=init,
                                       tag_column=col, random_state=seed).fit(train)
-                    s = attachment_scores(model.predict(test), test.heads, test.offsets)
+                    s = attachment_scores(model.predict_flat(test), test.heads, test.offsets)
                     scores.append((s["directed"], s["undirected"], time.perf_counter() - t0))
                 arr = np.array(scores)
                 row = {"treebank": name, "max_length": cutoff, "note": note, "train_sentences": train.n_sentences,

@@ -64,12 +64,12 @@ def _models():
     svi = dict(n_states=3, infer="svi", batch_size=5, n_epochs=1, random_state=0)
     estimators = {
         "hmm": (HMMTagger, lambda: HMMTagger(n_states=3, infer="em", n_iter=2, random_state=0).fit(c),
-                lambda m: m.predict(c)),
+                lambda m: m.predict_flat(c)),
         "hmm-tagdict": (HMMTagger, lambda: HMMTagger(infer="cvi2", n_iter=2, random_state=0).fit(
-            c, tag_dict=TagDictionary.from_gold(c, "xpos")), lambda m: m.predict(c)),
+            c, tag_dict=TagDictionary.from_gold(c, "xpos")), lambda m: m.predict_flat(c)),
         "hdp": (HDPHMMTagger, lambda: HDPHMMTagger(truncation=3, n_iter=2, random_state=0).fit(c),
-                lambda m: m.predict(c)),
-        "dmv": (DMVParser, lambda: DMVParser(infer="cvi", n_iter=2).fit(TAGS), lambda m: m.predict(TAGS)),
+                lambda m: m.predict_flat(c)),
+        "dmv": (DMVParser, lambda: DMVParser(infer="cvi", n_iter=2).fit(TAGS), lambda m: m.predict_flat(TAGS)),
         "pcfg": (PCFGInducer, lambda: PCFGInducer(n_nonterminals=2, n_iter=2, random_state=0).fit(TAGS),
                  lambda m: m.parse(TAGS)),
         "aligner": (WordAligner, lambda: WordAligner(model="hmm", infer="cvi", random_state=0).fit(TOY),
@@ -82,7 +82,7 @@ def _models():
              for kind, (cls, fit, use) in estimators.items()}
     kinds["checkpoint"] = (
         lambda path: HMMTagger(checkpoint=str(path), checkpoint_every=2, max_batches=3, **svi).fit(c),
-        lambda path: HMMTagger(checkpoint=str(path), resume=True, **svi).fit(c).predict(c))
+        lambda path: HMMTagger(checkpoint=str(path), resume=True, **svi).fit(c).predict_flat(c))
     return kinds
 
 

@@ -93,7 +93,7 @@ def compare(corpus: Corpus, infer: Sequence[str] = DEFAULT_ALGORITHMS, seeds: in
                "predictive_log_likelihood_per_token": model.predictive_log_likelihood(corpus)}
         if gold_column is not None:
             states = getattr(model, "labels_", None)
-            states = model.predict(corpus) if states is None else states
+            states = model.predict_flat(corpus) if states is None else states
             report = tagging_report(states, corpus.tags[gold_column], corpus.offsets)
             run["states_used"] = report.pop("states")
             run.update({k: v for k, v in report.items() if k not in ("tokens", "tags")})

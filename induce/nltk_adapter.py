@@ -50,9 +50,8 @@ class NLTKTagger(TaggerI):
             return []
         fold = str.lower if self.lowercase else (lambda w: w)
         corpus = Corpus.from_sentences([Sentence([fold(w) for w in s]) for s in sentences], keep_sentences=False)
-        states = self.tagger.predict(corpus)
-        return [list(zip(s, (self.tags[k] for k in states[a:b])))
-                for s, a, b in zip(sentences, corpus.offsets[:-1], corpus.offsets[1:])]
+        return [list(zip(s, (self.tags[k] for k in states)))
+                for s, states in zip(sentences, self.tagger.predict(corpus))]
 
 
 def to_dependency_graph(words: Sequence[str], heads: Sequence[int], tags: Sequence[str] | None = None,

@@ -37,7 +37,7 @@ def test_fitted_tagger_reports_its_run(tmp_path):
     model.save(tmp_path / "m.npz")
     back = HMMTagger.load(tmp_path / "m.npz")
     assert (back.n_iter_, back.converged_, back.warnings_) == (model.n_iter_, model.converged_, model.warnings_)
-    assert np.array_equal(back.predict(demo), model.predict(demo))
+    assert np.array_equal(back.predict_flat(demo), model.predict_flat(demo))
 
 
 def test_the_cap_warns_and_a_collapse_is_reported():
@@ -65,4 +65,5 @@ def test_taggers_take_token_lists_and_paths_and_tag_per_sentence():
     assert np.array_equal(HMMTagger(n_states=4, n_iter=3, tol=0).fit("demo").labels_,
                           HMMTagger(n_states=4, n_iter=3, tol=0).fit(__import__("induce").load_corpus("demo")).labels_)
     parser = DMVParser(n_iter=2).fit([["DT", "NN", "VBZ"], ["NN", "VBZ"]])
-    assert len(parser.predict([["DT", "NN", "VBZ"]])) == 3
+    assert [h.tolist() for h in parser.predict([["DT", "NN", "VBZ"]])] == parser.parse([["DT", "NN", "VBZ"]])
+    assert len(parser.parse([["DT", "NN", "VBZ"]])[0]) == 3

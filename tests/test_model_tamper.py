@@ -42,8 +42,10 @@ def _fits(corpora):
     dmv = DMVParser(infer="cvi", n_iter=2).fit(TAGS)
     pcfg = PCFGInducer(n_nonterminals=2, infer="em", n_iter=2, random_state=0).fit(TAGS)
     aligner = WordAligner(model="hmm", infer="cvi", random_state=0).fit(TOY)
-    fits = {"hmm": (HMMTagger, hmm, lambda m: m.predict(c)), "hmm-tagdict": (HMMTagger, tagged, lambda m: m.predict(c)),
-            "hdp": (HDPHMMTagger, hdp, lambda m: m.predict(c)), "dmv": (DMVParser, dmv, lambda m: m.predict(TAGS)),
+    fits = {"hmm": (HMMTagger, hmm, lambda m: m.predict_flat(c)),
+            "hmm-tagdict": (HMMTagger, tagged, lambda m: m.predict_flat(c)),
+            "hdp": (HDPHMMTagger, hdp, lambda m: m.predict_flat(c)),
+            "dmv": (DMVParser, dmv, lambda m: m.predict_flat(TAGS)),
             "pcfg": (PCFGInducer, pcfg, lambda m: [str(t) for t in m.parse(TAGS)]),
             "aligner": (WordAligner, aligner, lambda m: m.align(TOY))}
     if corpora is not None:

@@ -27,6 +27,13 @@ SHARED = {
 }
 
 
+@pytest.fixture(autouse=True)
+def no_local_collection(monkeypatch):
+    """These tests exercise downloads: no ``$INDUCE_CORPORA`` copy may stand in for them
+    (tests/cli/test_corpora_local.py covers the local collection)."""
+    monkeypatch.delenv("INDUCE_CORPORA", raising=False)
+
+
 def _mirror_path(mirror: Path, url: str) -> Path:
     return mirror / urllib.parse.urlsplit(url).path.lstrip("/")
 

@@ -16,7 +16,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from .. import modelfile
-from ..base import Boolean, InduceEstimator, Integer, Options, Real, Seed
+from ..base import AnyOf, Boolean, InduceEstimator, Integer, Options, Real, Seed
 from ..corpus.vocab import Vocabulary
 from ..errors import ConfigError
 from ..resources import alignment_bytes, check_memory, sentence_label
@@ -33,6 +33,15 @@ DECODERS = ("viterbi", "posterior")
 SUPPORTS = ("cooccur", "vocabulary")
 
 Pair = tuple[Sequence[str], Sequence[str]]
+#: priors used when not given (and where learned priors start): docs/experiments/alignment.md, "The prior"
+DEFAULT_ALPHA = 1e-4
+DEFAULT_JUMP_ALPHA = 0.1
+#: pass caps and relative tolerance of the stopping rule (docs/experiments/alignment.md, "Convergence"): at 1e-2
+#: cvi stops after 5-8 passes per stage with the AER of the published 5 + 5 passes; smaller tolerances run
+#: longer and align worse on the small gold sets (the HMM overfits); no run came near 50 passes
+MAX_ITER = 50
+MAX_ITER_IBM1 = 50
+TOL = 1e-2
 
 
 class WordAligner(InduceEstimator):
@@ -42,16 +51,23 @@ class WordAligner(InduceEstimator):
     ----------
     model : ``"ibm1"`` or ``"hmm"`` (Vogel et al. 1996, NULL states of Och & Ney 2003).
     infer : ``"em"`` (GIZA++ pipeline), ``"vi"`` (Riley & Gildea 2012) or ``"cvi"`` (thesis ch. 3).
-    n_iter : passes of the final model.
-    n_iter_ibm1 : Model 1 passes that initialise the HMM (``model="hmm"`` only).
-    alpha : symmetric Dirichlet prior of the translation tables.  The thesis uses 0.1,
+    n_iter : maximum passes of the final model.
+    n_iter_ibm1 : maximum Model 1 passes that initialise the HMM (``model="hmm"`` only).
+    tol : each stage stops once the relative change of its objective stays below ``tol``
+        for 3 passes (:mod:`induce.align.direction`); ``0`` runs all passes.
+    alpha : symmetric Dirichlet prior of the translation tables; ``None``: 1e-4, or learned
+        with ``learn_hyper``.  The thesis uses 0.1,
         but with the prior spread over the whole target vocabulary (``prior_support=
         "vocabulary"``; about 40k French words on the Hansards) that adds some 4,000
         pseudo-counts to every row and swamps rare words; 1e-4 gives the lowest AER
         with ``vi``/``cvi`` on every gold set we measured (docs/experiments/alignment.md, "The prior").
     prior_support : ``"vocabulary"`` (the Dirichlet of a table row spans the whole target
         vocabulary) or ``"cooccur"`` (only the target words that co-occur with its source word).
-    jump_alpha : Dirichlet prior of the jump-width distribution (``vi``/``cvi``).
+    jump_alpha : Dirichlet prior of the jump-width distribution (``vi``/``cvi``); ``None``: 0.1,
+        or learned with ``learn_hyper``.
+    learn_hyper : learn the priors left at ``None`` (``vi``/``cvi``) by empirical Bayes on the
+        decoded alignment after every pass (:mod:`induce.align.direction`); the values each
+        direction ended with are ``alpha_`` / ``jump_alpha_`` (dicts by direction).
     null_prob : ``p0``, the probability of moving to a NULL state (Och & Ney 2003).
     max_jump : jumps are bucketed to ``[-max_jump, max_jump]``.
     hmm_cvi : ``"cvi2"`` (per sentence pair, thesis sec. 3.5) or ``"cvi1"`` (per target position, sec. 3.4).
@@ -65,24 +81,27 @@ class WordAligner(InduceEstimator):
 
     _parameter_constraints = {
         "model": Options(*MODELS), "infer": Options(*INFERENCE), "n_iter": Integer(1), "n_iter_ibm1": Integer(0),
-        "alpha": Real(0.0, min_open=True), "prior_support": Options(*SUPPORTS), "jump_alpha": Real(0.0, min_open=True),
+        "tol": Real(0.0), "alpha": AnyOf(Options(None), Real(0.0, min_open=True)), "prior_support": Options(*SUPPORTS),
+        "jump_alpha": AnyOf(Options(None), Real(0.0, min_open=True)), "learn_hyper": Boolean(),
         "null_prob": Real(0.0, 1.0, max_open=True), "max_jump": Integer(1), "hmm_cvi": Options(*HMM_CVI),
         "symmetrize": Options(*METHODS, *DIRECTIONAL), "decode": Options(*DECODERS),
         "posterior_threshold": Real(0.0, 1.0), "random_state": Seed(), "verbose": Boolean(),
     }
 
-    def __init__(self, model: str = "hmm", infer: str = "cvi", n_iter: int = 5, n_iter_ibm1: int = 5,
-                 alpha: float = 1e-4, prior_support: str = "vocabulary", jump_alpha: float = 0.1,
-                 null_prob: float = 0.2, max_jump: int = 7,
+    def __init__(self, model: str = "hmm", infer: str = "cvi", n_iter: int = MAX_ITER, n_iter_ibm1: int = MAX_ITER_IBM1,
+                 tol: float = TOL, alpha: float | None = None, prior_support: str = "vocabulary",
+                 jump_alpha: float | None = None, learn_hyper: bool = False, null_prob: float = 0.2, max_jump: int = 7,
                  hmm_cvi: str = "cvi2", symmetrize: str = "grow-diag-final-and", decode: str = "viterbi",
                  posterior_threshold: float = 0.5, random_state: int | None = None, verbose: bool = False):
         self.model = model
         self.infer = infer
         self.n_iter = n_iter
         self.n_iter_ibm1 = n_iter_ibm1
+        self.tol = tol
         self.alpha = alpha
         self.prior_support = prior_support
         self.jump_alpha = jump_alpha
+        self.learn_hyper = learn_hyper
         self.null_prob = null_prob
         self.max_jump = max_jump
         self.hmm_cvi = hmm_cvi
@@ -93,8 +112,12 @@ class WordAligner(InduceEstimator):
         self.verbose = verbose
 
     def _config(self) -> TrainConfig:
+        learn = tuple(name for name in ("alpha", "jump_alpha")[:2 if self.model == "hmm" else 1]
+                      if self.learn_hyper and self.infer != "em" and getattr(self, name) is None)
         return TrainConfig(model=self.model, infer=self.infer, n_iter=self.n_iter,
-                           n_iter_ibm1=self.n_iter_ibm1, alpha=self.alpha, jump_alpha=self.jump_alpha,
+                           n_iter_ibm1=self.n_iter_ibm1, tol=self.tol, learn=learn,
+                           alpha=DEFAULT_ALPHA if self.alpha is None else self.alpha,
+                           jump_alpha=DEFAULT_JUMP_ALPHA if self.jump_alpha is None else self.jump_alpha,
                            null_prob=self.null_prob, max_jump=self.max_jump, hmm_cvi=self.hmm_cvi,
                            prior_support=self.prior_support)
 
@@ -123,7 +146,25 @@ class WordAligner(InduceEstimator):
                                                 rng, bar.update)
         self.fit_seconds_ = time.perf_counter() - start
         self.n_pairs_ = bitext.n_pairs
+        self._end_stages(config)
         return self
+
+    def _end_stages(self, config: TrainConfig) -> None:
+        """``n_iter_`` / ``n_iter_ibm1_`` (most passes of a direction), ``converged_`` (every stage of every
+        direction), the priors used (``alpha_``, ``jump_alpha_``, ``learned_hyper_``) and the stages' warnings."""
+        self._start_run()
+        trained = {name: getattr(self, f"{name}_") for name in DIRECTIONAL if getattr(self, f"{name}_") is not None}
+        passes = {"ibm1": [0], "final": [0]}
+        converged = True
+        for name, params in trained.items():
+            for stage, monitor, n, cap in params.stages:
+                self._end_iterations(monitor, f"align {name} {stage} {self.infer}", n, cap)
+                converged &= self.converged_
+                passes["ibm1" if stage == "ibm1" and self.model == "hmm" else "final"].append(n)
+        self.n_iter_, self.n_iter_ibm1_, self.converged_ = max(passes["final"]), max(passes["ibm1"]), converged
+        self.alpha_ = {name: p.alpha for name, p in trained.items()}
+        self.jump_alpha_ = {name: p.jump_alpha for name, p in trained.items()}
+        self.learned_hyper_ = config.learn
 
     def _encode(self, pairs: Sequence[Pair], grow: bool) -> Bitext:
         src_tok, src_off = encode_side((p[0] for p in pairs), self.src_vocab_, grow)
@@ -201,7 +242,8 @@ class WordAligner(InduceEstimator):
             if params is None:
                 continue
             meta["directions"][name] = {"model": params.model, "null_prob": params.null_prob,
-                                        "max_jump": params.max_jump, "history": params.history}
+                                        "max_jump": params.max_jump, "history": params.history,
+                                        "alpha": params.alpha, "jump_alpha": params.jump_alpha}
             for key in ("row_ptr", "cols", "values", "weights"):
                 arrays[f"{name}_{key}"] = getattr(params, key)
         modelfile.save(path, "WordAligner", meta, arrays)
@@ -222,4 +264,7 @@ class WordAligner(InduceEstimator):
             aligner.tgt_vocab_ = Vocabulary.from_json(meta["tgt_vocab"])
             aligner.n_pairs_ = meta["n_pairs"]
             aligner.fit_seconds_ = meta["fit_seconds"]
+            trained = {name: getattr(aligner, f"{name}_") for name in DIRECTIONAL if getattr(aligner, f"{name}_")}
+            aligner.alpha_ = {name: p.alpha for name, p in trained.items()}
+            aligner.jump_alpha_ = {name: p.jump_alpha for name, p in trained.items()}
         return aligner

@@ -11,6 +11,20 @@ bitext.  Training schedules (thesis ch. 3):
   with CVI-2 per sentence pair (``hmm_cvi="cvi2"``, thesis sec. 3.5) or CVI-1
   per target position (``"cvi1"``, sec. 3.4), started from the Model 1
   posteriors.  Pairs are visited in a random order each pass.
+
+Each stage (Model 1, then the HMM) runs at most its number of passes and stops
+earlier once the relative change of its per-pass objective stays below ``tol``
+for 3 passes (:class:`induce.infer.convergence.ConvergenceMonitor`): the
+log-likelihood ``sum log p(f | e)`` under the parameters of the pass (EM: never
+decreasing; VI: its sub-normalised parameters; CVI-2 and Model 1 CVI: the
+collapsed surrogates; CVI-1: the summed log normalisers of its updates).
+
+With ``learn`` the translation prior ``alpha`` and the jump prior ``jump_alpha``
+(vi, cvi) are re-estimated after every pass by empirical Bayes
+(:func:`induce.infer.hyper.fit_symmetric_dirichlet`) from the counts of the
+alignment decoded under the current parameters (Viterbi links; for the jumps,
+the widths between consecutive non-NULL links), as the HMM tagger does with
+its decoded states (docs/experiments/alignment.md, "Learned priors").
 """
 
 from __future__ import annotations
@@ -20,6 +34,10 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
+from scipy import sparse
+
+from ..infer.convergence import ConvergenceMonitor
+from ..infer.hyper import fit_symmetric_dirichlet
 from ..kernels import align as K
 from .table import build_table, fallback_params, jump_weights, table_params
 
@@ -73,6 +91,10 @@ class DirectionParams:
     null_prob: float
     max_jump: int
     history: list = field(default_factory=list)
+    alpha: float | None = None  # the priors the fit ended with (learned or given); None in older files
+    jump_alpha: float | None = None
+    #: per stage (name, monitor, passes run, cap) of the fit that made these parameters (not saved)
+    stages: list = field(default_factory=list, repr=False, compare=False)
 
     def _cells(self, bitext: Bitext):
         return K.lookup_cells(self.row_ptr, self.cols, bitext.src_tok, bitext.src_off, bitext.tgt_tok, bitext.tgt_off)
@@ -112,6 +134,8 @@ class TrainConfig:
     max_jump: int = 7
     hmm_cvi: str = "cvi2"
     prior_support: str = "vocabulary"
+    tol: float = 0.0
+    learn: tuple = ()  # names among ("alpha", "jump_alpha") learned by empirical Bayes (vi, cvi)
 
 
 class _Trainer:
@@ -126,8 +150,11 @@ class _Trainer:
         self.table, self.cells, self.cell_off = build_table(
             bitext.src_tok, bitext.src_off, bitext.tgt_tok, bitext.tgt_off, n_src_vocab, n_tgt_vocab)
         self.history: list = []
+        self.stages: list = []
         self.n_buckets = 2 * config.max_jump + 1
         self.outcomes = self.table.row_outcomes(config.prior_support)
+        self.alpha, self.jump_alpha = config.alpha, config.jump_alpha
+        self.learn = tuple(config.learn) if config.infer != "em" else ()
 
     # -------------------------------------------------------------- helpers
     def _chunks(self, order: np.ndarray):
@@ -143,18 +170,66 @@ class _Trainer:
     def _params(self, estimator: str, counts: np.ndarray) -> np.ndarray:
         t = self.table
         totals = t.row_totals(counts)
-        return table_params(estimator, counts, totals, t.entry_row, self.cfg.alpha, self.outcomes)
+        return table_params(estimator, counts, totals, t.entry_row, self.alpha, self.outcomes)
 
     def _result(self, estimator: str, counts: np.ndarray, weights: np.ndarray, model: str) -> DirectionParams:
         t = self.table
         totals = t.row_totals(counts)
         values = np.concatenate([
-            table_params(estimator, counts, totals, t.entry_row, self.cfg.alpha, self.outcomes),
-            fallback_params(estimator, totals, self.cfg.alpha, self.outcomes),
+            table_params(estimator, counts, totals, t.entry_row, self.alpha, self.outcomes),
+            fallback_params(estimator, totals, self.alpha, self.outcomes),
         ])
         return DirectionParams(model=model, row_ptr=t.row_ptr, cols=t.cols, values=values,
                                weights=np.asarray(weights, dtype=np.float64), null_prob=self.cfg.null_prob,
-                               max_jump=self.cfg.max_jump, history=self.history)
+                               max_jump=self.cfg.max_jump, history=self.history, alpha=self.alpha,
+                               jump_alpha=self.jump_alpha, stages=self.stages)
+
+    def _stage(self, stage: str, n_max: int, one_pass: Callable[[], float],
+               current: Callable[[], DirectionParams]) -> None:
+        """Up to ``n_max`` passes of ``one_pass`` (returns the pass's objective) until the stopping rule fires.
+
+        With learned priors, after each pass the priors are re-estimated from the
+        alignment decoded under ``current()`` (the parameters after the pass).
+        """
+        monitor = ConvergenceMonitor(self.cfg.tol, monotone=self.cfg.infer == "em")
+        passes = 0
+        for passes in range(1, n_max + 1):
+            objective = float(one_pass())
+            record = {"stage": stage, "iteration": passes, "log_likelihood": objective}
+            if self.learn:
+                self._learn_priors(current())
+                record.update(alpha=self.alpha, jump_alpha=self.jump_alpha)
+            self.history.append(record)
+            if monitor.update(objective) or monitor.diverged:
+                break
+        if n_max:
+            self.stages.append((stage, monitor, passes, n_max))
+
+    def _learn_priors(self, params: DirectionParams) -> None:
+        """Empirical Bayes on the decoded alignment: translation counts ``n(e, f)`` (row 0 = NULL) over the
+        rows' outcomes (:meth:`TranslationTable.row_outcomes`), and the jump-bucket counts as one row."""
+        b, t = self.b, self.table
+        links = params.viterbi(b)  # 0-based source position per target token, -1 = NULL
+        sentence = np.repeat(np.arange(b.n_pairs), np.diff(b.tgt_off))
+        rows = np.where(links >= 0, b.src_tok[b.src_off[sentence] + np.maximum(links, 0)] + 1, 0)
+        if "alpha" in self.learn:
+            counts = sparse.csr_matrix((np.ones(len(rows)), (rows, b.tgt_tok)), shape=(t.n_rows, t.n_outcomes))
+            self.alpha = fit_symmetric_dirichlet(counts, self.alpha, outcomes=self.outcomes[:-1])
+        if "jump_alpha" in self.learn and params.model == "hmm":
+            self.jump_alpha = fit_symmetric_dirichlet(self._jump_counts(links, sentence)[None, :], self.jump_alpha)
+
+    def _jump_counts(self, links: np.ndarray, sentence: np.ndarray) -> np.ndarray:
+        """Jump-bucket counts of hard links: ``b(i - p)`` for every non-NULL link to (1-based) ``i``, ``p``
+        the previous non-NULL link's position in the pair (0 at its start), as in
+        :func:`induce.kernels.align.jump_matrix`."""
+        position = links + 1  # 0 = NULL
+        index = np.arange(len(links))
+        start = self.b.tgt_off[sentence]
+        last = np.maximum.accumulate(np.where(position > 0, index, start - 1))
+        previous = np.concatenate([[-1], last[:-1]])
+        prev_pos = np.where(previous >= start, position[np.maximum(previous, 0)], 0)
+        width = np.clip(position - prev_pos, -self.cfg.max_jump, self.cfg.max_jump) + self.cfg.max_jump
+        return np.bincount(width[position > 0], minlength=self.n_buckets).astype(np.float64)
 
     # ------------------------------------------------------- batch EM / VI
     def train_batch(self) -> DirectionParams:
@@ -162,27 +237,38 @@ class _Trainer:
         order = self._order(shuffle=False)
         vals = np.full(t.nnz, 1.0 / t.n_outcomes)  # uniform t(f|e) = 1 / V_f
         counts = np.zeros(t.nnz)
-        n_ibm1 = cfg.n_iter if cfg.model == "ibm1" else cfg.n_iter_ibm1
-        for it in range(n_ibm1):
+        weights = np.ones(self.n_buckets)
+        jumps = np.zeros(self.n_buckets)
+        denom = np.zeros(self.n_buckets)
+        model = "ibm1"
+
+        def ibm1_pass() -> float:
+            nonlocal vals
             counts[:] = 0.0
             ll = sum(K.ibm1_batch_pass(chunk, b.src_off, b.tgt_off, self.cell_off, self.cells, vals, counts)
                      for chunk in self._chunks(order))
-            self.history.append({"stage": "ibm1", "iteration": it + 1, "log_likelihood": ll})
             vals = self._params(cfg.infer, counts)
-        weights = np.ones(self.n_buckets)
+            return ll
+
+        def hmm_pass() -> float:
+            nonlocal vals, weights
+            counts[:] = 0.0
+            jumps[:] = 0.0
+            denom[:] = 0.0
+            ll = sum(K.hmm_batch_pass(chunk, b.src_off, b.tgt_off, self.cell_off, self.cells, vals, weights,
+                                      cfg.null_prob, cfg.max_jump, counts, jumps, denom)
+                     for chunk in self._chunks(order))
+            vals = self._params(cfg.infer, counts)
+            weights = jump_weights(cfg.infer, jumps, denom, self.jump_alpha, weights)
+            return ll
+
+        def current() -> DirectionParams:
+            return self._result(cfg.infer, counts, weights, model)
+
+        self._stage("ibm1", cfg.n_iter if cfg.model == "ibm1" else cfg.n_iter_ibm1, ibm1_pass, current)
         if cfg.model == "hmm":
-            jumps = np.zeros(self.n_buckets)
-            denom = np.zeros(self.n_buckets)
-            for it in range(cfg.n_iter):
-                counts[:] = 0.0
-                jumps[:] = 0.0
-                denom[:] = 0.0
-                ll = sum(K.hmm_batch_pass(chunk, b.src_off, b.tgt_off, self.cell_off, self.cells, vals, weights,
-                                          cfg.null_prob, cfg.max_jump, counts, jumps, denom)
-                         for chunk in self._chunks(order))
-                self.history.append({"stage": "hmm", "iteration": it + 1, "log_likelihood": ll})
-                vals = self._params(cfg.infer, counts)
-                weights = jump_weights(cfg.infer, jumps, denom, cfg.jump_alpha, weights)
+            model = "hmm"
+            self._stage("hmm", cfg.n_iter, hmm_pass, current)
         return self._result(cfg.infer, counts, weights, cfg.model)
 
     # ------------------------------------------------------------------ CVI
@@ -198,39 +284,50 @@ class _Trainer:
         q = self.initial_posteriors()
         counts = np.bincount(self.cells, weights=q, minlength=t.nnz).astype(np.float64)
         totals = t.row_totals(counts)
-        n_ibm1 = cfg.n_iter if cfg.model == "ibm1" else cfg.n_iter_ibm1
-        for it in range(n_ibm1):
-            for chunk in self._chunks(self._order(shuffle=True)):
-                K.ibm1_cvi_pass(chunk, b.src_off, b.tgt_off, self.cell_off, self.cells, t.entry_row,
-                                counts, totals, q, cfg.alpha, self.outcomes)
-            self.history.append({"stage": "ibm1", "iteration": it + 1})
         jumps = np.zeros(self.n_buckets)
+        model = "ibm1"
+
+        def current() -> DirectionParams:
+            return self._result("cvi", counts, jumps + self.jump_alpha, model)
+
+        def ibm1_pass() -> float:
+            return sum(K.ibm1_cvi_pass(chunk, b.src_off, b.tgt_off, self.cell_off, self.cells, t.entry_row,
+                                       counts, totals, q, self.alpha, self.outcomes)
+                       for chunk in self._chunks(self._order(shuffle=True)))
+
+        self._stage("ibm1", cfg.n_iter if cfg.model == "ibm1" else cfg.n_iter_ibm1, ibm1_pass, current)
         if cfg.model == "hmm" and cfg.hmm_cvi == "cvi2":
+            model = "hmm"
             sent_jumps = np.zeros((b.n_pairs, self.n_buckets))
-            for it in range(cfg.n_iter):
-                for chunk in self._chunks(self._order(shuffle=True)):
-                    K.hmm_cvi2_pass(chunk, b.src_off, b.tgt_off, self.cell_off, self.cells, t.entry_row, counts,
-                                    totals, q, jumps, sent_jumps, cfg.alpha, self.outcomes, cfg.jump_alpha,
-                                    cfg.null_prob, cfg.max_jump)
-                self.history.append({"stage": "hmm-cvi2", "iteration": it + 1})
+
+            def cvi2_pass() -> float:
+                return sum(K.hmm_cvi2_pass(chunk, b.src_off, b.tgt_off, self.cell_off, self.cells, t.entry_row,
+                                           counts, totals, q, jumps, sent_jumps, self.alpha, self.outcomes,
+                                           self.jump_alpha, cfg.null_prob, cfg.max_jump)
+                           for chunk in self._chunks(self._order(shuffle=True)))
+
+            self._stage("hmm-cvi2", cfg.n_iter, cvi2_pass, current)
         elif cfg.model == "hmm":
+            model = "hmm"
             state_off, qs = K.cvi1_states_from_cells(b.src_off, b.tgt_off, self.cell_off, q)
             del q
             counts[:] = 0.0
             totals[:] = 0.0
             K.hmm_cvi1_counts(b.src_off, b.tgt_off, self.cell_off, self.cells, t.entry_row, state_off, qs,
                               counts, totals, jumps)
-            for it in range(cfg.n_iter):
-                for chunk in self._chunks(self._order(shuffle=True)):
-                    K.hmm_cvi1_pass(chunk, b.src_off, b.tgt_off, self.cell_off, self.cells, t.entry_row,
-                                    state_off, qs, counts, totals, jumps, cfg.alpha, self.outcomes,
-                                    cfg.jump_alpha, cfg.null_prob)
-                self.history.append({"stage": "hmm-cvi1", "iteration": it + 1})
-        return self._result("cvi", counts, jumps + cfg.jump_alpha, cfg.model)
+
+            def cvi1_pass() -> float:
+                return sum(K.hmm_cvi1_pass(chunk, b.src_off, b.tgt_off, self.cell_off, self.cells, t.entry_row,
+                                           state_off, qs, counts, totals, jumps, self.alpha, self.outcomes,
+                                           self.jump_alpha, cfg.null_prob)
+                           for chunk in self._chunks(self._order(shuffle=True)))
+
+            self._stage("hmm-cvi1", cfg.n_iter, cvi1_pass, current)
+        return self._result("cvi", counts, jumps + self.jump_alpha, cfg.model)
 
 
 def n_passes(config: TrainConfig) -> int:
-    """Corpus passes one direction makes (for progress totals)."""
+    """Corpus passes one direction makes at most (for progress totals)."""
     if config.model == "ibm1":
         return config.n_iter
     return config.n_iter_ibm1 + config.n_iter
@@ -238,6 +335,6 @@ def n_passes(config: TrainConfig) -> int:
 
 def train_direction(bitext: Bitext, n_src_vocab: int, n_tgt_vocab: int, config: TrainConfig,
                     rng: np.random.Generator, progress: Callable[[int], None] = lambda n: None) -> DirectionParams:
-    """Train one direction with the schedule of ``config.infer``."""
+    """Train one direction with the schedule of ``config.infer``; ``stages`` of the result says how each stage ended."""
     trainer = _Trainer(bitext, n_src_vocab, n_tgt_vocab, config, rng, progress)
     return trainer.train_cvi() if config.infer == "cvi" else trainer.train_batch()

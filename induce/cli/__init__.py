@@ -1,8 +1,11 @@
 """The ``induce`` command line.
 
-Each subcommand lives in its own ``*_cmd`` module exposing
-``register(subparsers)`` (discovered automatically); the
-handler it installs returns a process exit code.  User errors
+Each subcommand lives in its own ``*_cmd`` module exposing ``HELP`` (its
+one-line description) and ``register(subparsers)`` (discovered automatically);
+the handler it installs returns a process exit code.  Only the subcommand being
+run is registered in full (its heavy modules -- numba kernels, SciPy,
+scikit-learn -- are imported by its ``register`` or its handler), so
+``induce --help`` and ``induce tag --help`` stay fast (docs/experiments/ecosystem.md).  User errors
 (:class:`induce.errors.InduceError`), bad option values (argparse) and
 operating-system errors on a named file are printed as one line
 ``induce: error: ...`` on stderr and the process exits with status 2.  A closed
@@ -68,7 +71,9 @@ def _command_modules() -> list[str]:
     return sorted(m.name for m in pkgutil.iter_modules(__path__) if m.name.endswith("_cmd"))
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The ``induce`` parser: every subcommand in full (``command=None``), or only ``command`` in full and the
+    others by name and ``HELP`` line (``command=""``: none in full, enough for ``induce --help``)."""
     from importlib import import_module
 
     from .. import __version__
@@ -82,8 +87,17 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for name in _command_modules():
-        import_module(f"{__name__}.{name}").register(sub)
+        module = import_module(f"{__name__}.{name}")
+        if command is None or command == name.removesuffix("_cmd"):
+            module.register(sub)
+        else:
+            sub.add_parser(name.removesuffix("_cmd"), help=module.HELP)
     return parser
+
+
+def _command(argv: list[str]) -> str:
+    """The subcommand ``argv`` names (its first word that is not an option), or ``""``."""
+    return next((a for a in argv if not a.startswith("-")), "")
 
 
 def _error(message: str) -> int:
@@ -107,8 +121,8 @@ def _bare_json(argv: list[str]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(_bare_json(sys.argv[1:] if argv is None else argv))
+    argv = _bare_json(sys.argv[1:] if argv is None else argv)
+    args = build_parser(_command(argv)).parse_args(argv)
     install_signal_handlers()
     try:
         status = int(args.handler(args) or 0)

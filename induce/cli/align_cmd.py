@@ -1,13 +1,17 @@
 """``induce align``: train a word aligner on a bitext and write Pharaoh links.
 
-    induce align SRC TGT -o OUT.align --model hmm --infer cvi --iterations 5 \\
+    induce align SRC TGT -o OUT.align --model hmm --infer cvi [--tol 0.01 --iterations 50] \\
         [--symmetrize grow-diag-final-and] [--gold GOLD [--gold-format naacl|pharaoh]]
 
 ``SRC TGT`` are line-aligned tokenised files, or ``SRC`` alone holds
 ``source ||| target`` lines.  Output: one line of 0-based ``i-j`` links per pair
 (``i`` source, ``j`` target), written atomically.  With ``--gold`` the links of
 the first pairs (as many as the gold file has) are scored: precision, recall,
-AER (Och & Ney 2003).
+AER (Och & Ney 2003).  Each stage (Model 1, then the HMM) runs at most its
+``--ibm1-iterations`` / ``--iterations`` passes and stops earlier when the
+objective's relative change stays below ``--tol`` for 3 passes; the JSON says
+how many passes ran, whether they converged, and the priors used (learned with
+``--learn-hyper all`` unless ``--alpha`` fixes the translation prior).
 """
 
 from __future__ import annotations
@@ -15,29 +19,41 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..align.aligner import DECODERS, DIRECTIONAL, HMM_CVI, INFERENCE, MODELS, SUPPORTS, WordAligner
-from ..align.normalize import normalize_tokens
-from ..align.symmetrize import METHODS
-from ..corpus.parallel import ALIGNMENT_FORMATS, clip_alignments, read_alignments, read_parallel, write_pharaoh
-from ..eval.alignment import alignment_scores
+from .common import add_learn_hyper_option, finite_nonneg_float, reported_warnings
 from .common import (add_base_option, add_json_flag, one_based, emit, existing_file, finite_positive_float, fraction, nonneg_int, output_path,
                      positive_int, probability, seed)
 
 
+#: the one-line description ``induce --help`` shows (without building this command's parser)
+HELP = "word alignment (IBM Model 1 / HMM with EM, VI, CVI)"
+
+
 def register(subparsers) -> None:
-    p = subparsers.add_parser("align", help="word alignment (IBM Model 1 / HMM with EM, VI, CVI)",
+    from ..align.aligner import (DECODERS, DEFAULT_ALPHA, DIRECTIONAL, HMM_CVI, INFERENCE, MAX_ITER, MAX_ITER_IBM1,
+                                 MODELS, SUPPORTS, TOL)
+    from ..align.symmetrize import METHODS
+    from ..corpus.parallel import ALIGNMENT_FORMATS
+
+    p = subparsers.add_parser("align", help=HELP,
                               description=__doc__)
     p.add_argument("src", type=existing_file, help="source side (or a 'source ||| target' file)")
     p.add_argument("tgt", nargs="?", type=existing_file, help="target side, line-aligned with SRC")
     p.add_argument("-o", "--output", required=True, type=output_path, help="Pharaoh output file (0-based i-j)")
     p.add_argument("--model", choices=MODELS, default="hmm")
     p.add_argument("--infer", choices=INFERENCE, default="cvi")
-    p.add_argument("--iterations", type=positive_int, default=5, help="passes of the final model")
-    p.add_argument("--ibm1-iterations", type=nonneg_int, default=5, help="Model 1 passes before the HMM")
+    p.add_argument("--iterations", type=positive_int, default=MAX_ITER,
+                   help=f"maximum passes of the final model (default {MAX_ITER})")
+    p.add_argument("--ibm1-iterations", type=nonneg_int, default=MAX_ITER_IBM1,
+                   help=f"maximum Model 1 passes before the HMM (default {MAX_ITER_IBM1})")
+    p.add_argument("--tol", type=finite_nonneg_float, default=TOL,
+                   help=f"stop a stage when the objective's relative change is below this for 3 passes (default "
+                        f"{TOL:g}; 0 runs all passes)")
     p.add_argument("--hmm-cvi", choices=HMM_CVI, default="cvi2", help="CVI form for the HMM model")
-    p.add_argument("--alpha", type=finite_positive_float, default=1e-4,
-                   help="Dirichlet prior of the translation tables (default 1e-4; the thesis's 0.1 over-smooths "
-                        "large vocabularies)")
+    p.add_argument("--alpha", type=finite_positive_float, default=None,
+                   help=f"Dirichlet prior of the translation tables (default {DEFAULT_ALPHA:g}, or learned with "
+                        "--learn-hyper all; the thesis's 0.1 over-smooths large vocabularies)")
+    add_learn_hyper_option(p, help="vi, cvi: all: learn the translation and jump priors not given by empirical "
+                                   "Bayes on the decoded alignment after every pass; none (default): hold them")
     p.add_argument("--prior-support", choices=SUPPORTS, default="vocabulary")
     p.add_argument("--null-prob", type=fraction, default=0.2, help="probability of a NULL state (HMM)")
     p.add_argument("--symmetrize", choices=METHODS + DIRECTIONAL, default="grow-diag-final-and")
@@ -61,6 +77,11 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..align.aligner import WordAligner
+    from ..align.normalize import normalize_tokens
+    from ..corpus.parallel import clip_alignments, read_alignments, read_parallel, write_pharaoh
+    from ..eval.alignment import alignment_scores
+
     pairs = list(read_parallel(args.src, args.tgt))
     gold = None
     if args.gold:  # read (and fail) before training and before the output is written
@@ -72,13 +93,17 @@ def run(args: argparse.Namespace) -> int:
     if len(kept) < len(pairs):
         print(f"induce align: skipped {len(pairs) - len(kept)} sentence pairs with a side longer than "
               f"--max-length {args.max_length} (written without links)", file=sys.stderr)
-    aligner = WordAligner(model=args.model, infer=args.infer, n_iter=args.iterations,
+    aligner = WordAligner(model=args.model, infer=args.infer, n_iter=args.iterations, tol=args.tol,
                           n_iter_ibm1=args.ibm1_iterations, alpha=args.alpha, prior_support=args.prior_support,
+                          learn_hyper=args.learn_hyper == "all",
                           null_prob=args.null_prob, hmm_cvi=args.hmm_cvi, symmetrize=args.symmetrize,
                           decode=args.decode, posterior_threshold=args.threshold, random_state=args.seed,
                           verbose=not args.quiet)
     links: list[set] = [set() for _ in pairs]
-    for k, found in zip(kept, aligner.fit_align([pairs[k] for k in kept])):
+    fit_warnings: dict = {}
+    with reported_warnings(fit_warnings):
+        aligned = aligner.fit_align([pairs[k] for k in kept])
+    for k, found in zip(kept, aligned):
         links[k] = set(found)
     write_pharaoh(args.output, links)
     if args.save_model:
@@ -86,7 +111,11 @@ def run(args: argparse.Namespace) -> int:
     result = {"pairs": len(pairs), "links": sum(len(x) for x in links), "output": args.output,
               "model": args.model, "infer": args.infer, "symmetrize": args.symmetrize,
               "fit_seconds": aligner.fit_seconds_,
-              "pairs_per_second": len(kept) / max(aligner.fit_seconds_, 1e-9)}
+              "pairs_per_second": len(kept) / max(aligner.fit_seconds_, 1e-9),
+              "iterations": aligner.n_iter_, "converged": aligner.converged_,
+              "alpha": aligner.alpha_, "jump_alpha": aligner.jump_alpha_, "learned": list(aligner.learned_hyper_)}
+    if args.model == "hmm":
+        result["ibm1_iterations"] = aligner.n_iter_ibm1_
     if len(kept) < len(pairs):
         result["skipped_pairs"] = len(pairs) - len(kept)
     if gold is not None:
@@ -101,5 +130,6 @@ def run(args: argparse.Namespace) -> int:
                  for rec in (getattr(getattr(aligner, f"{name}_", None), "history", None) or [])]
         write_report(args.report, {"command": "align", **result, "trace": trace,
                                    **alignment_examples(pairs, links, gold if args.gold else None)})
+    result.update(fit_warnings)
     emit(result, args.json)
     return 0

@@ -32,7 +32,6 @@ from typing import Any, Callable
 import numpy as np
 
 from ..atomic import STDIO, check_writable
-from ..corpus.formats import DEMO
 from ..errors import SEED_LIMIT, ConfigError, check_float, check_int
 
 
@@ -78,10 +77,12 @@ def existing_file(text: str) -> str:
 
 def corpus_path(text: str) -> str:
     """A corpus input: a readable file, a directory, ``demo``, ``-`` (stdin) or a fetched registry corpus."""
+    from ..corpus import registry
+    from ..corpus.formats import DEMO
+    from ..errors import InduceError
+
     if text == DEMO and not os.path.exists(text):
         return text
-    from ..corpus import registry
-    from ..errors import InduceError
 
     try:
         text = str(registry.resolve(text))
@@ -172,16 +173,41 @@ def emit(result: dict, as_json, stream=None) -> None:
     _print_table(result, stream, indent="")
 
 
+#: keys of rates (tokens/s, pairs/s, ...), printed with one decimal
+RATE_SUFFIXES = ("_per_s", "_per_second", "_per_worker")
+
+
+def _cell(value, key: str = "") -> str:
+    """One value of the text table: a float to 4 decimals (scores, seconds; a rate, see :data:`RATE_SUFFIXES`,
+    to 1), none from 1000 on; a list comma-separated (``none`` when empty); a record as ``key value`` pairs."""
+    if isinstance(value, float):
+        if abs(value) >= 1000:
+            return f"{value:.0f}"
+        return f"{value:.1f}" if str(key).endswith(RATE_SUFFIXES) else f"{value:.4f}"
+    if isinstance(value, dict):
+        return "  ".join(f"{k} {_cell(v, k)}" for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return ", ".join(_cell(v, key) for v in value) if value else "none"
+    return str(value)
+
+
 def _print_table(result: dict, stream, indent: str) -> None:
+    """``key  value`` lines; a dict value as an indented block, a list of records (``dev_scores``) one per line."""
     width = max((len(str(k)) for k in result), default=0)
     for key, value in result.items():
         if isinstance(value, dict):
             stream.write(f"{indent}{key}:\n")
             _print_table(value, stream, indent + "  ")
+        elif isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+            stream.write(f"{indent}{key}:\n")
+            for record in value:
+                stream.write(f"{indent}  {_cell(record)}\n")
+        elif isinstance(value, list) and any(isinstance(v, str) and len(v) > 40 for v in value):
+            stream.write(f"{indent}{key}:\n")  # long messages (warnings): one per line
+            for item in value:
+                stream.write(f"{indent}  - {item}\n")
         else:
-            if isinstance(value, float):  # rates and large totals need no decimals
-                value = f"{value:.4f}" if abs(value) < 1000 else f"{value:.0f}"
-            stream.write(f"{indent}{str(key).ljust(width)}  {value}\n")
+            stream.write(f"{indent}{str(key).ljust(width)}  {_cell(value, key)}\n")
 
 
 #: Gold tag columns in order of preference, shared by ``tag``, ``eval tags`` and
@@ -251,6 +277,16 @@ def default_n_states(corpus, gold_column: str | None, requested: int | None, com
            else f"{n_gold} gold {gold_column} tags, capped at {MAX_DEFAULT_STATES}" if n_gold else "the default")
     print(f"{command}: K = {n_states} states ({why}; --states sets K)", file=sys.stderr)
     return n_states
+
+
+LEARN_HYPER = ("all", "none")
+
+
+def add_learn_hyper_option(parser, help: str, default: str | None = "none") -> None:
+    """``--learn-hyper all|none``, as ``tag``, ``parse`` and ``align`` take it: ``all`` learns the Dirichlet
+    priors the user did not give (``--alpha`` ...) by empirical Bayes, ``none`` holds them at their defaults
+    (``default=None``: the model's own default, which may differ by algorithm)."""
+    parser.add_argument("--learn-hyper", choices=LEARN_HYPER, default=default, help=help)
 
 
 def add_base_option(parser, flag: str, what: str, old: str | None = None) -> None:

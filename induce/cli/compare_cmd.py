@@ -19,7 +19,11 @@ import sys
 from ..atomic import atomic_write
 from ..errors import ConfigError
 from .common import (corpus_path, default_n_states, dump_json, emit, encoding, finite_positive_float, gold_tag_column,
-                     output_path, positive_int)
+                     output_path, positive_int, reported_warnings)
+
+
+#: the one-line description ``induce --help`` shows (without building this command's parser)
+HELP = "inference algorithms head to head on one corpus (HMM tagging)"
 
 
 def _algorithms(text: str) -> list[str]:
@@ -30,7 +34,7 @@ def _algorithms(text: str) -> list[str]:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("compare", help="inference algorithms head to head on one corpus (HMM tagging)",
+    p = sub.add_parser("compare", help=HELP,
                        description=__doc__)
     p.add_argument("input", metavar="CORPUS", type=corpus_path, help="corpus file or directory (any supported format) or 'demo'")
     p.add_argument("--infer", type=_algorithms, default=["em", "vi", "cvi2", "cgs"], metavar="A,B,...",
@@ -79,10 +83,14 @@ def run(args: argparse.Namespace) -> int:
     if corpus.n_tokens == 0:
         raise ConfigError(f"{args.input}: no tokens to tag")
     gold_column = gold_tag_column(corpus.tag_vocabs, args.gold_column)
-    result = compare(corpus, args.infer, args.seeds, gold_column=gold_column,
-                     n_states=default_n_states(corpus, gold_column, args.states, "induce compare"), n_iter=args.iterations, alpha=args.alpha, beta=args.beta,
-                     eval_every=args.eval_every, verbose=not args.quiet)
+    warned: dict = {}
+    with reported_warnings(warned):  # one ``induce: warning:`` line each, as the other commands print them
+        result = compare(corpus, args.infer, args.seeds, gold_column=gold_column,
+                         n_states=default_n_states(corpus, gold_column, args.states, "induce compare"),
+                         n_iter=args.iterations, alpha=args.alpha, beta=args.beta, eval_every=args.eval_every,
+                         verbose=not args.quiet)
     result["input"] = str(args.input)
+    result.update(warned)
     if args.report:
         from ..report import write_report
 

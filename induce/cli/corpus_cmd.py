@@ -18,6 +18,10 @@ import numpy as np
 
 from .common import add_base_option, add_json_flag, one_based, corpus_path, emit, encoding, existing_file, output_path, positive_int, seed
 
+#: the one-line description ``induce --help`` shows (without building this command's parser)
+HELP = "corpus statistics, format conversion and the demo corpus"
+
+
 #: Upper edges of the sentence-length buckets (the last bucket is open).
 LENGTH_EDGES = (5, 10, 20, 40, 80)
 
@@ -123,7 +127,7 @@ def _convert(args: argparse.Namespace) -> int:
 def register(subparsers) -> None:
     from ..corpus.formats import FORMATS
 
-    parser = subparsers.add_parser("corpus", help="corpus statistics, format conversion and the demo corpus")
+    parser = subparsers.add_parser("corpus", help=HELP)
     sub = parser.add_subparsers(dest="corpus_command", metavar="SUBCOMMAND")
     sub.required = True
 

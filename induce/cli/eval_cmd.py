@@ -21,19 +21,13 @@ from typing import Iterator
 
 import numpy as np
 
-from ..corpus.transforms import (
-    PUNCT_COLUMNS,
-    PUNCT_TAGSETS,
-    describe_punctuation,
-    is_wsj10,
-    punctuation_column,
-    punctuation_mask,
-    strip_punctuation,
-)
 from ..errors import ConfigError, CorpusFormatError
-from ..eval import accuracy, alignment_scores, attachment_scores, bracket_scores, tagging_report
 from .common import (GOLD_TAG_COLUMNS, add_base_option, add_json_flag, corpus_path, emit, gold_tag_column, one_based,
                      positive_int)
+
+#: the one-line description ``induce --help`` shows (without building this command's parser)
+HELP = "score predicted tags, heads, trees or alignments against gold"
+
 
 #: Column the taggers write induced states into; preferred for the prediction.
 INDUCED_COLUMN = "induced"
@@ -54,6 +48,7 @@ def _paired(pred_path: str, gold_path: str, fmt: str, strip: dict | None = None,
     ``wsj10`` keeps the gold sentences of at most 10 words without punctuation.
     """
     from ..corpus.formats import read_sentences
+    from ..corpus.transforms import is_wsj10, strip_punctuation
 
     missing = object()
     golds = read_sentences(gold_path, fmt)
@@ -114,6 +109,11 @@ def halvable(offsets: np.ndarray) -> bool:
 
 
 def _eval_tags(args: argparse.Namespace) -> int:
+    from ..eval import accuracy, tagging_report
+
+    one_file = args.gold is None  # the tagger's output keeps the gold tags beside the induced ones
+    if one_file:
+        args.gold = args.pred
     pairs = list(_paired(args.pred, args.gold, args.format))
     if not pairs:
         raise CorpusFormatError(args.gold, None, None, "at least one word to evaluate")
@@ -122,6 +122,9 @@ def _eval_tags(args: argparse.Namespace) -> int:
         seen[name] = set().union(*(gold.tags[name] for _, gold in pairs))
     gold_col = gold_tag_column(seen, args.gold_column) or _column(pairs[0][1], None, GOLD_TAG_COLUMNS, args.gold)
     pred_col = _column(pairs[0][0], args.pred_column, (INDUCED_COLUMN, gold_col, *GOLD_TAG_COLUMNS), args.pred)
+    if one_file and pred_col == gold_col:
+        raise ConfigError(f"{args.pred} has no {INDUCED_COLUMN!r} tag column to score against its gold tags; give "
+                          "the GOLD file (or --pred-column)")
     pred_tags = [t for pred, _ in pairs for t in pred.tags[_column(pred, pred_col, (), args.pred)]]
     gold_tags = [t for _, gold in pairs for t in gold.tags[_column(gold, gold_col, (), args.gold)]]
     lengths = [len(gold) for _, gold in pairs]
@@ -132,7 +135,9 @@ def _eval_tags(args: argparse.Namespace) -> int:
     pred_ids, gold_ids = ids[: len(pred_tags)], ids[len(pred_tags) :]
     offsets = _offsets(lengths)
     report = tagging_report(pred_ids, gold_ids, offsets if halvable(offsets) else None)
-    report["accuracy"] = accuracy(pred_ids, gold_ids)
+    report = {"states_used" if k == "states" else k: v for k, v in report.items()}  # as ``induce tag`` names it
+    if set(pred_tags) & set(gold_tags):  # plain accuracy only when the predicted labels are gold tags
+        report["accuracy"] = accuracy(pred_ids, gold_ids)
     result = {"sentences": len(lengths), "pred_column": pred_col, "gold_column": gold_col, **report}
     emit(result, args.json)
     return 0
@@ -154,6 +159,9 @@ def score_dependencies(pred_heads, gold: list, punct: str = "exclude", tagset: s
     (:func:`induce.corpus.transforms.punctuation_mask`, restricted to ``tagset`` unless
     ``"auto"``); ``"punctuation"`` in the result states the convention in one line.
     """
+    from ..corpus.transforms import PUNCT_COLUMNS, describe_punctuation, punctuation_column, punctuation_mask
+    from ..eval import attachment_scores
+
     if punct not in PUNCT_CHOICES:
         raise ConfigError(f"punct must be one of {', '.join(PUNCT_CHOICES)}; got {punct!r}")
     gold_heads: list[int] = []
@@ -199,6 +207,8 @@ def _require_tree(sentence, path: str):
 
 
 def _eval_brackets(args: argparse.Namespace) -> int:
+    from ..eval import bracket_scores
+
     pred_trees, gold_trees = [], []
     for pred, gold in _paired(args.pred, args.gold, args.format):
         pred_trees.append(_require_tree(pred, args.pred))
@@ -211,6 +221,7 @@ def _eval_brackets(args: argparse.Namespace) -> int:
 
 def _eval_align(args: argparse.Namespace) -> int:
     from ..corpus.parallel import read_alignments
+    from ..eval import alignment_scores
 
     sides = []
     for path, fmt, base in ((args.pred, args.pred_format, args.pred_base), (args.gold, args.gold_format, args.gold_base)):
@@ -231,9 +242,13 @@ def _eval_align(args: argparse.Namespace) -> int:
     return 0
 
 
-def _pair_arguments(parser: argparse.ArgumentParser, corpus_format: bool = True) -> None:
+def _pair_arguments(parser: argparse.ArgumentParser, corpus_format: bool = True, gold_optional: bool = False) -> None:
     parser.add_argument("pred", metavar="PRED", type=corpus_path, help="predicted file")
-    parser.add_argument("gold", metavar="GOLD", type=corpus_path, help="gold file")
+    if gold_optional:
+        parser.add_argument("gold", metavar="GOLD", type=corpus_path, nargs="?",
+                            help="gold file (default: PRED itself, whose gold tags induce's tagged output keeps)")
+    else:
+        parser.add_argument("gold", metavar="GOLD", type=corpus_path, help="gold file")
     if corpus_format:
         parser.add_argument("--format", default="auto", help="format of both files (default: auto-detect)")
     add_json_flag(parser)
@@ -241,6 +256,8 @@ def _pair_arguments(parser: argparse.ArgumentParser, corpus_format: bool = True)
 
 def add_punct_options(parser: argparse.ArgumentParser) -> None:
     """``--punct`` and ``--punct-tagset``, shared by ``eval deps`` and ``parse``."""
+    from ..corpus.transforms import PUNCT_TAGSETS
+
     parser.add_argument(
         "--punct",
         choices=PUNCT_CHOICES,
@@ -260,7 +277,7 @@ def add_punct_options(parser: argparse.ArgumentParser) -> None:
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "eval",
-        help="score predicted tags, heads, trees or alignments against gold",
+        help=HELP,
         description=__doc__.split("\n\n")[0],
     )
     sub = parser.add_subparsers(dest="eval_what", metavar="WHAT")
@@ -272,7 +289,7 @@ def register(subparsers) -> None:
         description="Unsupervised tagging metrics (thesis 3.8.2).  Plain accuracy compares the tag "
         "strings and is meaningful only when predicted labels are gold tags.",
     )
-    _pair_arguments(tags)
+    _pair_arguments(tags, gold_optional=True)
     tags.add_argument("--pred-column", help=f"predicted tag column (default: {INDUCED_COLUMN!r} if present, else the gold column)")
     tags.add_argument("--gold-column", help=f"gold tag column (default: first of {', '.join(GOLD_TAG_COLUMNS)} "
                       "with two or more tags)")

@@ -17,8 +17,12 @@ from ..errors import ConfigError
 from .common import corpus_path, existing_file, output_path
 
 
+#: the one-line description ``induce --help`` shows (without building this command's parser)
+HELP = "render a run's JSON file as a self-contained HTML report"
+
+
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("report", help="render a run's JSON file as a self-contained HTML report",
+    p = sub.add_parser("report", help=HELP,
                        description="Render RUN.json (written by --json FILE) as one self-contained HTML page.")
     p.add_argument("run", metavar="RUN.json", type=existing_file, help="run file written by tag/parse/align/compare --json FILE")
     p.add_argument("-o", "--output", type=output_path, metavar="FILE.html", help="HTML output (default: RUN with suffix .html)")

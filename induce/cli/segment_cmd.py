@@ -19,6 +19,10 @@ from .common import (emit, existing_file, finite_nonneg_float, finite_positive_f
                      fraction, output_path, positive_int, reported_warnings, seed)
 
 
+#: the one-line description ``induce --help`` shows (without building this command's parser)
+HELP = "segment numeric time series with an HMM (Gaussian, Poisson, ... emissions)"
+
+
 def _columns(text: str) -> list[str]:
     names = [c.strip() for c in text.split(",")]
     if not all(names):
@@ -34,7 +38,7 @@ def register(sub) -> None:
         return sorted(DURATIONS)
     from ..series.segmenter import INFER
 
-    p = sub.add_parser("segment", help="segment numeric time series with an HMM (Gaussian, Poisson, ... emissions)",
+    p = sub.add_parser("segment", help=HELP,
                        description="Fit an HMM with conjugate exponential-family emissions to one or more numeric "
                        "sequences and label every step with a state.")
     p.add_argument("series", type=existing_file, help="CSV/TSV with a header row (one row per step), .npy or .npz")
@@ -65,14 +69,21 @@ def register(sub) -> None:
                    help="print the summary as JSON (or write FILE)")
     p.add_argument("--report", type=output_path, metavar="FILE.html",
                    help="also write a self-contained HTML report: the first series coloured by state (needs matplotlib)")
-    m = p.add_argument_group("hidden semi-Markov model (--model hsmm: --infer em or vi)")
-    m.add_argument("--model", choices=("hmm", "hsmm"), default="hmm",
-                   help="hmm, or hsmm: explicit state durations, no self-transitions (default hmm)")
+    m = p.add_argument_group("hidden semi-Markov models (--model hsmm: --infer em, vi, svi, cvi2 or scvi; "
+                             "--model hdp-hsmm: vi, svi, cvi2 or scvi)")
+    m.add_argument("--model", choices=("hmm", "hsmm", "hdp-hsmm"), default="hmm",
+                   help="hmm; hsmm: explicit state durations, no self-transitions; hdp-hsmm: the HDP-HSMM "
+                        "truncated at --states, with --gamma and --sigma (fixed) (default hmm)")
     m.add_argument("--durations", choices=duration_names(), default="poisson", help="duration family (default poisson)")
     m.add_argument("--max-duration", type=positive_int, default=50, metavar="D",
                    help="longest segment the HSMM considers; cost O(T K D) (default 50)")
-    m.add_argument("--negbin-r", type=finite_positive_float, default=2.0, metavar="R",
-                   help="fixed r of negbin durations (default 2)")
+    m.add_argument("--negbin-r", type=finite_positive_float, default=None, metavar="R",
+                   help="fixed r of negbin durations (an integer r runs on the HMM embedding, no --max-duration); "
+                        "default: r learned over 1..--max-r (paper 002 section 5.2)")
+    m.add_argument("--max-r", type=positive_int, default=10, metavar="R", help="largest learned r (default 10)")
+    m.add_argument("--negbin-samples", type=int, default=0, metavar="S",
+                   help="learned r: the sampled update of q(r, p) with S models per pass on the embedding (vi); "
+                        "0 (default): the exact update, explicit messages up to --max-duration")
     m.add_argument("--segments", type=output_path, metavar="FILE",
                    help="write the Viterbi segments as CSV rows (sequence, start, end, state), end exclusive")
     h = p.add_argument_group("HDP-HMM (--infer hdp-cvi, hdp-scvi, hdp-svi)")
@@ -124,9 +135,14 @@ def run(args) -> int:
         summary["heldout_loglik_per_step"] = model.score(test, context=train)
     paths = model.predict(seqs, decode=args.decode)
     summary["state_counts"] = np.bincount(np.concatenate(paths), minlength=model.n_states).tolist()
-    if args.model == "hsmm":
+    if args.model in ("hsmm", "hdp-hsmm"):
         summary.update(durations=model.durations_.name, max_duration=model.durations_.max_duration,
                        mean_durations=[round(float(v), 3) for v in model.mean_durations()])
+        if model.durations_.name == "negbin":  # fixed r, or the mode of the learned q(r)
+            summary["negbin_r"] = np.broadcast_to(model.duration_params().get("r", model.durations_.r),
+                                                  (model.n_states,)).tolist()
+    if args.model == "hdp-hsmm":
+        summary["effective_states"] = model.effective_states()
     if args.segments:
         _write_segments(args.segments, paths)
     summary.update(warned)
@@ -151,17 +167,21 @@ def run(args) -> int:
 def _model(args, n_columns: int):
     """The loaded model (``--load``, checked against the input's columns) or a new unfitted one."""
     from ..series import HMMSegmenter
-    from ..series.hsmm import HSMMSegmenter
+    from ..series.hsmm import HDPHSMMSegmenter, HSMMSegmenter
 
     if args.load:
-        model = (HSMMSegmenter if args.model == "hsmm" else HMMSegmenter).load(args.load)
+        model = {"hsmm": HSMMSegmenter, "hdp-hsmm": HDPHSMMSegmenter}.get(args.model, HMMSegmenter).load(args.load)
         if model.family_.dim != n_columns:
             raise ConfigError(f"{args.load} models {model.family_.dim} columns, the input has {n_columns}")
         return model
-    if args.model == "hsmm":
-        return HSMMSegmenter(n_states=args.states, emission=args.emission, durations=args.durations,
-                             max_duration=args.max_duration, r=args.negbin_r, infer=args.infer,
-                             n_iter=args.iterations, tol=args.tol, alpha=args.alpha, random_state=args.seed)
+    if args.model in ("hsmm", "hdp-hsmm"):
+        common = dict(n_states=args.states, emission=args.emission, durations=args.durations,
+                      max_duration=args.max_duration, r=args.negbin_r, infer=args.infer, n_iter=args.iterations,
+                      tol=args.tol, alpha=args.alpha, batch_size=args.batch_size, tau=args.tau, kappa=args.kappa,
+                      subsequence_length=args.subseq_length, random_state=args.seed)
+        if args.model == "hdp-hsmm":
+            return HDPHSMMSegmenter(gamma=args.gamma, sigma=args.sigma, **common)
+        return HSMMSegmenter(max_r=args.max_r, negbin_samples=args.negbin_samples, **common)
     return HMMSegmenter(n_states=args.states, emission=args.emission, infer=args.infer, n_iter=args.iterations,
                         tol=args.tol, alpha=args.alpha, batch_size=args.batch_size, tau=args.tau, kappa=args.kappa,
                         subsequence_length=args.subseq_length, gamma=args.gamma, sigma=args.sigma,

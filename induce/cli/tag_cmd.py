@@ -20,9 +20,14 @@ import numpy as np
 from ..atomic import atomic_write
 from ..errors import ConfigError
 from .eval_cmd import halvable
+from .common import add_learn_hyper_option
 from .common import (corpus_path, default_n_states, dump_json, emit, encoding, existing_file, finite_nonneg_float,
                      finite_positive_float, forgetting_rate, fraction, gold_tag_column, nonneg_int, output_path,
                      positive_int, reported_warnings, seed)
+
+
+#: the one-line description ``induce --help`` shows (without building this command's parser)
+HELP = "induce part-of-speech tags with an HMM"
 
 
 def _emission_concentration(text: str) -> float | str:
@@ -48,11 +53,10 @@ def _fixed_hyper(args: argparse.Namespace) -> bool | tuple[str, ...]:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from ..kernels.hdp_qc import QC_METHODS
-    from ..taggers.hdp_hmm import HDP_ALGORITHMS, HYPERPARAMETERS, TABLE_ESTIMATES
-    from ..taggers.hmm import ALGORITHMS, DECODERS
+    from ..names import HDP_ALGORITHMS, HDP_HYPERPARAMETERS as HYPERPARAMETERS, HMM_ALGORITHMS as ALGORITHMS
+    from ..names import HMM_DECODERS as DECODERS, QC_METHODS, TABLE_ESTIMATES
 
-    p = sub.add_parser("tag", help="induce part-of-speech tags with an HMM",
+    p = sub.add_parser("tag", help=HELP,
                        description="Fit an HMM tagger on INPUT and write INPUT with the induced tags.")
     p.add_argument("input", type=corpus_path, help="corpus file or directory (any supported format) or 'demo'")
     p.add_argument("-o", "--output", type=output_path, help="write the tagged corpus here (same format as the input)")
@@ -80,7 +84,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--beta", type=finite_positive_float, default=None,
                    help="emission Dirichlet prior (default: the grid's value for --infer, e.g. 0.003 for "
                         "cvi2; hdp-hmm: 0.1)")
-    p.add_argument("--learn-hyper", choices=("all", "none"), default="none",
+    add_learn_hyper_option(p,
                    help="all: learn the priors not given by empirical Bayes, starting from the defaults, after a "
                         "burn-in of 50 passes; none (default): hold them (on WSJ and Turkish the grid's values "
                         "tag 2-3 M-1 points better than the learned ones)")
@@ -290,7 +294,7 @@ def _run(args: argparse.Namespace) -> int:
     seconds = time.perf_counter() - start
     if getattr(model, "interrupted_", False):
         return _interrupted(model, args)
-    states = model.labels_ if heldout is None else model.predict(corpus)
+    states = model.labels_ if heldout is None else model.predict_flat(corpus)
     names = np.asarray(tag_dict.tags.itos if tag_dict is not None
                        else [f"S{k}" for k in range(model.n_states_)], dtype=object)
     result = _summary(args, hdp, model, corpus, seconds) | warned
@@ -425,8 +429,10 @@ def _scores(corpus, states, names, gold_column: str, tag_dict) -> dict:
 
     gold = corpus.tags[gold_column]
     halves = corpus.offsets if halvable(corpus.offsets) else None
-    scores = {"gold_column": gold_column}
-    scores.update({k: v for k, v in tagging_report(states, gold, halves).items() if k not in ("tokens",)})
+    report = tagging_report(states, gold, halves)
+    # ``states`` is K in every run (also with --stream); the report's distinct predicted states are states_used
+    scores = {"gold_column": gold_column, "states_used": report.pop("states")}
+    scores.update({k: v for k, v in report.items() if k not in ("tokens",)})
     if halves is None:
         scores["note"] = "cross-validated many-to-one skipped: it needs two halves with tokens (>= 2 sentences)"
     if tag_dict is not None:
@@ -442,7 +448,7 @@ def _write_output(args, corpus, states, names, tag_dict) -> str:
 
     The format is the one ``-o`` names by its extension (``x.conllu``: CoNLL-U with the gold tags kept and
     the induced ones in MISC, whatever the input was), else the input's.  PTB output has no spare column:
-    its preterminals become the induced tags.
+    its preterminals become ``GOLD=INDUCED`` (:func:`induce.corpus.writers.write_tagged`).
     """
     from ..corpus.formats import detect_format, format_of_name
     from ..corpus.writers import write_tagged
@@ -451,7 +457,7 @@ def _write_output(args, corpus, states, names, tag_dict) -> str:
         raise ConfigError("the input's sentences were not kept; cannot write the output")
     fmt = format_of_name(args.output) or (args.format if args.format != "auto"
                                           else detect_format(args.input, args.encoding))
-    tags = [names[states[s]].tolist() for s in corpus.iter_slices()]
+    tags = [names[s].tolist() for s in corpus.split(states)]
     column = args.output_column or ("induced" if fmt == "conllu" and tag_dict is None else None)
     write_tagged(args.output, corpus.sentences, tags, fmt, column)
     return args.output

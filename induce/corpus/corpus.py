@@ -147,6 +147,10 @@ class Corpus:
         for i in range(self.n_sentences):
             yield slice(int(self.offsets[i]), int(self.offsets[i + 1]))
 
+    def split(self, values: np.ndarray) -> list[np.ndarray]:
+        """Per sentence, the views of ``values`` (a flat array aligned with ``tokens``) over its tokens."""
+        return [values[s] for s in self.iter_slices()]
+
     # ------------------------------------------------------------- subsetting
     def subset(self, indices: Sequence[int] | np.ndarray) -> "Corpus":
         """The sentences ``indices`` (in that order), sharing vocabularies."""

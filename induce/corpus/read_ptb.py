@@ -11,7 +11,11 @@ treebank preprocessing does:
 * strips function tags and indices from phrase labels (``NP-SBJ-1`` -> ``NP``,
   ``NP=2`` -> ``NP``) but keeps labels that start and end with ``-``
   (``-LRB-``, ``-RRB-``) and leaves POS tags as they are;
-* drops the unlabeled wrapper when it has one child (as NLTK's treebank reader).
+* drops the unlabeled wrapper when it has one child (as NLTK's treebank reader);
+* reads induce's tagged output, whose preterminals are all ``GOLD=INDUCED``
+  (:func:`induce.corpus.writers.write_tagged`), as the gold tag in the tree and
+  ``tags["pos"]`` and the induced one in ``tags["induced"]`` (split at the last
+  ``=``; a tree where some preterminal has no ``=`` is read as it is).
 
 ``Sentence.tree`` is the cleaned tree, ``words``/``tags["pos"]`` its leaves and
 preterminals, and ``record`` the tree exactly as read (wrapper and traces
@@ -31,6 +35,8 @@ from .read_lines import iter_lines
 from .sentence import Sentence
 
 EMPTY = "-NONE-"
+#: joins the gold and the induced tag of a preterminal in tagged PTB output (``NN=S12``)
+INDUCED_MARK = "="
 _BRACKET = re.compile(r"[()]")
 _FUNCTION_TAG = re.compile(r"[-=]")
 
@@ -106,4 +112,11 @@ def read_ptb(path: str | os.PathLike, encoding: str = "utf-8") -> Iterator[Sente
             raise CorpusFormatError(name, number, text, "a tree with at least one word besides -NONE- elements")
         tree = unwrap(tree)
         words, pos = zip(*tree.pos())
-        yield Sentence(words=list(words), tags={"pos": list(pos)}, tree=tree, source=(name, number), record=raw)
+        tags = {"pos": list(pos)}
+        pairs = [p.rpartition(INDUCED_MARK) for p in pos]
+        if all(gold and induced for gold, _, induced in pairs):
+            from .writers import relabel_preterminals
+
+            tags = {"pos": [gold for gold, _, _ in pairs], "induced": [induced for _, _, induced in pairs]}
+            tree = relabel_preterminals(tree, tags["pos"])
+        yield Sentence(words=list(words), tags=tags, tree=tree, source=(name, number), record=raw)

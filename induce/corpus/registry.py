@@ -41,6 +41,15 @@ directory is removed), unpacks archives, writes a manifest with the SHA-256 of
 every resulting file, and renames the staging directory to
 ``data_dir/<name>`` in one step.  A later fetch whose manifest still matches
 the files on disk (and the registry's checksums) downloads nothing.
+
+A local collection: ``$INDUCE_CORPORA``
+---------------------------------------
+``$INDUCE_CORPORA`` names a folder laid out as ``shared/corpora`` (``ud/en_ewt/``,
+``align/ro-en/``, ``ptb-sample/``, ...; :data:`LOCAL_FOLDERS`).  A corpus whose
+files are there (with the registered SHA-256 where there is one; an archive
+entry counts when its folder is non-empty) is *present*: ``induce corpora list``
+shows it, :func:`resolve` takes it when nothing was downloaded, and
+:func:`fetch` returns it instead of downloading.
 """
 
 from __future__ import annotations
@@ -216,6 +225,14 @@ REGISTRY: tuple[dict, ...] = (
 
 _BY_NAME = {entry["name"]: entry for entry in REGISTRY}
 
+#: registry name -> its folder in a ``shared/corpora``-style collection (``$INDUCE_CORPORA``)
+LOCAL_FOLDERS = {
+    **{e["name"]: "ud/" + e["files"][0]["path"].split("-ud-")[0] for e in REGISTRY if e["name"].startswith("ud-")},
+    "align-ro-en": "align/ro-en", "align-ja-en": "align/ja-en", "align-en-fr": "align/en-fr",
+    "align-de-en": "align/de-en", "alice": "extras/alice",
+    **{name: name for name in ("ptb-sample", "conll2000", "brown", "universal-tagset", "wsj-dep-sample", "conll2007")},
+}
+
 
 # ------------------------------------------------------------------------ queries
 def default_data_dir() -> Path:
@@ -224,6 +241,29 @@ def default_data_dir() -> Path:
         return Path(os.environ["INDUCE_DATA"]).expanduser()
     cache = os.environ.get("XDG_CACHE_HOME")
     return (Path(cache).expanduser() if cache else Path.home() / ".cache") / "induce"
+
+
+def default_corpora_dir() -> Path | None:
+    """``$INDUCE_CORPORA`` (a ``shared/corpora``-style collection), or ``None`` when unset."""
+    value = os.environ.get("INDUCE_CORPORA")
+    return Path(value).expanduser() if value else None
+
+
+def local_path(name: str, corpora_dir: str | os.PathLike | None = None) -> Path | None:
+    """The folder of ``name`` in ``corpora_dir`` (default ``$INDUCE_CORPORA``) when the corpus is present there
+    (see the module docstring), else ``None``."""
+    entry = get_entry(name)
+    root = Path(corpora_dir) if corpora_dir is not None else default_corpora_dir()
+    if root is None:
+        return None
+    folder = root / LOCAL_FOLDERS[name]
+    if any(f["extract"] for f in entry["files"]):
+        return folder if folder.is_dir() and any(folder.iterdir()) else None
+    for f in entry["files"]:
+        path = folder / f["path"]
+        if not path.is_file() or (f["sha256"] is not None and sha256_file(path) != f["sha256"]):
+            return None
+    return folder
 
 
 def list_corpora() -> list[dict]:
@@ -272,18 +312,19 @@ def fetched_path(name: str, data_dir: str | os.PathLike | None = None) -> Path |
 def resolve(path: str | os.PathLike) -> str | os.PathLike:
     """``path``, or for a registry name that is not an existing path the folder of its download.
 
-    Lets every command take ``ud-tr-imst`` where it takes a corpus path.  A
-    registry corpus not fetched yet is an :class:`InduceError` saying how to
-    fetch it.
+    Lets every command take ``ud-tr-imst`` where it takes a corpus path: the
+    download in the data directory, else the copy in ``$INDUCE_CORPORA``.  A
+    registry corpus in neither is an :class:`InduceError` saying how to fetch it.
     """
     name = str(path)
     if name not in _BY_NAME or os.path.exists(name):
         return path
-    local = fetched_path(name)
-    if local is None:
-        raise InduceError(f"{name} is a corpus of the registry that is not downloaded yet (in "
-                          f"{default_data_dir()}); run: induce corpora fetch {name}")
-    return local
+    found = fetched_path(name) or local_path(name)
+    if found is None:
+        where = f"{default_data_dir()}" + (f" or {default_corpora_dir()}" if default_corpora_dir() else "")
+        raise InduceError(f"{name} is a corpus of the registry that is not downloaded yet (in {where}); "
+                          f"run: induce corpora fetch {name}")
+    return found
 
 
 def _is_complete(entry: dict, target: Path) -> bool:
@@ -366,11 +407,12 @@ def _install(staging: Path, target: Path) -> None:
 
 
 def fetch(name: str, data_dir: str | os.PathLike | None = None, mirror: str | None = None,
-          progress: bool = True, no_verify: bool = False) -> Path:
+          progress: bool = True, no_verify: bool = False, corpora_dir: str | os.PathLike | None = None) -> Path:
     """Download corpus ``name`` into ``data_dir/name`` (see the module docstring) and return that path.
 
     Idempotent: an existing complete download is returned without network
-    access.  Raises :class:`InduceError` for an unknown name, a failed
+    access, and so is a copy present in ``corpora_dir`` (default
+    ``$INDUCE_CORPORA``; :func:`local_path`).  Raises :class:`InduceError` for an unknown name, a failed
     download or a file without registered checksum (unless ``no_verify``), and
     :class:`ChecksumError` on a mismatch; in every failure nothing is left in
     ``data_dir``.
@@ -380,6 +422,9 @@ def fetch(name: str, data_dir: str | os.PathLike | None = None, mirror: str | No
     target = root / name
     if _is_complete(entry, target):
         return target
+    local = local_path(name, corpora_dir)
+    if local is not None:
+        return local
     if not no_verify:
         unknown = [f["path"] for f in entry["files"] if f["sha256"] is None]
         if unknown:

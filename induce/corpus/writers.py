@@ -14,7 +14,11 @@ Where induced tags go (:func:`write_tagged`):
   column (the conlleval convention ``word ... gold predicted``), which the
   readers return as the tag column ``"induced"``.
 * ``brown`` and ``plain``: ``word/TAG`` tokens (the gold Brown tag is replaced).
-* ``ptb``: the preterminal labels of the trees are replaced.
+* ``ptb``: every preterminal becomes ``GOLD=INDUCED`` (``(NN=S12 dog)``,
+  ``(-LRB-=S3 -LRB-)``), the ``=`` suffix of PTB indices (``NP=2``): tools that
+  strip function tags and indices (evalb, NLTK's ``label.split("=")[0]``) see
+  the gold tag, and :func:`induce.corpus.read_ptb.read_ptb` returns the gold
+  tags as ``pos`` and the induced ones as the column ``"induced"``.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from nltk import Tree
 from ..atomic import atomic_write
 from ..errors import ConfigError
 from .read_columns import COLUMN_FORMATS, MISSING, ColumnFormat
+from .read_ptb import INDUCED_MARK
 from .sentence import Sentence
 
 CONLLU_COLUMNS = ("upos", "xpos")
@@ -254,6 +259,7 @@ def write_tagged(
             for sent, values in zip(sentences, tags):
                 out.write(_tagged_line(_surface(sent), values))
     elif format == "ptb":
-        write_ptb(path, (relabel_preterminals(s.tree, t) for s, t in zip(sentences, tags)))
+        write_ptb(path, (relabel_preterminals(s.tree, [f"{gold}{INDUCED_MARK}{tag}" for (_, gold), tag in
+                                                       zip(s.tree.pos(), t)]) for s, t in zip(sentences, tags)))
     else:
         raise ConfigError(f"unknown corpus format {format!r}")

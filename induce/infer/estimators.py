@@ -95,11 +95,13 @@ def selected_params(estimator: str, counts: np.ndarray, totals: np.ndarray, prio
     raise ValueError(f"selected_params supports 'cvi' and 'vi', not {estimator!r}")
 
 
-def dirichlet_kl(posterior: np.ndarray, prior: float) -> float:
-    """``sum_rows KL(Dir(posterior_row) || Dir(prior))`` for a symmetric prior."""
-    k = posterior.shape[-1]
+def dirichlet_kl(posterior: np.ndarray, prior) -> float:
+    """``sum_rows KL(Dir(posterior_row) || Dir(prior_row))``; ``prior`` a scalar (symmetric) or an array
+    broadcasting to ``posterior``."""
+    prior = np.broadcast_to(np.asarray(prior, dtype=np.float64), posterior.shape)
     tot = posterior.sum(axis=-1)
     return float(
-        np.sum(gammaln(tot) - gammaln(posterior).sum(axis=-1) - gammaln(k * prior) + k * gammaln(prior))
+        np.sum(gammaln(tot) - gammaln(posterior).sum(axis=-1) - gammaln(prior.sum(axis=-1))
+               + gammaln(prior).sum(axis=-1))
         + np.sum((posterior - prior) * (digamma(posterior) - digamma(tot)[..., None]))
     )

@@ -409,3 +409,40 @@ class HDPGlobals:
             self.sigma = sigma_fixed_point(tables.sum(), rows, self.sigma)
         self.G_sorted = geometric_pi(self.u, self.v)
         return {"tables": float(tables.sum()), "qpos": qpos, "qpos_row": qpos_row}
+
+
+def emission_log_evidence(emit: np.ndarray, pseudo: np.ndarray, total: float) -> float:
+    """``log p(x | z)`` with the emissions integrated out, for counts ``C_{w,k}`` ``(W, K)``:
+
+    ``sum_k [log Gamma(b) - log Gamma(b + C_{.,k}) + sum_w (log Gamma(b_w + C_{w,k}) - log Gamma(b_w))]``
+    with prior counts ``b_w`` = ``pseudo`` (``beta`` for ``Dir(beta)``, ``beta tau_w`` for ``Dir(beta tau)``)
+    and ``b = total`` (the factor ``p(x | z)`` of thesis eq. 5.10 for Dirichlet-multinomial emissions).
+    """
+    c = np.maximum(np.asarray(emit, dtype=np.float64), 0.0)
+    b = np.maximum(np.asarray(pseudo, dtype=np.float64), _TINY)[:, None]
+    return float(np.sum(gammaln(total) - gammaln(total + c.sum(axis=0))) + np.sum(gammaln(b + c) - gammaln(b)))
+
+
+def stick_kl(u: np.ndarray, v: np.ndarray, gamma: float) -> float:
+    """``sum_k KL(Beta(u_k, v_k) || Beta(1, gamma))``: ``E[log q(pi~)] - E[log p(pi~ | gamma)]`` of eq. 5.13-5.15."""
+    u, v = np.asarray(u, dtype=np.float64), np.asarray(v, dtype=np.float64)
+    log_b_q = gammaln(u) + gammaln(v) - gammaln(u + v)
+    log_b_p = -np.log(gamma)  # log B(1, gamma) = log Gamma(gamma) - log Gamma(1 + gamma)
+    kl = (log_b_p - log_b_q + (u - 1.0) * (digamma(u) - digamma(u + v))
+          + (v - gamma) * (digamma(v) - digamma(u + v)))
+    return float(np.sum(kl))
+
+
+def collapsed_bound(trans: np.ndarray, emit: np.ndarray, glob: "HDPGlobals", pseudo: np.ndarray, total: float,
+                    entropy: float) -> float:
+    """The collapsed bound ``L^CVI`` of thesis eq. 5.13, to zeroth order in the counts.
+
+    ``E[log p(x, z | pi, sigma)]`` is eq. 5.10 (tables summed out, as 5.11 allows) evaluated at the
+    expected counts ``E[C]`` with ``pi`` at its geometric expectation ``G[pi]`` (the values the
+    surrogate 5.38 uses), plus the integrated emissions (:func:`emission_log_evidence`); then
+    ``- KL(q(pi~) || p(pi~ | gamma))`` (5.15 and the Beta entropies) and ``entropy`` = ``sum_i H(q(z^i))``.
+    Used to accept or reject merge moves (:mod:`induce.infer.hdp_merge`).
+    """
+    pi = glob.prior() / glob.sigma
+    return (transition_log_evidence(trans, pi, glob.sigma) + emission_log_evidence(emit, pseudo, total)
+            - stick_kl(glob.u, glob.v, glob.gamma) + float(entropy))

@@ -60,8 +60,36 @@ def _posterior(A, E, T, fwd, bwd, scale, xi, qc_method, n_samples, logq0, logq0_
 
 
 @njit(cache=True)
+def _chain_entropy(A, E, T, fwd, bwd, xi, logZ):
+    """Entropy of one sentence's chain posterior ``q(z^i)`` under the potentials ``A``, ``E``.
+
+    ``q(z) = p~(x, z) / Z`` with ``log p~(x, z) = sum_t log A[z_{t-1}, z_t] + log E[t, z_t]``, so
+    ``H(q) = log Z - E_q[log p~(x, z)]``: the expected transition counts (``q(z_0)`` for the start
+    row, ``A[j+1, k] xi[j, k]`` for the others) against ``log A`` and the marginals against ``log E``.
+    The ``-E[log q(z)]`` term of the collapsed bound, thesis eq. 5.13.
+    """
+    K = A.shape[1]
+    h = logZ
+    for k in range(K):
+        q = fwd[0, k] * bwd[0, k]
+        if q > 0.0:
+            h -= q * np.log(A[0, k])
+    for j in range(K):
+        for k in range(K):
+            c = A[j + 1, k] * xi[j, k]
+            if c > 0.0:
+                h -= c * np.log(A[j + 1, k])
+    for t in range(T):
+        for k in range(K):
+            q = fwd[t, k] * bwd[t, k]
+            if q > 0.0:
+                h -= q * np.log(E[t, k])
+    return h
+
+
+@njit(cache=True)
 def hdp_cvi_pass(C_trans, C_emit, sent_trans, gamma, tokens, offsets, order, prior, sigma, emit_prior, emit_total,
-                 qc_method, n_samples, seed, logq0, logq0_row, sampled):
+                 qc_method, n_samples, seed, logq0, logq0_row, sampled, entropy):
     """One sweep of batch CVI for the HDP-HMM (thesis eq. 5.37-5.39), sentences in ``order``.
 
     As :func:`induce.infer.hmm_passes.cvi2_pass` -- per sentence: surrogate
@@ -75,7 +103,8 @@ def hdp_cvi_pass(C_trans, C_emit, sent_trans, gamma, tokens, offsets, order, pri
 
     ``sampled`` ``(S, K+1, K)`` is reset and, when ``S > 0``, receives ``S``
     draws of the corpus transition counts from the new ``q(z)``
-    (:func:`induce.kernels.hdp_qc.sample_transition_counts`).
+    (:func:`induce.kernels.hdp_qc.sample_transition_counts`).  ``entropy`` ``(I,)`` receives each
+    visited sentence's ``H(q(z^i))`` (:func:`_chain_entropy`; the others keep theirs).
     """
     np.random.seed(seed)
     K = C_trans.shape[1]
@@ -97,7 +126,9 @@ def hdp_cvi_pass(C_trans, C_emit, sent_trans, gamma, tokens, offsets, order, pri
         old = sent_trans[i]
         move_emissions(C_emit, col_tot, gamma, tokens, s, T, -1.0)
         _surrogate(C_trans, row_tot, old, C_emit, col_tot, prior, sigma, emit_prior, emit_total, tokens, s, T, A, E)
-        ll += _posterior(A, E, T, fwd, bwd, scale, xi, qc_method, n_samples, logq0, logq0_row)
+        logZ = _posterior(A, E, T, fwd, bwd, scale, xi, qc_method, n_samples, logq0, logq0_row)
+        ll += logZ
+        entropy[i] = _chain_entropy(A, E, T, fwd, bwd, xi, logZ)
         if sampled.shape[0] > 0:
             sample_transition_counts(A, E, T, fwd, path, sampled)
         replace_sentence(C_trans, row_tot, C_emit, col_tot, A, fwd, bwd, xi, T, old, new, gamma, tokens, s)
@@ -106,8 +137,14 @@ def hdp_cvi_pass(C_trans, C_emit, sent_trans, gamma, tokens, offsets, order, pri
 
 @njit(cache=True)
 def _minibatch(N_trans, N_emit, tokens, offsets, items, prior, sigma, emit_prior, emit_total, qc_method, n_samples,
-               seed, trans_out, emit_out, logq0, logq0_row, logq0_emit, with_emit_q0):
-    """The shared body of :func:`hdp_minibatch_pass` and :func:`hdp_minibatch_pass_emission_q0`."""
+               seed, trans_out, emit_out, logq0, logq0_row, logq0_emit, with_emit_q0, mem_trans, mem_gamma):
+    """The shared body of :func:`hdp_minibatch_pass` and :func:`hdp_minibatch_pass_emission_q0`.
+
+    With a sentence memory (``mem_trans`` ``(I, K+1, K)``, ``mem_gamma`` ``(N, K)``; empty arrays: none)
+    each sentence's surrogate is formed from the global counts without its own expected counts of its
+    previous visit, ``N - c^i`` (the ``C^{\\i}`` of eq. 3.99 / 5.38 read off the stochastic totals,
+    which hold every sentence's last counts once each), and the memory then takes its new counts.
+    """
     np.random.seed(seed)
     K = N_trans.shape[1]
     row_tot = N_trans.sum(axis=1)
@@ -116,7 +153,8 @@ def _minibatch(N_trans, N_emit, tokens, offsets, items, prior, sigma, emit_prior
     for n in range(items.shape[0]):
         T_max = max(T_max, offsets[items[n] + 1] - offsets[items[n]])
     fwd, bwd, E, scale, xi, A = _buffers(T_max, K)
-    no_own = np.zeros((K + 1, K))  # the global counts hold no minibatch sentence
+    memory = mem_trans.shape[0] > 0
+    no_own = np.zeros((K + 1, K))  # without a memory the global counts hold no minibatch sentence
     trans_out[:] = 0.0
     emit_out[:] = 0.0
     logq0[:] = 0.0
@@ -130,18 +168,33 @@ def _minibatch(N_trans, N_emit, tokens, offsets, items, prior, sigma, emit_prior
         T = offsets[i + 1] - s
         if T == 0:
             continue
-        _surrogate(N_trans, row_tot, no_own, N_emit, col_tot, prior, sigma, emit_prior, emit_total, tokens, s, T, A, E)
+        if memory:
+            move_emissions(N_emit, col_tot, mem_gamma, tokens, s, T, -1.0)
+            _surrogate(N_trans, row_tot, mem_trans[i], N_emit, col_tot, prior, sigma, emit_prior, emit_total,
+                       tokens, s, T, A, E)
+            move_emissions(N_emit, col_tot, mem_gamma, tokens, s, T, 1.0)
+        else:
+            _surrogate(N_trans, row_tot, no_own, N_emit, col_tot, prior, sigma, emit_prior, emit_total, tokens, s,
+                       T, A, E)
         ll += _posterior(A, E, T, fwd, bwd, scale, xi, qc_method, n_samples, logq0, logq0_row)
         for k in range(K):
-            trans_out[0, k] += fwd[0, k] * bwd[0, k]
+            c = fwd[0, k] * bwd[0, k]
+            trans_out[0, k] += c
+            if memory:
+                mem_trans[i, 0, k] = c
         for j in range(K):
             for k in range(K):
-                trans_out[j + 1, k] += A[j + 1, k] * xi[j, k]
+                c = A[j + 1, k] * xi[j, k]
+                trans_out[j + 1, k] += c
+                if memory:
+                    mem_trans[i, j + 1, k] = c
         for t in range(T):
             w = tokens[s + t]
             for k in range(K):
                 q = fwd[t, k] * bwd[t, k]
                 emit_out[w, k] += q
+                if memory:
+                    mem_gamma[s + t, k] = q
                 if with_emit_q0:
                     logq0_emit[w, k] += _log_none(q)
     return ll
@@ -149,7 +202,7 @@ def _minibatch(N_trans, N_emit, tokens, offsets, items, prior, sigma, emit_prior
 
 @njit(cache=True)
 def hdp_minibatch_pass(N_trans, N_emit, tokens, offsets, items, prior, sigma, emit_prior, emit_total, qc_method,
-                       n_samples, seed, trans_out, emit_out, logq0, logq0_row):
+                       n_samples, seed, trans_out, emit_out, logq0, logq0_row, mem_trans, mem_gamma):
     """The local step of stochastic CVI for one minibatch (thesis 5.3 "Stochastic CVI", eq. 3.98-3.102).
 
     Every sentence in ``items`` sees the surrogate parameters formed from the
@@ -157,15 +210,18 @@ def hdp_minibatch_pass(N_trans, N_emit, tokens, offsets, items, prior, sigma, em
     of eq. 5.38); its expected counts go to ``trans_out`` / ``emit_out``
     (overwritten) and its ``log q(C^i = 0)`` to ``logq0`` / ``logq0_row``
     (overwritten: the minibatch's local statistic ``q(C^m = 0)``).  Returns
-    ``sum log p(x^i)`` under those parameters.
+    ``sum log p(x^i)`` under those parameters.  ``mem_trans`` / ``mem_gamma``: the sentence memory of
+    :func:`_minibatch` (zero-length arrays: none).
     """
     return _minibatch(N_trans, N_emit, tokens, offsets, items, prior, sigma, emit_prior, emit_total, qc_method,
-                      n_samples, seed, trans_out, emit_out, logq0, logq0_row, np.zeros((1, 1)), False)
+                      n_samples, seed, trans_out, emit_out, logq0, logq0_row, np.zeros((1, 1)), False, mem_trans,
+                      mem_gamma)
 
 
 @njit(cache=True)
 def hdp_minibatch_pass_emission_q0(N_trans, N_emit, tokens, offsets, items, prior, sigma, emit_prior, emit_total,
-                                   qc_method, n_samples, seed, trans_out, emit_out, logq0, logq0_row, logq0_emit):
+                                   qc_method, n_samples, seed, trans_out, emit_out, logq0, logq0_row, mem_trans,
+                                   mem_gamma, logq0_emit):
     """:func:`hdp_minibatch_pass` that also returns the minibatch's emission ``log q(C^m_{w,k} = 0)``.
 
     ``logq0_emit[w, k] = sum_{t in the minibatch: x_t = w} log(1 - q(z_t = k))``
@@ -174,7 +230,7 @@ def hdp_minibatch_pass_emission_q0(N_trans, N_emit, tokens, offsets, items, prio
     5.5.3) needs for its table counts (eq. 5.35, 5.46).
     """
     return _minibatch(N_trans, N_emit, tokens, offsets, items, prior, sigma, emit_prior, emit_total, qc_method,
-                      n_samples, seed, trans_out, emit_out, logq0, logq0_row, logq0_emit, True)
+                      n_samples, seed, trans_out, emit_out, logq0, logq0_row, logq0_emit, True, mem_trans, mem_gamma)
 
 
 @njit(cache=True)

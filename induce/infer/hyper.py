@@ -7,7 +7,8 @@ translation rows) has a symmetric ``Dir(a)`` prior.  Given (expected) counts
 
     log p(n | a) = sum_j [ lnG(K a) - lnG(N_j + K a) + sum_k (lnG(n_jk + a) - lnG(a)) ]
 
-with ``N_j = sum_k n_jk``.  Its maximiser is found by Newton's method in
+with ``N_j = sum_k n_jk`` (``K`` becomes ``K_j`` for rows that allow different
+numbers of outcomes, ``outcomes=``).  Its maximiser is found by Newton's method in
 ``log a`` (the evidence is smooth and, for counts that are overdispersed
 relative to a multinomial, unimodal in ``a``), falling back to Minka's
 fixed-point iteration (his eq. 55, symmetric case)::
@@ -24,60 +25,74 @@ sums over ``k``, so only the positive entries are visited.
 from __future__ import annotations
 
 import numpy as np
+from scipy import sparse
 from scipy.special import digamma, gammaln, polygamma
 
 #: the learned concentration is kept in this range (beyond it the evidence is flat)
 BOUNDS = (1e-4, 1e4)
 
 
-def _rows(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
-    """Positive entries, row totals (rows with a positive total) and the number of outcomes ``K``."""
-    counts = np.asarray(counts, dtype=np.float64)
-    counts = counts.reshape(-1, counts.shape[-1])
-    counts = np.maximum(counts, 0.0)
-    totals = counts.sum(axis=1)
-    return counts[counts > 0], totals[totals > 0], counts.shape[1]
+def _rows(counts, outcomes=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Positive entries, row totals (rows with a positive total) and each such row's number of outcomes ``K_j``.
+
+    ``counts`` is a dense array (last axis: outcomes) or a ``scipy.sparse`` matrix
+    (rows by outcomes; a table too large to be dense, such as translation rows
+    over a whole vocabulary).  ``outcomes`` gives ``K_j`` per row when rows allow
+    different numbers of outcomes (a grammar's allowed rules, a row's
+    co-occurring words); by default every row has ``counts.shape[-1]``.
+    """
+    if sparse.issparse(counts):
+        counts = sparse.csr_matrix(counts, dtype=np.float64, copy=True)
+        counts.data = np.maximum(counts.data, 0.0)
+        totals = np.asarray(counts.sum(axis=1)).ravel()
+        nz = counts.data[counts.data > 0]
+    else:
+        counts = np.asarray(counts, dtype=np.float64)
+        counts = np.maximum(counts.reshape(-1, counts.shape[-1]), 0.0)
+        totals = counts.sum(axis=1)
+        nz = counts[counts > 0]
+    ks = np.broadcast_to(np.asarray(counts.shape[-1] if outcomes is None else outcomes, dtype=np.float64),
+                         totals.shape)
+    return nz, totals[totals > 0], ks[totals > 0]
 
 
-def log_evidence(counts: np.ndarray, a: float) -> float:
+def log_evidence(counts, a: float, outcomes=None) -> float:
     """``log p(n | a)`` of the rows of ``counts`` (last axis: outcomes) under a symmetric ``Dir(a)``."""
-    nz, totals, K = _rows(counts)
-    return float(len(totals) * gammaln(K * a) - gammaln(totals + K * a).sum()
-                 + (gammaln(nz + a) - gammaln(a)).sum())
+    nz, totals, ks = _rows(counts, outcomes)
+    return float(gammaln(ks * a).sum() - gammaln(totals + ks * a).sum() + (gammaln(nz + a) - gammaln(a)).sum())
 
 
-def _gradient_hessian(nz, totals, K, a):
+def _gradient_hessian(nz, totals, ks, a):
     """First and second derivatives of the evidence with respect to ``a``."""
-    J = len(totals)
-    g = K * J * digamma(K * a) - K * digamma(totals + K * a).sum() + digamma(nz + a).sum() - len(nz) * digamma(a)
-    h = (K * K * J * polygamma(1, K * a) - K * K * polygamma(1, totals + K * a).sum()
+    g = (ks * (digamma(ks * a) - digamma(totals + ks * a))).sum() + digamma(nz + a).sum() - len(nz) * digamma(a)
+    h = ((ks * ks * (polygamma(1, ks * a) - polygamma(1, totals + ks * a))).sum()
          + polygamma(1, nz + a).sum() - len(nz) * polygamma(1, a))
     return float(g), float(h)
 
 
-def fit_symmetric_dirichlet(counts: np.ndarray, a0: float, max_iter: int = 100, tol: float = 1e-7) -> float:
+def fit_symmetric_dirichlet(counts, a0: float, max_iter: int = 100, tol: float = 1e-7, outcomes=None) -> float:
     """The concentration ``a`` maximising :func:`log_evidence` of ``counts``, started at ``a0``.
 
     Newton's method on ``u = log a`` (``d/du = a g``, ``d2/du2 = a g + a^2 h``),
     guarded: a step that lowers the evidence is replaced by Minka's fixed-point
     step.  Stops when ``|delta log a| < tol``; the result is clipped to
     :data:`BOUNDS`.  Rows with no counts carry no information and are ignored;
-    with no counts at all ``a0`` is returned.
+    with no counts at all ``a0`` is returned.  ``counts`` and ``outcomes`` as in :func:`_rows`.
     """
-    nz, totals, K = _rows(counts)
-    if len(totals) == 0 or K < 2:
+    nz, totals, ks = _rows(counts, outcomes)
+    if len(totals) == 0 or ks.max() < 2:
         return float(a0)
     lo, hi = np.log(BOUNDS[0]), np.log(BOUNDS[1])
     u = float(np.clip(np.log(a0), lo, hi))
 
     def objective(u):
         a = np.exp(u)
-        return len(totals) * gammaln(K * a) - gammaln(totals + K * a).sum() + (gammaln(nz + a) - gammaln(a)).sum()
+        return gammaln(ks * a).sum() - gammaln(totals + ks * a).sum() + (gammaln(nz + a) - gammaln(a)).sum()
 
     f = objective(u)
     for _ in range(max_iter):
         a = np.exp(u)
-        g, h = _gradient_hessian(nz, totals, K, a)
+        g, h = _gradient_hessian(nz, totals, ks, a)
         du_grad, du_curv = a * g, a * g + a * a * h
         step = -du_grad / du_curv if du_curv < 0 else np.sign(du_grad) * 1.0
         new_u = float(np.clip(u + step, lo, hi))
@@ -85,7 +100,7 @@ def fit_symmetric_dirichlet(counts: np.ndarray, a0: float, max_iter: int = 100, 
         if not new_f >= f:
             # Minka's fixed point (eq. 55): the ratio of the two digamma sums
             num = (digamma(nz + a) - digamma(a)).sum()
-            den = K * (digamma(totals + K * a) - digamma(K * a)).sum()
+            den = (ks * (digamma(totals + ks * a) - digamma(ks * a))).sum()
             new_u = float(np.clip(np.log(a * num / den), lo, hi)) if num > 0 and den > 0 else u
             new_f = objective(new_u)
             if not new_f >= f:

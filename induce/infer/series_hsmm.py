@@ -18,7 +18,23 @@ duration statistics ``Sd`` ``(K, 2)`` from the expected duration counts of eq. 1
   the messages see ``exp E_q log`` of every factor (``A~``, ``L~``, ``D~``, paper 002 eq. 3 and the
   definition of ``D~``), and the statistics give the new factors (the batch form of the section 3.2
   updates, ``rho = 1``); objective the ELBO ``sum log Z - KL(q || p)`` of all global factors, which
-  never decreases.
+  never decreases;
+* ``svi``  -- paper 002 section 3.2: minibatches of items, the ``vi`` local step under the current
+  factors, then the natural-gradient step ``eta <- (1 - rho) eta + rho (eta_0 + s t^)`` on the
+  transition, emission and duration factors (eq. 10-12 and the duration update of section 3.2), i.e.
+  :func:`~induce.infer.schedules.blend` of the statistics with ``s`` = all steps / minibatch steps;
+  objective the epoch's sum of ``log Z``;
+* ``cvi2`` -- the collapsed sweep of docs/hsmm_cvi.md (thesis 3.7.1 for the HSMM): per item subtract
+  its own statistics, run the messages under the posterior-mean transitions (eq. 3.49 over the
+  off-diagonal entries), the emission predictive (eq. 3.96) and the collapsed duration predictive
+  (negative binomial for Poisson-Gamma, beta negative binomial for Beta durations), add the new
+  statistics back; objective the sum of ``log Z``;
+* ``scvi`` -- the minibatch loop of ``svi`` with the ``cvi2`` potentials of the global statistics
+  (thesis 3.7.2, eq. 3.103-3.104).
+
+Items are whole sequences for ``em`` and ``vi``; for the other algorithms a few long sequences are cut
+into pieces as the HMM's (:func:`induce.infer.series.split_items`; each piece starts afresh and ends
+with a segment).
 """
 
 from __future__ import annotations
@@ -32,9 +48,11 @@ from ..emissions.base import EmissionFamily
 from ..errors import ConfigError
 from ..kernels.hsmm import hsmm_expectations, hsmm_viterbi
 from .estimators import dirichlet_kl
-from .series import FitResult, emission_rows, iterate, transition_params
+from .schedules import blend, check_schedule, minibatches, step_size
+from .series import (FitResult, auto_subsequence_length, emission_rows, iterate, split_items,
+                     transition_params)
 
-HSMM_ALGORITHMS = ("em", "vi")
+HSMM_ALGORITHMS = ("em", "vi", "svi", "cvi2", "scvi")
 
 
 def off_diagonal(C: np.ndarray) -> np.ndarray:
@@ -55,10 +73,13 @@ def hsmm_transitions(infer: str, C: np.ndarray, alpha: float) -> tuple[np.ndarra
 
 
 def duration_rows(infer: str, durations: DurationFamily, Sd: np.ndarray) -> np.ndarray:
-    """Duration log-potentials ``(K, D)``: the MAP pmf (em) or ``E_q log p(d)`` (vi, paper 002 ``D~``)."""
+    """Duration log-potentials ``(K, D)``: the MAP pmf (em), ``E_q log p(d)`` (vi, svi: paper 002 ``D~``)
+    or the collapsed predictive of the statistics clipped at 0 (cvi2, scvi: docs/hsmm_cvi.md eq. 4-5)."""
     if infer == "em":
         return durations.log_pmf(durations.point_estimate(Sd))
-    return durations.expected_log_pmf(Sd)
+    if infer in ("vi", "svi"):
+        return durations.expected_log_pmf(Sd)
+    return durations.log_predictive(np.maximum(Sd, 0.0))
 
 
 def transition_kl(C: np.ndarray, alpha: float) -> float:
@@ -81,9 +102,17 @@ class HSMMResult(FitResult):
     dur_stats: np.ndarray | None = None
 
 
+def sequence_stats(logpi, logA, rows, logD):
+    """``(log Z, C (K+1, K), N (K, D), gamma (T, K))`` of one item under the potentials: the expected
+    start and boundary counts (start row first), duration counts of eq. 13 (the final segment's
+    included) and state marginals (section 3.2)."""
+    logz, init, trans, dur, last, gamma = hsmm_expectations(logpi, logA, rows, logD, logD)
+    return logz, np.vstack([init[None, :], trans]), dur + last, gamma
+
+
 @dataclass
 class HSMMFit:
-    """One em/vi fit of the HSMM over whole sequences."""
+    """One em/vi/svi/cvi2/scvi fit of the HSMM over items (whole sequences or pieces of them)."""
 
     family: EmissionFamily
     durations: DurationFamily
@@ -92,62 +121,165 @@ class HSMMFit:
     alpha: float = 1.0
     n_iter: int = 100
     tol: float = 1e-4
+    batch_size: int = 10
+    tau: float = 1.0
+    kappa: float = 0.6
+    subsequence_length: int | None = None
     rng: np.random.Generator = field(default_factory=lambda: np.random.default_rng(0))
+    #: ``callback(iteration, objective, state)`` after every pass; ``batch_callback(update_number, state)``
+    #: after every svi/scvi minibatch update
     callback: object = None
+    batch_callback: object = None
+    #: vi's objective is the ELBO, checked for monotonicity (not for sampled updates)
+    elbo = True
+
+    algorithms = HSMM_ALGORITHMS
 
     def run(self, sequences: list[np.ndarray]) -> HSMMResult:
         """Fit from the family's initial responsibilities until converged or ``n_iter`` passes."""
-        if self.infer not in HSMM_ALGORITHMS:
-            raise ConfigError(f"HSMM inference must be one of {HSMM_ALGORITHMS}, got {self.infer!r}")
+        if self.infer not in self.algorithms:
+            raise ConfigError(f"{self._name()} inference must be one of {self.algorithms}, got {self.infer!r}")
         if self.n_states < 2:
             raise ConfigError("an HSMM without self-transitions needs at least 2 states")
-        state = self._initial_state(sequences)
+        if self.infer in ("svi", "scvi"):
+            check_schedule(self.tau, self.kappa, self.batch_size)
+        items = list(sequences) if self.infer in ("em", "vi") else split_items(
+            sequences, self.subsequence_length or auto_subsequence_length(sequences))
+        state = self._initial_state(items)
+        step = {"em": self._pass, "vi": self._pass, "cvi2": self._cvi2_pass, "svi": self._stochastic_pass,
+                "scvi": self._stochastic_pass}[self.infer]
         result = HSMMResult(state["C"], state["S"], dur_stats=state["Sd"])
         # vi's ELBO never decreases; em's log-likelihood at MAP estimates may fall by a little (it is the
         # log posterior that MAP-EM increases), so only vi is checked for monotonicity
-        iterate(lambda: self._pass(state), result, self.n_iter, self.tol, self.infer == "vi", f"hsmm {self.infer}",
+        iterate(lambda: step(state), result, self.n_iter, self.tol, self.infer == "vi" and self.elbo,
+                f"{self._name()} {self.infer}",
                 None if self.callback is None else lambda it, f: self.callback(it, f, state))
         result.trans, result.stats, result.dur_stats = state["C"], state["S"], state["Sd"]
         return result
 
-    def _initial_state(self, sequences) -> dict:
+    def _name(self) -> str:
+        return "hsmm"
+
+    # the transition prior: Dir(alpha) over the start row and each row's off-diagonal entries (overridden
+    # by the HDP-HSMM, induce.infer.series_hdp_hsmm)
+    def transitions(self, rule: str, C: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(log pi, log A)`` the messages see under ``rule`` (em, vi/svi or cvi2/scvi)."""
+        return hsmm_transitions(rule, C, self.alpha)
+
+    def transition_bound(self, C: np.ndarray) -> float:
+        """The transition factors' share of ``-ELBO`` beyond ``E log p(x | pi)``: ``KL(q(pi) || p(pi))``."""
+        return transition_kl(C, self.alpha)
+
+    def _after_pass(self, state) -> None:
+        """Global updates beyond the statistics after a batch pass (none for the finite HSMM)."""
+
+    def _after_minibatch(self, state, rho: float) -> None:
+        """Global updates beyond the statistics after an svi/scvi minibatch (none for the finite HSMM)."""
+
+    def _potentials(self, rule: str, C: np.ndarray, Sd: np.ndarray):
+        logpi, logA = self.transitions(rule, C)
+        return logpi, logA, duration_rows(rule, self.durations, Sd)
+
+    def _initial_state(self, items) -> dict:
         """Statistics of :meth:`EmissionFamily.init_gamma`: emissions from its responsibilities,
         transitions and durations from the runs of its ``argmax`` labels (runs longer than ``D`` count
-        as ``D``), plus one pseudo-segment per state spread uniformly over ``1..D`` so that no state
-        starts with a degenerate duration distribution."""
-        stacked = np.vstack(sequences)
+        as ``D``), plus one pseudo-segment per state spread uniformly over ``1..D`` (shared out over the
+        items) so that no state starts with a degenerate duration distribution.
+
+        ``C``/``S``/``Sd`` the global statistics, ``own_C``/``own_S``/``own_Sd`` every item's share (what
+        cvi2 subtracts), ``stacked``/``bounds`` all items in one array, ``m`` the update counter."""
+        stacked = np.vstack(items)
         K, Dm = self.n_states, self.durations.max_duration
-        gamma0 = self.family.init_gamma(stacked, K, self.rng)
-        bounds = np.concatenate([[0], np.cumsum([X.shape[0] for X in sequences])])
-        C, N = np.zeros((K + 1, K)), np.full((K, Dm), 1.0 / Dm)
-        for lo, hi in zip(bounds[:-1], bounds[1:]):
+        bounds = np.concatenate([[0], np.cumsum([X.shape[0] for X in items])])
+        spans = list(zip(bounds[:-1], bounds[1:]))
+        gamma0 = self._initial_gamma(stacked, spans)
+        own_C, own_S, own_Sd = [], [], []
+        for X, (lo, hi) in zip(items, spans):
+            C, N = np.zeros((K + 1, K)), np.full((K, Dm), 1.0 / (Dm * len(items)))
             segs = runs(gamma0[lo:hi].argmax(axis=1))
             C[0, segs[0][2]] += 1
             for (s, e, k), nxt in zip(segs, segs[1:] + [None]):
                 N[k, min(e - s, Dm) - 1] += 1
                 if nxt is not None:
                     C[k + 1, nxt[2]] += 1
-        return {"C": C, "S": self.family.stats(stacked, gamma0), "Sd": self.durations.stats(N),
-                "stacked": stacked, "bounds": list(zip(bounds[:-1], bounds[1:]))}
+            own_C.append(C)
+            own_S.append(self.family.stats(X, gamma0[lo:hi]))
+            own_Sd.append(self.durations.stats(N))
+        return {"C": np.sum(own_C, axis=0), "S": np.sum(own_S, axis=0), "Sd": np.sum(own_Sd, axis=0),
+                "own_C": own_C, "own_S": own_S, "own_Sd": own_Sd, "m": 0, "stacked": stacked, "bounds": spans}
+
+    def _initial_gamma(self, stacked: np.ndarray, spans) -> np.ndarray:
+        """Initial responsibilities ``(T, K)``: the family's k-means start."""
+        return self.family.init_gamma(stacked, self.n_states, self.rng)
 
     def _pass(self, state) -> float:
         """One em/vi iteration: expectations under the current statistics, then replace them."""
         C, S, Sd, stacked = state["C"], state["S"], state["Sd"], state["stacked"]
-        logpi, logA = hsmm_transitions(self.infer, C, self.alpha)
-        logD = duration_rows(self.infer, self.durations, Sd)
+        logpi, logA, logD = self._potentials(self.infer, C, Sd)
         rows = emission_rows(self.infer, self.family, stacked, S)
         gamma = np.empty_like(rows)
         newC, N = np.zeros_like(C), np.zeros((self.n_states, self.durations.max_duration))
         total = 0.0
         for lo, hi in state["bounds"]:
-            logz, init, trans, dur, last, gamma[lo:hi] = hsmm_expectations(logpi, logA, rows[lo:hi], logD, logD)
+            logz, c, n, gamma[lo:hi] = sequence_stats(logpi, logA, rows[lo:hi], logD)
             total += logz
-            newC[0] += init
-            newC[1:] += trans
-            N += dur + last
+            newC += c
+            N += n
         if self.infer == "vi":
-            total -= transition_kl(C, self.alpha) + self.family.kl(S) + self.durations.kl(Sd)
+            total -= self.transition_bound(C) + self.family.kl(S) + self.durations.kl(Sd)
         state["C"], state["S"], state["Sd"] = newC, self.family.stats(stacked, gamma), self.durations.stats(N)
+        self._after_pass(state)
+        return total
+
+    def _cvi2_pass(self, state) -> float:
+        """One collapsed sweep in a seeded random order (docs/hsmm_cvi.md, algorithm); objective: sum of ``log Z``."""
+        C, S, Sd = state["C"], state["S"], state["Sd"]
+        total = 0.0
+        for i in self.rng.permutation(len(state["own_C"])):
+            lo, hi = state["bounds"][i]
+            X = state["stacked"][lo:hi]
+            C -= state["own_C"][i]
+            S -= state["own_S"][i]
+            Sd -= state["own_Sd"][i]
+            logpi, logA, logD = self._potentials("cvi2", C, Sd)
+            logz, c, N, gamma = sequence_stats(logpi, logA, self.family.log_predictive(X, S), logD)
+            total += logz
+            state["own_C"][i], state["own_S"][i] = c, self.family.stats(X, gamma)
+            state["own_Sd"][i] = self.durations.stats(N)
+            C += c
+            S += state["own_S"][i]
+            Sd += state["own_Sd"][i]
+        self._after_pass(state)
+        return total
+
+    def _stochastic_pass(self, state) -> float:
+        """One epoch of svi/scvi minibatches (paper 002 section 3.2; thesis eq. 3.103-3.104); objective:
+        the sum of the items' ``log Z``."""
+        C, S, Sd = state["C"], state["S"], state["Sd"]
+        n_steps = state["stacked"].shape[0]
+        local = "vi" if self.infer == "svi" else "cvi2"
+        total = 0.0
+        for batch in minibatches(len(state["bounds"]), self.batch_size, self.rng):
+            logpi, logA, logD = self._potentials(local, C, Sd)
+            bC, bS, bN = np.zeros_like(C), np.zeros_like(S), np.zeros((self.n_states, self.durations.max_duration))
+            b_steps = 0
+            for i in batch:
+                lo, hi = state["bounds"][i]
+                X = state["stacked"][lo:hi]
+                logz, c, N, gamma = sequence_stats(logpi, logA, emission_rows(local, self.family, X, S), logD)
+                total += logz
+                bC += c
+                bS += self.family.stats(X, gamma)
+                bN += N
+                b_steps += hi - lo
+            rho = step_size(state["m"], self.tau, self.kappa)
+            state["m"] += 1
+            blend(C, bC, rho, n_steps / b_steps)
+            blend(S, bS, rho, n_steps / b_steps)
+            blend(Sd, self.durations.stats(bN), rho, n_steps / b_steps)
+            self._after_minibatch(state, rho)
+            if self.batch_callback is not None:
+                self.batch_callback(state["m"], state)
         return total
 
 

@@ -59,9 +59,8 @@ from . import hmm_passes as passes
 from .cvi3 import subsequence_offsets
 from .estimators import params_from_counts, selected_params
 from .schedules import blend, exponential_init, minibatches, step_size
+from ..names import SINGLE_SEQUENCE, STOCHASTIC
 
-STOCHASTIC = ("svi", "scvi")
-SINGLE_SEQUENCE = ("scvi3", "scvi3-vanilla", "svi-buffered", "svi-vanilla")
 ESTIMATOR = {"svi": "vi", "scvi": "cvi", "scvi3": "cvi", "scvi3-vanilla": "cvi",
              "svi-buffered": "vi", "svi-vanilla": "vi"}
 _NO_MASK = np.zeros((0, 0), dtype=np.uint8)

@@ -225,12 +225,14 @@ def ibm1_cvi_pass(order, src_off, tgt_off, cell_off, cells, entry_row, counts, t
     For each target word ``f_j``: subtract its stored ``q(a_j)`` from the
     counts, set ``q(a_j = i) ∝ (C^{\\j}(e_i, f_j) + a) / (C^{\\j}(e_i, .) + K_e a)``
     (first-order Taylor approximation, eq. 3.32), add the new ``q`` back.
-    The counts always sum to the number of target words.
+    The counts always sum to the number of target words.  Returns the pass's
+    objective ``sum_j log(sum_i t-bar(f_j|e_i) / (I+1))`` under the surrogates.
     """
     max_src = 0
     for s in order:
         max_src = max(max_src, src_off[s + 1] - src_off[s])
     post = np.empty(max_src + 1)
+    loglik = 0.0
     for s in order:
         n_src, n_tgt = _pair_dims(s, src_off, tgt_off)
         for j in range(n_tgt):
@@ -244,7 +246,9 @@ def ibm1_cvi_pass(order, src_off, tgt_off, cell_off, cells, entry_row, counts, t
                 z += v
             for i in range(n_src + 1):
                 q[base + i] = post[i] / z
+            loglik += math.log(max(z, 1e-300) / (n_src + 1))
             _move_cell_counts(base, n_src + 1, cells, entry_row, q, 1.0, counts, totals)
+    return loglik
 
 
 @njit(cache=True)
@@ -473,6 +477,7 @@ def hmm_cvi2_pass(order, src_off, tgt_off, cell_off, cells, entry_row, counts, t
     pairs' counts, ``(C^{\\s} + a) / (C.^{\\s} + K a)`` (eq. 3.49-3.50; jump
     weights ``C^{\\s}_d + a`` renormalised over the valid range); run
     forward-backward (eq. 3.48); add the new expected counts back and store them.
+    Returns the summed ``log p(f | e)`` under the surrogate parameters.
     """
     max_src = _max_src(order, src_off)
     max_tgt = _max_tgt(order, tgt_off)
@@ -484,6 +489,7 @@ def hmm_cvi2_pass(order, src_off, tgt_off, cell_off, cells, entry_row, counts, t
     weights = np.empty(n_buckets)
     mine = np.empty(n_buckets)
     scratch = np.empty(n_buckets)
+    loglik = 0.0
     for s in order:
         n_src, n_tgt = _pair_dims(s, src_off, tgt_off)
         c0 = cell_off[s]
@@ -495,7 +501,7 @@ def hmm_cvi2_pass(order, src_off, tgt_off, cell_off, cells, entry_row, counts, t
             mine[d] = 0.0
         _fill_cvi_emissions(c0, n_src, n_tgt, cells, entry_row, counts, totals, prior, n_outcomes, emis)
         jump_matrix(n_src, weights, max_jump, jp, norm)
-        hmm_forward_backward(n_src, n_tgt, emis, jp, norm, p0, max_jump, post, mine, scratch)
+        loglik += hmm_forward_backward(n_src, n_tgt, emis, jp, norm, p0, max_jump, post, mine, scratch)
         for j in range(n_tgt):
             for i in range(n_src + 1):
                 q[c0 + j * (n_src + 1) + i] = post[j, i]
@@ -503,6 +509,7 @@ def hmm_cvi2_pass(order, src_off, tgt_off, cell_off, cells, entry_row, counts, t
         for d in range(n_buckets):
             sent_jumps[s, d] = mine[d]
             jumps[d] += mine[d]
+    return loglik
 
 
 # ------------------------------------------------- CVI-1 for the alignment HMM
@@ -583,7 +590,9 @@ def hmm_cvi1_pass(order, src_off, tgt_off, cell_off, cells, entry_row, state_off
         q(a_j = s) ∝ t̄(f_j | s) * E_{q(a_{j-1})}[p̄(s | a_{j-1})] * E_{q(a_{j+1})}[p̄(a_{j+1} | s)]
 
     and add the new counts back.  The O(1/N) delta corrections of eq. 3.33 for
-    a transition sharing a bucket with its neighbour are left out.
+    a transition sharing a bucket with its neighbour are left out.  Returns
+    ``sum_j log Z_j`` over the normalisers of the updates (no likelihood: a
+    surrogate objective that settles as ``q`` does, for the stopping rule).
     """
     max_jump = _jump_radius(jumps)
     n_buckets = 2 * max_jump + 1
@@ -593,6 +602,7 @@ def hmm_cvi1_pass(order, src_off, tgt_off, cell_off, cells, entry_row, state_off
     weights = np.empty(n_buckets)
     mass = np.empty(max_src + 1)
     new = np.empty(2 * max_src + 1)
+    total = 0.0
     for s in order:
         n_src, n_tgt = _pair_dims(s, src_off, tgt_off)
         width = 2 * n_src + 1
@@ -640,10 +650,12 @@ def hmm_cvi1_pass(order, src_off, tgt_off, cell_off, cells, entry_row, state_off
                 z += new[x]
             for x in range(width):
                 qs[base + x] = new[x] / z if z > 0.0 else 1.0 / width
+            total += math.log(max(z, 1e-300))
             _move_state_emissions(qs, base, c0, j, n_src, cells, entry_row, 1.0, counts, totals)
             _transition_counts(qs, prev, base, n_src, max_jump, 1.0, jumps, mass)
             if j + 1 < n_tgt:
                 _transition_counts(qs, base, base + width, n_src, max_jump, 1.0, jumps, mass)
+    return total
 
 
 # ------------------------------------------------------------------- decoding

@@ -287,8 +287,9 @@ def _scatter(tags, sign, root_c, att_c, stop_c, root_counts, stop_counts, attach
 
 
 @njit(cache=True)
-def surrogate_factors(tags, root_counts, stop_counts, attach_counts, attach_totals, root_total, prior):
-    """Per-position CVI factors ``(C^{\\i} + alpha) / (C^{\\i}_. + K alpha)`` (thesis eq. 4.24) and scale."""
+def surrogate_factors(tags, root_counts, stop_counts, attach_counts, attach_totals, root_total, priors):
+    """Per-position CVI factors ``(C^{\\i} + alpha) / (C^{\\i}_. + K alpha)`` (thesis eq. 4.24) and scale;
+    ``priors`` holds the ``alpha`` of the root, stop and attach rows."""
     n = tags.shape[0]
     nt = root_counts.shape[0]
     root = np.empty(n)
@@ -296,16 +297,16 @@ def surrogate_factors(tags, root_counts, stop_counts, attach_counts, attach_tota
     stop = np.empty((n, 2, 2, 2))
     for i in range(n):
         t = tags[i]
-        root[i] = cvi_ratio_nb(root_counts[t], root_total[0], prior, nt)
+        root[i] = cvi_ratio_nb(root_counts[t], root_total[0], priors[0], nt)
         for d in range(2):
             for v in range(2):
                 tot = stop_counts[t, d, v, STOP] + stop_counts[t, d, v, CONT]
                 for o in range(2):
-                    stop[i, d, v, o] = cvi_ratio_nb(stop_counts[t, d, v, o], tot, prior, 2)
+                    stop[i, d, v, o] = cvi_ratio_nb(stop_counts[t, d, v, o], tot, priors[1], 2)
         for j in range(n):
             if j != i:
                 d = RIGHT if j > i else LEFT
-                att[i, j] = cvi_ratio_nb(attach_counts[t, d, tags[j]], attach_totals[t, d], prior, nt)
+                att[i, j] = cvi_ratio_nb(attach_counts[t, d, tags[j]], attach_totals[t, d], priors[2], nt)
     return root, att, stop, _scale_words(root, att)
 
 
@@ -337,7 +338,7 @@ def viterbi_pass(tags, offsets, root_p, stop_p, attach_p, heads):
 
 @njit(cache=True)
 def cvi_pass(tags, offsets, sq_offsets, order, root_counts, stop_counts, attach_counts, attach_totals,
-             root_total, pos_root, pos_stop, pos_att, prior):
+             root_total, pos_root, pos_stop, pos_att, priors):
     """One collapsed variational pass (thesis eq. 4.24 applied to the DMV's rules).
 
     Per sentence: subtract its stored position-indexed expected counts
@@ -357,7 +358,7 @@ def cvi_pass(tags, offsets, sq_offsets, order, root_counts, stop_counts, attach_
         att_c = pos_att[sq_offsets[s] : sq_offsets[s + 1]].reshape((n, n))
         _scatter(t, -1.0, root_c, att_c, stop_c, root_counts, stop_counts, attach_counts, attach_totals, root_total)
         root, att, stop, log_scale = surrogate_factors(
-            t, root_counts, stop_counts, attach_counts, attach_totals, root_total, prior)
+            t, root_counts, stop_counts, attach_counts, attach_totals, root_total, priors)
         ch, z = inside_charts(root, att, stop, False)
         root_c[:] = 0.0
         stop_c[:] = 0.0

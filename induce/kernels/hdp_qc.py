@@ -28,7 +28,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-QC_METHODS = ("heuristic", "exact", "meanfield", "sampling")
+from ..names import QC_METHODS  # noqa: F401 - re-exported: the names live where the CLI imports them cheaply
+
 HEURISTIC, EXACT, MEANFIELD, SAMPLING = 0, 1, 2, 3
 
 _TINY = 1e-300

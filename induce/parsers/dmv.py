@@ -30,6 +30,19 @@ parameters the pass used: MLE for ``em``, the sub-normalised VI parameters for
 (555 sentences) that takes about 120 (em), 115 (vi) and 46 (cvi) passes at
 ``tol=1e-6`` (docs/experiments/grammar_defaults.md).
 
+Learned priors (``learn_hyper``, vi and cvi): one symmetric Dirichlet
+concentration per rule family, ``alpha_ = {"root", "stop", "attach"}``.  The
+families are different kinds of distribution -- one row over the tags (root),
+binary stop decisions that are close to deterministic for most (head,
+direction, valence), sparse rows over the dependent tags (attach) -- so one
+shared value would fit none of them; within a family the rows are alike
+(every head tag has the same kind of row).  After ``hyper_burn_in`` passes each
+is re-estimated after every pass by empirical Bayes
+(:func:`induce.infer.hyper.fit_symmetric_dirichlet`) from the counts of the
+Viterbi trees under the current parameters (:func:`tree_counts`), as the HMM
+tagger does with its decoded states (docs/experiments/grammar_defaults.md,
+"Learned priors").
+
 Collapse checks after fitting (:func:`collapse_warnings`): a non-finite
 objective, or Viterbi trees that are (almost) all flat -- every word a
 dependent of the sentence's root word -- or all chains of adjacent words in
@@ -46,16 +59,22 @@ import numpy as np
 from tqdm import tqdm
 
 from .. import modelfile
-from ..base import Boolean, InduceEstimator, Integer, Options, Real, Seed
+from ..base import AnyOf, Boolean, InduceEstimator, Integer, Options, Real, Seed
 from ..infer.convergence import TOL, ConvergenceMonitor, FitWarning
 from ..infer.estimators import params_from_counts
+from ..infer.hyper import fit_symmetric_dirichlet
 from ..kernels import dmv as kdmv
+from ..errors import ConfigError
 from ..modelfile import Field
 from ..corpus.corpus import as_corpus
 from ..resources import check_memory, corpus_source, dmv_bytes, sentence_label
 from .params import UNK, column, encode_with
 
 ALGORITHMS = ("em", "vi", "cvi")
+#: the rule families, each with its own learned concentration
+FAMILIES = ("root", "stop", "attach")
+#: the prior used when none is given (and where learned priors start)
+DEFAULT_ALPHA = 1.0
 INITS = ("harmonic", "random")
 #: Pass cap: above the ~120 passes em needs on WSJ10 at ``tol=1e-6``.
 MAX_ITER = 500
@@ -72,7 +91,10 @@ class DMVParser(InduceEstimator):
     Parameters
     ----------
     infer : ``"em"``, ``"vi"`` or ``"cvi"`` (default; thesis section 4.5.2).
-    alpha : symmetric Dirichlet hyperparameter (used by ``vi``/``cvi`` and the decoding mean).
+    alpha : symmetric Dirichlet hyperparameter (used by ``vi``/``cvi`` and the decoding mean);
+        ``None``: 1, or learned per rule family with ``learn_hyper``.
+    learn_hyper : learn the concentrations when ``alpha`` is ``None`` (vi, cvi; see the module docstring).
+    hyper_burn_in : passes before the first empirical Bayes update.
     n_iter : maximum number of passes over the corpus.
     tol : relative change of the objective below which (3 passes in a row) the run has
         converged; ``0`` runs exactly ``n_iter`` passes.
@@ -82,15 +104,18 @@ class DMVParser(InduceEstimator):
     """
 
     _parameter_constraints = {
-        "infer": Options(*ALGORITHMS), "alpha": Real(0.0, min_open=True), "n_iter": Integer(0), "tol": Real(0.0),
-        "init": Options(*INITS), "random_state": Seed(), "verbose": Boolean(),
+        "infer": Options(*ALGORITHMS), "alpha": AnyOf(Options(None), Real(0.0, min_open=True)), "n_iter": Integer(0),
+        "tol": Real(0.0), "init": Options(*INITS), "random_state": Seed(), "verbose": Boolean(),
+        "learn_hyper": Boolean(), "hyper_burn_in": Integer(0),
     }
 
-    def __init__(self, infer: str = "cvi", alpha: float = 1.0, n_iter: int = MAX_ITER, tol: float = TOL,
+    def __init__(self, infer: str = "cvi", alpha: float | None = None, n_iter: int = MAX_ITER, tol: float = TOL,
                  init: str = "harmonic", tag_column: str | None = None, random_state: int | None = None,
-                 verbose: bool = False):
+                 verbose: bool = False, learn_hyper: bool = False, hyper_burn_in: int = 0):
         self.infer = infer
         self.alpha = alpha
+        self.learn_hyper = learn_hyper
+        self.hyper_burn_in = hyper_burn_in
         self.n_iter = n_iter
         self.tol = tol
         self.init = init
@@ -100,6 +125,8 @@ class DMVParser(InduceEstimator):
 
     # -------------------------------------------------------------------- fit
     def _ids(self, X) -> tuple[np.ndarray, np.ndarray]:
+        if not hasattr(self, "tags_"):
+            raise ConfigError("this DMVParser is not fitted yet; call fit() or load() first")
         corpus = as_corpus(X)
         ids, vocab = column(corpus, self.tag_column)
         return encode_with(self.tags_, vocab, ids), corpus.offsets
@@ -107,8 +134,13 @@ class DMVParser(InduceEstimator):
     def fit(self, X, y=None, callback: Callable[["DMVParser", int], None] | None = None) -> "DMVParser":
         """Fit the DMV to the (tag) sequences of ``X`` (a Corpus or lists of tokens).
 
-        Sets ``n_iter_`` (passes run), ``converged_``, ``history_`` and ``warnings_``.
+        Sets ``n_iter_`` (passes run), ``converged_``, ``history_``, ``warnings_``,
+        ``alpha_`` (the concentration of each family) and ``learned_hyper_``.
         """
+        start = DEFAULT_ALPHA if self.alpha is None else float(self.alpha)
+        self.alpha_ = {family: start for family in FAMILIES}
+        learns = bool(self.learn_hyper) and self.alpha is None and self.infer != "em"
+        self.learned_hyper_ = FAMILIES if learns else ()
         corpus = as_corpus(X)
         corpus = corpus.subset(np.nonzero(corpus.lengths > 0)[0])
         check_memory(dmv_bytes(corpus.lengths), "the DMV charts", sentence_label(corpus.lengths, corpus_source(corpus)))
@@ -129,16 +161,21 @@ class DMVParser(InduceEstimator):
         self.n_iter_ = 0
         bar = tqdm(range(1, self.n_iter + 1), desc=f"dmv {self.infer}", disable=not self.verbose, leave=False)
         for it in bar:
-            if monitor.converged or monitor.diverged:
+            # no stop while learned priors still wait for the end of their burn-in
+            if monitor.diverged or monitor.converged and (
+                    not self.learned_hyper_ or it > self.hyper_burn_in + monitor.patience + 1):
                 break
             t0 = time.perf_counter()
             if self.infer == "cvi":
-                ll = state.cvi_pass(rng.permutation(len(offsets) - 1), self.alpha)
+                ll = state.cvi_pass(rng.permutation(len(offsets) - 1), self._priors())
             else:
-                ll = state.estep(*state.params(self.infer, self.alpha), per_position=False)
+                ll = state.estep(*state.params(self.infer, self._priors()), per_position=False)
             self.history_.append({"iteration": it, "seconds": time.perf_counter() - t0, "log_likelihood": ll})
             bar.set_postfix(ll=f"{ll:.1f}")
             self._set_params(state)
+            if self.learned_hyper_ and it > self.hyper_burn_in:
+                self._update_hyper(tags, offsets)
+                self.history_[-1]["alpha"] = dict(self.alpha_)
             self.n_iter_ = it
             if callback is not None:
                 callback(self, it)
@@ -147,32 +184,46 @@ class DMVParser(InduceEstimator):
         self.converged_ = monitor.converged
         self.warnings_ = monitor.finish(f"dmv {self.infer}", self.n_iter_, self.n_iter)
         if not monitor.diverged:
-            self.warnings_ += collapse_warnings(self.predict(corpus), offsets)
+            self.warnings_ += collapse_warnings(self.predict_flat(corpus), offsets)
         return self
 
     def _initial_params(self, state: "_Counts", rng) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         if self.init == "harmonic":
             kdmv.harmonic_counts(state.tags, state.offsets, state.root, state.stop, state.attach)
-            return state.params("em", self.alpha)
+            return state.params("em", DEFAULT_ALPHA)  # (the MLE ignores the prior)
         return tuple(_dirichlet_rows(rng, a.shape) for a in (state.root, state.stop, state.attach))
 
+    def _priors(self) -> np.ndarray:
+        """The concentrations of the root, stop and attach rows (:data:`FAMILIES`), as the kernels take them."""
+        return np.array([self.alpha_[family] for family in FAMILIES])
+
+    def _update_hyper(self, tags: np.ndarray, offsets: np.ndarray) -> None:
+        """Empirical Bayes step: each family's concentration maximising the evidence of the Viterbi trees' counts."""
+        heads = np.zeros(len(tags), dtype=np.int32)
+        kdmv.viterbi_pass(tags, offsets, self.root_, self.stop_, self.attach_, heads)
+        for family, counts in zip(FAMILIES, tree_counts(tags, heads, offsets, len(self.tags_))):
+            self.alpha_[family] = fit_symmetric_dirichlet(counts, self.alpha_[family])
+
     def _set_params(self, state: "_Counts") -> None:
-        self.root_, self.stop_, self.attach_ = state.params("em" if self.infer == "em" else "cvi", self.alpha)
+        self.root_, self.stop_, self.attach_ = state.params("em" if self.infer == "em" else "cvi", self._priors())
         self.counts_ = {"root": state.root.copy(), "stop": state.stop.copy(), "attach": state.attach.copy()}
 
     # -------------------------------------------------------------- decoding
-    def predict(self, X) -> np.ndarray:
-        """Viterbi heads for every token of ``X``, flat and aligned with its tokens (1-based, 0 = root)."""
+    def predict(self, X) -> list[np.ndarray]:
+        """Per sentence, the Viterbi head of each token (int32 arrays; 1-based, 0 = root)."""
+        corpus = as_corpus(X)
+        return corpus.split(self.predict_flat(corpus))
+
+    def predict_flat(self, X) -> np.ndarray:
+        """The Viterbi heads as one int32 array aligned with the tokens of ``X`` (1-based within each sentence)."""
         tags, offsets = self._ids(X)
         heads = np.zeros(len(tags), dtype=np.int32)
         kdmv.viterbi_pass(tags, offsets, self.root_, self.stop_, self.attach_, heads)
         return heads
 
     def parse(self, X) -> list[list[int]]:
-        """Viterbi heads per sentence."""
-        heads = self.predict(X)
-        offsets = as_corpus(X).offsets
-        return [heads[offsets[i]:offsets[i + 1]].tolist() for i in range(len(offsets) - 1)]
+        """Viterbi heads per sentence, as lists (:meth:`predict` as arrays)."""
+        return [heads.tolist() for heads in self.predict(X)]
 
     def log_likelihood(self, X) -> np.ndarray:
         """``log P(x^i)`` per sentence (sum over all projective trees)."""
@@ -201,7 +252,8 @@ class DMVParser(InduceEstimator):
 
     def save(self, path) -> None:
         modelfile.save(path, "DMVParser", {"params": self.get_params(), "tags": self.tags_, "history": self.history_,
-                                           "converged": self.converged_, "warnings": self.warnings_},
+                                           "converged": self.converged_, "warnings": self.warnings_,
+                                           "alpha": self.alpha_, "learned_hyper": list(self.learned_hyper_)},
                        {"root": self.root_, "stop": self.stop_, "attach": self.attach_,
                         **{f"counts_{k}": v for k, v in self.counts_.items()}})
 
@@ -219,6 +271,9 @@ class DMVParser(InduceEstimator):
         model.n_iter_ = len(model.history_) - 1
         model.converged_ = meta.get("converged", False)
         model.warnings_ = meta.get("warnings", [])
+        alpha = DEFAULT_ALPHA if model.alpha is None else model.alpha
+        model.alpha_ = {family: float(meta.get("alpha", {}).get(family, alpha)) for family in FAMILIES}
+        model.learned_hyper_ = tuple(meta.get("learned_hyper", ()))
         return model
 
 
@@ -251,6 +306,34 @@ def collapse_warnings(heads: np.ndarray, offsets: np.ndarray) -> list[str]:
     return messages
 
 
+def tree_counts(tags: np.ndarray, heads: np.ndarray, offsets: np.ndarray,
+                n_tags: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Counts ``root (T,)``, ``stop (T, 2, 2, 2)``, ``attach (T, 2, T)`` of the DMV decisions of one tree per sentence.
+
+    ``heads`` are 1-based within the sentence (0 = root).  A head with ``k``
+    dependents on side ``d`` makes (Klein & Manning 2004) one CONTINUE at valence
+    0 when ``k > 0``, ``k - 1`` CONTINUEs at valence 1, then one STOP at valence 0
+    (``k = 0``) or 1, and draws the ``k`` dependents' tags from ``attach[h, d]``.
+    """
+    lengths = np.diff(offsets)
+    start = np.repeat(offsets[:-1], lengths)
+    dependent = np.flatnonzero(heads > 0)
+    head = start[dependent] + heads[dependent] - 1
+    side = (dependent > head).astype(np.int64)  # LEFT 0, RIGHT 1
+    root = np.bincount(tags[heads == 0], minlength=n_tags).astype(np.float64)
+    attach = np.zeros((n_tags, 2, n_tags))
+    np.add.at(attach, (tags[head], side, tags[dependent]), 1.0)
+    k = np.zeros((len(tags), 2))
+    np.add.at(k, (head, side), 1.0)
+    stop = np.zeros((n_tags, 2, 2, 2))
+    for d in (kdmv.LEFT, kdmv.RIGHT):
+        np.add.at(stop[:, d, 0, kdmv.CONT], tags, k[:, d] > 0)
+        np.add.at(stop[:, d, 1, kdmv.CONT], tags, np.maximum(k[:, d] - 1, 0))
+        np.add.at(stop[:, d, 0, kdmv.STOP], tags, k[:, d] == 0)
+        np.add.at(stop[:, d, 1, kdmv.STOP], tags, k[:, d] > 0)
+    return root, stop, attach
+
+
 def _dirichlet_rows(rng, shape) -> np.ndarray:
     x = rng.gamma(1.0, size=shape)
     return x / x.sum(axis=-1, keepdims=True)
@@ -270,8 +353,10 @@ class _Counts:
         self.attach_totals = np.zeros((n_tags, 2))
         self.root_total = np.zeros(1)
 
-    def params(self, estimator: str, prior: float):
-        return tuple(params_from_counts(estimator, c, prior) for c in (self.root, self.stop, self.attach))
+    def params(self, estimator: str, priors):
+        """Parameters of the root, stop and attach tables under their priors (one value, or one per family)."""
+        priors = np.broadcast_to(np.asarray(priors, dtype=np.float64), (3,))
+        return tuple(params_from_counts(estimator, c, p) for c, p in zip((self.root, self.stop, self.attach), priors))
 
     def estep(self, root_p, stop_p, attach_p, per_position: bool) -> float:
         """Expected counts under fixed parameters; keeps the per-position counts when ``per_position``."""
@@ -287,6 +372,7 @@ class _Counts:
             self.pos = (pos_root, pos_stop, pos_att)
         return ll
 
-    def cvi_pass(self, order: np.ndarray, prior: float) -> float:
+    def cvi_pass(self, order: np.ndarray, priors) -> float:
+        priors = np.array(np.broadcast_to(np.asarray(priors, dtype=np.float64), (3,)))
         return kdmv.cvi_pass(self.tags, self.offsets, self.sq_offsets, order, self.root, self.stop, self.attach,
-                             self.attach_totals, self.root_total, *self.pos, prior)
+                             self.attach_totals, self.root_total, *self.pos, priors)

@@ -1,7 +1,7 @@
 """Numeric time series: readers and the :class:`HMMSegmenter` estimator (conjugate emission families)."""
 
 from .readers import SeriesTable, read_series
-from .hsmm import HSMMSegmenter
+from .hsmm import HDPHSMMSegmenter, HSMMSegmenter
 from .segmenter import HMMSegmenter
 
-__all__ = ["HMMSegmenter", "HSMMSegmenter", "SeriesTable", "read_series"]
+__all__ = ["HDPHSMMSegmenter", "HMMSegmenter", "HSMMSegmenter", "SeriesTable", "read_series"]

@@ -1,10 +1,13 @@
 """``HSMMSegmenter``: an explicit-duration hidden semi-Markov model over numeric sequences.
 
-Fitting runs :class:`induce.infer.series_hsmm.HSMMFit` (``em`` or ``vi``) with any emission family of
-:mod:`induce.emissions` and any duration family of :mod:`induce.durations`.  Decoding and scoring use
-the potentials of the fitting algorithm: ``em`` the MAP point estimates, so that :meth:`score` is the
-log-likelihood; ``vi`` the ``exp E_q log`` potentials (paper 002 ``A~, L~, D~``), so that its score is
-the local normaliser of the mean-field step, a lower bound on the predictive.
+Fitting runs :class:`induce.infer.series_hsmm.HSMMFit` (``em``, ``vi``, ``svi``, ``cvi2``, ``scvi``) with
+any emission family of :mod:`induce.emissions` and any duration family of :mod:`induce.durations`;
+:class:`HDPHSMMSegmenter` the HDP-HSMM of :mod:`induce.infer.series_hdp_hsmm`.  Decoding and scoring:
+``em`` uses the MAP point estimates, so that :meth:`score` is the log-likelihood; the Bayesian algorithms
+use the posterior means of the transitions, the collapsed emission predictive (thesis eq. 3.96) and the
+collapsed duration predictive given all training statistics (the ``cvi2`` potentials, as the HMM's
+:class:`~induce.series.HMMSegmenter`), so that :meth:`score` is the log-likelihood of that plug-in
+predictive model, comparable across the Bayesian algorithms.
 """
 
 from __future__ import annotations
@@ -14,11 +17,14 @@ import copy
 import numpy as np
 
 from .. import modelfile
-from ..base import InduceEstimator, Integer, Options, Real, Seed
+from ..base import InduceEstimator, Integer, Seed
 from ..durations import get_duration
 from ..emissions import get_family
 from ..errors import ConfigError
 from ..infer.series import emission_rows
+from ..infer.hdp import effective_states
+from ..infer.hsmm_embed import NBEmbedFit, embed_path, embed_posterior, nb_chain, uses_embedding
+from ..infer.series_hdp_hsmm import HDP_HSMM_ALGORITHMS, HDPHSMMFit, hdp_hsmm_transitions
 from ..infer.series_hsmm import (HSMM_ALGORITHMS, HSMMFit, duration_rows, hsmm_path, hsmm_posterior,
                                  hsmm_transitions, runs)
 from .segmenter import HMMSegmenter, as_sequences, load_series_model, save_series_model
@@ -30,23 +36,26 @@ class HSMMSegmenter(InduceEstimator):
 
     Parameters: ``n_states`` K (at least 2: no self-transitions); ``emission`` a family name or
     instance; ``durations`` ``poisson``, ``negbin`` or ``geometric``; ``max_duration`` D (messages cost
-    O(T K D + T K^2)); ``r`` the negative binomial's fixed ``r``; ``infer`` ``em`` or ``vi``; ``alpha``
-    the Dirichlet prior of transition rows; ``n_iter``/``tol`` the stopping rule
-    (:class:`~induce.infer.convergence.ConvergenceMonitor`).
+    O(T K D + T K^2)); ``r`` the negative binomial's fixed ``r`` (an integer ``r`` runs on the HMM embedding
+    for em/vi, :mod:`induce.infer.hsmm_embed`, with no maximum duration) or ``None`` (the default): ``r``
+    learned over ``1..max_r`` with ``q(r) q(p | r)`` (paper 002 section 5.2), by the exact update
+    (``negbin_samples=0``: explicit-duration messages truncated at ``max_duration``) or the sampled update
+    with ``negbin_samples`` models per pass (vi, on the embedding); ``infer`` ``em``, ``vi``, ``svi``, ``cvi2``
+    or ``scvi``; ``alpha`` the Dirichlet prior of transition rows; ``n_iter``/``tol`` the stopping rule
+    (:class:`~induce.infer.convergence.ConvergenceMonitor`); ``batch_size``, ``tau``, ``kappa`` the svi/scvi
+    schedule and ``subsequence_length`` the item length of svi/cvi2/scvi (as the HMM's).
 
     Fitted attributes: ``family_``, ``durations_``, ``trans_counts_`` (K+1, K), ``stats_`` (K, n_stats),
-    ``dur_stats_`` (K, 2), ``trace_``, ``n_iter_``, ``converged_``, ``warnings_``.
+    ``dur_stats_`` (K, 2; K, 2 + max_r with learned ``r``), ``trace_``, ``n_iter_``, ``converged_``, ``warnings_``.
     """
 
-    _parameter_constraints = {
-        "n_states": Integer(2), "max_duration": Integer(1), "r": Real(0.0, min_open=True),
-        "infer": Options(*HSMM_ALGORITHMS), "n_iter": Integer(1), "tol": Real(0.0), "alpha": Real(0.0, min_open=True),
-        "random_state": Seed(),
-    }  # n_states >= 2: an HSMM has no self-transitions
+    #: the checks of n_states, infer (per subclass), n_iter, tol, alpha, subsequence_length stay in _validate
+    _parameter_constraints = {"max_duration": Integer(1), "max_r": Integer(1), "random_state": Seed()}
 
     def __init__(self, n_states: int = 3, emission="gaussian", durations: str = "poisson", max_duration: int = 50,
-                 r: float = 2.0, infer: str = "em", n_iter: int = 100, tol: float = 1e-4, alpha: float = 1.0,
-                 random_state: int = 0):
+                 r: float | None = None, infer: str = "em", n_iter: int = 100, tol: float = 1e-4, alpha: float = 1.0,
+                 batch_size: int = 10, tau: float = 1.0, kappa: float = 0.6, subsequence_length: int | None = None,
+                 random_state: int = 0, max_r: int = 10, negbin_samples: int = 0):
         self.n_states = n_states
         self.emission = emission
         self.durations = durations
@@ -56,22 +65,56 @@ class HSMMSegmenter(InduceEstimator):
         self.n_iter = n_iter
         self.tol = tol
         self.alpha = alpha
+        self.batch_size = batch_size
+        self.tau = tau
+        self.kappa = kappa
+        self.subsequence_length = subsequence_length
         self.random_state = random_state
+        self.max_r = max_r
+        self.negbin_samples = negbin_samples
 
     def _duration_family(self):
-        kw = {"r": float(self.r)} if self.durations == "negbin" else {}
+        kw = {"r": None if self.r is None else float(self.r), "max_r": self.max_r} if self.durations == "negbin" else {}
         return get_duration(self.durations, int(self.max_duration), **kw)
+
+    def _validate(self):
+        if int(self.n_states) < 2:
+            raise ConfigError(f"an HSMM needs n_states >= 2 (no self-transitions), got {self.n_states}")
+        if self.infer not in self._algorithms:
+            raise ConfigError(f"{self._kind} infer must be one of {self._algorithms}, got {self.infer!r}")
+        if int(self.n_iter) < 1 or not self.tol >= 0 or not self.alpha > 0:
+            raise ConfigError("n_iter must be >= 1, tol >= 0 and alpha > 0")
+        if self.subsequence_length is not None and int(self.subsequence_length) < 2:
+            raise ConfigError(f"subsequence_length must be at least 2, got {self.subsequence_length}")
+        if int(self.negbin_samples) < 0:
+            raise ConfigError(f"negbin_samples must be >= 0, got {self.negbin_samples}")
+
+    _algorithms, _kind = HSMM_ALGORITHMS, "HSMM"
+
+    def _fit_object(self, family, durations, **common):
+        if (uses_embedding(durations) and self.infer in ("em", "vi")) or (
+                self.durations == "negbin" and int(self.negbin_samples) > 0):
+            return NBEmbedFit(family, durations, int(self.n_states), alpha=float(self.alpha),
+                              n_samples=int(self.negbin_samples), **common)
+        return HSMMFit(family, durations, int(self.n_states), alpha=float(self.alpha), **common)
+
+    def _keep(self, fit) -> None:
+        """What the model keeps from its fit object beyond the statistics (nothing for the HSMM)."""
 
     def fit(self, X, y=None):
         """Fit to one ``(T, d)`` array or a list of them."""
+        self._validate()
         seqs = as_sequences(X)
         family = copy.deepcopy(get_family(self.emission))
         seqs = [family.check_data(x) for x in seqs]
         family.default_prior(np.vstack(seqs))
         durations = self._duration_family()
-        fit = HSMMFit(family, durations, int(self.n_states), infer=self.infer, alpha=float(self.alpha),
-                      n_iter=int(self.n_iter), tol=float(self.tol), rng=np.random.default_rng(self.random_state))
+        fit = self._fit_object(family, durations, infer=self.infer, n_iter=int(self.n_iter), tol=float(self.tol),
+                               batch_size=int(self.batch_size), tau=float(self.tau), kappa=float(self.kappa),
+                               subsequence_length=self.subsequence_length,
+                               rng=np.random.default_rng(self.random_state))
         result = fit.run(seqs)
+        self._keep(fit)
         self.family_, self.durations_ = family, durations
         self.trans_counts_, self.stats_, self.dur_stats_ = result.trans, result.stats, result.dur_stats
         self.trace_, self.n_iter_, self.converged_ = result.trace, result.n_iter, result.converged
@@ -80,6 +123,8 @@ class HSMMSegmenter(InduceEstimator):
 
     # ------------------------------------------------------------- decoding
     _check_fitted = HMMSegmenter._check_fitted
+    n_features_in_ = HMMSegmenter.n_features_in_
+    _sequences = HMMSegmenter._sequences
 
     def duration_params(self) -> dict:
         """Point duration parameters (the posterior mode)."""
@@ -90,12 +135,28 @@ class HSMMSegmenter(InduceEstimator):
         """Mean duration of every state under :meth:`duration_params` (untruncated)."""
         return self.durations_.mean(self.duration_params())
 
+    def _decode_rule(self) -> str:
+        return "em" if self.infer == "em" else "cvi2"
+
+    def _transitions(self, rule: str):
+        return hsmm_transitions(rule, self.trans_counts_, float(self.alpha))
+
     def _each(self, X):
         self._check_fitted()
-        logpi, logA = hsmm_transitions(self.infer, self.trans_counts_, float(self.alpha))
-        logD = duration_rows(self.infer, self.durations_, self.dur_stats_)
-        for x in as_sequences(X):
-            yield logpi, logA, emission_rows(self.infer, self.family_, self.family_.check_data(x), self.stats_), logD
+        rule = self._decode_rule()
+        logpi, logA = self._transitions(rule)
+        if uses_embedding(self.durations_):  # fixed r: the embedding, no maximum duration
+            logD = nb_chain(rule, self.durations_, self.dur_stats_)
+        else:
+            logD = duration_rows(rule, self.durations_, self.dur_stats_)
+        for x in self._sequences(X):
+            yield logpi, logA, emission_rows(rule, self.family_, self.family_.check_data(x), self.stats_), logD
+
+    def _decoders(self):
+        """``(posterior, path)`` functions of the duration family: the embedding's or the explicit HSMM's."""
+        if uses_embedding(self.durations_):
+            return embed_posterior, embed_path
+        return hsmm_posterior, hsmm_path
 
     def predict(self, X, decode: str = "viterbi") -> list[np.ndarray]:
         """State path of each sequence: the Viterbi segmentation, or (``decode="posterior"``)
@@ -103,8 +164,8 @@ class HSMMSegmenter(InduceEstimator):
         if decode not in ("viterbi", "posterior"):
             raise ConfigError(f"decode must be 'viterbi' or 'posterior', got {decode!r}")
         if decode == "posterior":
-            return [hsmm_posterior(*p)[1].argmax(axis=1) for p in self._each(X)]
-        return [hsmm_path(*p) for p in self._each(X)]
+            return [self._decoders()[0](*p)[1].argmax(axis=1) for p in self._each(X)]
+        return [self._decoders()[1](*p) for p in self._each(X)]
 
     def segments(self, X) -> list[list[tuple[int, int, int]]]:
         """``(start, end, state)`` rows (end exclusive) of each sequence's Viterbi segmentation."""
@@ -112,22 +173,66 @@ class HSMMSegmenter(InduceEstimator):
 
     def predict_proba(self, X) -> list[np.ndarray]:
         """Posterior state marginals ``q(x_t)`` of each sequence, ``(T, K)``."""
-        return [hsmm_posterior(*p)[1] for p in self._each(X)]
+        return [self._decoders()[0](*p)[1] for p in self._each(X)]
 
     def log_likelihood(self, X) -> float:
         """Total ``log p(X)`` over the sequences (HSMM forward messages)."""
-        return float(sum(hsmm_posterior(*p)[0] for p in self._each(X)))
+        return float(sum(self._decoders()[0](*p)[0] for p in self._each(X)))
 
     #: mean log-likelihood per step, or with ``context`` that of the continuation (as the HMM's)
     score = HMMSegmenter.score
 
     # ------------------------------------------------------------- model files
-    #: this model's own arrays: the duration statistics (K, 2)
-    _MODEL_ARRAYS = (modelfile.Field("dur_stats", "f8", ("K", 2), nonnegative=True),)
+    #: this model's own arrays: the duration statistics (K, n_stats of the duration family)
+    _MODEL_ARRAYS = (modelfile.Field("dur_stats", "f8", ("K", None), nonnegative=True),)
     save = save_series_model
     load = classmethod(load_series_model)
 
-    def _restored(self) -> None:
-        """After loading: the checked parameters and the duration family they name."""
-        self._validate_params()
+    def _restored(self, arrays) -> None:
+        """After loading: the checked parameters, the duration family they name and its statistics' width."""
+        self._validate()
         self.durations_ = self._duration_family()
+        if arrays["dur_stats"].shape[1] != self.durations_.n_stats:
+            raise ConfigError(f"dur_stats has {arrays['dur_stats'].shape[1]} columns; the duration family has "
+                              f"{self.durations_.n_stats}")
+
+
+class HDPHSMMSegmenter(HSMMSegmenter):
+    """The HDP-HSMM (paper 002 section 4) truncated at ``n_states``: :class:`HSMMSegmenter`'s parameters
+    (``alpha`` unused) plus ``gamma`` (top-level concentration) and ``sigma`` (transition concentration,
+    J&W's ``alpha``), both fixed; ``infer`` ``vi``, ``svi``, ``cvi2`` or ``scvi``.  Extra fitted attribute:
+    ``stick_`` (K+1,) the point-estimated top-level weights ``b*`` (the last entry the rest);
+    :meth:`effective_states` the number of states in use."""
+
+    def __init__(self, n_states: int = 10, emission="gaussian", durations: str = "poisson", max_duration: int = 50,
+                 r: float = 2.0, infer: str = "vi", n_iter: int = 100, tol: float = 1e-4, alpha: float = 1.0,
+                 batch_size: int = 10, tau: float = 1.0, kappa: float = 0.6, subsequence_length: int | None = None,
+                 gamma: float = 1.0, sigma: float = 1.0, random_state: int = 0):
+        super().__init__(n_states, emission, durations, max_duration, r, infer, n_iter, tol, alpha, batch_size, tau,
+                         kappa, subsequence_length, random_state)
+        self.gamma = gamma
+        self.sigma = sigma
+
+    _algorithms, _kind = HDP_HSMM_ALGORITHMS, "HDP-HSMM"
+
+    def _validate(self):
+        super()._validate()
+        if not (self.gamma > 0 and self.sigma > 0):
+            raise ConfigError(f"gamma and sigma must be positive, got {self.gamma}, {self.sigma}")
+
+    def _fit_object(self, family, durations, **common):
+        return HDPHSMMFit(family, durations, int(self.n_states), gamma=float(self.gamma), sigma=float(self.sigma),
+                          **common)
+
+    def _keep(self, fit) -> None:
+        self.stick_ = fit.b
+
+    def _transitions(self, rule: str):
+        return hdp_hsmm_transitions(rule, self.trans_counts_, self.stick_, float(self.sigma))
+
+    def effective_states(self, coverage: float = 0.99) -> int:
+        """Fewest states covering ``coverage`` of the expected steps (thesis 5.5.1)."""
+        self._check_fitted()
+        return effective_states(self.family_.counts(self.stats_), coverage)
+
+    _MODEL_ARRAYS = HSMMSegmenter._MODEL_ARRAYS + (modelfile.Field("stick", "f8", ("K+1",), positive=True),)

@@ -13,6 +13,8 @@ import copy
 from pathlib import Path
 
 import numpy as np
+from sklearn.exceptions import NotFittedError as _SklearnNotFitted
+from sklearn.utils.validation import check_array
 
 from .. import modelfile
 from ..base import SCHEDULE, AnyOf, InduceEstimator, Integer, Options, Real, Seed
@@ -26,18 +28,40 @@ from ..infer.series_hdp import HDPSeriesFit, HDPSVIFit
 INFER = ALGORITHMS + ("hdp-cvi", "hdp-scvi", "hdp-svi")
 
 
-def as_sequences(X) -> list[np.ndarray]:
-    """One ``(T, d)`` array or a list of them, as a list of 2-D float arrays."""
-    if isinstance(X, np.ndarray) and X.dtype != object:
+class SeriesInputError(ConfigError, ValueError, TypeError):
+    """Series input refused at the boundary: an induce error for the CLI, and the ``ValueError`` (bad values,
+    shapes) or ``TypeError`` (sparse, non-numeric) that scikit-learn's ``check_array`` would raise."""
+
+
+class NotFittedError(ConfigError, _SklearnNotFitted):
+    """``predict``/``score`` before ``fit`` or ``load``: an induce error and scikit-learn's ``NotFittedError``."""
+
+
+def as_sequences(X, n_features: int | None = None, name: str = "the model") -> list[np.ndarray]:
+    """One ``(T, d)`` array or a list of them, as a list of 2-D float arrays.
+
+    Every array passes :func:`sklearn.utils.validation.check_array` (dense, real, finite, 2-D: one column
+    is ``x.reshape(-1, 1)``, at least one row), all with the same ``d``; with ``n_features`` (what ``fit``
+    saw) ``d`` must equal it.  Anything else raises :class:`SeriesInputError`."""
+    if hasattr(X, "shape") and (getattr(X, "dtype", None) != object or len(X.shape) == 2):  # one array
         X = [X]
-    seqs = []
-    for x in X:
-        x = np.asarray(x, dtype=np.float64)
-        seqs.append(x[:, None] if x.ndim == 1 else x)
-    if not seqs or any(x.ndim != 2 or x.shape[0] == 0 for x in seqs):
-        raise ConfigError("expected one or more non-empty (T, d) arrays")
-    if len({x.shape[1] for x in seqs}) > 1:
-        raise ConfigError(f"every sequence needs the same columns, got {sorted({x.shape[1] for x in seqs})}")
+    try:
+        seqs = [check_array(x, dtype=np.float64, ensure_all_finite=False) for x in X]
+    except (TypeError, ValueError) as exc:
+        raise SeriesInputError(str(exc)) from exc
+    for i, x in enumerate(seqs):
+        finite = np.isfinite(x).all(axis=1)
+        if not finite.all():
+            step = int(np.argmin(finite))
+            raise SeriesInputError(f"array {i}, step {step}: expected finite values (no NaN or inf), "
+                                   f"got {x[step].tolist()}")
+    if not seqs:
+        raise SeriesInputError("expected one or more non-empty (T, d) arrays")
+    widths = sorted({x.shape[1] for x in seqs})
+    if len(widths) > 1:
+        raise SeriesInputError(f"every sequence needs the same columns, got {widths}")
+    if n_features is not None and widths[0] != n_features:
+        raise SeriesInputError(f"X has {widths[0]} features, but {name} is expecting {n_features} features as input")
     return seqs
 
 
@@ -79,7 +103,7 @@ def save_series_model(self, path) -> None:
 
 def load_series_model(cls, path):
     """Read a model written by :func:`save_series_model`; ``ModelFormatError`` unless it passes the schema.
-    ``cls._restored(header)`` (when defined) rebuilds what the model derives from its parameters."""
+    ``model._restored(arrays)`` (when defined) rebuilds what the model derives from its parameters."""
     try:
         with modelfile.reading(path, "header"):
             header, arrays = modelfile.load(path, cls.__name__, _series_schema(cls._MODEL_ARRAYS))
@@ -92,7 +116,7 @@ def load_series_model(cls, path):
                 raise ValueError(f"stats has {arrays['stats'].shape[1]} columns; the {name} family has "
                                  f"{family.n_stats}")
             if hasattr(model, "_restored"):
-                model._restored()
+                model._restored(arrays)
     except ConfigError as exc:  # an unknown family or a bad hyperparameter in the header
         raise ModelFormatError(f"{path}: header: {exc}") from exc
     model.trans_counts_, model.stats_, model.family_ = arrays["trans_counts"], arrays["stats"], family
@@ -182,9 +206,19 @@ class HMMSegmenter(InduceEstimator):
 
     # ------------------------------------------------------------- decoding
     def _check_fitted(self):
-        """ConfigError unless fitted or loaded (shared by the series estimators)."""
+        """:class:`NotFittedError` unless fitted or loaded (shared by the series estimators)."""
         if not hasattr(self, "stats_"):
-            raise ConfigError(f"this {type(self).__name__} is not fitted yet; call fit or load a model")
+            raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit or load a model")
+
+    @property
+    def n_features_in_(self) -> int:
+        """Columns of the series seen by ``fit`` (scikit-learn's attribute; absent before fit)."""
+        self._check_fitted()
+        return int(self.family_.dim)
+
+    def _sequences(self, X) -> list[np.ndarray]:
+        """``X`` checked against the fitted model (:func:`as_sequences` with ``n_features_in_``)."""
+        return as_sequences(X, self.n_features_in_, type(self).__name__)
 
     def _decode_rule(self) -> str:
         return "em" if self.infer == "em" else "cvi2"
@@ -203,7 +237,7 @@ class HMMSegmenter(InduceEstimator):
 
     def _each(self, X):
         A = self.transmat()
-        return A, [(x, self.log_rows(x)) for x in as_sequences(X)]
+        return A, [(x, self.log_rows(x)) for x in self._sequences(X)]
 
     def predict(self, X, decode: str = "viterbi") -> list[np.ndarray]:
         """State path of each sequence: the Viterbi path, or (``decode="posterior"``) ``argmax_k q(z_t = k)``."""
@@ -227,11 +261,11 @@ class HMMSegmenter(InduceEstimator):
     def score(self, X, y=None, context=None) -> float:
         """Mean log-likelihood per step of ``X``; with ``context`` (one prefix per sequence) the
         conditional ``[log p(context + X) - log p(context)] / |X|`` (held-out continuation)."""
-        seqs = as_sequences(X)
+        seqs = self._sequences(X)
         n = sum(x.shape[0] for x in seqs)
         if context is None:
             return self.log_likelihood(seqs) / n
-        ctx = as_sequences(context)
+        ctx = self._sequences(context)
         if len(ctx) != len(seqs):
             raise ConfigError(f"context has {len(ctx)} sequences, X has {len(seqs)}")
         joined = [np.vstack([c, x]) for c, x in zip(ctx, seqs)]

@@ -11,13 +11,15 @@ with the direct-assignment truncation at ``K`` states (thesis 5.3; Teh et al.
           surrogate transitions ``(E[C^{\\i}_jk] + sigma G[pi_k]) / (E[C^{\\i}_j.] + sigma)``
           (eq. 5.37-5.39), then the sticks (5.25-5.26), ``gamma`` (5.17) and
           ``sigma`` (5.20) from the expected table counts (5.35-5.36), the last
-          two once the symmetric start has broken (``hyper_burn_in``);
+          two once the symmetric start has broken (``hyper_burn_in``); then split-merge moves
+          accepted by the collapsed bound of eq. 5.13 (``merge_moves``);
 ``scvi``  stochastic CVI (thesis 5.3 "Stochastic CVI"; Wang & Blunsom,
           paper 004): global counts blended per minibatch (eq. 3.103),
           ``gamma``, ``sigma`` and the sticks by gradient steps (eq. 5.40 with
           5.16, 5.19, 5.23-5.24; natural gradient for the sticks as in paper
           004 eq. 14, scaled steps for ``gamma`` and ``sigma``); each
-          minibatch's ``q(C^m = 0)`` is kept and replaced when it comes round again;
+          minibatch's ``q(C^m = 0)`` is kept and replaced when it comes round again; merges of the
+          global counts in the second half (``merge_moves``);
           ``Dir(beta tau)`` by :meth:`induce.infer.hdp.EmissionPrior.stochastic_step`;
 ``svi``   stochastic mean-field VI with a point estimate of the top-level
           stick (Johnson & Willsky 2014, section 4);
@@ -34,12 +36,13 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
 import numpy as np
 
-from ..corpus.corpus import Corpus
+from ..corpus.corpus import Corpus, as_corpus
 from ..corpus.vocab import Vocabulary
 from ..base import AnyOf, Integer, Options, Real
 from ..errors import ConfigError
@@ -49,17 +52,45 @@ from ..infer import hdp
 from ..infer import hmm_passes as passes
 from ..infer.hdp_passes import (emission_log_q0, hdp_cvi_pass, hdp_minibatch_pass,
                                 hdp_minibatch_pass_emission_q0)
+from ..infer.hdp_merge import instant_merges, merge_locals, move_round
 from ..infer.schedules import blend, exponential_init, minibatches, step_size
 from ..kernels.hdp_qc import QC_METHODS
 from ..modelfile import Field
+from ..names import HDP_ALGORITHMS, HDP_HYPERPARAMETERS, TABLE_ESTIMATES
 from .hmm import _NO_MASK, ONE_SENTENCE, HMMTagger, _Data
 
-HDP_ALGORITHMS = ("cvi", "scvi", "svi", "beam")
-HYPERPARAMETERS = ("gamma", "sigma", "emission")  # the names ``fix_hyper`` accepts
+HYPERPARAMETERS = HDP_HYPERPARAMETERS  # the names ``fix_hyper`` accepts
 ASYMMETRIC_BURN_IN = {"cvi": 50, "scvi": 5}  # hyper_burn_in=None with Dir(beta tau) (docs/experiments/hdp.md)
 DEFAULT_EMISSION_CONCENTRATION = 10.0  # beta's start for Dir(beta tau) (docs/experiments/hdp.md)
-TABLE_ESTIMATES = ("first-order", "sampled")
 SYMMETRY_BREAK_GAIN = 0.01  # hyper_burn_in=None with Dir(beta), cvi: objective gain over pass 1 that ends the burn-in
+# split-merge moves (cvi, Dir(beta); see merge_moves): rounds from MERGE_EVERY (at most n_iter / 10) passes after the
+# burn-in; each trial runs MERGE_TRIAL_PASSES passes from the changed and from the unchanged fit; states with fewer
+# expected tokens than MERGE_MIN_USAGE are left alone; at most MERGE_MAX_TRIALS trials a round, and all rounds'
+# trial passes (2 x 3 a trial, a generous count of the baselines) within n_iter / 4
+# (docs/experiments/hdp_defaults.md, "Split-merge moves")
+MERGE_EVERY = 100
+MERGE_TRIAL_PASSES = 3
+MERGE_MIN_USAGE = 1.0
+MERGE_MAX_TRIALS = 20
+
+
+@dataclass
+class _CVIState:
+    """Everything one batch-CVI pass reads and writes: local statistics, their totals, the HDP globals,
+    each sentence's ``H(q(z^i))``, the ``q(C = 0)`` accumulators and the emission prior (copied whole
+    by the merge moves)."""
+
+    sent_trans: np.ndarray
+    gamma: np.ndarray
+    trans: np.ndarray
+    emit: np.ndarray
+    glob: hdp.HDPGlobals
+    entropy: np.ndarray
+    logq0: np.ndarray
+    logq0_row: np.ndarray
+    sampled: np.ndarray
+    stats: dict
+    emission: hdp.EmissionPrior
 
 
 class HDPHMMTagger(HMMTagger):
@@ -144,6 +175,24 @@ class HDPHMMTagger(HMMTagger):
         are local optima that score far lower (on the theta_pos recovery data
         ~2,000 nats), so a few starts remove them; see docs/experiments/hdp.md,
         "Best of 3 starts".
+    merge_moves : ``cvi`` with ``Dir(beta)``: split-merge moves (:mod:`induce.infer.hdp_merge`) after
+        the burn-in.  A round tries to split each used state in two (2-means over the sentences that use
+        it) and to merge pairs of states (most alike emissions first); each trial runs 3 passes from the
+        changed and from the unchanged fit and is kept if the collapsed bound (thesis eq. 5.13,
+        :func:`induce.infer.hdp.collapsed_bound`) is higher.  The first round comes ``min(100, n_iter/10)``
+        passes after the burn-in, the next as far again after a round that changed the fit and twice as
+        far after one that did not; all trials together take at most ``n_iter / 4`` extra passes.  On the
+        thesis Fig. 5.7 data coordinate ascent alone keeps split or merged states (the predictive
+        log-likelihood ties or prefers them, the bound does not); see docs/experiments/hdp_defaults.md,
+        "Split-merge moves".  The accepted moves of a round are in the trace (``splits``, ``merges``).
+        ``scvi`` (``Dir(beta)``): instant merges of the global counts every ``min(10, n_iter/10)``
+        epochs of the second half (:func:`induce.infer.hdp_merge.instant_merges`: eq. 5.10 and the
+        integrated emissions against an estimate of the entropy the merge takes); no split.
+    scvi_memory : ``scvi``: keep each sentence's expected counts of its last visit and leave them out of
+        the global counts its surrogate is formed from (``N - c^i``, as cvi's ``C^{\\i}``).  Costs the
+        memory of cvi's local statistics (``N x K`` marginals, ``I x (K+1) x K`` transitions).  Off by
+        default: on the recovery data it ends with the same states as without it, so the own counts are
+        not what keeps scvi's split states (docs/experiments/hdp_defaults.md, "scvi").
     decode, order, random_state, verbose, eval_column, eval_every, callback : as
         in :class:`HMMTagger`.
 
@@ -155,7 +204,8 @@ class HDPHMMTagger(HMMTagger):
     symmetric prior), ``emission_new_mass_`` (``gamma_e``, learned or fixed), ``stick_u_``/``stick_v_`` and ``stick_order_``
     (stick position -> state), ``state_prior_`` (``sigma G[pi_k]``),
     ``qc_positive_`` (last ``q(C > 0)``, K+1 x K), ``effective_states_``,
-    ``labels_``, ``trace_`` (of the start kept), ``init_objectives_``, ``vocab_``, ``n_states_``, ``n_iter_``,
+    ``labels_``, ``trace_`` (of the start kept), ``init_objectives_``, ``bound_`` (``cvi``: the final
+    collapsed bound), ``vocab_``, ``n_states_``, ``n_iter_``,
     ``hyper_burn_in_`` (passes the burn-in held the hyperparameters).
     """
 
@@ -192,6 +242,8 @@ class HDPHMMTagger(HMMTagger):
         kappa: float = 0.6,
         coverage: float = 0.99,
         n_init: int = 1,
+        merge_moves: bool = True,
+        scvi_memory: bool = False,
         decode: str = "posterior",
         order: str = "sequential",
         random_state: int = 0,
@@ -220,6 +272,8 @@ class HDPHMMTagger(HMMTagger):
         self.kappa = kappa
         self.coverage = coverage
         self.n_init = n_init
+        self.merge_moves = merge_moves
+        self.scvi_memory = scvi_memory
         self.decode = decode
         self.order = order
         self.random_state = random_state
@@ -248,10 +302,12 @@ class HDPHMMTagger(HMMTagger):
             raise ConfigError("n_init > 1 (best of several random starts) is implemented for infer='cvi' only")
 
     # --------------------------------------------------------------------- fit
-    def fit(self, corpus: Corpus, tag_dict=None) -> "HDPHMMTagger":
-        """Learn the HDP-HMM from ``corpus``; returns ``self`` (tag dictionaries are not supported)."""
+    def fit(self, corpus, tag_dict=None) -> "HDPHMMTagger":
+        """Learn the HDP-HMM from ``corpus`` (anything :func:`~induce.corpus.corpus.as_corpus` takes); returns
+        ``self`` (tag dictionaries are not supported)."""
         if tag_dict is not None:
             raise ConfigError("the HDP-HMM tagger learns its states; a tag dictionary cannot be used with it")
+        corpus = as_corpus(corpus)
         self._validate(corpus)
         if int(self.n_init) > 1:
             return self._fit_best_start(corpus)
@@ -379,49 +435,101 @@ class HDPHMMTagger(HMMTagger):
 
     def _fit_cvi(self, data, gold, seeds):
         K = self.n_states_
-        I, N = data.offsets.shape[0] - 1, data.tokens.shape[0]
-        sent_trans = np.zeros((I, K + 1, K))
-        gamma = np.zeros((N, K))
-        # random initial local posteriors q(z_t | z_{t-1}) ~ U[0, 1] (thesis 5.5.1)
-        passes.init_chain_posteriors(data.tokens, data.offsets, K, int(seeds[0]), sent_trans, gamma)
-        trans = np.zeros((K + 1, K))
-        emit = np.zeros((data.W, K))
-        glob = hdp.HDPGlobals(K, self.gamma, self.sigma)
-        logq0 = np.zeros((K + 1, K))
-        logq0_row = np.zeros(K + 1)
         sample_tables = self.table_estimate == "sampled"
-        sampled = np.zeros((int(self.table_samples) if sample_tables else 0, K + 1, K))  # S = 0: none drawn
-        qcode = self._qc_code()
-        stats = {"qpos": np.ones((K + 1, K))}
+        st = self._cvi_state(data)
+        # random initial local posteriors q(z_t | z_{t-1}) ~ U[0, 1] (thesis 5.5.1)
+        passes.init_chain_posteriors(data.tokens, data.offsets, K, int(seeds[0]), st.sent_trans, st.gamma)
         learn_emission = self.emission_prior == "asymmetric" and "emission" not in self._fixed_hyper()
         logq0_emit = np.zeros((data.W, K)) if learn_emission else None
-        em = self._emission
+        merges = self._merges()
+        self._next_move = self._move_gap = None
+        self._move_budget = int(self.n_iter) // 4  # trial passes (a trial and its baseline: 2 x 3) for all rounds
         bar = self._iterations()
         for it in bar:
             t0 = time.perf_counter()
-            passes.totals_from_local(data.tokens, data.offsets, sent_trans, gamma, data.W, trans, emit)
-            order = self._order(data, seeds[it])
-            ll = hdp_cvi_pass(trans, emit, sent_trans, gamma, data.tokens, data.offsets, order, glob.prior(),
-                              glob.sigma, em.pseudo_counts(), em.concentration, qcode, int(self.qc_samples),
-                              int(seeds[it]), logq0, logq0_row, sampled)
-            self._symmetry_broken(it, ll)
-            usage = emit.sum(axis=0)
-            stats = glob.update(trans, usage, logq0, logq0_row, self._learns("gamma", it), self._learns("sigma", it),
-                                sampled if sample_tables else None)
-            self.gamma_, self.sigma_ = glob.gamma, glob.sigma
+            ll = self._cvi_step(st, data, seeds[it], it, sample_tables, gate=True)
             extra = {}
+            if merges and self._merge_due(it):
+                trials = min(MERGE_MAX_TRIALS, self._move_budget // (2 * MERGE_TRIAL_PASSES))
+                st, records = move_round(st, lambda s: self._cvi_step(s, data, seeds[it], it, sample_tables),
+                                         self._bound, MERGE_TRIAL_PASSES, MERGE_MIN_USAGE, trials, data,
+                                         int(seeds[it]))
+                self._move_budget -= 2 * MERGE_TRIAL_PASSES * len(records)
+                extra["merges"] = [r["merge"] for r in records if r["accepted"] and "merge" in r]
+                extra["splits"] = [r["split"] for r in records if r["accepted"] and "split" in r]
+                extra["move_trials"] = len(records)
+                self._moved(it, bool(extra["merges"] or extra["splits"]))
+            self._emission = em = st.emission
+            self.gamma_, self.sigma_ = st.glob.gamma, st.glob.sigma
             # thesis 5.5.3: Dir(beta tau) from the emission table counts, once per pass
             if learn_emission and self._learns("emission", it):
-                emission_log_q0(data.tokens, gamma, logq0_emit)
-                extra = {"emission_tables": em.update(emit, logq0_emit), "beta": em.concentration,
-                         "new_word_mass": em.new_mass}
-            self._hdp_record(bar, it, ll, self._OBJECTIVE, time.perf_counter() - t0, data, usage,
-                             gamma.argmax(axis=1) if gold is not None else None, gold, tables=stats["tables"],
-                             **extra)
-        self.qc_positive_ = stats["qpos"]
-        self._set_sticks(glob.u, glob.v, glob.order)
-        self._local_labels = gamma.argmax(axis=1)
-        self._finish(trans, emit, data)
+                emission_log_q0(data.tokens, st.gamma, logq0_emit)
+                extra |= {"emission_tables": em.update(st.emit, logq0_emit), "beta": em.concentration,
+                          "new_word_mass": em.new_mass}
+            self._hdp_record(bar, it, ll, self._OBJECTIVE, time.perf_counter() - t0, data, st.emit.sum(axis=0),
+                             st.gamma.argmax(axis=1) if gold is not None else None, gold,
+                             tables=st.stats["tables"], **extra)
+        self.bound_ = self._bound(st)
+        del self._next_move, self._move_gap, self._move_budget
+        self.qc_positive_ = st.stats["qpos"]
+        self._set_sticks(st.glob.u, st.glob.v, st.glob.order)
+        self._local_labels = st.gamma.argmax(axis=1)
+        self._finish(st.trans, st.emit, data)
+
+    def _cvi_state(self, data) -> _CVIState:
+        """A zero batch-CVI state for ``data`` (``n_states_`` states, the starting hyperparameters)."""
+        K = self.n_states_
+        I, N = data.offsets.shape[0] - 1, data.tokens.shape[0]
+        S = int(self.table_samples) if self.table_estimate == "sampled" else 0
+        return _CVIState(sent_trans=np.zeros((I, K + 1, K)), gamma=np.zeros((N, K)), trans=np.zeros((K + 1, K)),
+                         emit=np.zeros((data.W, K)), glob=hdp.HDPGlobals(K, self.gamma, self.sigma),
+                         entropy=np.zeros(I), logq0=np.zeros((K + 1, K)), logq0_row=np.zeros(K + 1),
+                         sampled=np.zeros((S, K + 1, K)), stats={"qpos": np.ones((K + 1, K))},
+                         emission=self._emission)
+
+    def _cvi_step(self, st, data, seed, it, sample_tables, gate=False):
+        """One batch CVI pass on the state ``st`` (eq. 5.37-5.39), then the sticks and the learned
+        ``gamma`` / ``sigma`` (5.25-5.26, 5.17, 5.20); returns the predictive log-likelihood.  ``gate``:
+        the pass of the main loop, whose objective may end the adaptive burn-in (before the update)."""
+        passes.totals_from_local(data.tokens, data.offsets, st.sent_trans, st.gamma, data.W, st.trans, st.emit)
+        em, glob = st.emission, st.glob
+        ll = hdp_cvi_pass(st.trans, st.emit, st.sent_trans, st.gamma, data.tokens, data.offsets,
+                          self._order(data, seed), glob.prior(), glob.sigma, em.pseudo_counts(), em.concentration,
+                          self._qc_code(), int(self.qc_samples), int(seed), st.logq0, st.logq0_row, st.sampled,
+                          st.entropy)
+        if gate:
+            self._symmetry_broken(it, ll)
+        st.stats = glob.update(st.trans, st.emit.sum(axis=0), st.logq0, st.logq0_row, self._learns("gamma", it),
+                               self._learns("sigma", it), st.sampled if sample_tables else None)
+        return ll
+
+    def _bound(self, st) -> float:
+        """:func:`induce.infer.hdp.collapsed_bound` of the state ``st`` (eq. 5.13, zeroth order)."""
+        em = st.emission
+        return hdp.collapsed_bound(st.trans, st.emit, st.glob, em.pseudo_counts(), em.concentration,
+                                   st.entropy.sum())
+
+    def _merges(self) -> bool:
+        """Whether this fit tries merge moves (``merge_moves``; cvi with the symmetric emission prior)."""
+        return bool(self.merge_moves) and self.emission_prior == "symmetric"
+
+    def _merge_due(self, it: int) -> bool:
+        """Whether pass ``it`` ends with a split-merge round: the first ``every = min(MERGE_EVERY, n_iter // 10)``
+        passes after the burn-in (the hyperparameters learn), then ``every`` passes after a round that changed
+        the fit and twice the last gap after one that did not; never in the last ``every`` passes."""
+        every = max(1, min(MERGE_EVERY, int(self.n_iter) // 10))
+        if self._next_move is None:
+            start = self._learn_from if self._burn_in() is None else self._burn_in() + 1
+            if start is None:
+                return False
+            self._next_move, self._move_gap = start + every - 1, every
+        return it == self._next_move and it <= int(self.n_iter) - every
+
+    def _moved(self, it: int, changed: bool) -> None:
+        """Schedule the next split-merge round after the one at pass ``it`` (see :meth:`_merge_due`)."""
+        every = max(1, min(MERGE_EVERY, int(self.n_iter) // 10))
+        self._move_gap = every if changed else 2 * self._move_gap
+        self._next_move = it + self._move_gap
 
     def _fit_scvi(self, data, gold, seeds):
         """Stochastic CVI: counts as SCVI for HMMs, HDP hyperparameters and sticks by eq. 5.40."""
@@ -435,6 +543,9 @@ class HDPHMMTagger(HMMTagger):
         batches = [b.astype(np.int64) for b in minibatches(I, int(self.batch_size), rng, 1)]
         logq0_b = np.zeros((len(batches), K + 1, K))
         logq0_row_b = np.zeros((len(batches), K + 1))
+        # each sentence's expected counts of its last visit, left out of the counts its surrogate uses
+        memory = (np.zeros((I, K + 1, K)), np.zeros((N, K))) if self.scvi_memory else (
+            np.zeros((0, K + 1, K)), np.zeros((0, K)))
         u, v = np.ones(K), np.full(K, self.gamma_)  # by state; prior Beta(1, gamma)
         G_state = np.full(K, 1.0 / K)
         trans_b = np.zeros((K + 1, K))
@@ -459,7 +570,7 @@ class HDPHMMTagger(HMMTagger):
                 prior = self.sigma_ * G_state
                 args = (N_trans, N_emit, data.tokens, data.offsets, items, prior, self.sigma_, em.pseudo_counts(),
                         em.concentration, qcode, int(self.qc_samples), int(rng.integers(2**31 - 1)),
-                        trans_b, emit_b, logq0_b[b], logq0_row_b[b])
+                        trans_b, emit_b, logq0_b[b], logq0_row_b[b], *memory)
                 ll += (hdp_minibatch_pass_emission_q0(*args, logq0_emit_b) if learn_emission
                        else hdp_minibatch_pass(*args))
                 rho = step_size(m, self.tau, self.kappa)
@@ -485,6 +596,17 @@ class HDPHMMTagger(HMMTagger):
                         extra = {"emission_tables": em.stochastic_step(N_emit, logq0_emit, rho),
                                  "beta": em.concentration, "new_word_mass": em.new_mass}
                 m += 1
+            if self._scvi_merges(it):
+                pi = G_state.copy()
+                merged = instant_merges(N_trans, N_emit, pi, self.sigma_, em.pseudo_counts(), em.concentration,
+                                        MERGE_MIN_USAGE, MERGE_MAX_TRIALS)
+                for k, l in merged:  # the minibatches' log q(C = 0) (summed: independent) and the memory follow
+                    merge_locals(logq0_b, np.zeros((0, K)), k, l)
+                    logq0_row_b[:, k + 1] += logq0_row_b[:, l + 1]
+                    logq0_row_b[:, l + 1] = 0.0
+                    if memory[0].shape[0]:
+                        merge_locals(memory[0], memory[1], k, l)
+                extra["merges"] = [list(p) for p in merged]
             self._hdp_record(bar, it, ll, "minibatch_log_likelihood", time.perf_counter() - t0, data,
                              N_emit.sum(axis=0), None, None, step=rho, **extra)
         order = hdp.usage_order(N_emit.sum(axis=0))
@@ -492,6 +614,14 @@ class HDPHMMTagger(HMMTagger):
         self._set_sticks(u[order], v[order], order)
         self._local_labels = None
         self._finish(N_trans, N_emit, data)
+
+    def _scvi_merges(self, it: int) -> bool:
+        """``scvi`` with ``merge_moves``: instant merges (:func:`induce.infer.hdp_merge.instant_merges`) after
+        every ``min(10, n_iter // 10)`` epochs of the second half but the last (earlier, states that differ
+        only in their context, as the Beal grammar's, can still look alike and be merged)."""
+        every = max(1, min(MERGE_EVERY // 10, int(self.n_iter) // 10))
+        return (bool(self.merge_moves) and self.emission_prior == "symmetric" and it % every == 0
+                and int(self.n_iter) <= 2 * it < 2 * int(self.n_iter))
 
     def _set_sticks(self, u_sorted, v_sorted, order):
         self.stick_u_ = np.asarray(u_sorted, dtype=np.float64)
@@ -542,7 +672,8 @@ class HDPHMMTagger(HMMTagger):
     _PARAMS = ("truncation", "infer", "n_iter", "gamma", "sigma", "beta", "emission_prior", "emission_concentration",
                "new_word_mass",
                "fix_hyper", "hyper_burn_in", "qc", "qc_samples", "table_estimate", "table_samples",
-               "batch_size", "tau", "kappa", "coverage", "n_init", "decode", "order", "random_state")
+               "batch_size", "tau", "kappa", "coverage", "n_init", "merge_moves",
+               "scvi_memory", "decode", "order", "random_state")
     _ARRAYS = ("transitions_", "emissions_", "transition_counts_", "emission_counts_", "stick_u_", "stick_v_",
                "stick_order_", "state_prior_", "qc_positive_", "emission_base_")
     _FITTED = ("gamma_", "sigma_", "effective_states_", "emission_concentration_", "emission_new_mass_")

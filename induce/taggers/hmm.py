@@ -47,6 +47,7 @@ from ..infer.estimators import cvi_params, dirichlet_kl, em_params, map_params, 
 from ..infer.hyper import fit_symmetric_dirichlet
 from ..kernels.hmm import forward_backward, gather_emissions, viterbi
 from ..modelfile import Field
+from ..names import HMM_ALGORITHMS, HMM_DECODERS
 from .tag_dict import TagDictionary
 
 #: cvi2 (and HDP cvi) update q(z^i) against the counts of the *other* sentences (eq. 3.44): with one sentence
@@ -54,10 +55,10 @@ from .tag_dict import TagDictionary
 ONE_SENTENCE = ("--infer {infer} updates each sentence against the counts of the other sentences (thesis eq. 3.44); "
                 "the input has one sentence, so it cannot learn anything: split the text into sentences, or use "
                 "{alternatives}")
-ALGORITHMS = ("em", "vi", "cvi1", "cvi2", "cgs", "cvi3") + stochastic.STOCHASTIC + stochastic.SINGLE_SEQUENCE
+ALGORITHMS = HMM_ALGORITHMS
 #: algorithms with a minibatch schedule (no per-sentence statistics kept)
 STOCHASTIC_ALGORITHMS = stochastic.STOCHASTIC + stochastic.SINGLE_SEQUENCE
-DECODERS = ("posterior", "viterbi")
+DECODERS = HMM_DECODERS
 #: algorithms whose E-steps run on a dask cluster with ``client=`` (:mod:`induce.distributed`)
 CLUSTER_ALGORITHMS = ("em", "vi") + stochastic.STOCHASTIC
 _NO_MASK = np.zeros((0, 0), dtype=np.uint8)
@@ -67,8 +68,9 @@ _NO_MASK = np.zeros((0, 0), dtype=np.uint8)
 #: tagging.md) for the batch algorithms (cgs and cvi3 share cvi2's model and take its point), and alpha = beta
 #: = 0.1, the setting of the stochastic experiments, for the minibatch algorithms.  Learned priors
 #: (learn_hyper=True) start here.  With these values `induce tag` with no flags reaches the tuned results;
-#: empirical Bayes is 2.3-2.7 M-1 points behind them on ptb-sample and UD Turkish
-#: (docs/experiments/defaults.md), so it is not the default.
+#: empirical Bayes of both priors is 2.3-2.7 M-1 points behind them on ptb-sample and UD Turkish, and of beta
+#: alone (alpha held) within 1 point there but 4.8-10 points behind on small UD dev sets, where the learned beta
+#: (0.02-0.06) merges states (docs/experiments/defaults.md, "The priors"), so it is not the default.
 DEFAULT_PRIORS = {"em": (1.0, 1.0), "vi": (1.0, 0.01), "cvi1": (0.03, 0.01), "cvi2": (1.0, 0.003),
                   "cgs": (1.0, 0.003), "cvi3": (1.0, 0.003)}
 STOCHASTIC_PRIORS = (0.1, 0.1)
@@ -750,21 +752,27 @@ class HMMTagger(InduceEstimator):
         return _decode_kernel(self.transitions_, self.emissions_, self.allowed_, tokens, offsets,
                               self.decode == "viterbi")
 
-    def predict(self, corpus) -> np.ndarray:
-        """Predicted state ids, flat and aligned with ``corpus.tokens`` (see :meth:`predict_tags` per sentence)."""
+    def predict(self, corpus) -> list[np.ndarray]:
+        """Per sentence, the predicted state id of each token (int32 arrays, one per sentence of
+        ``as_corpus(corpus)``); :meth:`predict_flat` gives them as one array, :meth:`predict_tags` as tag strings."""
+        corpus = as_corpus(corpus)
+        return corpus.split(self.predict_flat(corpus))
+
+    def predict_flat(self, corpus) -> np.ndarray:
+        """Predicted state ids as one int32 array aligned with ``as_corpus(corpus).tokens``."""
         tokens, offsets = self._encode(corpus)
         return self._decode(tokens, np.ascontiguousarray(offsets, dtype=np.int64))
 
     def predict_tags(self, corpus) -> list[list[str]]:
         """Per sentence, the predicted tag of each token: the tag dictionary's tags, else ``S0 .. S{K-1}``."""
-        corpus = as_corpus(corpus)
         names = np.asarray(self.tag_vocab_.itos if self.tag_vocab_ is not None
                            else [f"S{k}" for k in range(self.n_states_)], dtype=object)
-        states = names[self.predict(corpus)]
-        return [states[s].tolist() for s in corpus.iter_slices()]
+        return [names[states].tolist() for states in self.predict(corpus)]
 
-    def fit_predict(self, corpus: Corpus, tag_dict: TagDictionary | None = None) -> np.ndarray:
-        return self.fit(corpus, tag_dict).labels_
+    def fit_predict(self, corpus, tag_dict: TagDictionary | None = None) -> list[np.ndarray]:
+        """``fit`` then the training corpus's state ids per sentence (``labels_`` split at the sentence ends)."""
+        corpus = as_corpus(corpus)
+        return corpus.split(self.fit(corpus, tag_dict).labels_)
 
     def score(self, corpus: Corpus) -> float:
         """Per-token log-likelihood of ``corpus`` under the point parameters (nats)."""

@@ -95,7 +95,7 @@ def _states(sentences):
         ("conll2007/esp.test", "conllx", "utf-8", "pos", "pos"),
         ("ud/en_ewt/en_ewt-ud-test.conllu", "conllu", "utf-8", None, "upos"),
         ("brown/ca02", "brown", "utf-8", None, "pos"),
-        ("ptb-sample/wsj_0004.mrg", "ptb", "utf-8", None, "pos"),
+        ("ptb-sample/wsj_0004.mrg", "ptb", "utf-8", None, "induced"),  # GOLD=INDUCED preterminals
     ],
 )
 def test_write_tagged_every_format(corpora, tmp_path, path, fmt, encoding, column, where):

@@ -44,7 +44,7 @@ def test_save_load_keeps_n_init(tmp_path, corpus):
     model.save(tmp_path / "m.npz")
     loaded = HDPHMMTagger.load(tmp_path / "m.npz")
     assert loaded.n_init == 2 and loaded.init_objectives_ == pytest.approx(model.init_objectives_)
-    np.testing.assert_array_equal(loaded.predict(corpus), model.predict(corpus))
+    np.testing.assert_array_equal(loaded.predict_flat(corpus), model.predict_flat(corpus))
 
 
 def test_bad_n_init(corpus):

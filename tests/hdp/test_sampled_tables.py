@@ -80,7 +80,8 @@ def test_sampling_leaves_the_pass_unchanged():
         totals_from_local(tokens, offsets, sent_trans, gamma, W, trans, emit)
         sampled = np.zeros((S, K + 1, K))
         ll = hdp_cvi_pass(trans, emit, sent_trans, gamma, tokens, offsets, np.arange(20), np.full(K, 0.4), 2.0,
-                          np.full(W, 0.5), 0.5 * W, HEURISTIC, 1, 9, np.zeros((K + 1, K)), np.zeros(K + 1), sampled)
+                          np.full(W, 0.5), 0.5 * W, HEURISTIC, 1, 9, np.zeros((K + 1, K)), np.zeros(K + 1), sampled,
+                          np.zeros(20))
         runs.append((ll, trans, emit))
         if S:
             np.testing.assert_allclose(sampled.sum(axis=(1, 2)), len(tokens))

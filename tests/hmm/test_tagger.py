@@ -131,7 +131,9 @@ def test_predict_handles_unseen_words_and_viterbi(hmm_corpus):
     model = HMMTagger(n_states=4, infer="cvi2", n_iter=10, decode="viterbi").fit(hmm_corpus)
     new = Corpus.from_sentences([Sentence(["w1", "never-seen", "w30"]), Sentence(["w5"])])
     pred = model.predict(new)
-    assert pred.shape == (4,) and pred.min() >= 0 and pred.max() < 4
+    assert [p.shape for p in pred] == [(3,), (1,)] and all(p.dtype == np.int32 for p in pred)
+    assert np.array_equal(np.concatenate(pred), model.predict_flat(new)) and 0 <= model.predict_flat(new).min()
+    assert model.predict_flat(new).max() < 4
     assert np.isfinite(model.score(new))
 
 
@@ -141,7 +143,7 @@ def test_save_load_round_trip(tmp_path, hmm_corpus):
     model.save(path)
     loaded = HMMTagger.load(path)
     np.testing.assert_array_equal(loaded.transitions_, model.transitions_)
-    assert np.array_equal(loaded.predict(hmm_corpus), model.predict(hmm_corpus))
+    assert np.array_equal(loaded.predict_flat(hmm_corpus), model.predict_flat(hmm_corpus))
     assert loaded.vocab_.itos == model.vocab_.itos
 
 

@@ -35,6 +35,21 @@ def test_segment_hsmm_writes_states_segments_and_model(tmp_path, capsys):
 def test_segment_hsmm_rejects_bad_settings(tmp_path, capsys):
     series = tmp_path / "s.csv"
     series.write_text("x\n1\n2\n3\n4\n")
-    assert main(["segment", str(series), "--model", "hsmm", "--infer", "svi"]) == 2
+    assert main(["segment", str(series), "--model", "hsmm", "--infer", "hdp-svi"]) == 2
     assert "induce: error" in capsys.readouterr().err
     assert main(["segment", str(series), "--model", "hsmm", "--states", "1"]) == 2
+
+
+def test_segment_hsmm_negbin_learned_and_fixed_r(tmp_path, capsys):
+    x, _ = sample_hsmm(300, np.random.default_rng(3))
+    series = tmp_path / "s.csv"
+    series.write_text("x\n" + "\n".join(f"{v:.4f}" for v in x[:, 0]) + "\n")
+    base = ["segment", str(series), "--model", "hsmm", "--durations", "negbin", "--infer", "vi", "--iterations", "5",
+            "--json"]
+    assert main(base + ["--negbin-samples", "2", "--max-r", "6"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert len(summary["negbin_r"]) == 3 and all(1 <= r <= 6 for r in summary["negbin_r"])
+    assert main(base + ["--negbin-r", "3"]) == 0
+    assert json.loads(capsys.readouterr().out)["negbin_r"] == [3.0, 3.0, 3.0]
+    assert main(base + ["--negbin-samples", "-1"]) == 2
+    assert "induce: error" in capsys.readouterr().err

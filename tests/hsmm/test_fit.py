@@ -88,7 +88,7 @@ def test_bad_settings():
     with pytest.raises(ConfigError):
         HSMMSegmenter(1).fit(x)
     with pytest.raises(ConfigError):
-        HSMMSegmenter(2, infer="svi").fit(x)
+        HSMMSegmenter(2, infer="hdp-svi").fit(x)
     with pytest.raises(ConfigError):
         HSMMSegmenter(2, durations="weibull").fit(x)
 

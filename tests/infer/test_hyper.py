@@ -105,3 +105,16 @@ def test_tagger_learns_the_priors_of_a_sampled_bayesian_hmm():
     assert model.trace_[-1]["beta"] == model.beta_
     held = HMMTagger(n_states=K, infer="cvi2", n_iter=5, alpha=0.3, beta=0.2, random_state=0).fit(corpus)
     assert held.learned_hyper_ == () and (held.alpha_, held.beta_) == (0.3, 0.2)
+
+
+def test_a_prior_given_is_held_while_the_other_is_learned():
+    """``learn_hyper=True`` learns only the priors left at ``None`` (the variants of benchmarks/hyper_variants.py)."""
+    from induce.taggers import HMMTagger
+
+    corpus, _ = _sampled_bayesian_hmm(n_sentences=200)
+    opts = dict(n_states=4, infer="cvi2", n_iter=4, learn_hyper=True, hyper_burn_in=1, random_state=0)
+    beta_only = HMMTagger(alpha=1.0, **opts).fit(corpus)
+    assert beta_only.learned_hyper_ == ("beta",) and beta_only.alpha_ == 1.0 and beta_only.beta_ != 0.003
+    alpha_only = HMMTagger(beta=0.003, **opts).fit(corpus)
+    assert alpha_only.learned_hyper_ == ("alpha",) and alpha_only.beta_ == 0.003 and alpha_only.alpha_ != 1.0
+    assert [r["beta"] for r in beta_only.trace_][-1] == beta_only.beta_

@@ -35,7 +35,7 @@ def test_tag_dictionary_tagger_scored_by_nltk_accuracy(demo):
     assert isinstance(tagger, TaggerI)
     gold = _gold_sents(demo)
     # NLTK's TaggerI.accuracy (nltk.metrics.accuracy over the flattened pairs) equals induce's token accuracy
-    ours = np.mean(np.asarray(model.tag_vocab_.itos, dtype=object)[model.predict(demo)]
+    ours = np.mean(np.asarray(model.tag_vocab_.itos, dtype=object)[model.predict_flat(demo)]
                    == np.asarray(demo.tag_vocabs["xpos"].itos, dtype=object)[demo.tags["xpos"]])
     assert tagger.accuracy(gold) == pytest.approx(ours)
     assert tagger.accuracy(gold) > 0.95  # a complete tag dictionary on the demo grammar leaves little ambiguity
@@ -50,7 +50,7 @@ def test_induced_states_are_named_like_the_cli(demo):
     tagger = NLTKTagger(model)
     sents = [demo.words(i) for i in range(demo.n_sentences)]
     states = [int(t[1:]) for s in tagger.tag_sents(sents) for _, t in s]
-    assert np.array_equal(states, model.predict(demo))
+    assert np.array_equal(states, model.predict_flat(demo))
     upper = NLTKTagger(model, lowercase=True).tag([w.upper() for w in sents[0]])
     assert [t for _, t in upper] == [t for _, t in tagger.tag(sents[0])]
     assert [w for w, _ in upper] == [w.upper() for w in sents[0]]
@@ -60,7 +60,7 @@ def test_hdp_tagger(demo):
     small = demo.head(100)
     model = HDPHMMTagger(truncation=6, infer="cvi", n_iter=2, random_state=0).fit(small)
     tagged = NLTKTagger(model).tag_sents([small.words(i) for i in range(small.n_sentences)])
-    assert [int(t[1:]) for s in tagged for _, t in s] == model.predict(small).tolist()
+    assert [int(t[1:]) for s in tagged for _, t in s] == model.predict_flat(small).tolist()
 
 
 def test_unfitted_tagger_is_refused():
@@ -78,7 +78,7 @@ def test_dependency_graphs_scored_by_nltk(demo):
     # NLTK skips punctuation words; induce's attachment score with the same mask must agree
     words = np.concatenate([demo.words(i) for i in range(demo.n_sentences)])
     keep = np.array([w.strip(string.punctuation) != "" for w in words])
-    ours = attachment_scores(parser.predict(demo), demo.heads, demo.offsets, mask=keep)["directed"]
+    ours = attachment_scores(parser.predict_flat(demo), demo.heads, demo.offsets, mask=keep)["directed"]
     assert uas == pytest.approx(ours)
 
 

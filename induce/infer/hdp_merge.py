@@ -1,0 +1,238 @@
+"""Merge and split moves for batch CVI of the HDP-HMM, accepted by the collapsed bound (thesis eq. 5.13).
+
+Coordinate ascent from random local posteriors can end with one true state split
+into two (docs/experiments/hdp_defaults.md, "Merge moves"): both halves emit alike,
+and no single-sentence update can empty one of them.  A merge move, as in the
+memoized variational inference of Hughes, Stephenson & Sudderth (2015) for the
+HDP-HMM, relabels state ``l`` as state ``k`` in every stored local posterior
+(the marginals ``q(z_t)`` and the expected transition counts, rows and columns),
+runs a few ordinary CVI passes from there and from the unmerged state alike, and
+keeps the merged fit if its collapsed bound (:func:`induce.infer.hdp.collapsed_bound`)
+is the higher.  The bound, unlike the predictive log-likelihood, charges every
+extra state its Dirichlet normalisers and stick, so a duplicated state is a loss.
+
+The opposite failure, one state holding two true ones, is undone by a split move
+(:func:`split_locals`): the sentences that use state ``k`` are cut in two by 2-means
+on what distinguishes them there (their words in ``k`` and the states they enter
+``k`` from), the second group's share of ``k`` moves to an unused state, and the same
+trial passes and bound decide.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Callable
+
+import numpy as np
+from scipy.spatial.distance import jensenshannon
+from scipy.special import xlogy
+from sklearn.cluster import KMeans
+
+from . import hdp
+
+
+def merge_locals(sent_trans: np.ndarray, gamma: np.ndarray, k: int, l: int) -> None:
+    """Relabel state ``l`` as ``k`` in the local statistics, in place.
+
+    ``gamma`` ``(N, K)``: ``q(z_t = k) += q(z_t = l)``; ``sent_trans`` ``(I, K+1, K)``: column
+    ``l`` into column ``k``, then row ``l+1`` into row ``k+1`` (row 0 is the start state).  The
+    result is the exact expected statistics of the merged posterior, so every total
+    (:func:`induce.infer.hmm_passes.totals_from_local`) keeps its sum.
+    """
+    gamma[:, k] += gamma[:, l]
+    gamma[:, l] = 0.0
+    sent_trans[:, :, k] += sent_trans[:, :, l]
+    sent_trans[:, :, l] = 0.0
+    sent_trans[:, k + 1, :] += sent_trans[:, l + 1, :]
+    sent_trans[:, l + 1, :] = 0.0
+
+
+def candidate_pairs(emit: np.ndarray, min_usage: float) -> list[tuple[int, int]]:
+    """Pairs of states with at least ``min_usage`` expected tokens, most alike emissions first.
+
+    Alike = smallest Jensen-Shannon divergence between the normalised emission columns; the
+    pair is ``(k, l)`` with ``k`` the more used state (the one that survives).
+    """
+    usage = emit.sum(axis=0)
+    used = [int(k) for k in np.argsort(-usage, kind="stable") if usage[k] >= min_usage]
+    P = emit / np.maximum(usage, 1e-300)[None, :]
+    pairs = [(used[i], used[j]) for i in range(len(used)) for j in range(i + 1, len(used))]
+    return sorted(pairs, key=lambda p: jensenshannon(P[:, p[0]], P[:, p[1]]))
+
+
+def sentence_split(sent_trans: np.ndarray, gamma: np.ndarray, tokens: np.ndarray, offsets: np.ndarray, W: int,
+                   k: int, seed: int) -> np.ndarray | None:
+    """Sentences to move from state ``k`` to a new state: the smaller of two 2-means clusters.
+
+    Each sentence with expected mass in ``k`` is described by its normalised word histogram within
+    ``k`` (``q(z_t = k)`` per word) next to its normalised incoming transitions into ``k``
+    (``E[C^i_{j,k}]``, ``j = 0..K``, self-transitions left out); clusters are weighted by that mass.
+    Returns a boolean mask over sentences, or ``None`` if there is nothing to split.
+    """
+    I = offsets.shape[0] - 1
+    sent = np.repeat(np.arange(I), np.diff(offsets))
+    mass = np.bincount(sent, weights=gamma[:, k], minlength=I)
+    words = np.zeros((I, W))
+    np.add.at(words, (sent, tokens), gamma[:, k])
+    incoming = sent_trans[:, :, k].copy()
+    incoming[:, k + 1] = 0.0
+    use = np.flatnonzero(mass > 0.5)
+    if use.size < 2:
+        return None
+    feats = np.hstack([words[use] / mass[use, None],
+                       incoming[use] / np.maximum(incoming[use].sum(axis=1, keepdims=True), 1e-300)])
+    if np.allclose(feats, feats[0]):
+        return None
+    labels = KMeans(n_clusters=2, n_init=3, random_state=seed).fit(feats, sample_weight=mass[use]).labels_
+    second = labels == 1 if mass[use][labels == 1].sum() <= mass[use][labels == 0].sum() else labels == 0
+    mask = np.zeros(I, dtype=bool)
+    mask[use[second]] = True
+    return mask if 0 < mask.sum() < use.size else None
+
+
+def split_locals(sent_trans: np.ndarray, gamma: np.ndarray, offsets: np.ndarray, k: int, l: int,
+                 moved: np.ndarray) -> None:
+    """Move state ``k`` of the sentences ``moved`` to the unused state ``l``, in place.
+
+    Within a moved sentence every ``k`` becomes ``l`` (marginals, column ``k`` and row ``k+1`` of its
+    expected transition counts), so the statistics stay the exact ones of a relabelled posterior.
+    """
+    tok = np.repeat(moved, np.diff(offsets))
+    gamma[tok, l] = gamma[tok, k]
+    gamma[tok, k] = 0.0
+    st = sent_trans[moved]
+    st[:, :, l] = st[:, :, k]
+    st[:, :, k] = 0.0
+    st[:, l + 1, :] = st[:, k + 1, :]
+    st[:, k + 1, :] = 0.0
+    sent_trans[moved] = st
+
+
+def _advance(state, step: Callable, score: Callable, passes: int):
+    """``passes`` passes of ``step`` on ``state`` (in place); returns it and its ``score``."""
+    for _ in range(passes):
+        step(state)
+    return state, score(state)
+
+
+def move_round(state, step: Callable, score: Callable, trial_passes: int, min_usage: float, max_trials: int,
+               data, seed: int) -> tuple[object, list[dict]]:
+    """Split trials for the used states, most used first (while an unused one is left; at most half of
+    ``max_trials``), then :func:`merge_round` with the trials left.
+
+    Each split (:func:`sentence_split`, :func:`split_locals`) is run for ``trial_passes`` passes and
+    kept when its bound beats as many passes from the current state.  Returns the state to go on
+    from and one record per trial."""
+
+    records = []
+    current = state
+    base_score = None
+    for k in [int(k) for k in np.argsort(-state.emit.sum(axis=0), kind="stable")]:
+        usage = current.emit.sum(axis=0)
+        free = np.flatnonzero(usage < min_usage)
+        if usage[k] < 2 * min_usage or free.size == 0 or len(records) >= max_trials // 2:
+            continue
+        moved = sentence_split(current.sent_trans, current.gamma, data.tokens, data.offsets, data.W, k, seed)
+        if moved is None:
+            continue
+        if base_score is None:
+            base_score = _advance(copy.deepcopy(current), step, score, trial_passes)[1]
+        trial = copy.deepcopy(current)
+        split_locals(trial.sent_trans, trial.gamma, data.offsets, k, int(free[0]), moved)
+        trial, trial_score = _advance(trial, step, score, trial_passes)
+        accepted = trial_score > base_score
+        records.append({"split": [k, int(free[0])], "bound": trial_score, "baseline": base_score,
+                        "accepted": accepted})
+        if accepted:
+            current, base_score = trial, None
+    current, merged = merge_round(current, step, score, trial_passes, min_usage, max_trials - len(records))
+    return current, records + merged
+
+
+def merge_counts(trans: np.ndarray, emit: np.ndarray, k: int, l: int) -> None:
+    """Merge state ``l`` into ``k`` in global counts, in place: transition column and row
+    (``trans`` ``(K+1, K)``, row 0 the start) and emission column (``emit`` ``(W, K)``).
+    (:func:`merge_locals` on one sentence, for the stochastic estimates that have no local store.)"""
+    merge_locals(trans[None], emit, k, l)
+
+
+def merge_entropy_loss(trans: np.ndarray, k: int, l: int) -> float:
+    """What merging ``k`` and ``l`` takes from the entropy of ``q(z)``, estimated from the transition counts.
+
+    Given the merged labels, the old ones say only which of ``k``, ``l`` each visit to the merged state
+    was; read as a Markov chain with the expected counts ``E[C]``, every row ``j`` (the start, the
+    other states, ``k`` and ``l`` themselves) chooses between them with entropy
+    ``(a + b) log(a + b) - a log a - b log b``, ``a = E[C_jk]``, ``b = E[C_jl]``.  A sticky duplicate
+    (whole sentences in ``k`` or in ``l``) loses little; a state whose tokens flip between the two
+    loses about ``log 2`` a token, what it gains in eq. 5.10.
+    """
+    a = np.maximum(trans[:, k], 0.0)
+    b = np.maximum(trans[:, l], 0.0)
+    return float(np.sum(xlogy(a + b, a + b) - xlogy(a, a) - xlogy(b, b)))
+
+
+def instant_merges(trans: np.ndarray, emit: np.ndarray, pi: np.ndarray, sigma: float, pseudo: np.ndarray,
+                   total: float, min_usage: float, max_trials: int) -> list[tuple[int, int]]:
+    """Greedy merges of global counts kept when they raise the bound of eq. 5.13 at once.
+
+    For stochastic CVI, whose global counts ``N`` have no per-sentence store to run trial passes from:
+    each candidate (:func:`candidate_pairs`) is scored without further passes, as eq. 5.10 plus the
+    integrated emissions, ``pi`` of the merged state being the sum, minus the entropy the merge takes
+    from ``q(z)`` (:func:`merge_entropy_loss`).  ``trans``, ``emit`` and ``pi`` are changed in place;
+    returns the merged pairs.
+    """
+    def score(c_trans, c_emit, p):
+        return (hdp.transition_log_evidence(c_trans, p, sigma)
+                + hdp.emission_log_evidence(c_emit, pseudo, total))
+
+    done, tried, changed = [], 0, True
+    while changed and tried < max_trials:
+        changed = False
+        current = score(trans, emit, pi)
+        for k, l in candidate_pairs(emit, min_usage):
+            if tried >= max_trials:
+                break
+            tried += 1
+            t2, e2, p2 = trans.copy(), emit.copy(), pi.copy()
+            merge_counts(t2, e2, k, l)
+            p2[k] += p2[l]
+            if score(t2, e2, p2) - merge_entropy_loss(trans, k, l) > current:
+                trans[:], emit[:], pi[:] = t2, e2, p2
+                done.append((k, l))
+                changed = True
+                break
+    return done
+
+
+def merge_round(state, step: Callable, score: Callable, trial_passes: int, min_usage: float,
+                max_trials: int) -> tuple[object, list[dict]]:
+    """Greedy merges: for each candidate pair (:func:`candidate_pairs`) compare ``trial_passes``
+    passes from the merged state with as many from ``state``; keep the merged one when its bound
+    is higher, then go on from it.  ``state`` has ``sent_trans``, ``gamma`` and ``emit`` and is
+    copied (never changed); ``step(s)`` runs one pass on ``s``; ``score(s)`` is the bound.
+    Returns the state to continue from (``state`` itself if nothing was accepted) and one record
+    per trial."""
+
+    records, tried = [], 0
+    if max_trials <= 0:
+        return state, records
+    base, base_score = _advance(copy.deepcopy(state), step, score, trial_passes)
+    current = state
+    changed = True
+    while changed and tried < max_trials:
+        changed = False
+        for k, l in candidate_pairs(current.emit, min_usage):
+            if tried >= max_trials:
+                break
+            tried += 1
+            trial = copy.deepcopy(current)
+            merge_locals(trial.sent_trans, trial.gamma, k, l)
+            trial, trial_score = _advance(trial, step, score, trial_passes)
+            accepted = trial_score > base_score
+            records.append({"merge": [k, l], "bound": trial_score, "baseline": base_score, "accepted": accepted})
+            if accepted:
+                current = trial
+                base, base_score = _advance(copy.deepcopy(trial), step, score, trial_passes)
+                changed = True
+                break
+    return current, records

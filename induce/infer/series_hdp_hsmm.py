@@ -1,0 +1,190 @@
+"""The HDP-HSMM (paper 002 section 4) with vi, svi, cvi2 and scvi over numeric sequences.
+
+Direct-assignment truncation at ``K = n_states``: ``q(x)`` lives on states ``1..K``, the top-level
+weights are a point estimate ``b*`` over the ``K`` states and the rest (``K + 1`` entries, J&W's
+``q(beta) = delta_{beta*}``), and the transition rows are ``pi_i ~ DP(sigma beta)`` restricted to
+``j != i``: by the aggregation property of the Dirichlet, the renormalised off-diagonal row
+``pi_i / (1 - pi_ii)`` over the other states and the rest is ``Dir(sigma b*_{\\i})``.  The start row is
+``Dir(sigma b*)`` over all ``K`` states and the rest.  (J&W write ``alpha`` for ``sigma``; induce's
+HDP code calls the transition concentration ``sigma`` and the top-level one ``gamma``.)
+
+Mean field (``vi``, ``svi``): ``q(pi_i) = Dir(lam_i)``, ``lam_i = sigma b*_{\\i} + C_i`` (the rest entry
+has no counts), the messages see ``exp E log pi_ij = exp(psi(lam_ij) - psi(sum_{j' in row} lam_ij'))``
+(paper 002 eq. 3) and the emission and duration factors of :mod:`induce.infer.series_hsmm`.  ``b*``
+maximises ``ln GEM(b*; gamma) + sum_i E_q ln p(pi_i | b*)`` (J&W section 4): in batch ``vi`` by a
+gradient ascent that only accepts increases after every pass (so the ELBO
+``sum log Z - KL(q(pi) || p(pi | b*)) + ln GEM(b*) - KL(emissions) - KL(durations)`` never decreases);
+in ``svi`` by one truncated gradient step per minibatch (:func:`induce.infer.hdp_svi.truncated_step`,
+as the HDP-HMM's SVI baseline).  The gradient of the off-diagonal rows, derived in docs/hsmm_cvi.md
+section 4 (J&W's printed version has the top-level ``gamma`` where ``sigma`` belongs and drops the
+``k = i`` term, which is not zero once ``b*_rest = 1 - sum_k b*_k``).
+
+Collapsed (``cvi2``, ``scvi``, docs/hsmm_cvi.md section 4): the surrogate transitions are the
+posterior means ``(C^{\\i}_ij + sigma b*_j) / (C^{\\i}_i. + sigma sum_{j' in row} b*_j')``; ``b*`` takes the
+same ascent with ``q(pi_i) = Dir(sigma b* + C_i)`` at the expected counts after every sweep (scvi: one
+truncated step per minibatch): an EM step on ``ln GEM(b*) + sum_i ln DirMult(C_i | sigma b*_{\\i})``, whose
+maxima are its fixed points.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import digamma, gammaln
+
+from .estimators import dirichlet_kl
+from .hdp_svi import stick_gradient, truncated_step
+from .series_hsmm import HSMMFit
+
+HDP_HSMM_ALGORITHMS = ("vi", "svi", "cvi2", "scvi")
+
+
+def support(K: int) -> np.ndarray:
+    """``(K+1, K+1)`` mask of each transition row's support: the start row everything, row ``i + 1`` all
+    but state ``i`` (the last column is the rest of the stick)."""
+    mask = np.ones((K + 1, K + 1), dtype=bool)
+    mask[1:, :K][np.eye(K, dtype=bool)] = False
+    return mask
+
+
+def rows_of(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The start row ``(K+1,)`` and the off-diagonal rows ``(K, K)`` of a ``(K+1, K+1)`` array."""
+    K = X.shape[0] - 1
+    return X[0], X[1:][support(K)[1:]].reshape(K, K)
+
+
+def log_gem(b: np.ndarray, gamma: float) -> float:
+    """``ln GEM(b; gamma)`` of the first ``K`` weights: Beta(1, gamma) sticks ``v_i = b_i / c_i`` with the
+    Jacobian, ``sum_{i<K} ln gamma + (gamma - 1) ln c_{i+1} - gamma ln c_i`` (``c_i = 1 - sum_{l<i} b_l``;
+    its gradient is the prior term of :func:`induce.infer.hdp_svi.stick_gradient`)."""
+    c = 1.0 - np.concatenate([[0.0], np.cumsum(b[:-1])])
+    return float(np.sum(np.log(gamma) + (gamma - 1.0) * np.log(c[1:]) - gamma * np.log(c[:-1])))
+
+
+def lambdas(C: np.ndarray, b: np.ndarray, sigma: float) -> np.ndarray:
+    """``(K+1, K+1)`` Dirichlet parameters ``sigma b* + [C, 0]`` (entries outside :func:`support` unused)."""
+    return sigma * b[None, :] + np.hstack([np.maximum(C, 0.0), np.zeros((C.shape[0], 1))])
+
+
+def row_log_means(lam: np.ndarray, rule: str) -> np.ndarray:
+    """``(K+1, K+1)`` log transition parameters of every row over its support (``-inf`` outside it):
+    ``psi(lam_ij) - psi(lam_i.)`` (vi, svi; paper 002 eq. 3) or ``log(lam_ij / lam_i.)`` (the posterior
+    mean: cvi2, scvi and decoding)."""
+    mask = support(lam.shape[0] - 1)
+    total = np.where(mask, lam, 0.0).sum(axis=1, keepdims=True)
+    with np.errstate(divide="ignore"):
+        out = digamma(lam) - digamma(total) if rule in ("vi", "svi") else np.log(lam) - np.log(total)
+    return np.where(mask, out, -np.inf)
+
+
+def hdp_hsmm_transitions(rule: str, C: np.ndarray, b: np.ndarray, sigma: float) -> tuple[np.ndarray, np.ndarray]:
+    """``(log pi (K,), log A (K, K))`` the messages see (the rest of the stick is never entered)."""
+    K = C.shape[1]
+    logp = row_log_means(lambdas(C, b, sigma), rule)
+    return logp[0, :K], logp[1:, :K]
+
+
+def row_expectations(C: np.ndarray, b: np.ndarray, sigma: float) -> np.ndarray:
+    """``E_{Dir(lam_i)} ln pi_ij`` under ``lam = sigma b* + C`` (0 outside the support)."""
+    logp = row_log_means(lambdas(C, b, sigma), "vi")
+    return np.where(np.isfinite(logp), logp, 0.0)
+
+
+def stick_objective(b: np.ndarray, elog: np.ndarray, sigma: float, gamma: float) -> float:
+    """``ln GEM(b) + sum_i E ln Dir(pi_i; sigma b_{\\i})`` with the expectations ``elog`` held fixed."""
+    mask = support(len(b) - 1)
+    a = np.where(mask, sigma * b[None, :], 1.0)  # 1 outside the support: gammaln(1) = 0, (a - 1) e = 0
+    per_row = (gammaln(np.where(mask, a, 0.0).sum(axis=1)) - gammaln(a).sum(axis=1)
+               + ((a - 1.0) * elog).sum(axis=1))
+    return log_gem(b, gamma) + float(per_row.sum())
+
+
+def stick_objective_gradient(b: np.ndarray, elog: np.ndarray, sigma: float, gamma: float) -> np.ndarray:
+    """Gradient of :func:`stick_objective` w.r.t. ``b_1..b_K`` with ``b_rest = 1 - sum_k b_k`` (docs/hsmm_cvi.md
+    eq. 9): the prior term of :func:`~induce.infer.hdp_svi.stick_gradient`, plus per row ``r`` with support
+    ``S_r``: ``sigma (E ln pi_rk - psi(sigma b_k))`` for ``k in S_r``, ``sigma (psi(sigma b_rest) - E ln
+    pi_r,rest)`` for every ``k``, and ``-sigma psi(sigma (1 - b_i))`` for ``k = i`` in the row of state ``i``
+    (its total ``sigma (1 - b_i)``; the start row's total ``sigma`` is constant)."""
+    K = len(b) - 1
+    within = support(K)[:, :K]
+    g = stick_gradient(b, np.ones((0, K + 1)), sigma, gamma)  # no rows: the GEM prior's gradient alone
+    g += sigma * (np.where(within, elog[:, :K], 0.0).sum(axis=0) - within.sum(axis=0) * digamma(sigma * b[:K]))
+    g += sigma * ((K + 1) * digamma(sigma * b[K]) - elog[:, K].sum())
+    g -= sigma * digamma(sigma * (1.0 - b[:K]))
+    return g
+
+
+def stick_ascent(b: np.ndarray, elog: np.ndarray, sigma: float, gamma: float, n_steps: int = 50,
+                 tol: float = 1e-10) -> np.ndarray:
+    """Gradient ascent on :func:`stick_objective` keeping every entry positive and accepting only increases
+    (the step doubles after a success and halves after a failure)."""
+    value, step = stick_objective(b, elog, sigma, gamma), 1e-3
+    for _ in range(n_steps):
+        grad = stick_objective_gradient(b, elog, sigma, gamma)
+        while step > 1e-14:
+            new = truncated_step(b, grad, step)
+            new_value = stick_objective(new, elog, sigma, gamma) if new is not b else -np.inf
+            if new_value > value:
+                break
+            step *= 0.5
+        else:
+            return b
+        gain = new_value - value
+        b, value, step = new, new_value, step * 2.0
+        if gain < tol * max(1.0, abs(value)):
+            break
+    return b
+
+
+@dataclass
+class HDPHSMMFit(HSMMFit):
+    """An :class:`HSMMFit` under the HDP transition prior, truncated at ``n_states``; ``b`` the stick."""
+
+    gamma: float = 1.0
+    sigma: float = 1.0
+
+    algorithms = HDP_HSMM_ALGORITHMS
+
+    def run(self, sequences):
+        self.b = np.full(self.n_states + 1, 1.0 / (self.n_states + 1))
+        return super().run(sequences)
+
+    def _name(self) -> str:
+        return "hdp-hsmm"
+
+    def _initial_gamma(self, stacked, spans):
+        """A random segmentation (J&W section 6 start from random draws): segments of durations uniform on
+        ``1..D``, each labelled uniformly over the ``K`` states; 0.9 of every step's responsibility on its
+        label, as :meth:`EmissionFamily.init_gamma`.  (The k-means start splits each true state into
+        fragments that then alternate or share its segments: 9 effective states for 3 on the test data;
+        labels from a GEM(gamma) draw merge states more often; docs/experiments/hsmm.md.)"""
+        K, Dm = self.n_states, self.durations.max_duration
+        gamma0 = np.full((stacked.shape[0], K), 0.1 / K)
+        for lo, hi in spans:
+            t = lo
+            while t < hi:
+                d = int(self.rng.integers(1, Dm + 1))
+                gamma0[t:min(t + d, hi), self.rng.integers(K)] += 0.9
+                t += d
+        return gamma0
+
+    def transitions(self, rule, C):
+        return hdp_hsmm_transitions(rule, C, self.b, self.sigma)
+
+    def transition_bound(self, C):
+        """``KL(q(pi) || p(pi | b*)) - ln GEM(b*)``: every row over its support."""
+        lam = lambdas(C, self.b, self.sigma)
+        prior = np.broadcast_to(self.sigma * self.b, lam.shape)
+        (l0, loff), (p0, poff) = rows_of(lam), rows_of(prior)
+        return dirichlet_kl(l0[None], p0[None]) + dirichlet_kl(loff, poff) - log_gem(self.b, self.gamma)
+
+    def _after_pass(self, state):
+        """Batch: ``b*`` to a maximum of its objective with ``q(pi) = Dir(sigma b* + C)`` held fixed."""
+        self.b = stick_ascent(self.b, row_expectations(state["C"], self.b, self.sigma), self.sigma, self.gamma)
+
+    def _after_minibatch(self, state, rho):
+        """svi/scvi: one truncated gradient step of size ``rho / items`` (as the HDP-HMM's SVI baseline)."""
+        grad = stick_objective_gradient(self.b, row_expectations(state["C"], self.b, self.sigma), self.sigma,
+                                        self.gamma)
+        self.b = truncated_step(self.b, grad, rho / max(1.0, len(state["bounds"])))

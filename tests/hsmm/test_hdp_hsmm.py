@@ -1,0 +1,107 @@
+"""HDP-HSMM (paper 002 sec. 4): the stick objective's gradient, the monotone ELBO of batch vi, the number of
+effective states on data from a 3-state HSMM at truncation 10, svi/cvi2/scvi, save/load and the CLI."""
+
+import json
+
+import numpy as np
+import pytest
+
+from induce.cli import main
+from induce.errors import ConfigError
+from induce.infer.series_hdp_hsmm import (log_gem, row_expectations, stick_ascent, stick_objective,
+                                          stick_objective_gradient)
+from induce.series.hsmm import HDPHSMMSegmenter
+
+from .test_fit import sample_hsmm
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(0)
+    return [sample_hsmm(600, rng)[0] for _ in range(4)]
+
+
+@pytest.fixture(scope="module")
+def vi_model(data):
+    return HDPHSMMSegmenter(10, max_duration=60, infer="vi", n_iter=40, random_state=1).fit(data)
+
+
+def test_log_gem_is_the_stick_breaking_density():
+    """ln GEM(b; gamma) = sum_i ln Beta(v_i; 1, gamma) + ln |dv/db| with v_i = b_i / (1 - sum_{l<i} b_l)."""
+    from scipy import stats
+
+    b = np.array([0.3, 0.2, 0.4, 0.1])
+    c = 1.0 - np.concatenate([[0.0], np.cumsum(b[:-1])])
+    v = b[:-1] / c[:-1]
+    expected = stats.beta(1.0, 2.5).logpdf(v).sum() - np.log(c[:-1]).sum()
+    assert log_gem(b, 2.5) == pytest.approx(expected, rel=1e-12)
+
+
+def test_stick_gradient_matches_finite_differences_and_ascent_increases():
+    rng = np.random.default_rng(0)
+    K, sigma, gamma = 4, 2.0, 1.5
+    b = rng.dirichlet(np.ones(K + 1))
+    C = rng.exponential(5.0, size=(K + 1, K))
+    C[1:][np.eye(K, dtype=bool)] = 0.0
+    elog = row_expectations(C, b, sigma)
+    grad = stick_objective_gradient(b, elog, sigma, gamma)
+    for k in range(K):
+        e = np.zeros(K + 1)
+        e[k], e[K] = 1e-6, -1e-6  # b_rest = 1 - sum b_k
+        num = (stick_objective(b + e, elog, sigma, gamma) - stick_objective(b - e, elog, sigma, gamma)) / 2e-6
+        assert grad[k] == pytest.approx(num, rel=1e-5)
+    new = stick_ascent(b, elog, sigma, gamma)
+    assert np.all(new > 0) and new.sum() == pytest.approx(1.0)
+    assert stick_objective(new, elog, sigma, gamma) > stick_objective(b, elog, sigma, gamma)
+
+
+def test_vi_elbo_never_decreases_and_finds_three_states(vi_model):
+    model = vi_model
+    trace = np.array(model.trace_)
+    assert np.all(np.diff(trace) >= -1e-7 * np.abs(trace[1:])), trace
+    assert model.effective_states() == 3
+    assert model.stick_.shape == (11,) and model.stick_.sum() == pytest.approx(1.0)
+    np.testing.assert_allclose(np.sort(model.mean_durations()[model.family_.counts(model.stats_) > 50]),
+                               [5.0, 15.0, 30.0], rtol=0.15)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("infer", ["svi", "cvi2", "scvi"])
+def test_stochastic_and_collapsed_fits_score_near_vi(data, vi_model, infer):
+    """The heavily used states sit at the three true means and the held-out score is close to vi's."""
+    rng = np.random.default_rng(7)
+    test = [sample_hsmm(600, rng)[0]]
+    model = HDPHSMMSegmenter(10, max_duration=60, infer=infer, n_iter=30, batch_size=1, subsequence_length=600,
+                             random_state=1).fit(data)
+    usage = model.family_.counts(model.stats_)
+    means = model.family_.point_estimate(model.stats_)["means"][usage > 0.05 * usage.sum(), 0]
+    assert np.all(np.min(np.abs(means[:, None] - np.array([-4.0, 0.0, 4.0])[None]), axis=0) < 0.5), means
+    assert model.score(test) == pytest.approx(vi_model.score(test), abs=0.05)
+
+
+def test_save_load_and_bad_settings(tmp_path, data):
+    x = data[0]
+    model = HDPHSMMSegmenter(5, max_duration=40, infer="vi", n_iter=5, tol=0).fit(x)
+    path = tmp_path / "m.npz"
+    model.save(path)
+    again = HDPHSMMSegmenter.load(path)
+    np.testing.assert_array_equal(again.stick_, model.stick_)
+    assert again.score(x) == pytest.approx(model.score(x))
+    with pytest.raises(ConfigError):
+        HDPHSMMSegmenter(5, infer="em").fit(x)
+    with pytest.raises(ConfigError):
+        HDPHSMMSegmenter(5, sigma=0.0).fit(x)
+
+
+def test_segment_hdp_hsmm_reports_effective_states(tmp_path, capsys, data):
+    series = tmp_path / "s.csv"
+    series.write_text("x\n" + "\n".join(f"{v:.4f}" for v in data[1][:, 0]) + "\n")
+    model = tmp_path / "m.npz"
+    args = ["segment", str(series), "--model", "hdp-hsmm", "--states", "6", "--max-duration", "60",
+            "--iterations", "15", "--save-model", str(model), "--json"]
+    assert main(args) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert 1 <= summary["effective_states"] <= 6 and len(summary["mean_durations"]) == 6
+    assert main(["segment", str(series), "--model", "hdp-hsmm", "--load", str(model), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["effective_states"] == summary["effective_states"]
+    assert main(["segment", str(series), "--model", "hdp-hsmm", "--infer", "em"]) == 2
