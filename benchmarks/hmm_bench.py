@@ -12,6 +12,7 @@ Usage::
     python benchmarks/hmm_bench.py semi-tune --corpus wsj --algorithms em,vi,cvi1,cvi2
     python benchmarks/hmm_bench.py fit --corpus ewt --algorithms cvi2 --states 45
     python benchmarks/hmm_bench.py combine --inputs a.json,b.json --tag _10seeds
+    python benchmarks/hmm_bench.py passes --before /path/to/old/checkout --iterations 7
 
 ``speed``: seconds per iteration of every algorithm on CoNLL-2000 train+test
 (259k tokens, K=45) next to hmmlearn's ``CategoricalHMM`` EM
@@ -28,6 +29,11 @@ best setting per algorithm and metric goes to the JSON, which ``accuracy
 ``semi-tune``: alpha x beta grid for ``semi`` on sentences 1000-1999 with the
 complete dictionary (``semi --tuned`` reads the best setting by accuracy).
 ``fit``: whole fits (setup included) in CPU and wall seconds (200 iterations).
+``passes``: CPU seconds of one call of each compiled pass (cvi1, cgs, cvi2 in
+blocks of 256, an svi and an scvi epoch through ``stochastic_hmm.run``) of the
+checkout ``--before`` against this one's, in one process, alternated, on the
+same inputs (CoNLL-2000, K=45): the check that splitting a pass into named
+steps cost nothing.
 ``combine``: pools the runs of several ``accuracy`` JSON files (seed ranges run
 separately) and reports mean and sd over all of them.
 ``accuracy`` and ``tune`` also take ``em-map`` (MAP Baum-Welch) and ``hmmlearn``.
@@ -58,6 +64,7 @@ from induce.taggers import HMMTagger
 ROOT = Path(__file__).resolve().parent
 CORPORA = Path(os.environ.get("INDUCE_CORPORA", ROOT.parent.parent / "shared" / "corpora"))
 ALGORITHMS = ("em", "vi", "cvi1", "cvi2", "cgs")
+STOCHASTIC = ("svi", "scvi")  # speed: s per epoch (minibatches of 1,000 sentences)
 # accuracy/tune also take "em-map" (Baum-Welch with MAP M-steps under the Dirichlet
 # priors, HMMTagger(map_estimate=True)) and "hmmlearn" (the peer's EM, posterior decoding)
 
@@ -166,11 +173,18 @@ def mode_speed(args):
         # shared machine this is what a quiet core would take, summed over threads
         cpu = [time.process_time()]
         start = time.perf_counter()
-        model = HMMTagger(n_states=K, infer=infer, n_iter=args.iterations + 1, cvi2_block=block, random_state=0,
-                          callback=lambda rec: cpu.append(time.process_time())).fit(corpus)
+        if infer in STOCHASTIC:
+            # an iteration is an epoch of minibatches of 1,000 sentences; the trace holds training seconds
+            model = HMMTagger(n_states=K, infer=infer, n_epochs=args.iterations, batch_size=1000, random_state=0,
+                              heldout_every=0).fit(corpus)
+            per_iter = model.trace_[-1]["seconds"] / args.iterations
+            cpu_iter = (time.process_time() - cpu[0]) / args.iterations
+        else:
+            model = HMMTagger(n_states=K, infer=infer, n_iter=args.iterations + 1, cvi2_block=block, random_state=0,
+                              callback=lambda rec: cpu.append(time.process_time())).fit(corpus)
+            per_iter = statistics.median(r["seconds"] for r in model.trace_[1:])
+            cpu_iter = statistics.median(np.diff(cpu[1:]))
         total = time.perf_counter() - start
-        per_iter = statistics.median(r["seconds"] for r in model.trace_[1:])
-        cpu_iter = statistics.median(np.diff(cpu[1:]))
         setup = total - sum(r["seconds"] for r in model.trace_)
         name = f"{infer} block {block}" if block else ("cvi2 (exact)" if infer == "cvi2" else infer)
         rows.append({"algorithm": name, "s_per_iter": per_iter, "cpu_s_per_iter": cpu_iter,
@@ -448,9 +462,89 @@ def mode_peer(args):
             "beta": args.beta, "rows": rows}
 
 
+def _module_from(path: Path, name: str):
+    """The module file ``path`` imported as ``induce.infer.<name>`` (its relative imports resolve in this induce)."""
+    import importlib.util
+    import sys
+
+    spec = importlib.util.spec_from_file_location(f"induce.infer.{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def mode_passes(args):
+    from induce.infer import hmm_batched, hmm_passes, stochastic_hmm
+
+    corpus, _ = corpus_by_name(args.corpus)
+    K, W, alpha, beta = args.states, len(corpus.vocab), 0.1, 0.1
+    tokens = np.ascontiguousarray(corpus.tokens, dtype=np.int32)
+    offsets = np.ascontiguousarray(corpus.offsets, dtype=np.int64)
+    I, N = len(offsets) - 1, len(tokens)
+    names = ("hmm_passes", "hmm_batched", "stochastic_hmm")
+    versions = {"before": {n: _module_from(Path(args.before) / "induce" / "infer" / f"{n}.py", f"_before_{n}")
+                           for n in names},
+                "after": dict(zip(names, (hmm_passes, hmm_batched, stochastic_hmm)))}
+    no_mask = np.zeros((0, 0), dtype=np.uint8)
+    order = np.arange(I, dtype=np.int64)
+    st32 = np.zeros((I, K + 1, K), dtype=np.float32)
+    g32 = np.zeros((N, K), dtype=np.float32)
+    hmm_passes.init_chain_posteriors(tokens, offsets, K, 1, st32, g32)
+    q = g32.astype(np.float64)
+    z = np.random.default_rng(1).integers(0, K, size=N).astype(np.int32)
+
+    def cvi1(m):
+        G, Ce = np.zeros((K + 1, K)), np.zeros((W, K))
+        hmm_passes.factorised_counts(tokens, offsets, q, W, G, Ce)
+        return lambda: m["hmm_passes"].cvi1_pass(G, Ce, q.copy(), tokens, offsets, order, alpha, beta, no_mask)
+
+    def cgs(m):
+        Ct, Ce = np.zeros((K + 1, K), np.int64), np.zeros((W, K), np.int64)
+        hmm_passes.hard_counts(tokens, offsets, z, W, K, Ct, Ce)
+        return lambda: m["hmm_passes"].cgs_pass(Ct, Ce, z.copy(), tokens, offsets, alpha, beta, 1.0, 3, no_mask,
+                                                np.zeros((0, K), np.int32))
+
+    def block(m):
+        Ct, Ce = np.zeros((K + 1, K)), np.zeros((W, K))
+        hmm_passes.totals_from_local(tokens, offsets, st32, g32, W, Ct, Ce)
+        return lambda: m["hmm_batched"].cvi2_block_pass(Ct, Ce, st32.copy(), g32.copy(), tokens, offsets, order, alpha,
+                                                        beta, no_mask, 256, hmm_passes.n_threads())
+
+    def epoch(algorithm):
+        def make(m):
+            sh = m["stochastic_hmm"]
+            counts = sh.GlobalCounts.exponential(np.random.default_rng(0), K, W, N)
+            batches = sh.sentence_batches(tokens, offsets, 1000, 1, np.random.default_rng(0))
+            return lambda: sh.run(counts, sh.SentenceUpdater(algorithm, alpha, beta, I), batches, tau=1.0, kappa=0.5)
+        return make
+
+    cases = {"cvi1": cvi1, "cgs": cgs, "cvi2 block 256": block, "svi epoch": epoch("svi"), "scvi epoch": epoch("scvi")}
+    seconds = {(c, v): [] for c in cases for v in versions}
+    for r in range(args.iterations + 1):  # round 0 compiles / loads the caches
+        for case, make in cases.items():
+            for v in (("before", "after") if r % 2 else ("after", "before")):
+                call = make(versions[v])
+                t0 = time.process_time()
+                call()
+                if r:
+                    seconds[case, v].append(time.process_time() - t0)
+    rows = []
+    for case in cases:
+        b, a = (statistics.median(seconds[case, v]) for v in ("before", "after"))
+        rows.append({"pass": case, "before_cpu_s": b, "after_cpu_s": a, "after_over_before": a / b,
+                     "pairs": [round(x / y, 3) for x, y in zip(seconds[case, "after"], seconds[case, "before"])]})
+        print(f"{case:16s} before {b:7.3f}  after {a:7.3f} CPU s  after/before {a / b:6.3f}  per round "
+              f"{rows[-1]['pairs']}", flush=True)
+    return {"corpus": args.corpus, "tokens": N, "states": K, "before": str(args.before), "rounds": args.iterations,
+            "rows": rows, "load": os.getloadavg()}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("mode", choices=("speed", "accuracy", "peer", "tune", "blocks", "semi", "semi-tune", "combine", "fit"))
+    parser.add_argument("mode", choices=("speed", "accuracy", "peer", "tune", "blocks", "semi", "semi-tune", "combine", "fit",
+                                         "passes"))
+    parser.add_argument("--before", default=None, help="passes: the checkout whose passes are timed against these")
     parser.add_argument("--inputs", default="", help="combine: comma-separated accuracy JSON files to pool")
     parser.add_argument("--corpus", default=None, help="conll2000 | wsj1k | wsj | ewt | brown | brown-base")
     parser.add_argument("--states", type=int, default=None)
@@ -475,7 +569,8 @@ def main():
     args = parser.parse_args()
     defaults = {"speed": ("conll2000", 45, 3), "accuracy": ("wsj1k", None, 200), "peer": ("conll2000", 45, 50),
                 "tune": ("wsjdev", None, 200), "blocks": ("wsj", None, 50),
-                "semi": ("wsj", None, 50), "semi-tune": ("wsj", None, 50), "combine": (None, None, 0), "fit": ("ewt", None, 200)}
+                "semi": ("wsj", None, 50), "semi-tune": ("wsj", None, 50), "combine": (None, None, 0), "fit": ("ewt", None, 200),
+                "passes": ("conll2000", 45, 7)}
     corpus, states, iterations = defaults[args.mode]
     args.corpus = args.corpus or corpus
     args.states = args.states if args.states is not None else states

@@ -14,17 +14,138 @@ keeps
   decreasing objectives, the cap), also issued through :mod:`warnings` as
   :class:`~induce.infer.convergence.FitWarning` (the CLI prints them as
   ``induce: warning: ...`` and lists them in its JSON).
+
+Hyperparameters are validated declaratively: a class lists its constraints in
+``_parameter_constraints`` (name -> :class:`Integer`, :class:`Real`,
+:class:`Options`, :class:`Seed`, :class:`Boolean`, :class:`Items` or
+:class:`AnyOf`; subclasses extend their parents' table), and every ``fit`` /
+``fit_*`` method of a subclass first checks its own hyperparameters against it
+(:meth:`InduceEstimator._validate_params`), raising
+:class:`induce.errors.ConfigError` with one line naming the parameter, the
+value and what was expected.  Checks that relate several parameters, or a
+parameter and the data, stay in the estimator.
 """
 
 from __future__ import annotations
 
+import functools
+import numbers
 import warnings
 
+import numpy as np
 from sklearn.base import BaseEstimator
 
+from .errors import ConfigError, _domain, check_float, check_int, check_seed
 from .infer.convergence import ConvergenceMonitor, FitWarning
 
-__all__ = ["InduceEstimator"]
+__all__ = ["InduceEstimator", "Integer", "Real", "Options", "Seed", "Boolean", "Items", "AnyOf", "SCHEDULE"]
+
+
+class Constraint:
+    """A hyperparameter's domain: :meth:`check` raises ``ConfigError`` (one line) for a value outside it."""
+
+    expected = ""  # what the domain is, after "must be"
+
+    def accepts(self, value) -> bool:
+        raise NotImplementedError
+
+    def check(self, name: str, value) -> None:
+        if not self.accepts(value):
+            raise ConfigError(f"{name} must be {self.expected}; got {value!r}")
+
+
+class Integer(Constraint):
+    """An integer (not a bool) in ``[minimum, maximum]`` (:func:`induce.errors.check_int`)."""
+
+    def __init__(self, minimum: int | None = None, maximum: int | None = None):
+        self.minimum, self.maximum = minimum, maximum
+        self.expected = f"an integer {_domain(minimum, maximum, False, False)}"
+
+    def accepts(self, value) -> bool:
+        try:
+            check_int("", value, self.minimum, self.maximum)
+        except ConfigError:
+            return False
+        return True
+
+
+class Real(Constraint):
+    """A finite real number (not a bool or a string) within the bounds, open or closed (:func:`induce.errors.check_float`)."""
+
+    def __init__(self, minimum: float | None = None, maximum: float | None = None, *, min_open: bool = False,
+                 max_open: bool = False):
+        self.bounds = dict(minimum=minimum, maximum=maximum, min_open=min_open, max_open=max_open)
+        self.expected = f"a finite number {_domain(minimum, maximum, min_open, max_open)}"
+
+    def accepts(self, value) -> bool:
+        if not isinstance(value, numbers.Real) or isinstance(value, (bool, np.bool_)):
+            return False
+        try:
+            check_float("", value, **self.bounds)
+        except ConfigError:
+            return False
+        return True
+
+
+class Options(Constraint):
+    """One of a fixed set of values (names, or ``None``)."""
+
+    def __init__(self, *choices):
+        self.choices = choices
+        self.expected = ("one of " if len(choices) > 1 else "") + ", ".join(map(str, choices))
+
+    def accepts(self, value) -> bool:
+        return any(value is c or (c is not None and isinstance(value, str) and value == c) for c in self.choices)
+
+
+class Seed(Constraint):
+    """A seed: ``None`` or an integer in ``[0, 2**32)`` (:func:`induce.errors.check_seed`)."""
+
+    expected = "None or an integer in [0, 4294967295]"
+
+    def accepts(self, value) -> bool:
+        try:
+            check_seed("", value)
+        except ConfigError:
+            return False
+        return True
+
+
+class Boolean(Constraint):
+    """``True`` or ``False``."""
+
+    expected = "True or False"
+
+    def accepts(self, value) -> bool:
+        return isinstance(value, (bool, np.bool_))
+
+
+class Items(Constraint):
+    """A list or tuple of ``length`` items (any length >= 1 when ``None``), each accepted by ``item``."""
+
+    def __init__(self, item: Constraint, length: int | None = None):
+        self.item, self.length = item, length
+        self.expected = (f"a sequence of {length} items" if length else "a non-empty sequence") + f", each {item.expected}"
+
+    def accepts(self, value) -> bool:
+        return (isinstance(value, (list, tuple)) and (len(value) == self.length if self.length else len(value) > 0)
+                and all(self.item.accepts(v) for v in value))
+
+
+class AnyOf(Constraint):
+    """A value accepted by any of ``constraints``."""
+
+    def __init__(self, *constraints: Constraint):
+        self.constraints = constraints
+        self.expected = " or ".join(c.expected for c in constraints)
+
+    def accepts(self, value) -> bool:
+        return any(c.accepts(value) for c in self.constraints)
+
+
+#: the step-size schedule of the stochastic algorithms, rho_m = (tau + m + 1)^-kappa with kappa in
+#: [0.5, 1] (Robbins-Monro; thesis eq. 3.103), over minibatches of ``batch_size``
+SCHEDULE = {"tau": Real(0.0), "kappa": Real(0.5, 1.0), "batch_size": Integer(1)}
 
 
 #: hyperparameter names of model files written before the names were shared across estimators
@@ -32,8 +153,42 @@ RENAMED_PARAMS = {"prior": "alpha", "n_iterations": "n_iter", "n_ibm1_iterations
                   "progress": "verbose"}
 
 
+def _validating(method):
+    """``method`` preceded by the estimator's :meth:`InduceEstimator._validate_params`."""
+    @functools.wraps(method)
+    def fit(self, *args, **kwargs):
+        self._validate_params()
+        return method(self, *args, **kwargs)
+
+    return fit
+
+
 class InduceEstimator(BaseEstimator):
     """Base of every induce estimator (see the module docstring)."""
+
+    #: hyperparameter name -> :class:`Constraint`; a subclass's table extends its parents'
+    _parameter_constraints: dict[str, Constraint] = {}
+
+    def __init_subclass__(cls, **kwargs):
+        """Make every ``fit`` / ``fit_*`` the subclass defines start with :meth:`_validate_params`."""
+        super().__init_subclass__(**kwargs)
+        for name, method in list(vars(cls).items()):
+            if (name == "fit" or name.startswith("fit_")) and callable(method):
+                setattr(cls, name, _validating(method))
+
+    @classmethod
+    def _constraints(cls) -> dict[str, Constraint]:
+        """The constraints of this class's hyperparameters: its table over its parents' (nearest wins)."""
+        table: dict[str, Constraint] = {}
+        for klass in reversed(cls.__mro__):
+            table.update(vars(klass).get("_parameter_constraints", {}))
+        names = set(cls._get_param_names())
+        return {k: v for k, v in table.items() if k in names}
+
+    def _validate_params(self) -> None:
+        """Check every constrained hyperparameter (``ConfigError`` naming the parameter, the value, the domain)."""
+        for name, constraint in self._constraints().items():
+            constraint.check(name, getattr(self, name))
 
     @classmethod
     def _from_params(cls, params: dict):

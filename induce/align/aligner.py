@@ -16,9 +16,9 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from .. import modelfile
-from ..base import InduceEstimator
+from ..base import AnyOf, Boolean, InduceEstimator, Integer, Options, Real, Seed
 from ..corpus.vocab import Vocabulary
-from ..errors import ConfigError, check_float, check_seed
+from ..errors import ConfigError
 from ..resources import alignment_bytes, check_memory, sentence_label
 from ..kernels.align import links_to_matrix, posteriors_to_matrix
 from ..modelfile import Field
@@ -81,6 +81,15 @@ class WordAligner(InduceEstimator):
         workers (:mod:`induce.distributed.align`); ``None``: in this process.
     """
 
+    _parameter_constraints = {
+        "model": Options(*MODELS), "infer": Options(*INFERENCE), "n_iter": Integer(1), "n_iter_ibm1": Integer(0),
+        "tol": Real(0.0), "alpha": AnyOf(Options(None), Real(0.0, min_open=True)), "prior_support": Options(*SUPPORTS),
+        "jump_alpha": AnyOf(Options(None), Real(0.0, min_open=True)), "learn_hyper": Boolean(),
+        "null_prob": Real(0.0, 1.0, max_open=True), "max_jump": Integer(1), "hmm_cvi": Options(*HMM_CVI),
+        "symmetrize": Options(*METHODS, *DIRECTIONAL), "decode": Options(*DECODERS),
+        "posterior_threshold": Real(0.0, 1.0), "random_state": Seed(), "verbose": Boolean(),
+    }
+
     def __init__(self, model: str = "hmm", infer: str = "cvi", n_iter: int = MAX_ITER, n_iter_ibm1: int = MAX_ITER_IBM1,
                  tol: float = TOL, alpha: float | None = None, prior_support: str = "vocabulary",
                  jump_alpha: float | None = None, learn_hyper: bool = False, null_prob: float = 0.2, max_jump: int = 7,
@@ -106,28 +115,6 @@ class WordAligner(InduceEstimator):
         self.verbose = verbose
         self.client = client
 
-    # ----------------------------------------------------------- validation
-    def _validate(self) -> None:
-        for name, value, allowed in (("model", self.model, MODELS), ("infer", self.infer, INFERENCE),
-                                     ("hmm_cvi", self.hmm_cvi, HMM_CVI), ("decode", self.decode, DECODERS),
-                                     ("prior_support", self.prior_support, SUPPORTS),
-                                     ("symmetrize", self.symmetrize, METHODS + DIRECTIONAL)):
-            if value not in allowed:
-                raise ConfigError(f"{name} must be one of {', '.join(allowed)}; got {value!r}")
-        if self.n_iter < 1 or self.n_iter_ibm1 < 0:
-            raise ConfigError("n_iter must be >= 1 and n_iter_ibm1 >= 0")
-        for name in ("alpha", "jump_alpha"):
-            if getattr(self, name) is not None:
-                check_float(name, getattr(self, name), 0.0, min_open=True)
-        check_float("tol", self.tol, 0.0)
-        check_float("posterior_threshold", self.posterior_threshold, 0.0, 1.0), check_seed("random_state", self.random_state)
-        if not 0.0 <= self.null_prob < 1.0:
-            raise ConfigError(f"null_prob must be in [0, 1); got {self.null_prob}")
-        if self.max_jump < 1:
-            raise ConfigError(f"max_jump must be >= 1; got {self.max_jump}")
-        if self.client is not None and self.infer == "cvi":
-            raise ConfigError("on a cluster the aligner runs infer='em' or 'vi', not cvi")
-
     def _config(self) -> TrainConfig:
         learn = tuple(name for name in ("alpha", "jump_alpha")[:2 if self.model == "hmm" else 1]
                       if self.learn_hyper and self.infer != "em" and getattr(self, name) is None)
@@ -141,7 +128,8 @@ class WordAligner(InduceEstimator):
     # ------------------------------------------------------------- training
     def fit(self, pairs: Iterable[Pair]) -> "WordAligner":
         """Train the direction(s) required by ``symmetrize`` on ``(source, target)`` token lists."""
-        self._validate()
+        if self.client is not None and self.infer == "cvi":
+            raise ConfigError("on a cluster the aligner runs infer='em' or 'vi', not cvi")
         pairs = list(pairs)
         directions = [d for d in DIRECTIONAL if self.symmetrize in (d, *METHODS)]
         src_len, tgt_len = [len(s) for s, _ in pairs], [len(t) for _, t in pairs]

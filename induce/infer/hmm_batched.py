@@ -19,7 +19,7 @@ import numpy as np
 from numba import njit, prange
 
 from ..kernels.hmm import forward_backward, store_sentence
-from .hmm_passes import _max_length
+from .hmm_passes import _max_length, move_emissions, shift_transitions, surrogate_transitions
 from ..kernels.hmm_lockstep import forward_backward_lockstep, lockstep_layout
 
 
@@ -130,6 +130,67 @@ def _block_tokens(offsets, order, block):
     return best
 
 
+@njit(cache=True)
+def _block_starts(offsets, order, lo, nb, start):
+    """``start[m]``: where sentence ``order[lo + m]`` of the block begins in the block's token scratch."""
+    start[0] = 0
+    for m in range(nb):
+        i = order[lo + m]
+        start[m + 1] = start[m] + offsets[i + 1] - offsets[i]
+
+
+@njit(cache=True)
+def _block_emissions(C_emit, col_tot, gamma, tokens, s, T, beta, allowed, own, link, first, own_col, E):
+    """Surrogate emissions of thesis eq. 3.50 against the block's frozen counts, for the ``T`` tokens
+    of the sentence at ``s``: ``E[t, k] = (C_{x_t,k} - own_{x_t,k} + b) / (C_{.,k} - own_{.,k} + W b)``,
+    zero where ``allowed`` forbids ``k``.  A word may repeat in the sentence, so its own counts are
+    summed by word type first (``own[f]`` at its first position ``f = link[t]``; ``first`` (W,) is the
+    scratch index, left all -1)."""
+    K = C_emit.shape[1]
+    W = C_emit.shape[0]
+    for k in range(K):
+        own_col[k] = col_tot[k]
+    for t in range(T):
+        w = tokens[s + t]
+        f = first[w]
+        if f < 0:
+            first[w] = t
+            link[t] = t
+            for k in range(K):
+                own[t, k] = gamma[s + t, k]
+        else:
+            link[t] = f
+            for k in range(K):
+                own[f, k] += gamma[s + t, k]
+        for k in range(K):
+            own_col[k] -= gamma[s + t, k]
+    for k in range(K):
+        own_col[k] = 1.0 / (max(own_col[k], 0.0) + W * beta)
+    constrained = allowed.shape[0] > 0
+    for t in range(T):
+        w = tokens[s + t]
+        f = link[t]
+        for k in range(K):
+            E[t, k] = (max(C_emit[w, k] - own[f, k], 0.0) + beta) * own_col[k]
+        if constrained:
+            for k in range(K):
+                if allowed[w, k] == 0:
+                    E[t, k] = 0.0
+    for t in range(T):
+        first[tokens[s + t]] = -1
+
+
+@njit(cache=True)
+def _commit_sentence(C_trans, row_tot, C_emit, col_tot, sent_trans, gamma, tokens, s, T, new_trans, new_gamma):
+    """Replace a sentence's stored statistics (``sent_trans`` (K+1, K), ``gamma[s:s+T]``) by the new ones,
+    already rounded to the storage dtype, and move the totals by the change (the add-back of thesis
+    eq. 3.44), so they stay the exact sums of what is stored."""
+    shift_transitions(C_trans, row_tot, sent_trans, new_trans)
+    move_emissions(C_emit, col_tot, gamma, tokens, s, T, -1.0)
+    gamma[s:s + T] = new_gamma
+    move_emissions(C_emit, col_tot, gamma, tokens, s, T, 1.0)
+
+
 @njit(cache=True, parallel=True)
 def cvi2_block_pass(C_trans, C_emit, sent_trans, gamma, tokens, offsets, order, alpha, beta, allowed, block,
                     n_chunks):
@@ -138,10 +199,11 @@ def cvi2_block_pass(C_trans, C_emit, sent_trans, gamma, tokens, offsets, order, 
     Same arguments and contract as :func:`induce.infer.hmm_passes.cvi2_pass`
     plus ``block`` (sentences per block) and ``n_chunks`` (threads).  The
     sentences ``order[b : b + block]`` are updated in parallel: sentence ``i``
-    runs forward-backward under the surrogate parameters (thesis eq. 3.49-3.50)
-    formed from ``C - c_i`` with ``C`` the counts at the start of its block and
-    ``c_i`` its own stored statistics; after the block every sentence's change
-    ``c_i^new - c_i^old`` is added to ``C``.  With ``block == 1`` this is the
+    runs forward-backward under the surrogate parameters (thesis eq. 3.49-3.50,
+    :func:`induce.infer.hmm_passes.surrogate_transitions`, :func:`_block_emissions`) formed from ``C - c_i``
+    with ``C`` the counts at the start of its block and ``c_i`` its own stored
+    statistics; after the block every sentence's change ``c_i^new - c_i^old`` is
+    added to ``C`` (:func:`_commit_sentence`).  With ``block == 1`` this is the
     exact sequential algorithm.  Returns ``sum_i log p(x^i | theta-^{\\i})``.
     """
     K = C_trans.shape[1]
@@ -163,88 +225,31 @@ def cvi2_block_pass(C_trans, C_emit, sent_trans, gamma, tokens, offsets, order, 
     link = np.empty((n_chunks, T_max), dtype=np.int64)
     first = np.full((n_chunks, W), -1, dtype=np.int64)
     own_col = np.empty((n_chunks, K))
-    new_trans = np.empty((block, K + 1, K))
-    new_gamma = np.empty((max_tok, K))
+    new_trans = np.empty((block, K + 1, K), dtype=sent_trans.dtype)
+    new_gamma = np.empty((max_tok, K), dtype=gamma.dtype)
     start = np.empty(block + 1, dtype=np.int64)
     ll_loc = np.zeros(n_chunks)
-    constrained = allowed.shape[0] > 0
+    prior = np.full(K, alpha)
     for lo in range(0, I, block):
         nb = min(I, lo + block) - lo
-        start[0] = 0
-        for m in range(nb):
-            i = order[lo + m]
-            start[m + 1] = start[m] + offsets[i + 1] - offsets[i]
+        _block_starts(offsets, order, lo, nb, start)
         for c in prange(n_chunks):
-            Ac = A[c]
             for m in range(c * nb // n_chunks, (c + 1) * nb // n_chunks):
                 i = order[lo + m]
                 s = offsets[i]
                 T = offsets[i + 1] - s
                 if T == 0:
                     continue
-                # transitions: (C - c_i + a) / (C. - c_i. + K a)       (thesis eq. 3.49)
-                for j in range(K + 1):
-                    r = row_tot[j]
-                    for k in range(K):
-                        r -= sent_trans[i, j, k]
-                    den = 1.0 / (max(r, 0.0) + K * alpha)
-                    for k in range(K):
-                        Ac[j, k] = (max(C_trans[j, k] - sent_trans[i, j, k], 0.0) + alpha) * den
-                # emissions: own counts of each word type of the sentence  (thesis eq. 3.50)
-                for k in range(K):
-                    own_col[c, k] = col_tot[k]
-                for t in range(T):
-                    w = tokens[s + t]
-                    f = first[c, w]
-                    if f < 0:
-                        first[c, w] = t
-                        link[c, t] = t
-                        for k in range(K):
-                            own[c, t, k] = gamma[s + t, k]
-                    else:
-                        link[c, t] = f
-                        for k in range(K):
-                            own[c, f, k] += gamma[s + t, k]
-                    for k in range(K):
-                        own_col[c, k] -= gamma[s + t, k]
-                for k in range(K):
-                    own_col[c, k] = 1.0 / (max(own_col[c, k], 0.0) + W * beta)
-                Ec = E[c]
-                for t in range(T):
-                    w = tokens[s + t]
-                    f = link[c, t]
-                    for k in range(K):
-                        Ec[t, k] = (max(C_emit[w, k] - own[c, f, k], 0.0) + beta) * own_col[c, k]
-                    if constrained:
-                        for k in range(K):
-                            if allowed[w, k] == 0:
-                                Ec[t, k] = 0.0
-                for t in range(T):
-                    first[c, tokens[s + t]] = -1
-                ll_loc[c] += forward_backward(Ac, Ec, T, fwd[c], bwd[c], scale[c], xi[c])
-                store_sentence(Ac, fwd[c], bwd[c], xi[c], T, new_trans[m], new_gamma[start[m]:start[m] + T])
-        # add every sentence's change to the counts (rounded to the storage dtype)
+                surrogate_transitions(C_trans, row_tot, sent_trans[i], prior, K * alpha, A[c])
+                _block_emissions(C_emit, col_tot, gamma, tokens, s, T, beta, allowed, own[c], link[c], first[c],
+                                 own_col[c], E[c])
+                ll_loc[c] += forward_backward(A[c], E[c], T, fwd[c], bwd[c], scale[c], xi[c])
+                store_sentence(A[c], fwd[c], bwd[c], xi[c], T, new_trans[m], new_gamma[start[m]:start[m] + T])
         for m in range(nb):
             i = order[lo + m]
             s = offsets[i]
             T = offsets[i + 1] - s
-            if T == 0:
-                continue
-            for j in range(K + 1):
-                for k in range(K):
-                    old = np.float64(sent_trans[i, j, k])
-                    sent_trans[i, j, k] = new_trans[m, j, k]
-                    v = np.float64(sent_trans[i, j, k])
-                    C_trans[j, k] = C_trans[j, k] - old + v
-                    row_tot[j] += v - old
-            g0 = start[m]
-            for t in range(T):
-                w = tokens[s + t]
-                for k in range(K):
-                    old = np.float64(gamma[s + t, k])
-                    gamma[s + t, k] = new_gamma[g0 + t, k]
-                    v = np.float64(gamma[s + t, k])
-                    C_emit[w, k] = C_emit[w, k] - old + v
-                    col_tot[k] += v - old
+            if T > 0:
+                _commit_sentence(C_trans, row_tot, C_emit, col_tot, sent_trans[i], gamma, tokens, s, T, new_trans[m],
+                                 new_gamma[start[m]:start[m] + T])
     return ll_loc.sum()
-

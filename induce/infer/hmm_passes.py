@@ -310,7 +310,175 @@ def factorised_counts(tokens, offsets, q, W, G, C_emit):
             C_emit[tokens[p], k] += q[p, k]
 
 
-@njit(cache=True, fastmath={"reassoc", "contract"})
+_FASTMATH = {"reassoc", "contract"}  # cvi1's helpers share the pass's flags, so inlining changes no result
+
+
+@njit(cache=True, fastmath=_FASTMATH)
+def _neighbours(q, p, t, T, a, b):
+    """``a = q(z_{t-1})``, ``b = q(z_{t+1})`` of token ``t`` at flat position ``p``; a missing
+    neighbour contributes no pair (zero vector)."""
+    K = q.shape[1]
+    for k in range(K):
+        a[k] = q[p - 1, k] if t > 0 else 0.0
+        b[k] = q[p + 1, k] if t < T - 1 else 0.0
+
+
+@njit(cache=True, fastmath=_FASTMATH)
+def _pair_products(G, a, b, pending, pa, pd, pb, f1, num):
+    """One pass over the pair counts ``G[1:]``: ``f1 = a^T G[1:]`` and ``num = G[1:] b``, the two
+    products of thesis eq. 3.37 and 3.39, with token ``t``'s pairs still in.  When ``pending``, the
+    previous token's deferred add-back ``G[1:] += pa pd^T + pd pb^T`` is applied in the same pass."""
+    K = G.shape[1]
+    for k in range(K):
+        f1[k] = 0.0
+    for j in range(K):
+        aj = a[j]
+        dot = 0.0
+        if pending:
+            paj = pa[j]
+            pdj = pd[j]
+            for k in range(K):
+                g = G[1 + j, k] + paj * pd[k] + pdj * pb[k]
+                G[1 + j, k] = g
+                f1[k] += aj * g
+                dot += g * b[k]
+        else:
+            for k in range(K):
+                g = G[1 + j, k]
+                f1[k] += aj * g
+                dot += g * b[k]
+        num[j] = dot
+
+
+@njit(cache=True, fastmath=_FASTMATH)
+def _norm_and_dot(u, v):
+    """``(u.u, u.v)`` in one pass."""
+    uu = 0.0
+    uv = 0.0
+    for k in range(u.shape[0]):
+        uu += u[k] * u[k]
+        uv += u[k] * v[k]
+    return uu, uv
+
+
+@njit(cache=True, fastmath=_FASTMATH)
+def _incoming_factor(G, q, p, t, a, qt, b, alpha, f1):
+    """Factor 1 of the update (thesis eq. 3.37) in place of ``f1 = a^T G[1:]``:
+    ``E[C^{\\t}_{z_{t-1},k}] + alpha``, the expected count of a move from ``z_{t-1}`` to ``k``
+    without token ``t``'s pairs.  ``G^{\\t} = G - a q_t^T - q_t b^T``, so ``a^T G^{\\t}`` is ``f1``
+    less ``(a.a) q_t + (a.q_t) b``; the pair ``(t-2, t-1)`` enters once, not through ``a^T G``
+    (its correction ``a (q_{t-2} - a.q_{t-2})``).  At a sentence start it is the start count ``G[0]``."""
+    K = G.shape[1]
+    if t == 0:
+        for k in range(K):
+            f1[k] = max(G[0, k] - qt[k], 0.0) + alpha
+        return
+    aa, aq = _norm_and_dot(a, qt)
+    for k in range(K):
+        f1[k] -= aa * qt[k] + aq * b[k]
+    if t >= 2:
+        qpp = q[p - 2]
+        dot = 0.0
+        for j in range(K):
+            dot += a[j] * qpp[j]
+        for k in range(K):
+            f1[k] += a[k] * (qpp[k] - dot)
+    for k in range(K):
+        f1[k] = max(f1[k], 0.0) + alpha
+
+
+@njit(cache=True, fastmath=_FASTMATH)
+def _outgoing_factor(R, q, p, t, T, a, qt, b, num, f1, alpha, new):
+    """``new = f1 x`` factor 2 (thesis eq. 3.39): ``(E[C^{\\t}_{k,z_{t+1}}] + a + q_{t-1}(k) q_{t+1}(k))
+    / (E[C^{\\t}_{k,.}] + K a + q_{t-1}(k))`` from ``num = G[1:] b`` less token ``t``'s pairs (and the
+    pair ``(t+1, t+2)`` counted once) and the row totals ``R``; the last token of a sentence has no
+    outgoing pair (``new = f1``)."""
+    K = R.shape[0] - 1
+    if t >= T - 1:
+        for k in range(K):
+            new[k] = f1[k]
+        return
+    bb, qb = _norm_and_dot(b, qt)
+    bc = 0.0
+    c = b
+    if t < T - 2:
+        c = q[p + 2]
+        for k in range(K):
+            bc += b[k] * c[k]
+    for k in range(K):
+        nk = num[k] - a[k] * qb - qt[k] * bb
+        if t < T - 2:
+            nk += b[k] * (c[k] - bc)
+        nk = max(nk, 0.0) + alpha + a[k] * b[k]
+        den = max(R[1 + k] - a[k] - qt[k], 0.0) + K * alpha + a[k]
+        new[k] = f1[k] * nk / den
+
+
+@njit(cache=True, fastmath=_FASTMATH)
+def _emission_factor(C_emit, col_tot, w, qt, beta, allowed, new):
+    """``new x`` factor 3 (thesis eq. 3.34), ``(E[C^{\\t}_{k,w}] + b) / (E[C^{\\t}_{.,k}] + W b)``,
+    zero where the tag dictionary ``allowed`` (empty: none) forbids ``k`` for ``w``; returns the sum
+    of ``new`` (the normaliser, at least ``_TINY``)."""
+    K = C_emit.shape[1]
+    W = C_emit.shape[0]
+    constrained = allowed.shape[0] > 0
+    tot = 0.0
+    for k in range(K):
+        v = new[k] * (max(C_emit[w, k] - qt[k], 0.0) + beta) / (max(col_tot[k] - qt[k], 0.0) + W * beta)
+        if constrained and allowed[w, k] == 0:
+            v = 0.0
+        new[k] = v
+        tot += v
+    if tot < _TINY:
+        tot = _TINY
+    return tot
+
+
+@njit(cache=True, fastmath=_FASTMATH)
+def _set_marginal(new, tot, qt, d, change):
+    """``q(z_t) <- new / tot`` (thesis eq. 3.33); ``d`` = new - old, what the counts change by.
+    Returns the running total of changes ``change + sum |d|``."""
+    for k in range(qt.shape[0]):
+        v = new[k] / tot
+        d[k] = v - qt[k]
+        change += abs(d[k])
+        qt[k] = v
+    return change
+
+
+@njit(cache=True, fastmath=_FASTMATH)
+def _add_back(G, R, C_emit, col_tot, w, t, T, a, b, d, pa, pd, pb):
+    """Add token ``t``'s statistics back with its new ``q(z_t)`` (change ``d``): the start row
+    ``G[0]`` at a sentence start, the row totals ``R`` of the pair ``(t, t+1)``, the emission counts.
+    The pair rows' update ``G[1:] += a d^T + d b^T`` is deferred to the next pass over ``G``
+    (:func:`_pair_products`): it is stored in ``(pa, pd, pb)``; returns whether it is pending."""
+    K = G.shape[1]
+    if t == 0:
+        for k in range(K):
+            G[0, k] += d[k]
+    for k in range(K):
+        pa[k] = a[k]
+        pd[k] = d[k]
+        pb[k] = b[k]
+    if t < T - 1:
+        for j in range(K):
+            R[1 + j] += d[j]
+    for k in range(K):
+        C_emit[w, k] += d[k]
+        col_tot[k] += d[k]
+    return T > 1
+
+
+@njit(cache=True, fastmath=_FASTMATH)
+def _apply_rank2(G, pa, pd, pb):
+    """The deferred add-back of the last token: ``G[1:] += pa pd^T + pd pb^T``."""
+    K = G.shape[1]
+    for j in range(K):
+        for k in range(K):
+            G[1 + j, k] += pa[j] * pd[k] + pd[j] * pb[k]
+
+
+@njit(cache=True, fastmath=_FASTMATH)
 def cvi1_pass(G, C_emit, q, tokens, offsets, order, alpha, beta, allowed):
     """One sweep of CVI algorithm 1 (thesis eq. 3.33 with 3.37-3.39), token by token.
 
@@ -332,9 +500,11 @@ def cvi1_pass(G, C_emit, q, tokens, offsets, order, alpha, beta, allowed):
     and putting token ``t`` back with its new ``q_t`` is one rank-2 update of
     ``G`` by the change ``d = q_t^{new} - q_t``, made during the next token's
     pass: one O(K^2) pass over ``G`` per token (four multiply-adds per entry).
+    Steps: :func:`_neighbours`, :func:`_pair_products`, :func:`_incoming_factor`,
+    :func:`_outgoing_factor`, :func:`_emission_factor`, :func:`_set_marginal`,
+    :func:`_add_back` (numba inlines them: same speed as one body, docs/experiments/speed.md).
     """
     K = G.shape[1]
-    W = C_emit.shape[0]
     R = G.sum(axis=1)
     col_tot = C_emit.sum(axis=0)
     a = np.zeros(K)
@@ -348,7 +518,6 @@ def cvi1_pass(G, C_emit, q, tokens, offsets, order, alpha, beta, allowed):
     pb = np.zeros(K)
     pending = False
     change = 0.0
-    constrained = allowed.shape[0] > 0
     for n in range(order.shape[0]):
         i = order[n]
         s = offsets[i]
@@ -357,111 +526,15 @@ def cvi1_pass(G, C_emit, q, tokens, offsets, order, alpha, beta, allowed):
             p = s + t
             w = tokens[p]
             qt = q[p]
-            # neighbours' marginals; a missing neighbour contributes no pair (zero vector)
-            for k in range(K):
-                a[k] = q[p - 1, k] if t > 0 else 0.0
-                b[k] = q[p + 1, k] if t < T - 1 else 0.0
-            # one pass over G[1:]: f1 = a^T G[1:], num = G[1:] b, with token t's pairs
-            # still in; the previous token's rank-2 update is applied in the same pass
-            for k in range(K):
-                f1[k] = 0.0
-            for j in range(K):
-                aj = a[j]
-                dot = 0.0
-                if pending:
-                    paj = pa[j]
-                    pdj = pd[j]
-                    for k in range(K):
-                        g = G[1 + j, k] + paj * pd[k] + pdj * pb[k]
-                        G[1 + j, k] = g
-                        f1[k] += aj * g
-                        dot += g * b[k]
-                else:
-                    for k in range(K):
-                        g = G[1 + j, k]
-                        f1[k] += aj * g
-                        dot += g * b[k]
-                num[j] = dot
-            # factor 1 (eq. 3.37): expected count of z_{t-1} -> k without token t's pairs
-            if t == 0:
-                for k in range(K):
-                    f1[k] = max(G[0, k] - qt[k], 0.0) + alpha
-            else:
-                aa = 0.0
-                aq = 0.0
-                for k in range(K):
-                    aa += a[k] * a[k]
-                    aq += a[k] * qt[k]
-                for k in range(K):
-                    f1[k] -= aa * qt[k] + aq * b[k]
-                if t >= 2:
-                    # the pair (t-2, t-1) enters once, not through q_{t-1}^T G (3.37)
-                    qpp = q[p - 2]
-                    dot = 0.0
-                    for j in range(K):
-                        dot += a[j] * qpp[j]
-                    for k in range(K):
-                        f1[k] += a[k] * (qpp[k] - dot)
-                for k in range(K):
-                    f1[k] = max(f1[k], 0.0) + alpha
-            # factor 3 (eq. 3.34) and factor 2 (eq. 3.39)
-            tot = 0.0
-            if t < T - 1:
-                qb = 0.0
-                bb = 0.0
-                for k in range(K):
-                    qb += qt[k] * b[k]
-                    bb += b[k] * b[k]
-                bc = 0.0
-                c = b
-                if t < T - 2:
-                    c = q[p + 2]
-                    for k in range(K):
-                        bc += b[k] * c[k]
-                for k in range(K):
-                    nk = num[k] - a[k] * qb - qt[k] * bb
-                    if t < T - 2:
-                        nk += b[k] * (c[k] - bc)
-                    nk = max(nk, 0.0) + alpha + a[k] * b[k]
-                    den = max(R[1 + k] - a[k] - qt[k], 0.0) + K * alpha + a[k]
-                    new[k] = f1[k] * nk / den
-            else:
-                for k in range(K):
-                    new[k] = f1[k]
-            for k in range(K):
-                v = new[k] * (max(C_emit[w, k] - qt[k], 0.0) + beta) / (max(col_tot[k] - qt[k], 0.0) + W * beta)
-                if constrained and allowed[w, k] == 0:
-                    v = 0.0
-                new[k] = v
-                tot += v
-            if tot < _TINY:
-                tot = _TINY
-            # new q(z_t); d = new - old is what the counts change by
-            for k in range(K):
-                v = new[k] / tot
-                d[k] = v - qt[k]
-                change += abs(d[k])
-                qt[k] = v
-            if t == 0:
-                for k in range(K):
-                    G[0, k] += d[k]
-            # G[1:] += a d^T + d b^T, deferred to the next pass over G; the row
-            # totals change by d (pair t -> t+1)
-            pending = T > 1
-            for k in range(K):
-                pa[k] = a[k]
-                pd[k] = d[k]
-                pb[k] = b[k]
-            if t < T - 1:
-                for j in range(K):
-                    R[1 + j] += d[j]
-            for k in range(K):
-                C_emit[w, k] += d[k]
-                col_tot[k] += d[k]
+            _neighbours(q, p, t, T, a, b)
+            _pair_products(G, a, b, pending, pa, pd, pb, f1, num)
+            _incoming_factor(G, q, p, t, a, qt, b, alpha, f1)
+            _outgoing_factor(R, q, p, t, T, a, qt, b, num, f1, alpha, new)
+            tot = _emission_factor(C_emit, col_tot, w, qt, beta, allowed, new)
+            change = _set_marginal(new, tot, qt, d, change)
+            pending = _add_back(G, R, C_emit, col_tot, w, t, T, a, b, d, pa, pd, pb)
     if pending:
-        for j in range(K):
-            for k in range(K):
-                G[1 + j, k] += pa[j] * pd[k] + pd[j] * pb[k]
+        _apply_rank2(G, pa, pd, pb)
     return change / max(1, tokens.shape[0])
 
 
@@ -494,6 +567,31 @@ def _tempered_table(offset, power, n):
 
 
 @njit(cache=True)
+def _count_tables(alpha, beta, K, W, power, size):
+    """Tempered factors of thesis eq. 3.25 for counts ``0 .. size-1``: transition numerators
+    ``(c + alpha)^s``, row totals ``(c + K alpha)^-s``, state totals ``(c + W beta)^-s``."""
+    return (_tempered_table(alpha, power, size), _tempered_table(K * alpha, -power, size),
+            _tempered_table(W * beta, -power, size))
+
+
+@njit(cache=True, inline="always")
+def _draw(prob, tot, old):
+    """A state drawn from the unnormalised ``prob`` (sum ``tot``) by inversion; ``old`` when all are zero."""
+    K = prob.shape[0]
+    u = np.random.random() * tot
+    new = K - 1
+    acc = 0.0
+    for k in range(K):
+        acc += prob[k]
+        if u < acc:
+            new = k
+            break
+    if tot <= 0.0:
+        new = old
+    return new
+
+
+@njit(cache=True)
 def cgs_pass(Ct, Ce, z, tokens, offsets, alpha, beta, temperature, seed, allowed, votes):
     """One sweep of collapsed Gibbs sampling (thesis eq. 3.25) at a temperature.
 
@@ -512,6 +610,11 @@ def cgs_pass(Ct, Ce, z, tokens, offsets, alpha, beta, temperature, seed, allowed
     largest state total ``C_{.,k}`` (each token has one incoming transition), so
     the transition and state-total tables are sized by that and grow when it
     does; emission counts are at most the largest word frequency.
+    Per token: remove its counts, its tempered conditional (eq. 3.25), a draw
+    (:func:`_draw`), add its counts back.  These steps stay in the loop body:
+    as njit helpers (plain or ``inline="always"``) numba kept reference-count
+    operations on their array arguments per token and the sweep took 1.3x as
+    long (docs/experiments/speed.md).
     """
     np.random.seed(seed)
     K = Ct.shape[1]
@@ -527,15 +630,11 @@ def cgs_pass(Ct, Ce, z, tokens, offsets, alpha, beta, temperature, seed, allowed
     max_freq = 0
     for w in range(W):
         max_freq = max(max_freq, Ce[w].sum())
-    # tempered factors of eq. 3.25 by count: emission numerators (c + beta),
-    # transition numerators (c + alpha), row totals (c + K alpha)^-1, state totals (c + W beta)^-1
-    emit_num = _tempered_table(beta, s, max_freq + 1)
+    emit_num = _tempered_table(beta, s, max_freq + 1)  # emission numerators (c + beta)^s
     size = min(N, 2 * Nk.max()) + 2
-    trans_num = _tempered_table(alpha, s, size)
-    trans_den = _tempered_table(K * alpha, -s, size)
-    emit_den = _tempered_table(W * beta, -s, size)
-    constrained = allowed.shape[0] > 0
+    trans_num, trans_den, emit_den = _count_tables(alpha, beta, K, W, s, size)
     tally = votes.shape[0] == N
+    constrained = allowed.shape[0] > 0
     changed = 0
     for i in range(offsets.shape[0] - 1):
         start = offsets[i]
@@ -546,7 +645,7 @@ def cgs_pass(Ct, Ce, z, tokens, offsets, alpha, beta, temperature, seed, allowed
             prev = 0 if p == start else 1 + z[p - 1]
             has_next = p + 1 < end
             nxt = z[p + 1] if has_next else -1
-            same = prev - 1  # the state of z_{t-1} (-1 at a sentence start)
+            # remove the token's counts: transition in, transition out, emission
             Ct[prev, old] -= 1
             R[prev] -= 1
             if has_next:
@@ -554,7 +653,8 @@ def cgs_pass(Ct, Ce, z, tokens, offsets, alpha, beta, temperature, seed, allowed
                 R[1 + old] -= 1
             Ce[w, old] -= 1
             Nk[old] -= 1
-            # eq. 3.25 with the counts C^{\t}, tempered
+            # eq. 3.25 with the counts C^{\t}, tempered; [prev = k] and [prev = k = next] as index offsets
+            same = prev - 1  # the state of z_{t-1} (-1 at a sentence start)
             tot = 0.0
             for k in range(K):
                 v = trans_num[Ct[prev, k]] * emit_num[Ce[w, k]] * emit_den[Nk[k]]
@@ -566,19 +666,11 @@ def cgs_pass(Ct, Ce, z, tokens, offsets, alpha, beta, temperature, seed, allowed
                     v = 0.0
                 prob[k] = v
                 tot += v
-            u = np.random.random() * tot
-            new = K - 1
-            acc = 0.0
-            for k in range(K):
-                acc += prob[k]
-                if u < acc:
-                    new = k
-                    break
-            if tot <= 0.0:
-                new = old
+            new = _draw(prob, tot, old)
             z[p] = new
             if new != old:
                 changed += 1
+            # add the token back in its new state
             Ct[prev, new] += 1
             R[prev] += 1
             if has_next:
@@ -588,9 +680,7 @@ def cgs_pass(Ct, Ce, z, tokens, offsets, alpha, beta, temperature, seed, allowed
             Nk[new] += 1
             if Nk[new] + 2 > size:
                 size = min(N, 2 * Nk[new]) + 2
-                trans_num = _tempered_table(alpha, s, size)
-                trans_den = _tempered_table(K * alpha, -s, size)
-                emit_den = _tempered_table(W * beta, -s, size)
+                trans_num, trans_den, emit_den = _count_tables(alpha, beta, K, W, s, size)
             if tally:
                 votes[p, new] += 1
     return changed

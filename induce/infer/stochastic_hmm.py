@@ -365,6 +365,87 @@ class RunResult:
     interrupted: bool = False
 
 
+def _resume(checkpoint: str | None, meta: dict, counts: GlobalCounts, updater, result: RunResult) -> None:
+    """Reload ``checkpoint`` into ``counts``, the ``updater``'s state and ``result`` (minibatches done,
+    tokens seen, training seconds, trace), after checking that it was made with the settings ``meta``."""
+    if not checkpoint:
+        raise ConfigError("--resume needs --checkpoint FILE")
+    if not Path(checkpoint).exists():
+        raise ConfigError(f"no checkpoint to resume from at {checkpoint}")
+    saved, arrays = load_checkpoint(checkpoint, "stochastic_hmm", _checkpoint_schema)
+    with reading(checkpoint, "checkpoint header"):
+        for key, value in meta.items():
+            if saved["settings"].get(key) != value:
+                raise ConfigError(f"checkpoint {checkpoint} was made with {key}={saved['settings'].get(key)!r}, "
+                                  f"this run has {key}={value!r}")
+        result.batches = int(saved["batches"])
+        result.tokens_seen = int(saved["tokens_seen"])
+        result.seconds = float(saved["seconds"])
+        result.trace = list(saved["trace"])
+        counts.load({k[7:]: v for k, v in arrays.items() if k.startswith("counts.")})
+        updater.load({k[8:]: v for k, v in arrays.items() if k.startswith("updater.")})
+
+
+def _save(checkpoint: str, meta: dict, counts: GlobalCounts, updater, result: RunResult) -> None:
+    """Write the counts, the updater's state, the trace and the progress of ``result`` atomically."""
+    arrays = {f"counts.{k}": v for k, v in counts.arrays().items()}
+    arrays.update({f"updater.{k}": v for k, v in updater.arrays().items()})
+    save_checkpoint(checkpoint, "stochastic_hmm",
+                    {"settings": meta, "batches": result.batches, "tokens_seen": result.tokens_seen,
+                     "seconds": result.seconds, "trace": result.trace}, arrays)
+
+
+class _Evaluation:
+    """A trace record: minibatch, tokens seen, training and wall seconds, step size, the minibatch's
+    per-token log-likelihood and the held-out per-token predictive log-likelihood (thesis eq.
+    3.108-3.109, when there is a held-out set), passed to ``callback``."""
+
+    def __init__(self, counts: GlobalCounts, heldout, alpha: float, beta: float, callback, wall0: float):
+        self.counts, self.heldout, self.alpha, self.beta = counts, heldout, alpha, beta
+        self.callback, self.wall0 = callback, wall0
+
+    def __call__(self, result: RunResult, rho: float, batch_ll: float, batch_tokens: int) -> None:
+        rec = {"batch": result.batches, "tokens_seen": result.tokens_seen, "seconds": round(result.seconds, 4),
+               "wall_seconds": round(time.perf_counter() - self.wall0, 4), "rho": rho}
+        if batch_tokens:
+            rec["minibatch_log_likelihood_per_token"] = batch_ll / batch_tokens
+        if self.heldout is not None:
+            rec["heldout_log_likelihood_per_token"] = heldout_loglik(self.counts, self.alpha, self.beta, *self.heldout)
+        result.trace.append(rec)
+        if self.callback is not None:
+            self.callback(rec)
+
+
+def _remaining(batches: Iterable, done: int, max_batches: int | None) -> Iterator:
+    """The minibatches still to run: ``batches`` without the ``done`` ones, up to ``max_batches`` in all."""
+    it: Iterator = iter(batches)
+    if done:
+        it = itertools.islice(it, done, None)
+    if max_batches is not None:
+        it = itertools.islice(it, max(0, max_batches - done))
+    return it
+
+
+def _progress_bar(done: int, max_batches: int | None, total_batches: int | None, desc: str):
+    """A tqdm bar over minibatches whose total is where the run will stop (unknown: none)."""
+    from tqdm import tqdm
+
+    bound = [n for n in (max_batches, total_batches) if n]
+    return tqdm(total=min(bound) if bound else None, initial=done, desc=desc, unit="batch", dynamic_ncols=True)
+
+
+def _step(counts: GlobalCounts, updater, batch, result: RunResult, tau: float, kappa: float) -> tuple[float, float, int]:
+    """One minibatch: step size ``rho_m = (tau + m + 1)^-kappa``, the updater's local step and global
+    update (thesis eq. 3.103), its training time.  Returns ``(rho, log-likelihood, tokens)``."""
+    t0 = time.perf_counter()
+    rho = step_size(result.batches, tau, kappa)
+    ll, ntok = updater(counts, rho, batch)
+    result.seconds += time.perf_counter() - t0
+    result.batches += 1
+    result.tokens_seen += ntok
+    return rho, ll, ntok
+
+
 def run(counts: GlobalCounts, updater, batches: Iterable, *, tau: float, kappa: float,
         heldout: tuple[np.ndarray, np.ndarray] | None = None, heldout_every: int = 0,
         alpha: float = 0.1, beta: float = 0.1, max_batches: int | None = None,
@@ -389,85 +470,32 @@ def run(counts: GlobalCounts, updater, batches: Iterable, *, tau: float, kappa: 
     minibatches the schedule makes) is the progress bar's total, capped by
     ``max_batches``.  ``stop_after`` stops (as if
     interrupted) after that many minibatches in total; tests use it.
+    Steps: :func:`_resume`, :func:`_step`, :class:`_Evaluation`, :func:`_save`.
     """
     meta = dict(meta or {})
     result = RunResult()
-    start_batch = 0
-    prior_seconds = 0.0
     if resume:
-        if not checkpoint:
-            raise ConfigError("--resume needs --checkpoint FILE")
-        if not Path(checkpoint).exists():
-            raise ConfigError(f"no checkpoint to resume from at {checkpoint}")
-        saved, arrays = load_checkpoint(checkpoint, "stochastic_hmm", _checkpoint_schema)
-        with reading(checkpoint, "checkpoint header"):
-            for key, value in meta.items():
-                if saved["settings"].get(key) != value:
-                    raise ConfigError(f"checkpoint {checkpoint} was made with {key}={saved['settings'].get(key)!r}, "
-                                      f"this run has {key}={value!r}")
-            start_batch = int(saved["batches"])
-            result.tokens_seen = int(saved["tokens_seen"])
-            prior_seconds = float(saved["seconds"])
-            result.trace = list(saved["trace"])
-            counts.load({k[7:]: v for k, v in arrays.items() if k.startswith("counts.")})
-            updater.load({k[8:]: v for k, v in arrays.items() if k.startswith("updater.")})
+        _resume(checkpoint, meta, counts, updater, result)
+    start_batch = result.batches
     policy = CheckpointPolicy(checkpoint_every, checkpoint_minutes)
 
     def write() -> None:
-        if not checkpoint:
-            return
-        arrays = {f"counts.{k}": v for k, v in counts.arrays().items()}
-        arrays.update({f"updater.{k}": v for k, v in updater.arrays().items()})
-        save_checkpoint(checkpoint, "stochastic_hmm",
-                        {"settings": meta, "batches": result.batches, "tokens_seen": result.tokens_seen,
-                         "seconds": result.seconds, "trace": result.trace}, arrays)
-        policy.written()
+        if checkpoint:
+            _save(checkpoint, meta, counts, updater, result)
+            policy.written()
 
-    train_seconds = prior_seconds
-    wall0 = time.perf_counter() - prior_seconds
-
-    def evaluate(m: int, rho: float, batch_ll: float, batch_tokens: int) -> None:
-        rec = {"batch": m, "tokens_seen": result.tokens_seen, "seconds": round(train_seconds, 4),
-               "wall_seconds": round(time.perf_counter() - wall0, 4), "rho": rho}
-        if batch_tokens:
-            rec["minibatch_log_likelihood_per_token"] = batch_ll / batch_tokens
-        if heldout is not None:
-            rec["heldout_log_likelihood_per_token"] = heldout_loglik(counts, alpha, beta, *heldout)
-        result.trace.append(rec)
-        if callback is not None:
-            callback(rec)
-
-    result.batches = start_batch
-    result.seconds = prior_seconds
+    evaluate = _Evaluation(counts, heldout, alpha, beta, callback, time.perf_counter() - result.seconds)
     if start_batch == 0 and (heldout is not None and heldout_every > 0):
-        evaluate(0, 0.0, 0.0, 0)
-    it: Iterator = iter(batches)
-    if start_batch:
-        it = itertools.islice(it, start_batch, None)
-    if max_batches is not None:
-        it = itertools.islice(it, max(0, max_batches - start_batch))
-    bar = None
-    if progress:
-        from tqdm import tqdm
-
-        bound = [n for n in (max_batches, total_batches) if n]  # the progress bar's total: where the run will stop
-        bar = tqdm(total=min(bound) if bound else None, initial=start_batch, desc=meta.get("infer", "stochastic"), unit="batch",
-                   dynamic_ncols=True)
+        evaluate(result, 0.0, 0.0, 0)
+    bar = _progress_bar(start_batch, max_batches, total_batches, meta.get("infer", "stochastic")) if progress else None
     rho, ll, ntok = 0.0, 0.0, 0
     evaluated_last = True
     with StopRequest() if checkpoint else _NoStop() as stop:
-        for batch in it:
-            t0 = time.perf_counter()
-            rho = step_size(result.batches, tau, kappa)
-            ll, ntok = updater(counts, rho, batch)
-            train_seconds += time.perf_counter() - t0
-            result.batches += 1
-            result.tokens_seen += ntok
-            result.seconds = train_seconds
-            evaluated_last = False
-            if heldout_every > 0 and result.batches % heldout_every == 0:
-                evaluate(result.batches, rho, ll, ntok)
-                evaluated_last = True
+        for batch in _remaining(batches, start_batch, max_batches):
+            rho, ll, ntok = _step(counts, updater, batch, result, tau, kappa)
+            evaluated_last = heldout_every > 0 and result.batches % heldout_every == 0
+            if evaluated_last:
+                evaluate(result, rho, ll, ntok)
             if bar is not None:
                 bar.update(1)
                 shown = dict(updater.meter.postfix()) if hasattr(updater, "meter") else {}  # on a dask cluster
@@ -483,7 +511,7 @@ def run(counts: GlobalCounts, updater, batches: Iterable, *, tau: float, kappa: 
     if bar is not None:
         bar.close()
     if not evaluated_last and not result.interrupted:
-        evaluate(result.batches, rho, ll, ntok)
+        evaluate(result, rho, ll, ntok)
     write()
     return result
 

@@ -69,6 +69,80 @@ def _grow(apps, used):
 
 
 @njit(cache=True)
+def _lexical_cell(e, idx, inside, i):
+    """Width-1 items: ``inside(i, i+1, A[a]) = e[i, A, a]``, theta(A[a] -> x_i) (thesis eq. 4.8's base case)."""
+    for a_sym in range(e.shape[1]):
+        row = idx[i, i + 1, a_sym]
+        if row >= 0:
+            for a in range(e.shape[2]):
+                inside[row, a] = e[i, a_sym, a]
+
+
+@njit(cache=True)
+def _record(apps, used, k, r, prow, lrow, rrow):
+    """Append the rule application ``(k, r, parent row, left row, right row)``; returns ``apps`` (grown when full)."""
+    if used == apps.shape[0]:
+        apps = _grow(apps, used)
+    apps[used, 0] = k
+    apps[used, 1] = r
+    apps[used, 2] = prow
+    apps[used, 3] = lrow
+    apps[used, 4] = rrow
+    return apps
+
+
+@njit(cache=True)
+def _apply_rule(bin_p, r, inside, prow, lrow, rrow, scale, use_max, back, t, tmp):
+    """Add one binary rule application ``A -> B C`` over ``(i, k, j)`` to the parent's inside scores
+    (thesis eq. 4.8): ``inside(A[a]) += scale sum_{b,c} theta(A[a] -> B[b] C[c]) I(B[b]) I(C[c])``;
+    with ``use_max`` the max over ``(b, c)`` replaces the sum and improvements set the back-pointer
+    ``back[prow, a] = (t, b, c)`` (``t``: the application's index)."""
+    h = inside.shape[1]
+    for b in range(h):
+        for c in range(h):
+            tmp[b, c] = inside[lrow, b] * inside[rrow, c]
+    for a in range(h):
+        s = 0.0
+        arg = 0
+        for b in range(h):
+            for c in range(h):
+                v = bin_p[r, a, b, c] * tmp[b, c]
+                if use_max:
+                    if v > s:
+                        s = v
+                        arg = b * h + c
+                else:
+                    s += v
+        s *= scale
+        if use_max:
+            if s > inside[prow, a]:
+                inside[prow, a] = s
+                back[prow, a, 0] = t
+                back[prow, a, 1] = arg // h
+                back[prow, a, 2] = arg % h
+        else:
+            inside[prow, a] += s
+
+
+@njit(cache=True)
+def _activate(idx, inside, live, act, top, i, j):
+    """Mark the items of cell ``(i, j)`` with a non-zero score live and list their symbols in ``act``
+    from ``top``; returns the new end of ``act``."""
+    for a_sym in range(idx.shape[2]):
+        row = idx[i, j, a_sym]
+        if row < 0:
+            continue
+        for a in range(inside.shape[1]):
+            if inside[row, a] > 0.0:
+                live[row] = True
+                break
+        if live[row]:
+            act[top] = a_sym
+            top += 1
+    return top
+
+
+@njit(cache=True)
 def chart_inside(e, allowed, bin_rules, left_off, left_rules, bin_p, scale, use_max):
     """Inside (or Viterbi, ``use_max``) scores of the allowed items.
 
@@ -77,10 +151,12 @@ def chart_inside(e, allowed, bin_rules, left_off, left_rules, bin_p, scale, use_
     ``apps[t] = (k, r, parent row, left row, right row)`` whose children are
     live, in bottom-up order (the outside and decoding passes replay them), and
     for ``use_max`` the back-pointers ``back[row, a] = (t, b, c)`` of the best
-    derivation of each item (shape ``(0, h, 3)`` otherwise).
+    derivation of each item (shape ``(0, h, 3)`` otherwise).  Cells by width:
+    :func:`_lexical_cell` or, for each split ``k``, live left child and rule
+    with an allowed parent and a live right child, :func:`_record` and
+    :func:`_apply_rule`; then :func:`_activate`.
     """
     n = e.shape[0]
-    n_sym = e.shape[1]
     h = e.shape[2]
     idx, rows = index_items(allowed)
     inside = np.zeros((rows, h))
@@ -97,11 +173,7 @@ def chart_inside(e, allowed, bin_rules, left_off, left_rules, bin_p, scale, use_
         for i in range(n - width + 1):
             j = i + width
             if width == 1:
-                for a_sym in range(n_sym):
-                    row = idx[i, j, a_sym]
-                    if row >= 0:
-                        for a in range(h):
-                            inside[row, a] = e[i, a_sym, a]
+                _lexical_cell(e, idx, inside, i)
             else:
                 for k in range(i + 1, j):
                     for q in range(act_start[i, k], act_start[i, k] + act_len[i, k]):
@@ -115,50 +187,11 @@ def chart_inside(e, allowed, bin_rules, left_off, left_rules, bin_p, scale, use_
                             rrow = idx[k, j, bin_rules[r, 2]]
                             if rrow < 0 or not live[rrow]:
                                 continue
-                            if used == apps.shape[0]:
-                                apps = _grow(apps, used)
-                            apps[used, 0] = k
-                            apps[used, 1] = r
-                            apps[used, 2] = prow
-                            apps[used, 3] = lrow
-                            apps[used, 4] = rrow
-                            for b in range(h):
-                                for c in range(h):
-                                    tmp[b, c] = inside[lrow, b] * inside[rrow, c]
-                            for a in range(h):
-                                s = 0.0
-                                arg = 0
-                                for b in range(h):
-                                    for c in range(h):
-                                        v = bin_p[r, a, b, c] * tmp[b, c]
-                                        if use_max:
-                                            if v > s:
-                                                s = v
-                                                arg = b * h + c
-                                        else:
-                                            s += v
-                                s *= scale
-                                if use_max:
-                                    if s > inside[prow, a]:
-                                        inside[prow, a] = s
-                                        back[prow, a, 0] = used
-                                        back[prow, a, 1] = arg // h
-                                        back[prow, a, 2] = arg % h
-                                else:
-                                    inside[prow, a] += s
+                            apps = _record(apps, used, k, r, prow, lrow, rrow)
+                            _apply_rule(bin_p, r, inside, prow, lrow, rrow, scale, use_max, back, used, tmp)
                             used += 1
             act_start[i, j] = top
-            for a_sym in range(n_sym):
-                row = idx[i, j, a_sym]
-                if row < 0:
-                    continue
-                for a in range(h):
-                    if inside[row, a] > 0.0:
-                        live[row] = True
-                        break
-                if live[row]:
-                    act[top] = a_sym
-                    top += 1
+            top = _activate(idx, inside, live, act, top, i, j)
             act_len[i, j] = top - act_start[i, j]
     return idx, inside, live, apps[:used], back
 

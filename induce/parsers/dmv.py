@@ -59,16 +59,16 @@ import numpy as np
 from tqdm import tqdm
 
 from .. import modelfile
-from ..base import InduceEstimator
+from ..base import AnyOf, Boolean, InduceEstimator, Integer, Options, Real, Seed
 from ..infer.convergence import TOL, ConvergenceMonitor, FitWarning
 from ..infer.estimators import params_from_counts
 from ..infer.hyper import fit_symmetric_dirichlet
 from ..kernels import dmv as kdmv
-from ..errors import ConfigError, check_float, check_int, check_seed
+from ..errors import ConfigError
 from ..modelfile import Field
 from ..corpus.corpus import as_corpus
 from ..resources import check_memory, corpus_source, dmv_bytes, sentence_label
-from .params import UNK, check_choice, column, encode_with
+from .params import UNK, column, encode_with
 
 ALGORITHMS = ("em", "vi", "cvi")
 #: the rule families, each with its own learned concentration
@@ -103,6 +103,12 @@ class DMVParser(InduceEstimator):
     random_state : seed of random initialisation and of CVI's sentence order.
     """
 
+    _parameter_constraints = {
+        "infer": Options(*ALGORITHMS), "alpha": AnyOf(Options(None), Real(0.0, min_open=True)), "n_iter": Integer(0),
+        "tol": Real(0.0), "init": Options(*INITS), "random_state": Seed(), "verbose": Boolean(),
+        "learn_hyper": Boolean(), "hyper_burn_in": Integer(0),
+    }
+
     def __init__(self, infer: str = "cvi", alpha: float | None = None, n_iter: int = MAX_ITER, tol: float = TOL,
                  init: str = "harmonic", tag_column: str | None = None, random_state: int | None = None,
                  verbose: bool = False, learn_hyper: bool = False, hyper_burn_in: int = 0):
@@ -131,18 +137,10 @@ class DMVParser(InduceEstimator):
         Sets ``n_iter_`` (passes run), ``converged_``, ``history_``, ``warnings_``,
         ``alpha_`` (the concentration of each family) and ``learned_hyper_``.
         """
-        check_choice("infer", self.infer, ALGORITHMS)
-        check_choice("init", self.init, INITS)
-        if self.alpha is not None:
-            check_float("alpha", self.alpha, 0.0, min_open=True)
-        check_int("n_iter", self.n_iter, 0), check_int("hyper_burn_in", self.hyper_burn_in, 0)
-        check_seed("random_state", self.random_state)
         start = DEFAULT_ALPHA if self.alpha is None else float(self.alpha)
         self.alpha_ = {family: start for family in FAMILIES}
         learns = bool(self.learn_hyper) and self.alpha is None and self.infer != "em"
         self.learned_hyper_ = FAMILIES if learns else ()
-        if self.tol < 0:
-            raise ConfigError(f"tol must be non-negative; got {self.tol}")
         corpus = as_corpus(X)
         corpus = corpus.subset(np.nonzero(corpus.lengths > 0)[0])
         check_memory(dmv_bytes(corpus.lengths), "the DMV charts", sentence_label(corpus.lengths, corpus_source(corpus)))

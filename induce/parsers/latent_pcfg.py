@@ -46,16 +46,15 @@ from nltk import Tree
 from tqdm import tqdm
 
 from .. import modelfile
-from ..base import InduceEstimator
+from ..base import AnyOf, Boolean, InduceEstimator, Integer, Items, Options, Real, Seed
 from ..corpus.corpus import Corpus
-from ..errors import ConfigError, check_float, check_seed
+from ..errors import ConfigError
 from ..resources import check_memory, corpus_source, latent_chart_bytes, sentence_label
 from ..infer.estimators import params_from_counts
 from ..kernels import latent_chart as lc
 from ..kernels import latent_tree as lt
 from ..kernels.inside_outside import NODE_COLS
 from ..modelfile import Field
-from .params import check_choice
 from .treebank import PARENT_MARK, UNARY_JOIN, Lexicon, binarize, debinarize
 from .trees import nodes_to_tree
 
@@ -118,6 +117,14 @@ class LatentPCFGParser(InduceEstimator):
     random_state : seed of the perturbation and of CVI's tree order.
     """
 
+    _parameter_constraints = {
+        "n_subtypes": Integer(1), "infer": Options(*ALGORITHMS),
+        "alpha": AnyOf(Real(0.0, min_open=True), Items(Real(0.0, min_open=True))), "n_iter": Integer(0),
+        "tol": Real(0.0), "min_iter": Integer(0), "horizontal": Integer(0), "vertical": Integer(1),
+        "min_count": Integer(0), "init_noise": Real(0.0), "prune": Real(0.0), "decode": Options(*DECODERS),
+        "random_state": Seed(), "verbose": Boolean(),
+    }
+
     def __init__(self, n_subtypes: int = 2, infer: str = "em", alpha: float | Sequence[float] = 1.0,
                  n_iter: int = 100, tol: float = 1e-4, min_iter: int = 20, horizontal: int = 1, vertical: int = 1,
                  min_count: int = 2,
@@ -139,20 +146,9 @@ class LatentPCFGParser(InduceEstimator):
         self.verbose = verbose
 
     # ------------------------------------------------------------ validation
-    def _check(self) -> list[float]:
-        check_choice("infer", self.infer, ALGORITHMS)
-        check_choice("decode", self.decode, DECODERS)
-        if self.n_subtypes < 1:
-            raise ConfigError(f"n_subtypes must be at least 1; got {self.n_subtypes}")
-        priors = [float(p) for p in (self.alpha if isinstance(self.alpha, (list, tuple)) else [self.alpha])]
-        if not priors:
-            raise ConfigError(f"alpha must be positive; got {self.alpha}")
-        for p in priors:
-            check_float("alpha", p, 0.0, min_open=True)
-        check_seed("random_state", self.random_state)
-        if self.horizontal < 0 or self.vertical < 1:
-            raise ConfigError("markovisation orders: horizontal >= 0 and vertical >= 1")
-        return priors
+    def _priors(self) -> list[float]:
+        """The candidate priors: ``alpha``, or each of a sequence of them."""
+        return [float(p) for p in (self.alpha if isinstance(self.alpha, (list, tuple)) else [self.alpha])]
 
     # ------------------------------------------------------------ the grammar
     def _read_treebank(self, trees: list[Tree]) -> tuple[np.ndarray, np.ndarray]:
@@ -247,7 +243,7 @@ class LatentPCFGParser(InduceEstimator):
         ``dev`` (same kinds): with several priors, the grammar with the best
         labeled F1 on ``dev`` is kept (``dev_scores_`` lists every candidate).
         """
-        priors = self._check()
+        priors = self._priors()
         trees = [t for t in as_trees(X) if t.leaves()]
         if not trees:
             raise ConfigError("training data: no trees")

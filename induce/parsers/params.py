@@ -29,11 +29,6 @@ def masked_params(estimator: str, counts: np.ndarray, mask: np.ndarray, prior: f
     return out
 
 
-def check_choice(name: str, value, choices) -> None:
-    if value not in choices:
-        raise ConfigError(f"{name} must be one of {', '.join(map(str, choices))}; got {value!r}")
-
-
 def column(corpus: Corpus, tag_column: str | None) -> tuple[np.ndarray, Vocabulary]:
     """The ids and vocabulary the model reads: a tag column, or the word tokens."""
     if tag_column is None:

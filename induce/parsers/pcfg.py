@@ -49,17 +49,17 @@ import numpy as np
 from tqdm import tqdm
 
 from .. import modelfile
-from ..base import InduceEstimator
+from ..base import AnyOf, Boolean, InduceEstimator, Integer, Options, Real, Seed
 from ..corpus.corpus import Corpus
 from ..infer.convergence import ConvergenceMonitor
 from ..infer.hyper import fit_symmetric_dirichlet
 from ..kernels import inside_outside as io
 from .grammar import Grammar, full_grammar, read_grammar
-from ..errors import ConfigError, check_float, check_int, check_seed
+from ..errors import ConfigError
 from ..modelfile import Field
 from ..corpus.corpus import as_corpus
 from ..resources import check_memory, corpus_source, pcfg_bytes, sentence_label
-from .params import UNK, check_choice, column, encode_with, masked_params
+from .params import UNK, column, encode_with, masked_params
 from .trees import nodes_to_tree
 
 ALGORITHMS = ("em", "vi", "cvi", "mh")
@@ -92,6 +92,12 @@ class PCFGInducer(InduceEstimator):
     init_noise : multiplicative noise of the initial parameters.
     random_state : seed of the initial parameters and of the sentence order / sampler.
     """
+
+    _parameter_constraints = {
+        "n_nonterminals": Integer(1), "infer": Options(*ALGORITHMS), "alpha": AnyOf(Options(None), Real(0.0, min_open=True)),
+        "n_iter": Integer(0), "tol": Real(0.0), "init_noise": Real(0.0), "random_state": Seed(), "verbose": Boolean(),
+        "learn_hyper": AnyOf(Options(None), Boolean()), "hyper_burn_in": Integer(0),
+    }
 
     def __init__(self, n_nonterminals: int = 10, grammar: Grammar | str | None = None, infer: str = "em",
                  alpha: float | None = None, n_iter: int = MAX_ITER, tol: float = TOL, tag_column: str | None = None,
@@ -139,16 +145,10 @@ class PCFGInducer(InduceEstimator):
         Sets ``n_iter_`` (passes run), ``converged_``, ``history_``, ``warnings_``,
         ``alpha_`` (the prior used at the end) and ``learned_hyper_``.
         """
-        check_choice("infer", self.infer, ALGORITHMS)
-        if self.alpha is not None:
-            check_float("alpha", self.alpha, 0.0, min_open=True)
-        check_int("n_iter", self.n_iter, 0), check_int("hyper_burn_in", self.hyper_burn_in, 0)
-        check_float("tol", self.tol, 0.0)
         self.alpha_ = DEFAULT_ALPHA if self.alpha is None else float(self.alpha)
         wanted = self.infer in LEARNS_BY_DEFAULT if self.learn_hyper is None else bool(self.learn_hyper)
         learns = wanted and self.alpha is None and self.infer != "em"
         self.learned_hyper_ = ("alpha",) if learns else ()
-        check_seed("random_state", self.random_state)
         corpus = as_corpus(X)
         corpus = corpus.subset(np.nonzero(corpus.lengths > 0)[0])
         ids, vocab = column(corpus, self.tag_column)

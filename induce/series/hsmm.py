@@ -17,7 +17,7 @@ import copy
 import numpy as np
 
 from .. import modelfile
-from ..base import InduceEstimator
+from ..base import InduceEstimator, Integer, Seed
 from ..durations import get_duration
 from ..emissions import get_family
 from ..errors import ConfigError
@@ -48,6 +48,9 @@ class HSMMSegmenter(InduceEstimator):
     Fitted attributes: ``family_``, ``durations_``, ``trans_counts_`` (K+1, K), ``stats_`` (K, n_stats),
     ``dur_stats_`` (K, 2; K, 2 + max_r with learned ``r``), ``trace_``, ``n_iter_``, ``converged_``, ``warnings_``.
     """
+
+    #: the checks of n_states, infer (per subclass), n_iter, tol, alpha, subsequence_length stay in _validate
+    _parameter_constraints = {"max_duration": Integer(1), "max_r": Integer(1), "random_state": Seed()}
 
     def __init__(self, n_states: int = 3, emission="gaussian", durations: str = "poisson", max_duration: int = 50,
                  r: float | None = None, infer: str = "em", n_iter: int = 100, tol: float = 1e-4, alpha: float = 1.0,

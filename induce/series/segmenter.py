@@ -17,7 +17,7 @@ from sklearn.exceptions import NotFittedError as _SklearnNotFitted
 from sklearn.utils.validation import check_array
 
 from .. import modelfile
-from ..base import InduceEstimator
+from ..base import SCHEDULE, AnyOf, InduceEstimator, Integer, Options, Real, Seed
 from ..emissions import get_family
 from ..errors import ConfigError, ModelFormatError
 from ..infer.series import (ALGORITHMS, SeriesFit, chain_posterior, emission_rows, surrogate_transitions,
@@ -152,6 +152,12 @@ class HMMSegmenter(InduceEstimator):
     for decoding: ``alpha``, or ``sigma G[pi_k]`` for the HDP-HMM), ``trace_``, ``n_iter_``, ``converged_``.
     """
 
+    _parameter_constraints = {
+        "n_states": Integer(1), "infer": Options(*INFER), "n_iter": Integer(1), "tol": Real(0.0),
+        "alpha": Real(0.0, min_open=True), "subsequence_length": AnyOf(Options(None), Integer(2)),
+        "gamma": Real(0.0, min_open=True), "sigma": Real(0.0, min_open=True), "random_state": Seed(), **SCHEDULE,
+    }
+
     def __init__(self, n_states: int = 3, emission="gaussian", infer: str = "vi", n_iter: int = 100,
                  tol: float = 1e-4, alpha: float = 1.0, batch_size: int = 10, tau: float = 1.0, kappa: float = 0.6,
                  subsequence_length: int | None = None, gamma: float = 1.0, sigma: float = 1.0,
@@ -170,21 +176,8 @@ class HMMSegmenter(InduceEstimator):
         self.sigma = sigma
         self.random_state = random_state
 
-    def _validate(self):
-        if int(self.n_states) < 1:
-            raise ConfigError(f"n_states must be at least 1, got {self.n_states}")
-        if self.infer not in INFER:
-            raise ConfigError(f"infer must be one of {INFER}, got {self.infer!r}")
-        if not (self.gamma > 0 and self.sigma > 0):
-            raise ConfigError(f"gamma and sigma must be positive, got {self.gamma}, {self.sigma}")
-        if int(self.n_iter) < 1 or not self.tol >= 0 or not self.alpha > 0:
-            raise ConfigError("n_iter must be >= 1, tol >= 0 and alpha > 0")
-        if self.subsequence_length is not None and int(self.subsequence_length) < 2:
-            raise ConfigError(f"subsequence_length must be at least 2, got {self.subsequence_length}")
-
     def fit(self, X, y=None):
         """Fit to one ``(T, d)`` array or a list of them."""
-        self._validate()
         seqs = as_sequences(X)
         family = copy.deepcopy(get_family(self.emission))
         seqs = [family.check_data(x) for x in seqs]

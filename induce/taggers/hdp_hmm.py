@@ -44,7 +44,8 @@ import numpy as np
 
 from ..corpus.corpus import Corpus, as_corpus
 from ..corpus.vocab import Vocabulary
-from ..errors import ConfigError, check_float, check_int, check_seed
+from ..base import AnyOf, Boolean, Integer, Options, Real
+from ..errors import ConfigError
 from ..resources import check_memory, corpus_source, hmm_bytes, sentence_label
 from .. import modelfile
 from ..infer import hdp
@@ -52,7 +53,7 @@ from ..infer import hmm_passes as passes
 from ..infer.hdp_passes import (emission_log_q0, hdp_cvi_pass, hdp_minibatch_pass,
                                 hdp_minibatch_pass_emission_q0)
 from ..infer.hdp_merge import instant_merges, merge_locals, move_round
-from ..infer.schedules import blend, check_schedule, exponential_init, minibatches, step_size
+from ..infer.schedules import blend, exponential_init, minibatches, step_size
 from ..kernels.hdp_qc import QC_METHODS
 from ..modelfile import Field
 from ..names import HDP_ALGORITHMS, HDP_HYPERPARAMETERS, TABLE_ESTIMATES
@@ -210,6 +211,18 @@ class HDPHMMTagger(HMMTagger):
     ``hyper_burn_in_`` (passes the burn-in held the hyperparameters).
     """
 
+    _parameter_constraints = {
+        "truncation": Integer(1), "infer": Options(*HDP_ALGORITHMS), "gamma": Real(0.0, min_open=True),
+        "sigma": Real(0.0, min_open=True), "beta": Real(0.0, min_open=True),
+        "emission_prior": Options("symmetric", "asymmetric"),
+        "emission_concentration": AnyOf(Options(None, "symmetric"), Real(0.0, min_open=True)),
+        "new_word_mass": AnyOf(Options("learned"), Real(0.0, min_open=True)),
+        "hyper_burn_in": AnyOf(Options(None), Integer(0)), "qc": Options(*QC_METHODS), "qc_samples": Integer(1),
+        "table_estimate": Options(*TABLE_ESTIMATES), "table_samples": Integer(1),
+        "coverage": Real(0.0, 1.0, min_open=True), "n_init": Integer(1),
+        "merge_moves": Boolean(), "scvi_memory": Boolean(),
+    }
+
     def __init__(
         self,
         truncation: int = 45,
@@ -276,60 +289,22 @@ class HDPHMMTagger(HMMTagger):
 
     # ------------------------------------------------------------------ checks
     def _validate(self, corpus: Corpus) -> None:
-        if self.infer not in HDP_ALGORITHMS:
-            raise ConfigError(f"unknown HDP-HMM inference {self.infer!r}; expected one of {', '.join(HDP_ALGORITHMS)}")
-        if self.qc not in QC_METHODS:
-            raise ConfigError(f"unknown q(C>0) method {self.qc!r}; expected one of {', '.join(QC_METHODS)}")
-        if self.emission_prior not in ("symmetric", "asymmetric"):
-            raise ConfigError(f"unknown emission prior {self.emission_prior!r}; expected symmetric or asymmetric")
         if self.emission_prior == "asymmetric" and self.infer not in ("cvi", "scvi"):
             raise ConfigError("the asymmetric emission prior Dir(beta tau) is implemented for infer='cvi' and "
                               "'scvi' only")
-        if self.emission_concentration is not None:
-            if self.emission_prior != "asymmetric":
-                raise ConfigError("emission_concentration is the starting beta of Dir(beta tau); it needs "
-                                  "emission_prior='asymmetric' (the symmetric prior is set by beta per word)")
-            value = self.emission_concentration
-            if value != "symmetric" and (isinstance(value, bool) or not isinstance(value, (int, float))
-                                         or not value > 0):
-                raise ConfigError(f"emission_concentration must be a positive number, 'symmetric' (W x beta) or "
-                                  f"None ({DEFAULT_EMISSION_CONCENTRATION:g}), got {self.emission_concentration!r}")
-        if not (self.new_word_mass == "learned"
-                or (isinstance(self.new_word_mass, (int, float)) and not isinstance(self.new_word_mass, bool)
-                    and self.new_word_mass > 0)):
-            raise ConfigError(f"new_word_mass must be 'learned' or a positive number, got {self.new_word_mass!r}")
+        if self.emission_concentration is not None and self.emission_prior != "asymmetric":
+            raise ConfigError("emission_concentration is the starting beta of Dir(beta tau); it needs "
+                              "emission_prior='asymmetric' (the symmetric prior is set by beta per word)")
         self._validate_shared(corpus)
-        if int(self.truncation) < 1:
-            raise ConfigError(f"truncation must be at least 1, got {self.truncation}")
-        check_int("n_iter", self.n_iter, 1), check_seed("random_state", self.random_state)
         if self.infer == "cvi" and corpus.n_sentences < 2:
             raise ConfigError(ONE_SENTENCE.format(infer="cvi (hdp-hmm)", alternatives="--infer svi or beam"))
         check_memory(hmm_bytes(self.truncation, len(corpus.vocab), corpus.lengths), f"{self.truncation} HDP-HMM states",
                      sentence_label(corpus.lengths, corpus_source(corpus)), "use a lower --truncation")
-        for name in ("gamma", "sigma", "beta"):
-            check_float(name, getattr(self, name), 0.0, min_open=True)
-        if not (self.gamma > 0 and self.sigma > 0 and self.beta > 0):
-            raise ConfigError(f"gamma, sigma and beta must be positive (got {self.gamma}, {self.sigma}, {self.beta})")
         self._fixed_hyper()
-        if self.hyper_burn_in is not None and int(self.hyper_burn_in) < 0:
-            raise ConfigError(f"hyper_burn_in must be non-negative, got {self.hyper_burn_in}")
-        if self.table_estimate not in TABLE_ESTIMATES:
-            raise ConfigError(f"unknown table estimate {self.table_estimate!r}; expected one of "
-                              f"{', '.join(TABLE_ESTIMATES)}")
         if self.table_estimate == "sampled" and self.infer != "cvi":
             raise ConfigError("table_estimate='sampled' is implemented for infer='cvi' only")
-        if int(self.table_samples) < 1:
-            raise ConfigError(f"table_samples must be at least 1, got {self.table_samples}")
-        if int(self.qc_samples) < 1:
-            raise ConfigError(f"qc_samples must be at least 1, got {self.qc_samples}")
-        if not 0 < self.coverage <= 1:
-            raise ConfigError(f"coverage must be in (0, 1], got {self.coverage}")
-        if int(self.n_init) < 1:
-            raise ConfigError(f"n_init must be at least 1, got {self.n_init}")
         if int(self.n_init) > 1 and self.infer != "cvi":
             raise ConfigError("n_init > 1 (best of several random starts) is implemented for infer='cvi' only")
-        if self.infer in ("scvi", "svi"):
-            check_schedule(self.tau, self.kappa, int(self.batch_size))
         if self.client is not None and (self.infer not in ("scvi", "svi") or self.scvi_memory):
             raise ConfigError(f"the HDP-HMM runs scvi (without scvi_memory) and svi on a cluster, not {self.infer}")
 

@@ -32,17 +32,17 @@ from numba import njit, prange
 
 
 from .. import modelfile
-from ..base import InduceEstimator
+from ..base import SCHEDULE, AnyOf, Boolean, InduceEstimator, Integer, Items, Options, Real, Seed
 from ..infer.convergence import ConvergenceMonitor
 from ..corpus.corpus import Corpus, as_corpus
 from ..corpus.vocab import Vocabulary
-from ..errors import ConfigError, check_int, check_seed
+from ..errors import ConfigError
 from ..resources import check_memory, corpus_source, hmm_bytes, sentence_label
 from ..infer import hmm_passes as passes
 from ..infer.hmm_batched import Layout, cvi2_block_pass, lockstep_pass
 from ..infer import stochastic_hmm as stochastic
 from ..infer.cvi3 import cvi3_pass, cvi3_totals, init_from_parameters, subsequence_offsets
-from ..infer.schedules import check_schedule, exponential_init, minibatches
+from ..infer.schedules import exponential_init, minibatches
 from ..infer.estimators import cvi_params, dirichlet_kl, em_params, map_params, vi_params
 from ..infer.hyper import fit_symmetric_dirichlet
 from ..kernels.hmm import forward_backward, gather_emissions, viterbi
@@ -163,6 +163,18 @@ class HMMTagger(InduceEstimator):
     ``warnings_``.
     """
 
+    _parameter_constraints = {
+        "n_states": Integer(1), "infer": Options(*ALGORITHMS), "n_iter": Integer(1), "tol": Real(0.0),
+        "alpha": AnyOf(Options(None), Real(0.0)), "beta": AnyOf(Options(None), Real(0.0)),
+        "learn_hyper": Boolean(), "hyper_burn_in": Integer(0), "decode": Options(*DECODERS),
+        "map_estimate": Boolean(), "temperature": Items(Real(0.0, min_open=True), 2), "cgs_keep": Integer(0),
+        "order": Options("sequential", "shuffle"), "cvi2_block": Integer(0), "random_state": Seed(),
+        "verbose": Boolean(), "eval_every": Integer(1), "n_epochs": Integer(1),
+        "max_batches": AnyOf(Options(None), Integer(0)), "subseq_length": Integer(1), "buffer": Integer(0),
+        "heldout_every": Integer(0), "checkpoint_every": Integer(0), "checkpoint_minutes": Real(0.0),
+        "resume": Boolean(), **SCHEDULE,
+    }
+
     def __init__(
         self,
         n_states: int = 45,
@@ -233,11 +245,7 @@ class HMMTagger(InduceEstimator):
 
     # ------------------------------------------------------------------ checks
     def _validate_shared(self, corpus: Corpus) -> None:
-        """Checks common to every HMM-family tagger: decoder, order, a non-empty corpus, the gold column."""
-        if self.decode not in DECODERS:
-            raise ConfigError(f"unknown decoder {self.decode!r}; expected one of {', '.join(DECODERS)}")
-        if self.order not in ("sequential", "shuffle"):
-            raise ConfigError(f"order must be 'sequential' or 'shuffle', got {self.order!r}")
+        """Checks common to every HMM-family tagger: a non-empty corpus, the gold column."""
         if corpus.n_tokens == 0:
             raise ConfigError("cannot fit a tagger on an empty corpus")
         if self.eval_column is not None and self.eval_column not in corpus.tags:
@@ -246,31 +254,15 @@ class HMMTagger(InduceEstimator):
             )
 
     def _validate(self, corpus: Corpus) -> None:
-        if self.infer not in ALGORITHMS:
-            raise ConfigError(f"unknown inference algorithm {self.infer!r}; expected one of {', '.join(ALGORITHMS)}")
         self._validate_shared(corpus)
-        if int(self.cvi2_block) < 0:
-            raise ConfigError(f"cvi2_block must be 0 (exact) or a positive block size, got {self.cvi2_block}")
-        if int(self.n_states) < 1:
-            raise ConfigError(f"n_states must be at least 1, got {self.n_states}")
         self._check_priors(allow_zero=self.infer == "em" and not self.map_estimate)
-        check_int("n_iter", self.n_iter, 1), check_int("cgs_keep", self.cgs_keep, 0), check_seed("random_state", self.random_state)
         if self.infer == "cvi2" and corpus.n_sentences < 2:
             raise ConfigError(ONE_SENTENCE.format(infer="cvi2", alternatives="cvi1, vi, em or cvi3 (one long sequence)"))
         check_memory(hmm_bytes(self.n_states, len(corpus.vocab), corpus.lengths), f"{self.n_states} HMM states",
                      sentence_label(corpus.lengths, corpus_source(corpus)), "use fewer states (--states)")
-        t0, t1 = self.temperature
-        if t0 <= 0 or t1 <= 0:
-            raise ConfigError(f"temperatures must be positive, got {self.temperature}")
-        if self.infer in STOCHASTIC_ALGORITHMS:
-            check_schedule(self.tau, self.kappa, self.batch_size)
-            if self.n_epochs < 1:
-                raise ConfigError(f"n_epochs must be at least 1, got {self.n_epochs}")
         if self.client is not None and self.infer not in CLUSTER_ALGORITHMS:
             raise ConfigError(f"{self.infer} does not run on a cluster yet; with a client use one of "
                               f"{', '.join(CLUSTER_ALGORITHMS)}")
-        if self.infer in ("cvi3",) + stochastic.SINGLE_SEQUENCE and self.subseq_length < 1:
-            raise ConfigError(f"subseq_length must be at least 1, got {self.subseq_length}")
 
     # --------------------------------------------------------------------- fit
     def fit(self, corpus: Corpus, tag_dict: TagDictionary | None = None,
@@ -367,8 +359,7 @@ class HMMTagger(InduceEstimator):
             value = getattr(self, name)
             if value is None:
                 continue
-            ok = np.isfinite(value) and (value >= 0 if allow_zero else value > 0)
-            if not ok:
+            if not (value >= 0 if allow_zero else value > 0):
                 raise ConfigError(f"{name} must be a finite {'non-negative' if allow_zero else 'positive'} number "
                                   f"or None (learned) for {self.infer}; got {value}")
             if self._map_floor() and value < 1:
@@ -596,7 +587,6 @@ class HMMTagger(InduceEstimator):
 
         if self.infer not in stochastic.STOCHASTIC:
             raise ConfigError(f"streaming supports {', '.join(stochastic.STOCHASTIC)}, not {self.infer!r}")
-        check_schedule(self.tau, self.kappa, self.batch_size)
         self._check_priors(allow_zero=False)
         self._init_hyper()
         init_seq, batch_seq, held_seq = np.random.SeedSequence(self.random_state).spawn(3)

@@ -131,7 +131,7 @@ def test_default_burn_in_depends_on_the_emission_prior():
 def test_asymmetric_prior_needs_cvi_or_scvi():
     with pytest.raises(ConfigError, match="cvi"):
         HDPHMMTagger(infer="svi", emission_prior="asymmetric").fit(_corpus())
-    with pytest.raises(ConfigError, match="emission prior"):
+    with pytest.raises(ConfigError, match="emission_prior"):
         HDPHMMTagger(emission_prior="dirichlet").fit(_corpus())
 
 

@@ -48,7 +48,7 @@ def test_save_load_keeps_n_init(tmp_path, corpus):
 
 
 def test_bad_n_init(corpus):
-    with pytest.raises(ConfigError, match="n_init must be at least 1"):
+    with pytest.raises(ConfigError, match="n_init must be an integer >= 1"):
         _fit(corpus, n_init=0)
     with pytest.raises(ConfigError, match="infer='cvi' only"):
         _fit(corpus, infer="beam", n_init=2)

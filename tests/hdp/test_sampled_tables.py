@@ -97,7 +97,7 @@ def test_sampled_estimate_fits_deterministically_and_checks_options():
     a, b = HDPHMMTagger(**kw).fit(corpus), HDPHMMTagger(**kw).fit(corpus)
     assert a.sigma_ == b.sigma_ and a.sigma_ != 1.0
     np.testing.assert_array_equal(a.transition_counts_, b.transition_counts_)
-    with pytest.raises(ConfigError, match="table estimate"):
+    with pytest.raises(ConfigError, match="table_estimate must be one of"):
         HDPHMMTagger(table_estimate="exact").fit(corpus)
     with pytest.raises(ConfigError, match="infer='cvi' only"):
         HDPHMMTagger(infer="scvi", table_estimate="sampled").fit(corpus)

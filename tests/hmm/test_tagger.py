@@ -165,7 +165,7 @@ def test_load_rejects_other_format_versions(tmp_path, hmm_corpus):
 
 
 def test_bad_configuration_errors(hmm_corpus):
-    with pytest.raises(ConfigError, match="unknown inference"):
+    with pytest.raises(ConfigError, match="infer must be one of"):
         HMMTagger(infer="nope").fit(hmm_corpus)
     with pytest.raises(ConfigError, match="positive"):
         HMMTagger(infer="cvi2", alpha=0).fit(hmm_corpus)
