@@ -9,8 +9,7 @@ from induce.align import WordAligner  # noqa: E402
 from induce.errors import ConfigError  # noqa: E402
 
 
-@pytest.fixture(scope="module")
-def pairs():
+def sample_bitext():
     """A bitext from a hidden one-to-one lexicon with some reordering."""
     rng = np.random.default_rng(0)
     pairs = []
@@ -23,6 +22,11 @@ def pairs():
             perm[[i, i + 1]] = perm[[i + 1, i]]
         pairs.append(([f"s{w}" for w in src], [f"t{w}" for w in src[perm]]))
     return pairs
+
+
+@pytest.fixture(scope="module")
+def pairs():
+    return sample_bitext()
 
 
 @pytest.mark.parametrize("model,infer", [("ibm1", "em"), ("hmm", "em"), ("hmm", "vi")])

@@ -1,4 +1,5 @@
-"""A worker process killed during training: its tasks are re-run and the model is unchanged (issue 23)."""
+"""A worker process killed during training: its tasks are re-run and the model is unchanged
+(HMM em, stream scvi, cvi2, HDP-HMM scvi, alignment em)."""
 
 import os
 import signal
@@ -70,3 +71,56 @@ def test_worker_held_state_survives_a_killed_worker(own_client, tmp_path, case):
     assert killed  # (a replacement worker may sum in another thread split: equal to float rounding)
     np.testing.assert_allclose(got.transition_counts_, ref.transition_counts_, rtol=1e-12)
     np.testing.assert_allclose(got.emission_counts_, ref.emission_counts_, rtol=1e-12, atol=1e-12)
+
+
+def test_hdp_scvi_survives_a_killed_worker(own_client):
+    """The HDP-HMM's minibatch steps on the workers (induce.distributed.hdp): a killed worker's task is re-run."""
+    from induce import HDPHMMTagger
+
+    tokens, offsets, _, _ = sample_hmm(120, 8, K=3, W=15)
+    corpus = as_corpus(tokens, offsets, 15)
+    kw = dict(truncation=6, infer="scvi", batch_size=15, n_iter=4, random_state=4)
+    ref = HDPHMMTagger(client=own_client, **kw).fit(corpus)
+    pids = sorted(own_client.run(os.getpid).values())
+    killed = []
+
+    def kill_one(record):
+        if record["iteration"] >= 2 and not killed:
+            os.kill(pids[0], signal.SIGKILL)
+            killed.append(pids[0])
+
+    got = HDPHMMTagger(client=own_client, callback=kill_one, **kw).fit(corpus)
+    assert killed and pids[0] not in own_client.run(os.getpid).values()
+    np.testing.assert_allclose(got.transition_counts_, ref.transition_counts_, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(got.emission_counts_, ref.emission_counts_, rtol=1e-12, atol=1e-12)
+    assert got.effective_states_ == ref.effective_states_
+
+
+def test_alignment_em_survives_a_killed_worker(own_client, monkeypatch):
+    """Alignment em (induce.distributed.align): a worker killed after the second E-step; the links and the
+    tables are unchanged (its shard is recomputed from the lineage)."""
+    from induce.align import WordAligner
+    from induce.distributed.align import ClusterTrainer
+
+    from tests.distributed.test_align import sample_bitext
+
+    pairs = sample_bitext()
+    kw = dict(model="hmm", infer="em", n_iter=3, n_iter_ibm1=2, tol=0, symmetrize="intersection", random_state=0)
+    ref = WordAligner(client=own_client, **kw).fit(pairs)
+    pids = sorted(own_client.run(os.getpid).values())
+    killed, calls, original = [], [], ClusterTrainer._map
+
+    def map_then_kill(self, *args):
+        out = original(self, *args)
+        calls.append(1)
+        if len(calls) == 2:
+            os.kill(pids[0], signal.SIGKILL)  # the worker holding one of the shards
+            killed.append(pids[0])
+        return out
+
+    monkeypatch.setattr(ClusterTrainer, "_map", map_then_kill)
+    got = WordAligner(client=own_client, **kw).fit(pairs)
+    assert killed and len(calls) > 2 and pids[0] not in own_client.run(os.getpid).values()
+    for a, b in ((got.forward_, ref.forward_), (got.reverse_, ref.reverse_)):
+        np.testing.assert_allclose(a.values, b.values, rtol=1e-12, atol=1e-14)
+    assert got.align(pairs) == ref.align(pairs)
