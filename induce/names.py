@@ -1,8 +1,8 @@
-"""The names of the HMM taggers' algorithms and options, in a module that imports nothing.
+"""The names (and a few defaults) of the estimators' algorithms and options, in a module that imports nothing.
 
-The estimators validate against these tuples and the ``induce tag`` parser offers them as choices; keeping
-them here lets ``induce tag --help`` list them without importing numba, SciPy or scikit-learn (the CLI
-imports the estimators only when a command runs).
+The estimators validate against these tuples and the ``induce`` subcommands offer them as choices (and show
+the defaults); keeping them here lets ``induce <command> --help`` list them without importing numba, SciPy,
+scikit-learn or NLTK (the CLI imports the estimators only when a command runs; docs/experiments/ecosystem.md).
 """
 
 #: stochastic algorithms over many sequences, and over one long sequence cut into subsequences (thesis 3.6-3.7)
@@ -16,3 +16,38 @@ HDP_ALGORITHMS = ("cvi", "scvi", "svi", "beam")
 HDP_HYPERPARAMETERS = ("gamma", "sigma", "emission")
 TABLE_ESTIMATES = ("first-order", "sampled")
 QC_METHODS = ("heuristic", "exact", "meanfield", "sampling")
+
+#: corpus formats (:mod:`induce.corpus.formats`) and gold word-alignment file formats (:mod:`induce.corpus.parallel`)
+CORPUS_FORMATS = ("conllu", "conllx", "conll2000", "brown", "malt", "ptb", "plain")
+ALIGNMENT_FORMATS = ("naacl", "pharaoh")
+#: the punctuation tag sets :data:`induce.corpus.transforms.PUNCT_TAGSETS` names, in its order
+PUNCT_TAGSET_NAMES = ("upos", "universal", "conll2007", "ptb")
+
+#: :class:`induce.align.WordAligner`: models, inference, HMM CVI forms, decoders, prior supports, directions
+ALIGN_MODELS = ("ibm1", "hmm")
+ALIGN_INFERENCE = ("em", "vi", "cvi")
+ALIGN_HMM_CVI = ("cvi1", "cvi2")
+ALIGN_DIRECTIONAL = ("forward", "reverse")
+ALIGN_DECODERS = ("viterbi", "posterior")
+ALIGN_SUPPORTS = ("cooccur", "vocabulary")
+#: the aligner's defaults: translation prior (Dirichlet alpha), iteration caps (HMM, IBM 1) and tolerance
+ALIGN_DEFAULT_ALPHA = 1e-4
+ALIGN_MAX_ITER = 50
+ALIGN_MAX_ITER_IBM1 = 50
+ALIGN_TOL = 1e-2
+#: symmetrization heuristics (:mod:`induce.align.symmetrize`)
+SYMMETRIZATIONS = ("intersection", "union", "grow-diag", "grow-diag-final", "grow-diag-final-and")
+
+#: :class:`induce.series.HMMSegmenter(infer=...)`: finite-HMM algorithms, then the HDP-HMM ones
+SERIES_ALGORITHMS = ("em", "vi", "cvi2", "svi", "scvi")
+SERIES_HDP_ALGORITHMS = ("hdp-cvi", "hdp-scvi", "hdp-svi")
+#: the registered emission and duration families (``induce.emissions``, ``induce.durations``; a test checks
+#: these equal the registries, so a new family adds its name here)
+EMISSION_FAMILIES = ("categorical", "diag-gaussian", "gaussian", "poisson")
+DURATION_FAMILIES = ("geometric", "negbin", "poisson")
+
+#: ``induce parse``: :class:`induce.parsers.PCFGInducer` algorithms (the DMV and the PCFG-LA take all but mh),
+#: ``DMVParser(init=...)`` and ``LatentPCFGParser(decode=...)``
+PCFG_ALGORITHMS = ("em", "vi", "cvi", "mh")
+DMV_INITS = ("harmonic", "random")
+LATENT_PCFG_DECODERS = ("max-rule-sum", "viterbi")

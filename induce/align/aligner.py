@@ -25,23 +25,17 @@ from ..modelfile import Field
 from .direction import Bitext, DirectionParams, TrainConfig, encode_side, n_passes, train_direction
 from .symmetrize import METHODS, matrices_to_links, symmetrize_corpus
 
-MODELS = ("ibm1", "hmm")
-INFERENCE = ("em", "vi", "cvi")
-HMM_CVI = ("cvi1", "cvi2")
-DIRECTIONAL = ("forward", "reverse")
-DECODERS = ("viterbi", "posterior")
-SUPPORTS = ("cooccur", "vocabulary")
+from ..names import ALIGN_DECODERS as DECODERS, ALIGN_DIRECTIONAL as DIRECTIONAL, ALIGN_HMM_CVI as HMM_CVI
+from ..names import ALIGN_INFERENCE as INFERENCE, ALIGN_MODELS as MODELS, ALIGN_SUPPORTS as SUPPORTS
 
 Pair = tuple[Sequence[str], Sequence[str]]
 #: priors used when not given (and where learned priors start): docs/experiments/alignment.md, "The prior"
-DEFAULT_ALPHA = 1e-4
+from ..names import ALIGN_DEFAULT_ALPHA as DEFAULT_ALPHA
 DEFAULT_JUMP_ALPHA = 0.1
 #: pass caps and relative tolerance of the stopping rule (docs/experiments/alignment.md, "Convergence"): at 1e-2
 #: cvi stops after 5-8 passes per stage with the AER of the published 5 + 5 passes; smaller tolerances run
 #: longer and align worse on the small gold sets (the HMM overfits); no run came near 50 passes
-MAX_ITER = 50
-MAX_ITER_IBM1 = 50
-TOL = 1e-2
+from ..names import ALIGN_MAX_ITER as MAX_ITER, ALIGN_MAX_ITER_IBM1 as MAX_ITER_IBM1, ALIGN_TOL as TOL
 
 
 class WordAligner(InduceEstimator):

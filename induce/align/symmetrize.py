@@ -14,7 +14,7 @@ import numpy as np
 from ..errors import ConfigError
 from ..kernels.align import symmetrize_matrix, symmetrize_pass
 
-METHODS = ("intersection", "union", "grow-diag", "grow-diag-final", "grow-diag-final-and")
+from ..names import SYMMETRIZATIONS as METHODS
 
 
 def method_code(method: str) -> int:

@@ -29,10 +29,10 @@ HELP = "word alignment (IBM Model 1 / HMM with EM, VI, CVI)"
 
 
 def register(subparsers) -> None:
-    from ..align.aligner import (DECODERS, DEFAULT_ALPHA, DIRECTIONAL, HMM_CVI, INFERENCE, MAX_ITER, MAX_ITER_IBM1,
-                                 MODELS, SUPPORTS, TOL)
-    from ..align.symmetrize import METHODS
-    from ..corpus.parallel import ALIGNMENT_FORMATS
+    from ..names import ALIGN_DECODERS as DECODERS, ALIGN_DEFAULT_ALPHA as DEFAULT_ALPHA, ALIGNMENT_FORMATS
+    from ..names import ALIGN_DIRECTIONAL as DIRECTIONAL, ALIGN_HMM_CVI as HMM_CVI, ALIGN_INFERENCE as INFERENCE
+    from ..names import ALIGN_MAX_ITER as MAX_ITER, ALIGN_MAX_ITER_IBM1 as MAX_ITER_IBM1, ALIGN_MODELS as MODELS
+    from ..names import ALIGN_SUPPORTS as SUPPORTS, ALIGN_TOL as TOL, SYMMETRIZATIONS as METHODS
 
     p = subparsers.add_parser("align", help=HELP,
                               description=__doc__)

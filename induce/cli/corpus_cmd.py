@@ -125,7 +125,7 @@ def _convert(args: argparse.Namespace) -> int:
 
 
 def register(subparsers) -> None:
-    from ..corpus.formats import FORMATS
+    from ..names import ALIGNMENT_FORMATS, CORPUS_FORMATS as FORMATS
 
     parser = subparsers.add_parser("corpus", help=HELP)
     sub = parser.add_subparsers(dest="corpus_command", metavar="SUBCOMMAND")
@@ -137,7 +137,7 @@ def register(subparsers) -> None:
     stats.add_argument("--encoding", type=encoding, default="utf-8", help="text encoding (default utf-8; latin-1 for CoNLL-2007 Basque)")
     stats.add_argument("--parallel", action="store_true", help="FILE is parallel text, 'source ||| target' per line")
     stats.add_argument("--target", type=existing_file, help="FILE is the source side of parallel text and this the target side")
-    stats.add_argument("--alignments", choices=("naacl", "pharaoh"), help="FILE is a gold word-alignment file")
+    stats.add_argument("--alignments", choices=ALIGNMENT_FORMATS, help="FILE is a gold word-alignment file")
     add_base_option(stats, "--base", "the alignment file's positions", old="boolean")
     add_json_flag(stats)
     stats.set_defaults(handler=_stats)

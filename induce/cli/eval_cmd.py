@@ -256,7 +256,7 @@ def _pair_arguments(parser: argparse.ArgumentParser, corpus_format: bool = True,
 
 def add_punct_options(parser: argparse.ArgumentParser) -> None:
     """``--punct`` and ``--punct-tagset``, shared by ``eval deps`` and ``parse``."""
-    from ..corpus.transforms import PUNCT_TAGSETS
+    from ..names import PUNCT_TAGSET_NAMES
 
     parser.add_argument(
         "--punct",
@@ -266,7 +266,7 @@ def add_punct_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--punct-tagset",
-        choices=("auto", *PUNCT_TAGSETS),
+        choices=("auto", *PUNCT_TAGSET_NAMES),
         default="auto",
         help="tags that mark punctuation: upos (PUNCT, SYM; column upos), universal ('.'; column universal), "
         "conll2007 (CPOS PUNT, F; column cpos), ptb ('' `` , . : -LRB- -RRB- # $; column xpos or pos); "
@@ -275,6 +275,8 @@ def add_punct_options(parser: argparse.ArgumentParser) -> None:
 
 
 def register(subparsers) -> None:
+    from ..names import ALIGNMENT_FORMATS
+
     parser = subparsers.add_parser(
         "eval",
         help=HELP,
@@ -311,7 +313,7 @@ def register(subparsers) -> None:
     align = sub.add_parser("align", help="alignment precision, recall, AER and F1 (sure/possible links)")
     _pair_arguments(align, corpus_format=False)
     for side in ("pred", "gold"):
-        align.add_argument(f"--{side}-format", choices=("auto", "naacl", "pharaoh"), default="auto",
+        align.add_argument(f"--{side}-format", choices=("auto", *ALIGNMENT_FORMATS), default="auto",
                            help=f"format of the {side} file (default: detected from its first line)")
     for side in ("pred", "gold"):  # (the shared ro-en / ja-en Pharaoh golds are 1-based, de-en's NAACL file 0-based)
         add_base_option(align, f"--{side}-base", f"the {side} positions")

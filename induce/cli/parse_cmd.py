@@ -39,8 +39,6 @@ import sys
 import time
 from dataclasses import replace
 
-import conllu
-
 from ..errors import ConfigError
 from .common import add_learn_hyper_option
 from .common import (add_json_flag, corpus_path, emit, encoding, existing_file, finite_nonneg_float,
@@ -58,12 +56,14 @@ MH_SWEEPS = 20
 
 
 def register(subparsers) -> None:
+    from ..names import DMV_INITS, LATENT_PCFG_DECODERS, PCFG_ALGORITHMS
+
     p = subparsers.add_parser("parse", help=HELP,
                               description=__doc__)
     p.add_argument("input", metavar="INPUT", type=corpus_path, help="corpus file or directory")
     p.add_argument("-o", "--output", required=True, type=output_path, help="parsed output file")
     p.add_argument("--model", choices=("pcfg", "dmv", "pcfg-la"), default="dmv")
-    p.add_argument("--infer", choices=("em", "vi", "cvi", "mh"),
+    p.add_argument("--infer", choices=PCFG_ALGORITHMS,
                    help="inference algorithm (default: cvi for dmv, em for pcfg and pcfg-la; mh: PCFG only)")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--grammar", type=existing_file, metavar="FILE", help="PCFG rule file 'LHS -> RHS weight'")
@@ -79,7 +79,7 @@ def register(subparsers) -> None:
     p.add_argument("--train", type=corpus_path, metavar="TREEBANK", help="pcfg-la: training treebank (file or directory)")
     p.add_argument("--dev", type=corpus_path, metavar="TREEBANK", help="pcfg-la: dev treebank choosing the prior of vi/cvi")
     p.add_argument("--load", type=existing_file, metavar="MODEL", help="pcfg-la: parse with a saved grammar instead of training")
-    p.add_argument("--decode", choices=("max-rule-sum", "viterbi"), default="max-rule-sum", help="pcfg-la decoder")
+    p.add_argument("--decode", choices=LATENT_PCFG_DECODERS, default=LATENT_PCFG_DECODERS[0], help="pcfg-la decoder")
     p.add_argument("--seed", type=seed, default=0, metavar="S")
     p.add_argument("--alpha", "--prior", dest="alpha", type=finite_positive_float, default=None,
                    help="symmetric Dirichlet hyperparameter (default 1, or learned with --learn-hyper all; --prior "
@@ -89,7 +89,7 @@ def register(subparsers) -> None:
                                 "Viterbi trees (dmv: root, stop, attach separately; vi, cvi, mh); none: hold them at "
                                 "1 (default: learned for the pcfg with cvi, where it gains ~12 F1 points, held "
                                 "otherwise: the dmv's learned ~0.1 parses WSJ10 1.9 points worse with cvi)")
-    p.add_argument("--init", choices=("harmonic", "random"), default="harmonic", help="DMV initialiser")
+    p.add_argument("--init", choices=DMV_INITS, default=DMV_INITS[0], help="DMV initialiser")
     p.add_argument("--use-tags", action="store_true", help="model a tag column instead of the words")
     p.add_argument("--tag-column", help="which tag column with --use-tags (default: first informative of "
                    "xpos, pos, upos, cpos)")
@@ -149,6 +149,8 @@ def _build_model(args, column):
 
 def _with_heads(sentence, heads):
     """The sentence with predicted heads (DEPREL ``dep``), keeping its CoNLL-U columns."""
+    import conllu
+
     record = sentence.record
     if isinstance(record, conllu.TokenList):
         tokens, k = [], 0

@@ -31,24 +31,19 @@ def _columns(text: str) -> list[str]:
 
 
 def register(sub) -> None:
-    from ..durations import DURATIONS
-    from ..emissions.base import family_names
-
-    def duration_names():
-        return sorted(DURATIONS)
-    from ..series.segmenter import INFER
+    from ..names import DURATION_FAMILIES, EMISSION_FAMILIES, SERIES_ALGORITHMS, SERIES_HDP_ALGORITHMS
 
     p = sub.add_parser("segment", help=HELP,
                        description="Fit an HMM with conjugate exponential-family emissions to one or more numeric "
                        "sequences and label every step with a state.")
     p.add_argument("series", type=existing_file, help="CSV/TSV with a header row (one row per step), .npy or .npz")
     p.add_argument("-o", "--output", type=output_path, help="write the input rows with a 'state' column added (CSV)")
-    p.add_argument("--emission", choices=family_names(), default="gaussian", help="emission family (default gaussian)")
+    p.add_argument("--emission", choices=EMISSION_FAMILIES, default="gaussian", help="emission family (default gaussian)")
     p.add_argument("--columns", type=_columns, metavar="NAME[,NAME...]",
                    help="numeric columns to model (default: all but --id-column)")
     p.add_argument("--id-column", metavar="NAME", help="sequence id column (default: blank lines separate sequences)")
     p.add_argument("--states", type=positive_int, default=3, help="number of hidden states K (default 3)")
-    p.add_argument("--infer", choices=INFER, default="vi",
+    p.add_argument("--infer", choices=SERIES_ALGORITHMS + SERIES_HDP_ALGORITHMS, default="vi",
                    help="inference algorithm (default vi: the best held-out fit on the real series, see "
                         "docs/experiments/timeseries.md); hdp-*: HDP-HMM truncated at --states")
     p.add_argument("--iterations", type=positive_int, default=100, help="iteration / epoch cap (default 100)")
@@ -74,7 +69,7 @@ def register(sub) -> None:
     m.add_argument("--model", choices=("hmm", "hsmm", "hdp-hsmm"), default="hmm",
                    help="hmm; hsmm: explicit state durations, no self-transitions; hdp-hsmm: the HDP-HSMM "
                         "truncated at --states, with --gamma and --sigma (fixed) (default hmm)")
-    m.add_argument("--durations", choices=duration_names(), default="poisson", help="duration family (default poisson)")
+    m.add_argument("--durations", choices=DURATION_FAMILIES, default="poisson", help="duration family (default poisson)")
     m.add_argument("--max-duration", type=positive_int, default=50, metavar="D",
                    help="longest segment the HSMM considers; cost O(T K D) (default 50)")
     m.add_argument("--negbin-r", type=finite_positive_float, default=None, metavar="R",

@@ -44,7 +44,7 @@ from .transforms import (
 )
 from .vocab import Vocabulary
 
-FORMATS = ("conllu", "conllx", "conll2000", "brown", "malt", "ptb", "plain")
+from ..names import CORPUS_FORMATS as FORMATS
 DEMO = "demo"
 
 READERS: dict[str, Callable[[str | os.PathLike, str], Iterator[Sentence]]] = {

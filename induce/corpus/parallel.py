@@ -37,7 +37,7 @@ from .read_lines import iter_lines
 
 Link = tuple[int, int]
 SEPARATOR = "|||"
-ALIGNMENT_FORMATS = ("naacl", "pharaoh")
+from ..names import ALIGNMENT_FORMATS
 _ONE_BASED_DEFAULT = {"naacl": True, "pharaoh": False}
 _PHARAOH_LINK = re.compile(r"^([0-9]+)([-?p])([0-9]+)$")
 _NAACL_INTEGER = re.compile(r"[0-9]+")  # not str.isdigit(): it takes '²', which int() refuses

@@ -22,6 +22,7 @@ from nltk import Tree
 from numba import njit
 
 from ..errors import ConfigError, CorpusFormatError
+from ..names import PUNCT_TAGSET_NAMES
 from .read_lines import iter_lines
 from .sentence import Sentence
 
@@ -39,7 +40,7 @@ WSJ10_WORDS = 10
 #: Coarse (CPOS) punctuation tags of the CoNLL 2007 data: Basque ``PUNT``, Spanish ``F``.
 CONLL2007_PUNCT = frozenset({"PUNT", "F"})
 #: Punctuation tag sets by name.
-PUNCT_TAGSETS = {"upos": UPOS_PUNCT, "universal": UNIVERSAL_PUNCT, "conll2007": CONLL2007_PUNCT, "ptb": PTB_PUNCT}
+PUNCT_TAGSETS = dict(zip(PUNCT_TAGSET_NAMES, (UPOS_PUNCT, UNIVERSAL_PUNCT, CONLL2007_PUNCT, PTB_PUNCT), strict=True))
 #: ``(column, tagset)`` pairs tried in order to find a sentence's punctuation: the one
 #: convention shared by training (``strip_punct``, ``wsj10``) and scoring (``eval deps``).
 PUNCT_COLUMNS = (("upos", "upos"), ("universal", "universal"), ("cpos", "conll2007"), ("xpos", "ptb"), ("pos", "ptb"))

@@ -38,7 +38,7 @@ from .estimators import dirichlet_kl
 from .estimators import cvi_params, map_params, vi_params
 from .schedules import blend, check_schedule, minibatches, step_size
 
-ALGORITHMS = ("em", "vi", "cvi2", "svi", "scvi")
+from ..names import SERIES_ALGORITHMS as ALGORITHMS
 
 
 def potentials(logE: np.ndarray) -> tuple[np.ndarray, float]:

@@ -75,7 +75,7 @@ ALGORITHMS = ("em", "vi", "cvi")
 FAMILIES = ("root", "stop", "attach")
 #: the prior used when none is given (and where learned priors start)
 DEFAULT_ALPHA = 1.0
-INITS = ("harmonic", "random")
+from ..names import DMV_INITS as INITS
 #: Pass cap: above the ~120 passes em needs on WSJ10 at ``tol=1e-6``.
 MAX_ITER = 500
 #: Collapse thresholds: share of (non-root) words of sentences with >= 3 words that are

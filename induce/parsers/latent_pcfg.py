@@ -59,7 +59,7 @@ from .treebank import PARENT_MARK, UNARY_JOIN, Lexicon, binarize, debinarize
 from .trees import nodes_to_tree
 
 ALGORITHMS = ("em", "vi", "cvi")
-DECODERS = ("max-rule-sum", "viterbi")
+from ..names import LATENT_PCFG_DECODERS as DECODERS
 #: the dev-set grid of thesis section 4.5.3
 PRIOR_GRID = (1.0, 0.1, 0.01, 0.001)
 

@@ -62,7 +62,7 @@ from ..resources import check_memory, corpus_source, pcfg_bytes, sentence_label
 from .params import UNK, column, encode_with, masked_params
 from .trees import nodes_to_tree
 
-ALGORITHMS = ("em", "vi", "cvi", "mh")
+from ..names import PCFG_ALGORITHMS as ALGORITHMS
 #: Pass cap and relative tolerance of the stopping rule (docs/experiments/grammar_defaults.md).
 MAX_ITER = 300
 #: the prior used when none is given (and where a learned prior starts)

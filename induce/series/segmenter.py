@@ -23,9 +23,10 @@ from ..errors import ConfigError, ModelFormatError
 from ..infer.series import (ALGORITHMS, SeriesFit, chain_posterior, emission_rows, surrogate_transitions,
                             transition_params, viterbi_path)
 from ..infer.series_hdp import HDPSeriesFit, HDPSVIFit
+from ..names import SERIES_HDP_ALGORITHMS
 
 #: every ``infer`` value: the finite-HMM algorithms, batch and stochastic CVI for the HDP-HMM
-INFER = ALGORITHMS + ("hdp-cvi", "hdp-scvi", "hdp-svi")
+INFER = ALGORITHMS + SERIES_HDP_ALGORITHMS
 
 
 class SeriesInputError(ConfigError, ValueError, TypeError):
