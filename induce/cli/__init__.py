@@ -5,7 +5,7 @@ one-line description) and ``register(subparsers)`` (discovered automatically);
 the handler it installs returns a process exit code.  Only the subcommand being
 run is registered in full (its heavy modules -- numba kernels, SciPy,
 scikit-learn -- are imported by its ``register`` or its handler), so
-``induce --help`` and ``induce tag --help`` stay fast (docs/experiments/ecosystem.md).  User errors
+``induce --help`` and every ``induce CMD --help`` stay fast (docs/experiments/ecosystem.md).  User errors
 (:class:`induce.errors.InduceError`), bad option values (argparse) and
 operating-system errors on a named file are printed as one line
 ``induce: error: ...`` on stderr and the process exits with status 2.  A closed
