@@ -4,7 +4,7 @@ Each subcommand lives in its own ``*_cmd`` module exposing ``HELP`` (its
 one-line description) and ``register(subparsers)`` (discovered automatically);
 the handler it installs returns a process exit code.  Only the subcommand being
 run is registered in full (its heavy modules -- numba kernels, SciPy,
-scikit-learn -- are imported by its ``register`` or its handler), so
+scikit-learn -- are imported only when its handler runs), so
 ``induce --help`` and every ``induce CMD --help`` stay fast (docs/experiments/ecosystem.md).  User errors
 (:class:`induce.errors.InduceError`), bad option values (argparse) and
 operating-system errors on a named file are printed as one line
