@@ -4,7 +4,11 @@ the minibatch's sampled statistics replace the expected ones in the natural-grad
 import numpy as np
 import pytest
 
+from induce.durations import NegBin, NegBinLearnedR
+from induce.emissions import get_family
 from induce.errors import ConfigError
+from induce.infer.hsmm_embed import NBEmbedFit
+from induce.infer.series_hsmm import HSMMFit
 from induce.series.hsmm import HSMMSegmenter
 
 from .test_embed_fit import P, R, sample_nb_hsmm
@@ -56,6 +60,18 @@ def test_exact_update_under_svi_matches_batch_vi(nb_data):
     assert abs(svi.score(test) - vi.score(test)) < 0.01
     order = np.argsort(svi.family_.point_estimate(svi.stats_)["means"][:, 0])
     assert np.all(np.abs(svi.duration_params()["r"][order] - R) <= 1)
+
+
+@pytest.mark.parametrize("cls, durations", [(NBEmbedFit, NegBin(300, r=3.0)), (HSMMFit, NegBinLearnedR(60, max_r=6))])
+def test_one_full_minibatch_at_rho_one_is_a_batch_pass(nb_data, cls, durations):
+    """svi with one minibatch of every item, ``rho = 1`` (tau = 0) and ``s = 1`` is one batch vi pass: the
+    natural-gradient step of the embedding's (fixed r) and the exact learned-r duration statistics."""
+    items = [x[:150] for x in nb_data[0]] * 5  # 20 items: svi keeps whole sequences
+    family = get_family("gaussian").default_prior(np.vstack(items))
+    fits = [cls(family, durations, 3, infer=infer, n_iter=1, tol=0, tau=0.0, batch_size=len(items),
+                rng=np.random.default_rng(0)).run(items) for infer in ("vi", "svi")]
+    for name in ("trans", "stats", "dur_stats"):
+        np.testing.assert_allclose(getattr(fits[1], name), getattr(fits[0], name), rtol=1e-9, atol=1e-9)
 
 
 @pytest.mark.parametrize("infer", ["em", "cvi2", "scvi"])
