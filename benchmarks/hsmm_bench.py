@@ -6,6 +6,7 @@ Usage::
     python benchmarks/hsmm_bench.py speed [--iterations 5]
     python benchmarks/hsmm_bench.py nbspeed [--iterations 5]
     python benchmarks/hsmm_bench.py nbfig2 [--sequences 55 --length 3000 --iterations 20 --samples 1,5,10,50]
+                                           [--infer vi|svi --batch-size 5]
     python benchmarks/hsmm_bench.py fig1b [--seeds 3] [--budget 40]
 
 ``real``: Old Faithful ``geyser.csv`` (waiting, duration; Gaussian) and monthly sunspots
@@ -20,7 +21,9 @@ and D grow (the HSMM is O(T K D + T K^2), the HMM O(T K^2)).
 Gaussian emissions, models with NB durations, ``p ~ Beta(1, 1)``, ``r ~ Uniform{1..10}`` learned
 (:class:`induce.durations.NegBinLearnedR`), 90% of the sequences for training: held-out log predictive
 per step against fitting time, for the exact update of q(r, p) (explicit-duration messages, D = 100)
-and the sampled update with S samples (HMM embedding, no D).  Batch vi passes (rho = 1), not svi.
+and the sampled update with S samples (HMM embedding, no D).  ``--infer vi`` (default): batch passes
+(rho = 1), one point a pass; ``--infer svi``: ``--iterations`` epochs of minibatches of ``--batch-size``
+sequences (the schedule's defaults tau = 1, kappa = 0.6), one point a minibatch update.
 ``nbspeed``: seconds per em pass of NB(r = 4) durations on the embedding against the explicit messages
 with D = 50, 200 as T grows (passes alternated).
 ``fig1b``: paper 002 Fig. 1(b): an HDP-HSMM with Poisson durations (truncation 12, D = 60, 2-D Gaussian
@@ -178,7 +181,7 @@ def fig2_predictive(fit, state, test, D_eval=200):
 
 
 def nbfig2(args):
-    """Exact vs sampled updates of q(r, p), batch vi, same data and initialisation for every method."""
+    """Exact vs sampled updates of q(r, p), batch vi or svi, same data and initialisation for every method."""
     from induce.durations import NegBinLearnedR
     from induce.emissions import get_family
     from induce.infer.hsmm_embed import NBEmbedFit
@@ -192,20 +195,25 @@ def nbfig2(args):
     rows = []
     for seed in range(args.seeds):
         for label, S in methods:
-            kw = dict(infer="vi", n_iter=args.iterations, tol=0.0, rng=np.random.default_rng(seed))
+            kw = dict(infer=args.infer, n_iter=args.iterations, tol=0.0, rng=np.random.default_rng(seed),
+                      batch_size=args.batch_size)
             durations = NegBinLearnedR(100, max_r=10)
             fit = (NBEmbedFit(family, durations, 4, n_samples=S, **kw) if S else HSMMFit(family, durations, 4, **kw))
             clock = {"fit": 0.0, "mark": time.process_time()}
 
-            def record(it, objective, state, fit=fit, clock=clock, label=label, seed=seed):
+            def record(it, state, fit=fit, clock=clock, label=label, seed=seed):
                 clock["fit"] += time.process_time() - clock["mark"]
                 qr = np.exp(fit.durations.log_qr(state["Sd"]))
-                rows.append({"method": label, "seed": seed, "iteration": it + 1, "seconds": clock["fit"],
+                rows.append({"method": label, "seed": seed, "infer": args.infer, "iteration": it,
+                             "seconds": clock["fit"],
                              "heldout": fig2_predictive(fit, state, test),
                              "r_mode": (qr.argmax(axis=1) + 1).tolist()})
                 clock["mark"] = time.process_time()
 
-            fit.callback = record
+            if args.infer == "svi":  # one point per minibatch update
+                fit.batch_callback = record
+            else:
+                fit.callback = lambda it, objective, state, record=record: record(it + 1, state)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 fit.run(train)
@@ -309,13 +317,15 @@ def main():
     p.add_argument("--samples", type=lambda v: [int(s) for s in v.split(",")], default=[1, 5, 10, 50],
                    help="nbfig2: numbers of samples S of the sampled update")
     p.add_argument("--radius", type=float, default=2.0, help="nbfig2: distance of the emission means from 0")
+    p.add_argument("--infer", choices=("vi", "svi"), default="vi", help="nbfig2: batch passes or svi epochs")
+    p.add_argument("--batch-size", type=int, default=5, help="nbfig2 --infer svi: sequences per minibatch")
     args = p.parse_args()
     rows = {"real": real, "speed": speed, "fig1b": fig1b, "nbfig2": nbfig2, "nbspeed": nbspeed}[args.mode](args)
     if args.mode == "fig1b":
         fig1b_table(rows)
     out = ROOT / "benchmarks" / "out"
     out.mkdir(parents=True, exist_ok=True)
-    suffix = f"_radius{args.radius:g}" if args.mode == "nbfig2" else ""
+    suffix = f"_radius{args.radius:g}" + ("_svi" if args.infer == "svi" else "") if args.mode == "nbfig2" else ""
     (out / f"hsmm_{args.mode}{suffix}.json").write_text(json.dumps(rows, indent=1))
 
 

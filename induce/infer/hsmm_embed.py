@@ -33,7 +33,8 @@ each pass draws ``S`` models ``(r_k, p_k) ~ q(r) q(p | r)`` per state (transitio
 their mean-field ``exp E log`` potentials), runs the embedding of each, draws one state sequence per model
 by forward filtering, backward sampling, and collects every statistic from the ``S`` sampled sequences
 (``qhat(x) = 1/S sum delta``); the durations give ``(t_a, n, h_1 .. h_R)`` and so ``q(r)`` and
-``q(p | r)``.  The exact update is :class:`induce.infer.series_hsmm.HSMMFit` with the same family
+``q(p | r)``.  Under svi the same sampled statistics of a minibatch enter the natural-gradient step
+(:class:`NBEmbedFit`).  The exact update is :class:`induce.infer.series_hsmm.HSMMFit` with the same family
 (explicit-duration messages under ``D~ = exp E_{q(r,p)} log p(d)``, truncated at ``max_duration``).
 """
 
@@ -239,9 +240,15 @@ def uses_embedding(durations) -> bool:
 
 
 class NBEmbedFit(HSMMFit):
-    """em/vi of the negative binomial HSMM on the embedding: fixed ``r`` (:class:`~induce.durations.NegBin`,
-    em or vi, statistics from the embedded marginals) or learned ``r`` with the sampled update of section
-    5.2 (:class:`~induce.durations.NegBinLearnedR`, vi, ``n_samples`` models per pass).
+    """em/vi/svi of the negative binomial HSMM on the embedding: fixed ``r`` (:class:`~induce.durations.NegBin`,
+    statistics from the embedded marginals) or learned ``r`` with the sampled update of section 5.2
+    (:class:`~induce.durations.NegBinLearnedR`, vi or svi, ``n_samples`` models per pass or minibatch).
+
+    Both share :meth:`_local_stats`: batch vi replaces the global statistics with those of all items;
+    svi (:meth:`HSMMFit._stochastic_pass`, paper 002 section 3.2) blends the minibatch's, scaled by all
+    steps / minibatch steps, into the transition, emission and duration statistics alike -- with learned
+    ``r`` the sampled ``(t_a, n, h_1 .. h_R)`` take the place of the expected ones (section 5.2), so the
+    step moves the ``q(p | r)`` Beta parameters and the ``q(r)`` weights as it moves the other globals.
 
     With fixed ``r`` the vi objective is the ELBO (never decreases); the sampled update's objective is the
     mean over samples of ``sum log Z`` minus the KL terms, a noisy quantity that is not checked for
@@ -249,13 +256,14 @@ class NBEmbedFit(HSMMFit):
     """
 
     n_samples: int = 1
+    algorithms = ("em", "vi", "svi")
 
     def __init__(self, *args, n_samples: int = 1, **kw):
         super().__init__(*args, **kw)
         self.n_samples = int(n_samples)
         if isinstance(self.durations, NegBinLearnedR):
-            if self.infer != "vi":
-                raise ConfigError("the sampled update of q(r, p) needs infer='vi'")
+            if self.infer not in ("vi", "svi"):
+                raise ConfigError(f"the sampled update of q(r, p) needs infer='vi' or 'svi', got {self.infer!r}")
             if self.n_samples < 1:
                 raise ConfigError(f"negbin samples must be at least 1, got {n_samples}")
             self.elbo = False
@@ -264,53 +272,62 @@ class NBEmbedFit(HSMMFit):
                               f"{self.durations.header()}")
 
     def _pass(self, state) -> float:
-        if isinstance(self.durations, NegBinLearnedR):
-            return self._sampled_pass(state)
-        C, S, Sd, stacked = state["C"], state["S"], state["Sd"], state["stacked"]
-        logpi, logA = self.transitions(self.infer, C)
-        chain = nb_chain(self.infer, self.durations, Sd)
-        rows = emission_rows(self.infer, self.family, stacked, S)
-        gamma = np.empty_like(rows)
-        newC, newSd = np.zeros_like(C), np.zeros_like(Sd)
-        total = 0.0
-        for lo, hi in state["bounds"]:
-            logz, init, trans, sd, gamma[lo:hi] = embed_expectations(logpi, logA, rows[lo:hi], chain)
-            total += logz
-            newC[0] += init
-            newC[1:] += trans
-            newSd += sd
+        """One em/vi pass: the statistics of all items replace the global ones."""
+        C, S, Sd = state["C"], state["S"], state["Sd"]
+        total, state["C"], state["S"], state["Sd"] = self._local_stats(
+            state, range(len(state["bounds"])), self.infer, C, S, Sd)
         if self.infer == "vi":
             total -= self.transition_bound(C) + self.family.kl(S) + self.durations.kl(Sd)
-        state["C"], state["S"], state["Sd"] = newC, self.family.stats(stacked, gamma), newSd
         return total
 
-    def _sampled_pass(self, state) -> float:
-        """Section 5.2: ``S`` sampled models, one sampled state sequence each, statistics averaged."""
-        C, S, Sd, stacked = state["C"], state["S"], state["Sd"], state["stacked"]
+    def _local_stats(self, state, items, rule: str, C, S, Sd):
+        """``(sum log Z, C, S, Sd)`` of the items on the embedding: the embedded marginals (fixed ``r``)
+        or the sampled update (learned ``r``)."""
+        if isinstance(self.durations, NegBinLearnedR):
+            return self._sampled_stats(state, items, C, S, Sd)
+        logpi, logA = self.transitions(rule, C)
+        chain = nb_chain(rule, self.durations, Sd)
+        bC, bS, bSd = np.zeros_like(C), np.zeros_like(S), np.zeros_like(Sd)
+        total = 0.0
+        for i in items:
+            lo, hi = state["bounds"][i]
+            X = state["stacked"][lo:hi]
+            logz, init, trans, sd, gamma = embed_expectations(logpi, logA, emission_rows(rule, self.family, X, S),
+                                                              chain)
+            total += logz
+            bC[0] += init
+            bC[1:] += trans
+            bSd += sd
+            bS += self.family.stats(X, gamma)
+        return total, bC, bS, bSd
+
+    def _sampled_stats(self, state, items, C, S, Sd):
+        """Section 5.2 over the items: ``S`` models ``(r, p) ~ q(r) q(p | r)``, one sampled state sequence
+        per model and item, statistics averaged over the models (``qhat(x) = 1/S sum delta``)."""
         K, n = self.n_states, self.n_samples
         logpi, logA = self.transitions("vi", C)
-        rows = emission_rows("vi", self.family, stacked, S)
-        onehot = np.zeros_like(rows)
-        newC, durs = np.zeros_like(C), [[] for _ in range(K)]
+        data = [state["stacked"][lo:hi] for lo, hi in (state["bounds"][i] for i in items)]
+        rows = [emission_rows("vi", self.family, X, S) for X in data]
+        onehot = [np.zeros_like(r) for r in rows]
+        bC, durs = np.zeros_like(C), [[] for _ in range(K)]
         total = 0.0
         for _ in range(n):
             params = self.durations.sample(Sd, self.rng)
             chain = NBChain(params["r"].astype(np.int64), np.log(params["p"]), np.log1p(-params["p"]))
             Abar = embedded_transitions(logpi, logA, chain)
-            for lo, hi in state["bounds"]:
-                logz, states = sample_states(logpi, logA, rows[lo:hi], chain, self.rng, Abar)
+            for r, hot in zip(rows, onehot):
+                logz, states = sample_states(logpi, logA, r, chain, self.rng, Abar)
                 total += logz / n
-                onehot[lo + np.arange(hi - lo), states] += 1.0 / n
+                hot[np.arange(len(states)), states] += 1.0 / n
                 segs = runs(states)
-                newC[0, segs[0][2]] += 1.0 / n
+                bC[0, segs[0][2]] += 1.0 / n
                 for (s, e, k), nxt in zip(segs, segs[1:] + [None]):
                     durs[k].append(e - s)
                     if nxt is not None:
-                        newC[k + 1, nxt[2]] += 1.0 / n
+                        bC[k + 1, nxt[2]] += 1.0 / n
         width = max(max(d, default=1) for d in durs)
         N = np.zeros((K, width))
         for k, d in enumerate(durs):
             np.add.at(N[k], np.asarray(d, dtype=np.int64) - 1, 1.0 / n)
-        total -= self.transition_bound(C) + self.family.kl(S) + self.durations.kl(Sd)
-        state["C"], state["S"], state["Sd"] = newC, self.family.stats(stacked, onehot), self.durations.stats(N)
-        return total
+        bS = sum((self.family.stats(X, hot) for X, hot in zip(data, onehot)), np.zeros_like(S))
+        return total, bC, bS, self.durations.stats(N)

@@ -252,6 +252,22 @@ class HSMMFit:
         self._after_pass(state)
         return total
 
+    def _local_stats(self, state, items, rule: str, C, S, Sd):
+        """The local step of svi/scvi (paper 002 section 3.2): ``(sum log Z, C, S, Sd)`` of the items
+        (indices into ``state["bounds"]``) under the ``rule`` potentials of the global statistics."""
+        logpi, logA, logD = self._potentials(rule, C, Sd)
+        bC, bS, bN = np.zeros_like(C), np.zeros_like(S), np.zeros((self.n_states, self.durations.max_duration))
+        total = 0.0
+        for i in items:
+            lo, hi = state["bounds"][i]
+            X = state["stacked"][lo:hi]
+            logz, c, N, gamma = sequence_stats(logpi, logA, emission_rows(rule, self.family, X, S), logD)
+            total += logz
+            bC += c
+            bS += self.family.stats(X, gamma)
+            bN += N
+        return total, bC, bS, self.durations.stats(bN)
+
     def _stochastic_pass(self, state) -> float:
         """One epoch of svi/scvi minibatches (paper 002 section 3.2; thesis eq. 3.103-3.104); objective:
         the sum of the items' ``log Z``."""
@@ -260,28 +276,18 @@ class HSMMFit:
         local = "vi" if self.infer == "svi" else "cvi2"
         total = 0.0
         for batch in minibatches(len(state["bounds"]), self.batch_size, self.rng):
-            logpi, logA, logD = self._potentials(local, C, Sd)
-            bC, bS, bN = np.zeros_like(C), np.zeros_like(S), np.zeros((self.n_states, self.durations.max_duration))
-            b_steps = 0
-            for i in batch:
-                lo, hi = state["bounds"][i]
-                X = state["stacked"][lo:hi]
-                logz, c, N, gamma = sequence_stats(logpi, logA, emission_rows(local, self.family, X, S), logD)
-                total += logz
-                bC += c
-                bS += self.family.stats(X, gamma)
-                bN += N
-                b_steps += hi - lo
+            logz, bC, bS, bSd = self._local_stats(state, batch, local, C, S, Sd)
+            total += logz
+            b_steps = sum(state["bounds"][i][1] - state["bounds"][i][0] for i in batch)
             rho = step_size(state["m"], self.tau, self.kappa)
             state["m"] += 1
             blend(C, bC, rho, n_steps / b_steps)
             blend(S, bS, rho, n_steps / b_steps)
-            blend(Sd, self.durations.stats(bN), rho, n_steps / b_steps)
+            blend(Sd, bSd, rho, n_steps / b_steps)
             self._after_minibatch(state, rho)
             if self.batch_callback is not None:
                 self.batch_callback(state["m"], state)
         return total
-
 
 def hsmm_posterior(logpi, logA, rows, logD):
     """``(log Z, gamma (T, K))`` of one series under the potentials."""

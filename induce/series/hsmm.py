@@ -40,7 +40,7 @@ class HSMMSegmenter(InduceEstimator):
     for em/vi, :mod:`induce.infer.hsmm_embed`, with no maximum duration) or ``None`` (the default): ``r``
     learned over ``1..max_r`` with ``q(r) q(p | r)`` (paper 002 section 5.2), by the exact update
     (``negbin_samples=0``: explicit-duration messages truncated at ``max_duration``) or the sampled update
-    with ``negbin_samples`` models per pass (vi, on the embedding); ``infer`` ``em``, ``vi``, ``svi``, ``cvi2``
+    with ``negbin_samples`` models per pass or svi minibatch (vi or svi, on the embedding); ``infer`` ``em``, ``vi``, ``svi``, ``cvi2``
     or ``scvi``; ``alpha`` the Dirichlet prior of transition rows; ``n_iter``/``tol`` the stopping rule
     (:class:`~induce.infer.convergence.ConvergenceMonitor`); ``batch_size``, ``tau``, ``kappa`` the svi/scvi
     schedule and ``subsequence_length`` the item length of svi/cvi2/scvi (as the HMM's).
