@@ -16,7 +16,7 @@ import numpy as np
 from ..atomic import atomic_write
 from ..errors import ConfigError, CorpusFormatError
 from .common import (emit, existing_file, finite_nonneg_float, finite_positive_float, forgetting_rate,
-                     fraction, output_path, positive_int, reported_warnings, seed)
+                     fraction, nonneg_int, output_path, positive_int, reported_warnings, seed)
 
 
 #: the one-line description ``induce --help`` shows (without building this command's parser)
@@ -76,8 +76,8 @@ def register(sub) -> None:
                    help="fixed r of negbin durations (an integer r runs on the HMM embedding, no --max-duration); "
                         "default: r learned over 1..--max-r (paper 002 section 5.2)")
     m.add_argument("--max-r", type=positive_int, default=10, metavar="R", help="largest learned r (default 10)")
-    m.add_argument("--negbin-samples", type=int, default=0, metavar="S",
-                   help="learned r: the sampled update of q(r, p) with S models per pass on the embedding (vi); "
+    m.add_argument("--negbin-samples", type=nonneg_int, default=0, metavar="S",
+                   help="learned r: the sampled update of q(r, p) with S models per pass on the embedding (vi or svi); "
                         "0 (default): the exact update, explicit messages up to --max-duration")
     m.add_argument("--segments", type=output_path, metavar="FILE",
                    help="write the Viterbi segments as CSV rows (sequence, start, end, state), end exclusive")
