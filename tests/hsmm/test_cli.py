@@ -4,6 +4,7 @@ import csv
 import json
 
 import numpy as np
+import pytest
 
 from induce.cli import main
 
@@ -51,5 +52,7 @@ def test_segment_hsmm_negbin_learned_and_fixed_r(tmp_path, capsys):
     assert len(summary["negbin_r"]) == 3 and all(1 <= r <= 6 for r in summary["negbin_r"])
     assert main(base + ["--negbin-r", "3"]) == 0
     assert json.loads(capsys.readouterr().out)["negbin_r"] == [3.0, 3.0, 3.0]
-    assert main(base + ["--negbin-samples", "-1"]) == 2
-    assert "induce: error" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:  # refused by the option type, before any work
+        main(base + ["--negbin-samples", "-1"])
+    assert exc.value.code == 2
+    assert "--negbin-samples: expected a non-negative integer" in capsys.readouterr().err
