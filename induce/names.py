@@ -41,6 +41,8 @@ SYMMETRIZATIONS = ("intersection", "union", "grow-diag", "grow-diag-final", "gro
 #: :class:`induce.series.HMMSegmenter(infer=...)`: finite-HMM algorithms, then the HDP-HMM ones
 SERIES_ALGORITHMS = ("em", "vi", "cvi2", "svi", "scvi")
 SERIES_HDP_ALGORITHMS = ("hdp-cvi", "hdp-scvi", "hdp-svi")
+#: ``induce segment --model``
+SERIES_MODELS = ("hmm", "hdp-hmm", "hsmm", "hdp-hsmm")
 #: the registered emission and duration families (``induce.emissions``, ``induce.durations``; a test checks
 #: these equal the registries, so a new family adds its name here)
 EMISSION_FAMILIES = ("categorical", "diag-gaussian", "gaussian", "poisson")

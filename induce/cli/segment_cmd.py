@@ -15,6 +15,7 @@ import numpy as np
 
 from ..atomic import atomic_write
 from ..errors import ConfigError, CorpusFormatError
+from ..names import SERIES_HDP_ALGORITHMS
 from .common import (emit, existing_file, finite_nonneg_float, finite_positive_float, forgetting_rate,
                      fraction, nonneg_int, output_path, positive_int, reported_warnings, seed)
 
@@ -31,7 +32,7 @@ def _columns(text: str) -> list[str]:
 
 
 def register(sub) -> None:
-    from ..names import DURATION_FAMILIES, EMISSION_FAMILIES, SERIES_ALGORITHMS, SERIES_HDP_ALGORITHMS
+    from ..names import DURATION_FAMILIES, EMISSION_FAMILIES, SERIES_ALGORITHMS, SERIES_MODELS
 
     p = sub.add_parser("segment", help=HELP,
                        description="Fit an HMM with conjugate exponential-family emissions to one or more numeric "
@@ -43,9 +44,10 @@ def register(sub) -> None:
                    help="numeric columns to model (default: all but --id-column)")
     p.add_argument("--id-column", metavar="NAME", help="sequence id column (default: blank lines separate sequences)")
     p.add_argument("--states", type=positive_int, default=3, help="number of hidden states K (default 3)")
-    p.add_argument("--infer", choices=SERIES_ALGORITHMS + SERIES_HDP_ALGORITHMS, default="vi",
+    p.add_argument("--infer", choices=SERIES_ALGORITHMS + SERIES_HDP_ALGORITHMS, default=None,
                    help="inference algorithm (default vi: the best held-out fit on the real series, see "
-                        "docs/experiments/timeseries.md); hdp-*: HDP-HMM truncated at --states")
+                        "docs/experiments/timeseries.md; --model hdp-hmm: cvi); hdp-*: the HDP-HMM, as --model "
+                        "hdp-hmm")
     p.add_argument("--iterations", type=positive_int, default=100, help="iteration / epoch cap (default 100)")
     p.add_argument("--tol", type=finite_nonneg_float, default=1e-4,
                    help="stop when the objective's relative change stays below this for 3 passes (default 1e-4)")
@@ -64,11 +66,12 @@ def register(sub) -> None:
                    help="print the summary as JSON (or write FILE)")
     p.add_argument("--report", type=output_path, metavar="FILE.html",
                    help="also write a self-contained HTML report: the first series coloured by state (needs matplotlib)")
-    m = p.add_argument_group("hidden semi-Markov models (--model hsmm: --infer em, vi, svi, cvi2 or scvi; "
-                             "--model hdp-hsmm: vi, svi, cvi2 or scvi)")
-    m.add_argument("--model", choices=("hmm", "hsmm", "hdp-hsmm"), default="hmm",
-                   help="hmm; hsmm: explicit state durations, no self-transitions; hdp-hsmm: the HDP-HSMM "
-                        "truncated at --states, with --gamma and --sigma (fixed) (default hmm)")
+    m = p.add_argument_group("models (--model hdp-hmm: --infer cvi, scvi or svi; hsmm: em, vi, svi, cvi2 or scvi; "
+                             "hdp-hsmm: vi, svi, cvi2 or scvi)")
+    m.add_argument("--model", choices=SERIES_MODELS, default="hmm",
+                   help="hmm; hdp-hmm: the HDP-HMM truncated at --states (learns how many it uses); hsmm: explicit "
+                        "state durations, no self-transitions; hdp-hsmm: the HDP-HSMM truncated at --states, with "
+                        "--gamma and --sigma (fixed) (default hmm)")
     m.add_argument("--durations", choices=DURATION_FAMILIES, default="poisson", help="duration family (default poisson)")
     m.add_argument("--max-duration", type=positive_int, default=50, metavar="D",
                    help="longest segment the HSMM considers; cost O(T K D) (default 50)")
@@ -81,7 +84,7 @@ def register(sub) -> None:
                         "0 (default): the exact update, explicit messages up to --max-duration")
     m.add_argument("--segments", type=output_path, metavar="FILE",
                    help="write the Viterbi segments as CSV rows (sequence, start, end, state), end exclusive")
-    h = p.add_argument_group("HDP-HMM (--infer hdp-cvi, hdp-scvi, hdp-svi)")
+    h = p.add_argument_group("HDP-HMM (--model hdp-hmm)")
     h.add_argument("--gamma", type=finite_positive_float, default=1.0,
                    help="top-level concentration (default 1; learned by hdp-cvi/hdp-scvi, fixed for hdp-svi)")
     h.add_argument("--sigma", type=finite_positive_float, default=1.0,
@@ -136,8 +139,10 @@ def run(args) -> int:
         if model.durations_.name == "negbin":  # fixed r, or the mode of the learned q(r)
             summary["negbin_r"] = np.broadcast_to(model.duration_params().get("r", model.durations_.r),
                                                   (model.n_states,)).tolist()
-    if args.model == "hdp-hsmm":
-        summary["effective_states"] = model.effective_states()
+    if args.infer in SERIES_HDP_ALGORITHMS or args.model == "hdp-hsmm":
+        from ..infer.hdp import effective_states
+
+        summary["effective_states"] = effective_states(model.family_.counts(model.stats_))
     if args.segments:
         _write_segments(args.segments, paths)
     summary.update(warned)
@@ -159,11 +164,29 @@ def run(args) -> int:
     return 0
 
 
+def _algorithm(model: str, infer: str | None) -> str:
+    """The segmenter's ``infer`` for ``--model`` and ``--infer`` (None: the default): ``--model hdp-hmm`` runs the
+    HDP-HMM algorithms (``cvi`` -> ``hdp-cvi``; default cvi), ``--infer hdp-*`` alone selects them too."""
+    if model != "hdp-hmm":
+        if infer is None:
+            return "vi"
+        if infer in SERIES_HDP_ALGORITHMS and model != "hmm":
+            raise ConfigError(f"--infer {infer} is the HDP-HMM (--model hdp-hmm), not --model {model}")
+        return infer
+    infer = infer or "cvi"
+    hdp = infer if infer in SERIES_HDP_ALGORITHMS else f"hdp-{infer}"
+    if hdp not in SERIES_HDP_ALGORITHMS:
+        raise ConfigError(f"--model hdp-hmm runs --infer {', '.join(a[4:] for a in SERIES_HDP_ALGORITHMS)}; "
+                          f"got {infer}")
+    return hdp
+
+
 def _model(args, n_columns: int):
     """The loaded model (``--load``, checked against the input's columns) or a new unfitted one."""
     from ..series import HMMSegmenter
     from ..series.hsmm import HDPHSMMSegmenter, HSMMSegmenter
 
+    args.infer = _algorithm(args.model, args.infer)
     if args.load:
         model = {"hsmm": HSMMSegmenter, "hdp-hsmm": HDPHSMMSegmenter}.get(args.model, HMMSegmenter).load(args.load)
         if model.family_.dim != n_columns:

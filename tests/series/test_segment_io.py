@@ -144,3 +144,20 @@ def test_cli_segment_report_shows_the_series_and_the_warnings_go_to_the_json(tmp
     import json
 
     assert any("not converged after 2 passes" in w for w in json.loads(summary.read_text())["warnings"])
+
+
+def test_cli_model_hdp_hmm_is_the_hdp_algorithms(corpora, capsys):
+    """``--model hdp-hmm`` (default cvi) runs the HDP-HMM as ``--infer hdp-*`` does, with its effective states."""
+    series = str(corpora / "timeseries" / "nile.csv")
+    base = ["segment", series, "--states", "6", "--iterations", "5", "--json"]
+    runs = {}
+    for extra in (["--model", "hdp-hmm"], ["--infer", "hdp-cvi"], ["--model", "hdp-hmm", "--infer", "scvi"]):
+        assert main(base + extra) == 0
+        runs[" ".join(extra)] = json.loads(capsys.readouterr().out)
+    assert runs["--model hdp-hmm"]["infer"] == "hdp-cvi"
+    assert runs["--model hdp-hmm"]["state_counts"] == runs["--infer hdp-cvi"]["state_counts"]
+    assert runs["--model hdp-hmm --infer scvi"]["infer"] == "hdp-scvi"
+    assert all(1 <= r["effective_states"] <= 6 for r in runs.values())
+    assert main(base + ["--model", "hdp-hmm", "--infer", "vi"]) == 2
+    assert "--model hdp-hmm runs --infer cvi, scvi, svi" in capsys.readouterr().err
+    assert main(base + ["--model", "hsmm", "--infer", "hdp-cvi"]) == 2
