@@ -31,6 +31,7 @@ from __future__ import annotations
 import functools
 import numbers
 import warnings
+from abc import ABC, abstractmethod
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -41,13 +42,14 @@ from .infer.convergence import ConvergenceMonitor, FitWarning
 __all__ = ["InduceEstimator", "Integer", "Real", "Options", "Seed", "Boolean", "Items", "AnyOf", "SCHEDULE"]
 
 
-class Constraint:
+class Constraint(ABC):
     """A hyperparameter's domain: :meth:`check` raises ``ConfigError`` (one line) for a value outside it."""
 
     expected = ""  # what the domain is, after "must be"
 
+    @abstractmethod
     def accepts(self, value) -> bool:
-        raise NotImplementedError
+        """Whether ``value`` lies in the domain."""
 
     def check(self, name: str, value) -> None:
         if not self.accepts(value):
