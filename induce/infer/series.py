@@ -126,6 +126,20 @@ def auto_subsequence_length(sequences: list[np.ndarray], min_items: int = 20) ->
     return max(10, math.ceil(total / min_items))
 
 
+def global_step(fit, state: dict, targets, batch_stats, scale: float) -> None:
+    """The global step of svi/scvi after a minibatch (thesis eq. 3.103-3.104; paper 002 section 3.2): step size
+    ``rho_m`` of ``state["m"]``, every global statistic in ``targets`` blended in place toward its minibatch
+    estimate (``batch_stats``, times ``scale`` = data over minibatch size), then the fit's own update
+    (``fit._after_minibatch``) and ``fit.batch_callback``.  Shared by the HMM and HSMM series fits."""
+    rho = step_size(state["m"], fit.tau, fit.kappa)
+    state["m"] += 1
+    for target, stats in zip(targets, batch_stats):
+        blend(target, stats, rho, scale)
+    fit._after_minibatch(state, rho)
+    if fit.batch_callback is not None:
+        fit.batch_callback(state["m"], state)
+
+
 @dataclass
 class FitResult:
     """Fitted statistics and the run's record."""
@@ -294,11 +308,5 @@ class SeriesFit:
                 bC += trans
                 bS += self.family.stats(X, gamma)
                 b_steps += X.shape[0]
-            rho = step_size(state["m"], self.tau, self.kappa)
-            state["m"] += 1
-            blend(C, bC, rho, n_steps / b_steps)
-            blend(S, bS, rho, n_steps / b_steps)
-            self._after_minibatch(state, rho)
-            if self.batch_callback is not None:
-                self.batch_callback(state["m"], state)
+            global_step(self, state, (C, S), (bC, bS), n_steps / b_steps)
         return total

@@ -48,8 +48,8 @@ from ..emissions.base import EmissionFamily
 from ..errors import ConfigError
 from ..kernels.hsmm import hsmm_expectations, hsmm_viterbi
 from .estimators import dirichlet_kl
-from .schedules import blend, check_schedule, minibatches, step_size
-from .series import (FitResult, auto_subsequence_length, emission_rows, iterate, split_items,
+from .schedules import check_schedule, minibatches
+from .series import (FitResult, auto_subsequence_length, emission_rows, global_step, iterate, split_items,
                      transition_params)
 
 HSMM_ALGORITHMS = ("em", "vi", "svi", "cvi2", "scvi")
@@ -279,14 +279,7 @@ class HSMMFit:
             logz, bC, bS, bSd = self._local_stats(state, batch, local, C, S, Sd)
             total += logz
             b_steps = sum(state["bounds"][i][1] - state["bounds"][i][0] for i in batch)
-            rho = step_size(state["m"], self.tau, self.kappa)
-            state["m"] += 1
-            blend(C, bC, rho, n_steps / b_steps)
-            blend(S, bS, rho, n_steps / b_steps)
-            blend(Sd, bSd, rho, n_steps / b_steps)
-            self._after_minibatch(state, rho)
-            if self.batch_callback is not None:
-                self.batch_callback(state["m"], state)
+            global_step(self, state, (C, S, Sd), (bC, bS, bSd), n_steps / b_steps)
         return total
 
 def hsmm_posterior(logpi, logA, rows, logD):
