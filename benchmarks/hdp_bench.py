@@ -109,7 +109,7 @@ def recovery(args) -> None:
                 model = HDPHMMTagger(truncation=K, infer=infer, n_iter=iters[infer], **hyper, order=args.order,
                                      random_state=data_seed - 1000, batch_size=args.batch_size,
                                      n_init=args.n_init if infer == "cvi" else 1, merge_moves=not args.no_moves,
-                                     scvi_memory=args.scvi_memory).fit(corpus)
+                                     scvi_memory=args.scvi_memory or None).fit(corpus)
                 fit_seconds = time.perf_counter() - t0
                 eff = [r["effective_states"] for r in model.trace_]  # n_init > 1: the start kept
                 secs = np.cumsum([r["seconds"] for r in model.trace_]).tolist()

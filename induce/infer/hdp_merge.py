@@ -115,14 +115,32 @@ def _advance(state, step: Callable, score: Callable, passes: int):
     return state, score(state)
 
 
+def shared_states(gamma: np.ndarray, offsets: np.ndarray, moved: np.ndarray, k: int, share: float = 0.01) -> list[int]:
+    """States other than ``k`` that both the ``moved`` sentences and the others use, most used first.
+
+    A state is used by a group of sentences when it holds at least ``share`` of the group's expected
+    tokens.  A joint split (:func:`move_round`) copies them with ``k``: where two kinds of sentences
+    share a chain of states (the Beal grammar's ``(abc)*`` and ``(acb)*`` cycles in three states),
+    splitting one state of the chain gains in its emissions what it loses in the transitions out of
+    the others, and only splitting the whole chain is a gain.
+    """
+    tok = np.repeat(moved, np.diff(offsets))
+    mass_in, mass_out = gamma[tok].sum(axis=0), gamma[~tok].sum(axis=0)
+    both = (mass_in >= share * mass_in.sum()) & (mass_out >= share * mass_out.sum())
+    both[k] = False
+    return [int(j) for j in np.argsort(-(mass_in + mass_out), kind="stable") if both[j]]
+
+
 def move_round(state, step: Callable, score: Callable, trial_passes: int, min_usage: float, max_trials: int,
-               data, seed: int) -> tuple[object, list[dict]]:
+               data, seed: int, joint: bool = False) -> tuple[object, list[dict]]:
     """Split trials for the used states, most used first (while an unused one is left; at most half of
     ``max_trials``), then :func:`merge_round` with the trials left.
 
     Each split (:func:`sentence_split`, :func:`split_locals`) is run for ``trial_passes`` passes and
-    kept when its bound beats as many passes from the current state.  Returns the state to go on
-    from and one record per trial."""
+    kept when its bound beats as many passes from the current state.  ``joint``: when the split of
+    ``k`` alone is not kept, the same sentences also take a free state for each of the
+    :func:`shared_states` (if enough are free), as one more trial.  Returns the state to go on from
+    and one record per trial (``split``: the relabelled pairs ``[k, l, j, l', ...]``, flattened)."""
 
     records = []
     current = state
@@ -135,16 +153,27 @@ def move_round(state, step: Callable, score: Callable, trial_passes: int, min_us
         moved = sentence_split(current.sent_trans, current.gamma, data.tokens, data.offsets, data.W, k, seed)
         if moved is None:
             continue
-        if base_score is None:
-            base_score = _advance(copy.deepcopy(current), step, score, trial_passes)[1]
-        trial = copy.deepcopy(current)
-        split_locals(trial.sent_trans, trial.gamma, data.offsets, k, int(free[0]), moved)
-        trial, trial_score = _advance(trial, step, score, trial_passes)
-        accepted = trial_score > base_score
-        records.append({"split": [k, int(free[0])], "bound": trial_score, "baseline": base_score,
-                        "accepted": accepted})
-        if accepted:
-            current, base_score = trial, None
+        proposals = [[k]]
+        if joint:
+            others = shared_states(current.gamma, data.offsets, moved, k)
+            if others and len(others) < free.size:
+                proposals.append([k] + others)
+        for states in proposals:
+            if len(records) >= max_trials // 2:
+                break
+            if base_score is None:
+                base_score = _advance(copy.deepcopy(current), step, score, trial_passes)[1]
+            trial = copy.deepcopy(current)
+            pairs = [(j, int(f)) for j, f in zip(states, free)]
+            for j, f in pairs:
+                split_locals(trial.sent_trans, trial.gamma, data.offsets, j, f, moved)
+            trial, trial_score = _advance(trial, step, score, trial_passes)
+            accepted = trial_score > base_score
+            records.append({"split": [s for p in pairs for s in p], "bound": trial_score, "baseline": base_score,
+                            "accepted": accepted})
+            if accepted:
+                current, base_score = trial, None
+                break
     current, merged = merge_round(current, step, score, trial_passes, min_usage, max_trials - len(records))
     return current, records + merged
 
@@ -208,12 +237,13 @@ def merge_round(state, step: Callable, score: Callable, trial_passes: int, min_u
                 max_trials: int) -> tuple[object, list[dict]]:
     """Greedy merges: for each candidate pair (:func:`candidate_pairs`) compare ``trial_passes``
     passes from the merged state with as many from ``state``; keep the merged one when its bound
-    is higher, then go on from it.  ``state`` has ``sent_trans``, ``gamma`` and ``emit`` and is
+    is higher, then go on from it.  A pair rejected once is not tried again in the round (the
+    trials go to pairs not yet tried).  ``state`` has ``sent_trans``, ``gamma`` and ``emit`` and is
     copied (never changed); ``step(s)`` runs one pass on ``s``; ``score(s)`` is the bound.
     Returns the state to continue from (``state`` itself if nothing was accepted) and one record
     per trial."""
 
-    records, tried = [], 0
+    records, tried, rejected = [], 0, set()
     if max_trials <= 0:
         return state, records
     base, base_score = _advance(copy.deepcopy(state), step, score, trial_passes)
@@ -224,15 +254,19 @@ def merge_round(state, step: Callable, score: Callable, trial_passes: int, min_u
         for k, l in candidate_pairs(current.emit, min_usage):
             if tried >= max_trials:
                 break
+            if (k, l) in rejected:
+                continue
             tried += 1
             trial = copy.deepcopy(current)
             merge_locals(trial.sent_trans, trial.gamma, k, l)
             trial, trial_score = _advance(trial, step, score, trial_passes)
             accepted = trial_score > base_score
             records.append({"merge": [k, l], "bound": trial_score, "baseline": base_score, "accepted": accepted})
-            if accepted:
-                current = trial
-                base, base_score = _advance(copy.deepcopy(trial), step, score, trial_passes)
-                changed = True
-                break
+            if not accepted:
+                rejected |= {(k, l), (l, k)}
+                continue
+            current = trial
+            base, base_score = _advance(copy.deepcopy(trial), step, score, trial_passes)
+            changed = True
+            break
     return current, records

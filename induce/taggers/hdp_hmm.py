@@ -72,6 +72,10 @@ MERGE_EVERY = 100
 MERGE_TRIAL_PASSES = 3
 MERGE_MIN_USAGE = 1.0
 MERGE_MAX_TRIALS = 20
+# scvi (memoized rounds on the sentence memory): all rounds' trial passes within n_iter / 2, as its epochs are fewer
+# (300 on the recovery data) and a batch pass costs less than an epoch of minibatch steps (hdp_defaults.md, "scvi:
+# memoized split-merge moves")
+MOVE_BUDGET_SHARE = {"cvi": 4, "scvi": 2}
 
 
 @dataclass
@@ -220,7 +224,7 @@ class HDPHMMTagger(HMMTagger):
         "hyper_burn_in": AnyOf(Options(None), Integer(0)), "qc": Options(*QC_METHODS), "qc_samples": Integer(1),
         "table_estimate": Options(*TABLE_ESTIMATES), "table_samples": Integer(1),
         "coverage": Real(0.0, 1.0, min_open=True), "n_init": Integer(1),
-        "merge_moves": Boolean(), "scvi_memory": Boolean(),
+        "merge_moves": Boolean(), "scvi_memory": AnyOf(Options(None), Boolean()),
     }
 
     def __init__(
@@ -246,7 +250,7 @@ class HDPHMMTagger(HMMTagger):
         coverage: float = 0.99,
         n_init: int = 1,
         merge_moves: bool = True,
-        scvi_memory: bool = False,
+        scvi_memory: bool | None = None,
         decode: str = "posterior",
         order: str = "sequential",
         random_state: int = 0,
@@ -449,23 +453,14 @@ class HDPHMMTagger(HMMTagger):
         learn_emission = self.emission_prior == "asymmetric" and "emission" not in self._fixed_hyper()
         logq0_emit = np.zeros((data.W, K)) if learn_emission else None
         merges = self._merges()
-        self._next_move = self._move_gap = None
-        self._move_budget = int(self.n_iter) // 4  # trial passes (a trial and its baseline: 2 x 3) for all rounds
+        self._start_moves()
         bar = self._iterations()
         for it in bar:
             t0 = time.perf_counter()
             ll = self._cvi_step(st, data, seeds[it], it, sample_tables, gate=True)
             extra = {}
             if merges and self._merge_due(it):
-                trials = min(MERGE_MAX_TRIALS, self._move_budget // (2 * MERGE_TRIAL_PASSES))
-                st, records = move_round(st, lambda s: self._cvi_step(s, data, seeds[it], it, sample_tables),
-                                         self._bound, MERGE_TRIAL_PASSES, MERGE_MIN_USAGE, trials, data,
-                                         int(seeds[it]))
-                self._move_budget -= 2 * MERGE_TRIAL_PASSES * len(records)
-                extra["merges"] = [r["merge"] for r in records if r["accepted"] and "merge" in r]
-                extra["splits"] = [r["split"] for r in records if r["accepted"] and "split" in r]
-                extra["move_trials"] = len(records)
-                self._moved(it, bool(extra["merges"] or extra["splits"]))
+                st, extra = self._move_round(st, data, seeds[it], it)
             self._emission = em = st.emission
             self.gamma_, self.sigma_ = st.glob.gamma, st.glob.sigma
             # thesis 5.5.3: Dir(beta tau) from the emission table counts, once per pass
@@ -477,18 +472,20 @@ class HDPHMMTagger(HMMTagger):
                              st.gamma.argmax(axis=1) if gold is not None else None, gold,
                              tables=st.stats["tables"], **extra)
         self.bound_ = self._bound(st)
-        del self._next_move, self._move_gap, self._move_budget
+        self._end_moves()
         self.qc_positive_ = st.stats["qpos"]
         self._set_sticks(st.glob.u, st.glob.v, st.glob.order)
         self._local_labels = st.gamma.argmax(axis=1)
         self._finish(st.trans, st.emit, data)
 
-    def _cvi_state(self, data) -> _CVIState:
-        """A zero batch-CVI state for ``data`` (``n_states_`` states, the starting hyperparameters)."""
+    def _cvi_state(self, data, local: tuple[np.ndarray, np.ndarray] | None = None) -> _CVIState:
+        """A batch-CVI state for ``data`` (``n_states_`` states, the starting hyperparameters), with zero local
+        statistics or the given ``local`` ``(sent_trans, gamma)`` (not copied)."""
         K = self.n_states_
         I, N = data.offsets.shape[0] - 1, data.tokens.shape[0]
         S = int(self.table_samples) if self.table_estimate == "sampled" else 0
-        return _CVIState(sent_trans=np.zeros((I, K + 1, K)), gamma=np.zeros((N, K)), trans=np.zeros((K + 1, K)),
+        sent_trans, gamma = (np.zeros((I, K + 1, K)), np.zeros((N, K))) if local is None else local
+        return _CVIState(sent_trans=sent_trans, gamma=gamma, trans=np.zeros((K + 1, K)),
                          emit=np.zeros((data.W, K)), glob=hdp.HDPGlobals(K, self.gamma, self.sigma),
                          entropy=np.zeros(I), logq0=np.zeros((K + 1, K)), logq0_row=np.zeros(K + 1),
                          sampled=np.zeros((S, K + 1, K)), stats={"qpos": np.ones((K + 1, K))},
@@ -519,6 +516,32 @@ class HDPHMMTagger(HMMTagger):
     def _merges(self) -> bool:
         """Whether this fit tries merge moves (``merge_moves``; cvi with the symmetric emission prior)."""
         return bool(self.merge_moves) and self.emission_prior == "symmetric"
+
+    def _start_moves(self) -> None:
+        """Reset the split-merge schedule (:meth:`_merge_due`) and the trial-pass budget: ``n_iter / 4`` passes
+        for all rounds (``scvi``: ``n_iter / 2``, :data:`MOVE_BUDGET_SHARE`; a trial and its baseline count
+        ``2 x MERGE_TRIAL_PASSES``)."""
+        self._next_move = self._move_gap = None
+        self._move_budget = int(self.n_iter) // MOVE_BUDGET_SHARE[self.infer]
+
+    def _end_moves(self) -> None:
+        del self._next_move, self._move_gap, self._move_budget
+
+    def _move_round(self, st: _CVIState, data, seed, it: int, joint: bool = False) -> tuple[_CVIState, dict]:
+        """One split-merge round (:func:`induce.infer.hdp_merge.move_round`) from the batch-CVI state ``st``, its
+        trials run by :meth:`_cvi_step` and accepted by :meth:`_bound`, within the budget of :meth:`_start_moves`;
+        schedules the next round (:meth:`_moved`).  Returns the state to go on from (``st`` itself, unchanged,
+        if nothing was accepted) and the trace entries (accepted ``merges`` and ``splits``, ``move_trials``)."""
+        trials = min(MERGE_MAX_TRIALS, self._move_budget // (2 * MERGE_TRIAL_PASSES))
+        sample_tables = self.table_estimate == "sampled"
+        st, records = move_round(st, lambda s: self._cvi_step(s, data, seed, it, sample_tables), self._bound,
+                                 MERGE_TRIAL_PASSES, MERGE_MIN_USAGE, trials, data, int(seed), joint)
+        self._move_budget -= 2 * MERGE_TRIAL_PASSES * len(records)
+        extra = {"merges": [r["merge"] for r in records if r["accepted"] and "merge" in r],
+                 "splits": [r["split"] for r in records if r["accepted"] and "split" in r],
+                 "move_trials": len(records)}
+        self._moved(it, bool(extra["merges"] or extra["splits"]))
+        return st, extra
 
     def _merge_due(self, it: int) -> bool:
         """Whether pass ``it`` ends with a split-merge round: the first ``every = min(MERGE_EVERY, n_iter // 10)``
@@ -551,8 +574,10 @@ class HDPHMMTagger(HMMTagger):
         logq0_b = np.zeros((len(batches), K + 1, K))
         logq0_row_b = np.zeros((len(batches), K + 1))
         # each sentence's expected counts of its last visit, left out of the counts its surrogate uses
-        memory = (np.zeros((I, K + 1, K)), np.zeros((N, K))) if self.scvi_memory else (
+        memory = (np.zeros((I, K + 1, K)), np.zeros((N, K))) if self._scvi_keeps_memory() else (
             np.zeros((0, K + 1, K)), np.zeros((0, K)))
+        memoized = self._merges() and memory[0].shape[0] > 0  # split-merge rounds on the memory, else instant merges
+        self._start_moves()
         u, v = np.ones(K), np.full(K, self.gamma_)  # by state; prior Beta(1, gamma)
         G_state = np.full(K, 1.0 / K)
         trans_b = np.zeros((K + 1, K))
@@ -612,7 +637,11 @@ class HDPHMMTagger(HMMTagger):
                         extra = {"emission_tables": em.stochastic_step(N_emit, logq0_emit, rho),
                                  "beta": em.concentration, "new_word_mass": em.new_mass}
                 m += 1
-            if self._scvi_merges(it):
+            if memoized and self._merge_due(it):
+                G_state, moves = self._scvi_move_round(data, seeds[it], it, memory, N_trans, N_emit, u, v, batches,
+                                                       logq0_b, logq0_row_b, G_state)
+                extra |= moves
+            elif not memoized and self._scvi_merges(it):
                 pi = G_state.copy()
                 merged = instant_merges(N_trans, N_emit, pi, self.sigma_, em.pseudo_counts(), em.concentration,
                                         MERGE_MIN_USAGE, MERGE_MAX_TRIALS)
@@ -625,11 +654,55 @@ class HDPHMMTagger(HMMTagger):
                 extra["merges"] = [list(p) for p in merged]
             self._hdp_record(bar, it, ll, "minibatch_log_likelihood", time.perf_counter() - t0, data,
                              N_emit.sum(axis=0), None, None, step=rho, **extra)
+        self._end_moves()
         order = hdp.usage_order(N_emit.sum(axis=0))
         self.qc_positive_ = hdp.q_positive(logq0_b.sum(axis=0))
         self._set_sticks(u[order], v[order], order)
         self._local_labels = None
         self._finish(N_trans, N_emit, data)
+
+    def _scvi_keeps_memory(self) -> bool:
+        """``scvi_memory`` with ``None`` resolved: on when the memoized split-merge rounds run (``merge_moves``,
+        ``Dir(beta)``, in this process), which need the sentences' local statistics."""
+        if self.scvi_memory is not None:
+            return bool(self.scvi_memory)
+        return self._merges() and self.client is None
+
+    def _scvi_move_round(self, data, seed, it, memory, N_trans, N_emit, u, v, batches, logq0_b, logq0_row_b,
+                         G_state) -> tuple[np.ndarray, dict]:
+        """Memoized split-merge round of ``scvi`` (memoized online VI with merge and birth moves, Hughes & Sudderth
+        2013; docs/experiments/hdp_defaults.md, "scvi: memoized split-merge moves").
+
+        The sentence memory (each sentence's expected counts of its last visit) is a batch-CVI state whose
+        totals are exact, with ``gamma``, ``sigma`` and the sticks of the stochastic fit; :meth:`_move_round`
+        runs cvi's moves on it (trial passes, the collapsed bound of eq. 5.13).  If a move is kept, the global
+        counts become the totals of the new memory (``N = sum_i c^i``, as memoized VI keeps them), the
+        hyperparameters and sticks those of the trial passes, and one cvi sweep over the minibatches, one at a
+        time, gives each minibatch's ``q(C^m = 0)`` for the new states.  ``N_trans``, ``N_emit``, ``u``, ``v``
+        (by state), the memory and the minibatches' ``log q(C^m = 0)`` are changed in place; returns
+        ``G[pi]`` by state and the trace entries.
+        """
+        st = self._cvi_state(data, memory)
+        passes.totals_from_local(data.tokens, data.offsets, st.sent_trans, st.gamma, data.W, st.trans, st.emit)
+        glob = st.glob
+        glob.gamma, glob.sigma = self.gamma_, self.sigma_
+        glob.order = hdp.usage_order(N_emit.sum(axis=0))
+        glob.u, glob.v = u[glob.order], v[glob.order]
+        glob.G_sorted = hdp.geometric_pi(glob.u, glob.v)
+        new, extra = self._move_round(st, data, seed, it, joint=True)
+        if new is st:
+            return G_state, extra
+        memory[0][:], memory[1][:] = new.sent_trans, new.gamma
+        N_trans[:], N_emit[:] = new.trans, new.emit
+        glob = new.glob
+        self.gamma_, self.sigma_ = glob.gamma, glob.sigma
+        u[glob.order], v[glob.order] = glob.u, glob.v
+        em = new.emission
+        for b, items in enumerate(batches):
+            hdp_cvi_pass(N_trans, N_emit, memory[0], memory[1], data.tokens, data.offsets, items, glob.prior(),
+                         glob.sigma, em.pseudo_counts(), em.concentration, self._qc_code(), int(self.qc_samples),
+                         int(seed) + b, logq0_b[b], logq0_row_b[b], new.sampled, new.entropy)
+        return hdp.prior_by_state(glob.G_sorted, glob.order, 1.0), extra
 
     def _scvi_merges(self, it: int) -> bool:
         """``scvi`` with ``merge_moves``: instant merges (:func:`induce.infer.hdp_merge.instant_merges`) after

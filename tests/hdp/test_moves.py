@@ -180,3 +180,46 @@ def test_scvi_defaults_merge_a_split_state():
     on = HDPHMMTagger(**kw).fit(data)
     assert on.effective_states_ == 4 and any(r.get("merges") for r in on.trace_)
     assert HDPHMMTagger(merge_moves=False, **kw).fit(data).effective_states_ == 5
+
+
+def _scvi_round(corpus, labels):
+    """:meth:`HDPHMMTagger._scvi_move_round` on a sentence memory whose local posteriors are ``labels`` (the
+    global counts its totals, four minibatches); returns the tagger's trace entries, the memory's totals before,
+    the changed global counts, the minibatches' ``log q(C^m = 0)`` and the memory's labels."""
+    model, data, st, step = _state_from_labels(corpus, labels)
+    model.infer, model.n_iter, model.gamma_, model.sigma_ = "scvi", 400, 1.0, 1.0
+    model._start_moves()
+    model._move_gap = 10
+    u, v = np.empty(K), np.empty(K)
+    u[st.glob.order], v[st.glob.order] = st.glob.u, st.glob.v
+    G = hdp.prior_by_state(st.glob.G_sorted, st.glob.order, 1.0)
+    batches = np.array_split(np.arange(corpus.n_sentences, dtype=np.int64), 4)
+    logq0_b, logq0_row_b = np.zeros((4, K + 1, K)), np.zeros((4, K + 1))
+    memory = (st.sent_trans.copy(), st.gamma.copy())
+    N_trans, N_emit = st.trans.copy(), st.emit.copy()
+    G_new, extra = model._scvi_move_round(data, 5, 2, memory, N_trans, N_emit, u, v, batches, logq0_b, logq0_row_b, G)
+    assert G_new.shape == (K,) and np.all(G_new > 0)
+    return extra, st, N_trans, N_emit, logq0_b, memory[1].argmax(axis=1)
+
+
+def test_memoized_scvi_round_merges_a_duplicate_and_keeps_distinct_states(corpus):
+    """scvi's memoized round (cvi's moves on the sentence memory): a state duplicated by sentence is taken back
+    into one state (on these small data by a split whose trial passes drain the copies, or by the merge), the
+    global counts become the memory's totals and each minibatch's q(C^m = 0) is rebuilt; on the true labelling
+    nothing is accepted and nothing changes."""
+    gold = _gold(corpus)
+    sent = np.repeat(np.arange(corpus.n_sentences), np.diff(corpus.offsets))
+    extra, st, N_trans, N_emit, logq0_b, labels = _scvi_round(corpus, np.where((gold == 0) & (sent % 2 == 1), 4, gold))
+    assert (extra["merges"] or extra["splits"]) and extra["move_trials"] > 1
+    assert hdp.effective_states(N_emit.sum(axis=0)) == 4 and len(set(labels)) == 4
+    for g in range(4):
+        assert np.bincount(labels[gold == g]).max() > 0.95 * np.sum(gold == g)
+    assert N_emit.sum() == pytest.approx(st.emit.sum()) and N_trans.sum() == pytest.approx(st.trans.sum())
+    used = N_emit.sum(axis=0) > 1.0
+    assert np.all(logq0_b.sum(axis=0)[0, used] < 0.0) and np.all(logq0_b <= 0.0)
+    extra, st, N_trans, N_emit, logq0_b, labels = _scvi_round(corpus, gold)
+    assert extra["merges"] == [] and extra["splits"] == [] and extra["move_trials"] > 1
+    np.testing.assert_array_equal(N_emit, st.emit)
+    np.testing.assert_array_equal(N_trans, st.trans)
+    np.testing.assert_array_equal(labels, gold)
+    assert not logq0_b.any()
