@@ -27,6 +27,7 @@ import numpy as np
 from scipy.spatial.distance import jensenshannon
 from scipy.special import xlogy
 from sklearn.cluster import KMeans
+from threadpoolctl import threadpool_limits
 
 from . import hdp
 
@@ -83,7 +84,8 @@ def sentence_split(sent_trans: np.ndarray, gamma: np.ndarray, tokens: np.ndarray
                        incoming[use] / np.maximum(incoming[use].sum(axis=1, keepdims=True), 1e-300)])
     if np.allclose(feats, feats[0]):
         return None
-    labels = KMeans(n_clusters=2, n_init=3, random_state=seed).fit(feats, sample_weight=mass[use]).labels_
+    with threadpool_limits(1):  # a few hundred sentences: OpenMP threads would cost ten times the fit
+        labels = KMeans(n_clusters=2, n_init=3, random_state=seed).fit(feats, sample_weight=mass[use]).labels_
     second = labels == 1 if mass[use][labels == 1].sum() <= mass[use][labels == 0].sum() else labels == 0
     mask = np.zeros(I, dtype=bool)
     mask[use[second]] = True
