@@ -529,7 +529,7 @@ def text(args) -> None:
                 row |= {"effective_states": model.effective_states_, "gamma": model.gamma_, "sigma": model.sigma_,
                         "emission_concentration": model.emission_concentration_,
                         "emission_concentration_start": model.emission_concentration,
-                        "train_objective": model.trace_[-1][model._OBJECTIVE],
+                        "train_objective": model.trace_[-1].get(model._OBJECTIVE),  # (cvi; scvi: None)
                         "new_word_mass": model.emission_new_mass_,
                         "sigma_trace": [r["sigma"] for r in model.trace_]}
             rows.append(row)

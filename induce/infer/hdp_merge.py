@@ -24,8 +24,7 @@ import copy
 from typing import Callable
 
 import numpy as np
-from scipy.spatial.distance import jensenshannon
-from scipy.special import xlogy
+from scipy.special import rel_entr, xlogy
 from sklearn.cluster import KMeans
 from threadpoolctl import threadpool_limits
 
@@ -57,8 +56,14 @@ def candidate_pairs(emit: np.ndarray, min_usage: float) -> list[tuple[int, int]]
     usage = emit.sum(axis=0)
     used = [int(k) for k in np.argsort(-usage, kind="stable") if usage[k] >= min_usage]
     P = emit / np.maximum(usage, 1e-300)[None, :]
-    pairs = [(used[i], used[j]) for i in range(len(used)) for j in range(i + 1, len(used))]
-    return sorted(pairs, key=lambda p: jensenshannon(P[:, p[0]], P[:, p[1]]))
+    pairs, dist = [], []
+    for i, k in enumerate(used):  # JS(p, q) = sqrt((KL(p || m) + KL(q || m)) / 2), m = (p + q) / 2, for all q at once
+        rest = used[i + 1:]
+        p, q = P[:, [k]], P[:, rest]
+        m = 0.5 * (p + q)
+        dist.extend(np.sqrt(0.5 * (rel_entr(p, m).sum(axis=0) + rel_entr(q, m).sum(axis=0))))
+        pairs.extend((k, l) for l in rest)
+    return [pairs[i] for i in np.argsort(dist, kind="stable")]
 
 
 def sentence_split(sent_trans: np.ndarray, gamma: np.ndarray, tokens: np.ndarray, offsets: np.ndarray, W: int,
