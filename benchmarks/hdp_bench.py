@@ -441,6 +441,8 @@ def _text_models(iterations: int, seed: int, which: list[str] | None, burn_in: i
                      lambda: HDPHMMTagger(**(hdp_kw | dict(infer="scvi")))),
         "hdp-scvi-instant": ("HDP-HMM scvi (as hdp-scvi, with the instant merges of the previous default)",
                              lambda: HDPHMMTagger(scvi_memory=False, **(hdp_kw | dict(infer="scvi")))),
+        "hdp-scvi-nomoves": ("HDP-HMM scvi (as hdp-scvi, without moves)",
+                             lambda: HDPHMMTagger(merge_moves=False, **(hdp_kw | dict(infer="scvi")))),
         "hdp-learned-pass1": ("HDP-HMM cvi (gamma, sigma learned from pass 1; Dir(0.1))",
                               lambda: HDPHMMTagger(hyper_burn_in=0, **hdp_kw)),
         "hdp-asym": ("HDP-HMM cvi (gamma, sigma, beta, tau learned; Dir(beta tau))",
