@@ -24,7 +24,7 @@ import copy
 from typing import Callable
 
 import numpy as np
-from scipy.special import rel_entr, xlogy
+from scipy.special import xlogy
 from sklearn.cluster import KMeans
 from threadpoolctl import threadpool_limits
 
@@ -56,12 +56,13 @@ def candidate_pairs(emit: np.ndarray, min_usage: float) -> list[tuple[int, int]]
     usage = emit.sum(axis=0)
     used = [int(k) for k in np.argsort(-usage, kind="stable") if usage[k] >= min_usage]
     P = emit / np.maximum(usage, 1e-300)[None, :]
+    # JS(p, q)^2 = (KL(p || m) + KL(q || m)) / 2 = H(m) - (H(p) + H(q)) / 2 with m = (p + q) / 2: one entropy per pair
+    neg_h = xlogy(P, P).sum(axis=0)
     pairs, dist = [], []
-    for i, k in enumerate(used):  # JS(p, q) = sqrt((KL(p || m) + KL(q || m)) / 2), m = (p + q) / 2, for all q at once
+    for i, k in enumerate(used):
         rest = used[i + 1:]
-        p, q = P[:, [k]], P[:, rest]
-        m = 0.5 * (p + q)
-        dist.extend(np.sqrt(0.5 * (rel_entr(p, m).sum(axis=0) + rel_entr(q, m).sum(axis=0))))
+        m = 0.5 * (P[:, [k]] + P[:, rest])
+        dist.extend(np.maximum(0.5 * (neg_h[k] + neg_h[rest]) - xlogy(m, m).sum(axis=0), 0.0))
         pairs.extend((k, l) for l in rest)
     return [pairs[i] for i in np.argsort(dist, kind="stable")]
 
