@@ -193,7 +193,7 @@ class HDPHMMTagger(HMMTagger):
         2 passes within ``n_iter / 3`` passes; when the split of a state alone is rejected, the sentences it would
         move also take a free state for every state they share with the others (a joint split, which the
         Beal grammar's two cycles need); a kept move sets the global counts to the memory's totals.  On the
-        recovery data this reaches the true states where scvi alone keeps split and merged ones, at 1.4
+        recovery data this reaches the true states where scvi alone keeps split and merged ones, at 1.3
         times the time (docs/experiments/hdp_defaults.md, "scvi: memoized split-merge moves").  Without the
         memory (``scvi_memory=False``, or on a cluster): instant merges of the global counts every
         ``min(10, n_iter/10)`` epochs of the second half (:func:`induce.infer.hdp_merge.instant_merges`:
@@ -521,7 +521,8 @@ class HDPHMMTagger(HMMTagger):
                                    st.entropy.sum())
 
     def _merges(self) -> bool:
-        """Whether this fit tries merge moves (``merge_moves``; cvi with the symmetric emission prior)."""
+        """Whether this fit tries merge moves (``merge_moves`` with the symmetric emission prior; scvi runs them on
+        its sentence memory, or instant merges without one)."""
         return bool(self.merge_moves) and self.emission_prior == "symmetric"
 
     def _start_moves(self) -> None:
@@ -532,6 +533,7 @@ class HDPHMMTagger(HMMTagger):
         self._move_budget = int(self.n_iter) // MOVE_BUDGET_SHARE[self.infer]
 
     def _end_moves(self) -> None:
+        """Drop the split-merge schedule and budget of :meth:`_start_moves` (not fitted attributes)."""
         del self._next_move, self._move_gap, self._move_budget
 
     def _move_round(self, st: _CVIState, data, seed, it: int, joint: bool = False) -> tuple[_CVIState, dict]:
