@@ -3,7 +3,8 @@
 * ``scvi``: :class:`ClusterHDPMinibatch` runs the existing kernel
   :func:`induce.infer.hdp_passes.hdp_minibatch_pass` (or its
   ``_emission_q0`` variant) on each worker over the minibatch sentences of
-  its shard (the corpus is shipped once, :meth:`WorkerCorpus.ship`), under the
+  its shard (a :class:`WorkerCorpus`: read by the workers from the corpus
+  file, or shipped once for in-memory data), under the
   global counts ``N`` broadcast per minibatch.  Every output is a sum over
   sentences (expected counts, ``log q(C^m = 0)`` = sum of the sentences'
   ``log q(C^i = 0)``, thesis 5.3), so the client adds the pieces; the workers
@@ -46,9 +47,9 @@ def _hdp_piece(emission_q0: bool, shard, N_trans, N_emit, items, *args):
 class ClusterHDPMinibatch:
     """``hdp_minibatch_pass`` with the minibatch's sentences split over the shards (see the module docstring)."""
 
-    def __init__(self, client, tokens: np.ndarray, offsets: np.ndarray, n_shards: int | None = None):
-        self.client = client
-        self.corpus = WorkerCorpus.ship(client, tokens, offsets, n_shards)
+    def __init__(self, corpus: WorkerCorpus):
+        self.client = corpus.client
+        self.corpus = corpus
         self.meter = Meter()
 
     def __call__(self, emission_q0: bool, N_trans, N_emit, tokens, offsets, items, prior, sigma, emit_prior, emit_total,

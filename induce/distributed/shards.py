@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import os
 import tempfile
+import warnings
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -131,16 +133,24 @@ def _n_sentences(shard) -> int:
     return len(shard[1]) - 1
 
 
-def _training(shard, held):
-    """A read shard less its held-out sentences (local indices ``held``) and its empty ones."""
+def _training(shard, held, keep_empty: bool):
+    """A read shard less its held-out sentences (local indices ``held``) and, unless ``keep_empty``, its empty
+    ones."""
     tokens, offsets = shard
-    keep = np.diff(offsets) > 0
+    keep = np.ones(len(offsets) - 1, dtype=bool) if keep_empty else np.diff(offsets) > 0
     keep[held] = False
     return gather_sentences(tokens, offsets, np.flatnonzero(keep))
 
 
 def _sizes(shard) -> tuple[int, int]:
     return len(shard[1]) - 1, len(shard[0])
+
+
+def _checksum(shard) -> int:
+    """CRC-32 of a shard's int32 tokens and int64 (rebased) offsets."""
+    tokens, offsets = shard
+    crc = zlib.crc32(np.ascontiguousarray(tokens, dtype=np.int32))
+    return zlib.crc32(np.ascontiguousarray(offsets, dtype=np.int64), crc)
 
 
 class WorkerCorpus:
@@ -179,11 +189,12 @@ class WorkerCorpus:
 
     @classmethod
     def read(cls, client, path, format: str, vocab, *, lowercase: bool = False, skip: np.ndarray | None = None,
-             n_shards: int | None = None) -> "WorkerCorpus":
+             keep_empty: bool = False, n_shards: int | None = None) -> "WorkerCorpus":
         """The training sentences of the file or directory ``path``, read by the workers themselves from byte
         ranges of about equal size (:func:`file_ranges`), one per worker by default; ``skip`` are the
-        (stream) indices of held-out sentences (:func:`induce.corpus.stream.scan`).  The files must be at
-        the same path on every worker."""
+        (stream) indices of held-out sentences (:func:`induce.corpus.stream.scan`), and empty sentences are
+        left out unless ``keep_empty`` (then shard sentences are the reader's sentences, one for one).  The
+        files must be at the same path on every worker."""
         path = registry.resolve(path)
         if str(path) in (formats.DEMO, "-") or not Path(path).exists():
             raise ConfigError(f"the workers read the corpus from files; {path} is not a file or directory")
@@ -192,5 +203,30 @@ class WorkerCorpus:
                for ranges in file_ranges(path, fmt, n_shards or cluster.n_workers(client))]
         starts = np.concatenate([[0], np.cumsum(client.gather([submit(client, _n_sentences, r) for r in raw]))])
         skip = np.asarray(skip if skip is not None else (), dtype=np.int64)
-        return cls(client, [submit(client, _training, r, skip[(skip >= lo) & (skip < hi)] - lo)
+        return cls(client, [submit(client, _training, r, skip[(skip >= lo) & (skip < hi)] - lo, keep_empty)
                             for r, lo, hi in zip(raw, starts[:-1], starts[1:])])
+
+    @classmethod
+    def of(cls, client, tokens: np.ndarray, offsets: np.ndarray, source: tuple[str, str, bool] | None = None,
+           vocab=None, n_shards: int | None = None) -> "WorkerCorpus":
+        """The corpus ``tokens`` / ``offsets`` (the client's copy) on the workers.  With ``source`` (``(path,
+        format, lowercase)``, :attr:`induce.corpus.corpus.Corpus.source`) the workers read it themselves
+        (:meth:`read`, encoding with ``vocab``, the one that gave ``tokens``) and no token crosses the network;
+        their shards are checked against the client's copy (sizes and a CRC-32 per shard), and if the file
+        changed since the client read it the corpus is shipped instead, with a warning.  Without ``source``
+        (data given in memory, or a subset of a file) shipping once (:meth:`ship`) is the only way."""
+        if source is not None:
+            path, fmt, lowercase = source
+            read = cls.read(client, path, fmt, vocab, lowercase=lowercase, keep_empty=True, n_shards=n_shards)
+            if read.equals(tokens, offsets):
+                return read
+            warnings.warn(f"{path} is not what was read from it: the corpus is shipped to the workers")
+        return cls.ship(client, tokens, offsets, n_shards)
+
+    def equals(self, tokens: np.ndarray, offsets: np.ndarray) -> bool:
+        """Whether the shards hold exactly the sentences ``tokens`` / ``offsets``, in order (by CRC-32)."""
+        if self.n_sentences != len(offsets) - 1 or self.n_tokens != len(tokens):
+            return False
+        mine = self.client.gather([submit(self.client, _checksum, s) for s in self.shards])
+        b = self.sentence_bounds
+        return mine == [_checksum(piece(tokens, offsets, lo, hi)) for lo, hi in zip(b[:-1], b[1:])]

@@ -100,6 +100,7 @@ class _Data:
     tokens: np.ndarray
     offsets: np.ndarray
     W: int
+    source: tuple[str, str, bool] | None = None  # the file it was read from (Corpus.source)
 
 
 class HMMTagger(InduceEstimator):
@@ -292,7 +293,8 @@ class HMMTagger(InduceEstimator):
         self.vocab_ = Vocabulary.from_json({"items": [corpus.vocab.itos[i] for i in used],
                                             "counts": freq[used].tolist(), "unk": corpus.vocab.unk})
         self.allowed_ = np.ascontiguousarray(tag_dict.allowed[used]) if tag_dict is not None else _NO_MASK
-        data = _Data(remap[corpus.tokens], np.ascontiguousarray(corpus.offsets, dtype=np.int64), len(used))
+        data = _Data(remap[corpus.tokens], np.ascontiguousarray(corpus.offsets, dtype=np.int64), len(used),
+                     corpus.source)
         self._start_run()
         self._init_hyper()
         gold = corpus.tags[self.eval_column] if self.eval_column else None
@@ -456,10 +458,9 @@ class HMMTagger(InduceEstimator):
         want_gamma = gold is not None or bool(self.learned_hyper_)
         g = np.empty((data.tokens.shape[0] if want_gamma else 0, K))
         if self.client is not None:
-            from ..distributed import ClusterEStep, WorkerCorpus
+            from ..distributed import ClusterEStep
 
-            estep = ClusterEStep(self.client, WorkerCorpus.ship(self.client, data.tokens, data.offsets),
-                                 self.allowed_, LOCKSTEP_BLOCK)
+            estep = ClusterEStep(self.client, self._worker_corpus(data), self.allowed_, LOCKSTEP_BLOCK)
             self.cluster_meter_ = estep.meter
         else:
             lay = Layout(data.tokens, data.offsets, LOCKSTEP_BLOCK)
@@ -499,8 +500,7 @@ class HMMTagger(InduceEstimator):
         if self.client is not None:  # q(z^i) on the workers, one block per worker (induce.distributed.cvi2)
             from ..distributed import ClusterCVI2
 
-            sweep = ClusterCVI2(self.client, data.tokens, data.offsets, sent_trans, gamma, data.W, self.allowed_,
-                                self.cvi2_block)
+            sweep = ClusterCVI2(self._worker_corpus(data), sent_trans, gamma, data.W, self.allowed_, self.cvi2_block)
             self.cluster_meter_, labels = sweep.meter, sweep.labels
         bar = self._iterations()
         for it in bar:
@@ -524,6 +524,15 @@ class HMMTagger(InduceEstimator):
                 break
         self._local_labels = labels()
         self._finish(trans, emit, data)
+
+    def _worker_corpus(self, data):
+        """The training corpus on the workers of ``client`` (:meth:`induce.distributed.WorkerCorpus.of`): read by
+        them from its file when it was read from one (``fit`` given a path, or a corpus of
+        :func:`~induce.corpus.formats.load_corpus` as the command line reads it), else shipped once (in-memory
+        data: the only way)."""
+        from ..distributed import WorkerCorpus
+
+        return WorkerCorpus.of(self.client, data.tokens, data.offsets, data.source, self.vocab_)
 
     def _fit_cvi1(self, data, sent_trans, gamma, gold, seeds):
         K = self.n_states_

@@ -128,3 +128,63 @@ def test_client_submits_no_tokens(client, plain, monkeypatch):
     (tokens, offsets), = stream.sentence_chunks(plain, "plain", info.vocab, chunk_sentences=10**6)
     dist.WorkerCorpus.ship(client, tokens, offsets)
     assert any(a.dtype == np.int32 for a in sent)
+
+
+def _recording(client, monkeypatch):
+    """The numpy arrays the client submits from now on."""
+    sent = []
+    submit = client.submit
+
+    def recording(fn, *args, **kw):
+        sent.extend(a for a in args if isinstance(a, np.ndarray))
+        return submit(fn, *args, **kw)
+
+    monkeypatch.setattr(client, "submit", recording)
+    return sent
+
+
+@pytest.mark.parametrize("infer, read", [("em", dict(format="plain")), ("vi", dict(format="plain", unk_threshold=2)),
+                                         ("cvi2", dict(format="auto", lowercase=True))])
+def test_fit_from_a_file_reads_shards_on_the_workers(client, plain, infer, read, monkeypatch):
+    """A corpus read from a file (as the command line reads it; ``fit(path)`` likewise) is read by the workers:
+    the client submits no token array, and the fit equals the single-process one."""
+    from induce.corpus.formats import load_corpus
+
+    corpus = load_corpus(plain, **read)
+    assert corpus.source == (str(plain), read["format"], read.get("lowercase", False))
+    kw = dict(n_states=4, infer=infer, n_iter=6, tol=0, random_state=1)
+    kw.update({"cvi2_block": 16} if infer == "cvi2" else {})
+    ref = HMMTagger(**kw).fit(corpus)
+    sent = _recording(client, monkeypatch)
+    if infer == "cvi2":  # one worker: the single-process block pass, bit for bit
+        monkeypatch.setattr(dist.cluster, "n_workers", lambda client: 1)
+    got = HMMTagger(client=client, **kw).fit(corpus)
+    if infer == "cvi2":
+        np.testing.assert_array_equal(got.emission_counts_, ref.emission_counts_)
+    # integers sent: sentence indices (cvi2's pass order, int64) and empty skip lists and masks, no tokens (int32)
+    assert not any(a.dtype == np.int32 and a.size for a in sent)
+    assert all(a.dtype == np.int64 or not a.size for a in sent if a.dtype.kind in "iu")
+    np.testing.assert_allclose(got.transition_counts_, ref.transition_counts_, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(got.emission_counts_, ref.emission_counts_, rtol=1e-9, atol=1e-9)
+    np.testing.assert_array_equal(got.labels_, ref.labels_)
+
+
+def test_in_memory_data_and_changed_files_are_shipped(client, plain, tmp_path, monkeypatch):
+    """No file behind the corpus (a subset, token lists): shipped once; a file changed since the client read it:
+    shipped, with a warning, and the fit is the single-process one."""
+    from induce.corpus.corpus import as_corpus
+    from induce.corpus.formats import load_corpus
+
+    assert load_corpus(plain).head(5).source is None and as_corpus([["a", "b"]]).source is None
+    assert load_corpus("demo").source is None and load_corpus(plain, normalize_digits=True).source is None
+    copy = tmp_path / "copy.txt"
+    copy.write_text(plain.read_text())
+    corpus = load_corpus(copy)
+    copy.write_text(plain.read_text().replace("w1 ", "w2 "))
+    kw = dict(n_states=4, infer="em", n_iter=4, tol=0, random_state=1)
+    ref = HMMTagger(**kw).fit(corpus)
+    sent = _recording(client, monkeypatch)
+    with pytest.warns(UserWarning, match="shipped"):
+        got = HMMTagger(client=client, **kw).fit(corpus)
+    assert any(a.dtype == np.int32 and a.size for a in sent)
+    np.testing.assert_allclose(got.emission_counts_, ref.emission_counts_, rtol=1e-9, atol=1e-9)
