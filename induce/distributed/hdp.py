@@ -11,9 +11,10 @@
   return the emission rows of their words only.  Piece ``j`` samples with
   ``seed + j`` (``qc="sampling"``): with one shard the run is the
   single-process run.
-* ``svi``: the minibatch's forward-backward under the expected parameters
-  (Johnson & Willsky 2014, eq. 10-11) by
-  :func:`induce.distributed.minibatch.piece_statistics`, as for the HMM.
+* ``svi``: :class:`ClusterHDPSVI`, the minibatch's forward-backward under the
+  expected parameters (Johnson & Willsky 2014, eq. 10-11) on the workers'
+  shards by :func:`induce.distributed.minibatch.shard_statistics`, as for the
+  HMM's ``svi`` over a :class:`WorkerCorpus`.
 """
 
 from __future__ import annotations
@@ -23,9 +24,8 @@ import time
 import numpy as np
 
 from ..infer.hdp_passes import hdp_minibatch_pass, hdp_minibatch_pass_emission_q0
-from . import cluster
 from .cluster import Meter, same, submit, timed
-from .minibatch import piece_statistics
+from .minibatch import cut_pieces, shard_statistics
 from .shards import WorkerCorpus
 
 
@@ -86,21 +86,21 @@ class ClusterHDPMinibatch:
 
 
 class ClusterHDPSVI:
-    """The HDP-HMM ``svi`` local step, :func:`induce.infer.hmm_passes.batch_pass` on a minibatch under dense
-    ``A`` / ``B``, on the workers: each gets the emission rows of the minibatch's words only and returns theirs."""
+    """The HDP-HMM ``svi`` local step, forward-backward on a minibatch under dense ``A`` / ``B`` (as
+    :func:`induce.infer.hmm_passes.batch_pass`), on the shards of a :class:`WorkerCorpus`: each worker cuts its
+    sentences of the minibatch from its shard, gets the emission rows of their words only and returns theirs
+    (:func:`induce.distributed.minibatch.shard_statistics`)."""
 
-    def __init__(self, client, n_shards: int | None = None):
-        self.client = client
-        self.n_shards = int(n_shards or cluster.n_workers(client))
+    def __init__(self, corpus: WorkerCorpus):
+        self.corpus = corpus
         self.meter = Meter()
 
-    def __call__(self, A, B, tokens, offsets, trans_out, emit_out) -> float:
-        """Overwrites ``trans_out`` (K+1, K) and ``emit_out`` (W, K) with the minibatch's expected counts; returns
-        its log-likelihood."""
-        ids, local = np.unique(tokens, return_inverse=True)
-        trans, rows, ll = piece_statistics(self.client, self.meter, self.n_shards, A, np.ascontiguousarray(B[ids]),
-                                           np.zeros((0, 0), dtype=np.uint8), local.astype(np.int32).reshape(-1),
-                                           offsets)
+    def __call__(self, A, B, items, trans_out, emit_out) -> float:
+        """Overwrites ``trans_out`` (K+1, K) and ``emit_out`` (W, K) with the expected counts of the sentences
+        ``items`` (sorted global indices); returns their log-likelihood."""
+        t0 = time.perf_counter()
+        trans, ids, rows, ll, _ = shard_statistics(self.corpus, self.meter, t0, cut_pieces(self.corpus, items),
+                                                   lambda ids: (A, B[ids]))
         trans_out[:] = trans
         emit_out[:] = 0.0
         emit_out[ids] = rows

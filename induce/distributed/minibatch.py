@@ -118,29 +118,49 @@ class WorkerSentenceUpdater(stochastic.SentenceUpdater):
             yield cur, nxt
             cur = nxt
 
-    def _pieces(self, idx):
-        """Phase 1 for the sentences ``idx``: ``[(shard, future of its piece)]`` for the shards they touch."""
-        bounds = self.corpus.sentence_bounds
-        cut = np.searchsorted(idx, bounds)
-        return [(j, submit(self.client, _minibatch_piece, self.corpus.shards[j], idx[cut[j]:cut[j + 1]] - bounds[j]))
-                for j in range(self.corpus.n_shards) if cut[j + 1] > cut[j]]
-
     def __call__(self, counts, rho: float, batch) -> tuple[float, int]:
         idx, nxt = batch
         t0 = time.perf_counter()
         ahead, self._ahead = self._ahead, None
-        pieces = ahead[1] if ahead is not None and ahead[0] is idx else self._pieces(idx)
-        words = self.client.gather([submit(self.client, _piece_words, p) for _, p in pieces])
-        ids = np.unique(np.concatenate([w for w, _ in words]))
-        A, P = stochastic.local_parameters(counts, self.estimator, self.alpha, self.beta, ids)
-        rows = [np.searchsorted(ids, w) for w, _ in words]
-        A_f = submit(self.client, cluster.same, A)
-        futures = [submit(self.client, timed, _piece_statistics, A_f, P[r], p) for r, (_, p) in zip(rows, pieces)]
-        if nxt is not None:
-            self._ahead = (nxt, self._pieces(nxt))
-        gathered = self.client.gather(futures)
-        results = self.meter.add(time.perf_counter() - t0, gathered, [n for _, n in words])
-        ts, es, ll = _sum_statistics(results, rows, len(ids))
+        pieces = ahead[1] if ahead is not None and ahead[0] is idx else cut_pieces(self.corpus, idx)
+
+        def prefetch():  # cut the next minibatch's pieces while this one runs
+            if nxt is not None:
+                self._ahead = (nxt, cut_pieces(self.corpus, nxt))
+
+        ts, ids, es, ll, n = shard_statistics(
+            self.corpus, self.meter, t0, pieces,
+            lambda ids: stochastic.local_parameters(counts, self.estimator, self.alpha, self.beta, ids), prefetch)
         scale = self.n_sentences / max(1, len(idx))
         counts.update(rho, ts, scale, ids, es, scale)
-        return ll, sum(n for _, n in words)
+        return ll, n
+
+
+def cut_pieces(corpus: WorkerCorpus, idx: np.ndarray) -> list:
+    """Phase 1 for the global sentence indices ``idx`` (sorted): a future of each touched shard's piece."""
+    bounds = corpus.sentence_bounds
+    cut = np.searchsorted(idx, bounds)
+    return [submit(corpus.client, _minibatch_piece, corpus.shards[j], idx[cut[j]:cut[j + 1]] - bounds[j])
+            for j in range(corpus.n_shards) if cut[j + 1] > cut[j]]
+
+
+def shard_statistics(corpus: WorkerCorpus, meter: Meter, t0: float, pieces: list, parameters, submitted=None):
+    """Phase 2: :func:`~induce.infer.stochastic_hmm.local_statistics` of the ``pieces`` (:func:`cut_pieces`)
+    under ``parameters(ids) -> (A (K+1, K), emission rows (len(ids), K))`` of the pieces' distinct words
+    ``ids``, each piece getting the rows of its own words; summed in shard order and recorded in ``meter``
+    from ``t0``; ``submitted()`` is called once the tasks are submitted.  Returns ``(trans, ids, emission
+    rows, log-lik, tokens)``."""
+    client = corpus.client
+    words = client.gather([submit(client, _piece_words, p) for p in pieces])
+    ids = np.unique(np.concatenate([w for w, _ in words]))
+    A, P = parameters(ids)
+    rows = [np.searchsorted(ids, w) for w, _ in words]
+    A_f = submit(client, cluster.same, A)
+    futures = [submit(client, timed, _piece_statistics, A_f, np.ascontiguousarray(P[r]), p)
+               for r, p in zip(rows, pieces)]
+    if submitted is not None:
+        submitted()
+    gathered = client.gather(futures)
+    results = meter.add(time.perf_counter() - t0, gathered, [n for _, n in words])
+    trans, emit, ll = _sum_statistics(results, rows, len(ids))
+    return trans, ids, emit, ll, sum(n for _, n in words)
