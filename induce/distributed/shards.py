@@ -20,6 +20,7 @@ import os
 import tempfile
 import warnings
 import zlib
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -106,23 +107,55 @@ def file_ranges(path, fmt: str, n_shards: int) -> list[list[tuple[str, int, int]
     return [s for s in shards if s]
 
 
+def line_cuts(first, second, n_shards: int) -> list[tuple[tuple[str, int, int], tuple[str, int, int]]]:
+    """Two line-aligned (uncompressed) files cut at the same lines into at most ``n_shards`` pairs of byte ranges
+    ``(file, first byte, end byte)``: ``first`` cut by :func:`file_ranges` (lines of about equal bytes), and
+    ``second`` at the starts of the same lines."""
+    starts = [ranges[0][1] for ranges in file_ranges(first, "plain", n_shards)]
+    ends = [_line_ends(path) for path in (first, second)]
+    lines = np.searchsorted(ends[0], starts, side="right")  # lines before each cut
+    cuts = [[int(e[n - 1]) if n else 0 for n in lines] + [os.path.getsize(path)]
+            for e, path in zip(ends, (first, second))]
+    return [((str(first), a, b), (str(second), c, d))
+            for a, b, c, d in zip(cuts[0][:-1], cuts[0][1:], cuts[1][:-1], cuts[1][1:])]
+
+
+def _line_ends(path) -> np.ndarray:
+    """The byte positions just past each newline of an uncompressed file."""
+    ends = []
+    base = 0
+    with open(path, "rb") as handle:
+        while chunk := handle.read(1 << 24):
+            ends.append(base + 1 + np.flatnonzero(np.frombuffer(chunk, dtype=np.uint8) == ord("\n")))
+            base += len(chunk)
+    return np.concatenate(ends) if ends else np.zeros(0, dtype=np.int64)
+
+
+@contextmanager
+def range_file(file, lo: int, hi: int):
+    """A path holding bytes ``lo .. hi-1`` of ``file``: the file itself when that is all of it, else a temporary
+    copy (for the ordinary readers, which read whole files)."""
+    if lo == 0 and hi == os.path.getsize(file):
+        yield file
+        return
+    with open(file, "rb") as src, tempfile.NamedTemporaryFile(suffix=".part") as part:
+        src.seek(lo)
+        left = hi - lo
+        while left:
+            chunk = src.read(min(left, 1 << 24))
+            part.write(chunk)
+            left -= len(chunk)
+        part.flush()
+        yield part.name
+
+
 def _read_ranges(ranges, fmt: str, lowercase: bool, vocab):
     """On a worker: the sentences of ``ranges`` encoded with ``vocab``, CSR, empty sentences kept (a sentence's
     index is its place in the stream)."""
     ids: list[np.ndarray] = []
     for file, lo, hi in ranges:
-        if lo == 0 and hi == os.path.getsize(file):
-            ids.extend(vocab.encode(s.words, grow=False) for s in stream._sentences(file, fmt, lowercase))
-            continue
-        with open(file, "rb") as src, tempfile.NamedTemporaryFile(suffix=".part") as part:
-            src.seek(lo)
-            left = hi - lo
-            while left:
-                chunk = src.read(min(left, 1 << 24))
-                part.write(chunk)
-                left -= len(chunk)
-            part.flush()
-            ids.extend(vocab.encode(s.words, grow=False) for s in stream._sentences(part.name, fmt, lowercase))
+        with range_file(file, lo, hi) as part:
+            ids.extend(vocab.encode(s.words, grow=False) for s in stream._sentences(part, fmt, lowercase))
     offsets = np.zeros(len(ids) + 1, dtype=np.int64)
     np.cumsum([len(a) for a in ids], out=offsets[1:])
     tokens = np.concatenate(ids).astype(np.int32) if ids else np.zeros(0, dtype=np.int32)
@@ -146,11 +179,12 @@ def _sizes(shard) -> tuple[int, int]:
     return len(shard[1]) - 1, len(shard[0])
 
 
-def _checksum(shard) -> int:
-    """CRC-32 of a shard's int32 tokens and int64 (rebased) offsets."""
-    tokens, offsets = shard
-    crc = zlib.crc32(np.ascontiguousarray(tokens, dtype=np.int32))
-    return zlib.crc32(np.ascontiguousarray(offsets, dtype=np.int64), crc)
+def checksum(arrays) -> int:
+    """CRC-32 of a tuple of arrays (their bytes in turn): a shard on a worker against the client's copy."""
+    crc = 0
+    for a in arrays:
+        crc = zlib.crc32(np.ascontiguousarray(a), crc)
+    return crc
 
 
 class WorkerCorpus:
@@ -227,6 +261,6 @@ class WorkerCorpus:
         """Whether the shards hold exactly the sentences ``tokens`` / ``offsets``, in order (by CRC-32)."""
         if self.n_sentences != len(offsets) - 1 or self.n_tokens != len(tokens):
             return False
-        mine = self.client.gather([submit(self.client, _checksum, s) for s in self.shards])
+        mine = self.client.gather([submit(self.client, checksum, s) for s in self.shards])
         b = self.sentence_bounds
-        return mine == [_checksum(piece(tokens, offsets, lo, hi)) for lo, hi in zip(b[:-1], b[1:])]
+        return mine == [checksum(piece(tokens, offsets, lo, hi)) for lo, hi in zip(b[:-1], b[1:])]
