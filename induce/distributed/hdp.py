@@ -24,6 +24,7 @@ import time
 import numpy as np
 
 from ..infer.hdp_passes import hdp_minibatch_pass, hdp_minibatch_pass_emission_q0
+from ..infer.stochastic_hmm import _NO_MASK
 from .cluster import Meter, same, submit, timed
 from .minibatch import cut_pieces, shard_statistics
 from .shards import WorkerCorpus
@@ -100,7 +101,7 @@ class ClusterHDPSVI:
         ``items`` (sorted global indices); returns their log-likelihood."""
         t0 = time.perf_counter()
         trans, ids, rows, ll, _ = shard_statistics(self.corpus, self.meter, t0, cut_pieces(self.corpus, items),
-                                                   lambda ids: (A, B[ids]))
+                                                   lambda ids: (A, B[ids], _NO_MASK))
         trans_out[:] = trans
         emit_out[:] = 0.0
         emit_out[ids] = rows

@@ -653,7 +653,15 @@ class HMMTagger(InduceEstimator):
         counts = stochastic.GlobalCounts.exponential(np.random.default_rng(init_seq), K, data.W,
                                                      int(data.tokens.shape[0]))
         batch_rng = np.random.default_rng(batch_seq)
-        if self.infer in stochastic.STOCHASTIC:
+        if self.infer in stochastic.STOCHASTIC and self.client is not None:  # minibatches as sentence indices
+            from ..distributed import WorkerSentenceUpdater
+
+            updater = WorkerSentenceUpdater(self._worker_corpus(data), self.infer, self.alpha_, self.beta_,
+                                            self.allowed_)
+            self.cluster_meter_ = updater.meter
+            batches = updater.batches(np.sort(idx) for idx in minibatches(data.offsets.shape[0] - 1, self.batch_size,
+                                                                          batch_rng, self.n_epochs))
+        elif self.infer in stochastic.STOCHASTIC:
             updater = self._sentence_updater(data.offsets.shape[0] - 1)
             batches = stochastic.sentence_batches(data.tokens, data.offsets, self.batch_size, self.n_epochs, batch_rng)
         else:
@@ -669,14 +677,7 @@ class HMMTagger(InduceEstimator):
         self._finish(counts.trans, counts.emissions(), data)
 
     def _sentence_updater(self, n_sentences: int):
-        """The svi / scvi minibatch step: in this process, or on the workers of ``client``."""
-        if self.client is not None:
-            from ..distributed import ClusterSentenceUpdater
-
-            updater = ClusterSentenceUpdater(self.client, self.infer, self.alpha_, self.beta_, n_sentences,
-                                             self.allowed_)
-            self.cluster_meter_ = updater.meter
-            return updater
+        """The svi / scvi minibatch step in this process."""
         return stochastic.SentenceUpdater(self.infer, self.alpha_, self.beta_, n_sentences, self.allowed_)
 
     def _run_stochastic(self, counts, updater, batches, heldout, settings, n_items: int):
