@@ -28,6 +28,7 @@ import numpy as np
 
 from ..align.direction import _Trainer, encode_side
 from ..corpus.read_lines import _opener
+from ..errors import InduceError
 from ..kernels import align as K
 from . import cluster
 from .cluster import Meter, rerun, same, submit, timed
@@ -121,9 +122,13 @@ class ClusterTrainer(_Trainer):
     def _read(self, pairs: list, swapped: bool) -> list | None:
         """The shards the workers read, their cells looked up in this direction's table; checked against the
         client's pairs (sizes, ``ids`` and a CRC-32 per shard); ``None``, with a warning, if they differ (the
-        files changed since the client read them)."""
+        files changed since the client read them) or the workers cannot read the files."""
         c, t = self.client, self.table
-        sizes = np.array(c.gather([submit(c, _n_pairs, p) for p in pairs]), dtype=np.int64)
+        try:
+            sizes = np.array(c.gather([submit(c, _n_pairs, p) for p in pairs]), dtype=np.int64)
+        except (OSError, InduceError) as exc:  # e.g. the files are not at that path on the workers' machines
+            warnings.warn(f"the workers cannot read the parallel files ({exc}): the pairs are shipped to them")
+            return None
         bounds = np.concatenate([[0], np.cumsum(sizes)])
         looked = [submit(c, _lookup, p, swapped, t.row_ptr, t.cols) for p in pairs]
         shards = [submit(c, operator.getitem, f, 0) for f in looked]

@@ -28,7 +28,7 @@ import numpy as np
 from ..corpus import formats, registry, stream
 from ..corpus.corpus import gather_sentences
 from ..corpus.read_lines import _opener
-from ..errors import ConfigError
+from ..errors import ConfigError, InduceError
 from . import cluster
 from .cluster import same, submit
 
@@ -247,14 +247,19 @@ class WorkerCorpus:
         format, lowercase)``, :attr:`induce.corpus.corpus.Corpus.source`) the workers read it themselves
         (:meth:`read`, encoding with ``vocab``, the one that gave ``tokens``) and no token crosses the network;
         their shards are checked against the client's copy (sizes and a CRC-32 per shard), and if the file
-        changed since the client read it the corpus is shipped instead, with a warning.  Without ``source``
+        changed since the client read it, or the workers cannot read it, the corpus is shipped instead, with a
+        warning.  Without ``source``
         (data given in memory, or a subset of a file) shipping once (:meth:`ship`) is the only way."""
         if source is not None:
             path, fmt, lowercase = source
-            read = cls.read(client, path, fmt, vocab, lowercase=lowercase, keep_empty=True, n_shards=n_shards)
-            if read.equals(tokens, offsets):
-                return read
-            warnings.warn(f"{path} is not what was read from it: the corpus is shipped to the workers")
+            try:
+                read = cls.read(client, path, fmt, vocab, lowercase=lowercase, keep_empty=True, n_shards=n_shards)
+            except (OSError, InduceError) as exc:  # e.g. the file is not at that path on the workers' machines
+                warnings.warn(f"the workers cannot read {path} ({exc}): the corpus is shipped to them")
+            else:
+                if read.equals(tokens, offsets):
+                    return read
+                warnings.warn(f"{path} is not what was read from it: the corpus is shipped to the workers")
         return cls.ship(client, tokens, offsets, n_shards)
 
     def equals(self, tokens: np.ndarray, offsets: np.ndarray) -> bool:

@@ -103,13 +103,23 @@ def test_workers_read_their_pairs_from_the_files(client, files, two_files, model
     assert got.align(kept) == ref.align(kept)
 
 
-def test_changed_parallel_files_are_shipped(client, files, pairs, tmp_path):
+@pytest.mark.parametrize("case", ["changed", "unreadable"])
+def test_changed_or_unreadable_parallel_files_are_shipped(client, files, tmp_path, case, monkeypatch):
+    """Files changed since the client read them, or not readable on the workers: the pairs are shipped, with a
+    warning, and the fit is the single-process one."""
     from induce.align.aligner import PairSource
+    from induce.distributed import align
+    from tests.distributed.test_shards import _unreadable
 
     (tmp_path / "src.txt").write_text((files / "src.txt").read_text())
     (tmp_path / "tgt.txt").write_text((files / "tgt.txt").read_text().replace("t1 ", "t2 "))
-    kept = PairSource(str(tmp_path / "src.txt"), str(files / "tgt.txt")).pairs()
+    kept = PairSource(str(tmp_path / "src.txt"), str(files / "tgt.txt" if case == "changed" else
+                                                       tmp_path / "tgt.txt")).pairs()
     source = PairSource(str(tmp_path / "src.txt"), str(tmp_path / "tgt.txt"))
+    if case == "unreadable":
+        submit = client.submit
+        monkeypatch.setattr(client, "submit", lambda fn, *a, **k: submit(_unreadable if fn is align._read_pairs
+                                                                         else fn, *a, **k))
     kw = dict(model="ibm1", infer="em", n_iter=2, symmetrize="forward")
     ref = WordAligner(**kw).fit(kept)
     with pytest.warns(UserWarning, match="shipped"):

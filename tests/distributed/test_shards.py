@@ -181,3 +181,23 @@ def test_hdp_from_a_path_reads_shards_on_the_workers(client, plain, infer, submi
     tol = dict(rtol=0, atol=0) if infer == "scvi" else dict(rtol=1e-9, atol=1e-9)
     np.testing.assert_allclose(got.transition_counts_, ref.transition_counts_, **tol)
     np.testing.assert_allclose(got.emission_counts_, ref.emission_counts_, **tol)
+
+
+def _unreadable(*args):
+    raise FileNotFoundError("no such file on this worker")
+
+
+def test_files_the_workers_cannot_read_are_shipped(client, plain, monkeypatch):
+    """Workers on machines without the corpus file: the client ships the corpus, with a warning."""
+    from induce.corpus.formats import load_corpus
+    from induce.distributed import shards
+
+    corpus = load_corpus(plain)
+    kw = dict(n_states=4, infer="em", n_iter=3, tol=0, random_state=1)
+    ref = HMMTagger(**kw).fit(corpus)
+    submit = client.submit
+    monkeypatch.setattr(client, "submit", lambda fn, *a, **k: submit(_unreadable if fn is shards._read_ranges
+                                                                     else fn, *a, **k))
+    with pytest.warns(UserWarning, match="cannot read"):
+        got = HMMTagger(client=client, **kw).fit(corpus)
+    np.testing.assert_allclose(got.emission_counts_, ref.emission_counts_, rtol=1e-9, atol=1e-9)
