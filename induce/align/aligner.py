@@ -100,7 +100,8 @@ class WordAligner(InduceEstimator):
     random_state : seed of the CVI visiting order.
     verbose : show a tqdm progress bar (sentence pairs per second).
     client : a ``dask.distributed.Client``: ``em`` / ``vi`` map their E-steps over shards of the pairs on its
-        workers (:mod:`induce.distributed.align`); ``None``: in this process.
+        workers (:mod:`induce.distributed.align`); ``None``: in this process.  With ``fit(pairs, source)``
+        the workers read their shards of the files; pairs given in memory only can be shipped, once.
     """
 
     _parameter_constraints = {

@@ -197,6 +197,8 @@ class HDPHMMTagger(HMMTagger):
         in :class:`HMMTagger`.
     client : a ``dask.distributed.Client``: ``scvi`` and ``svi`` run each minibatch's
         local step on its workers (:mod:`induce.distributed.hdp`); ``None``: in this process.
+        The workers read their shards of a corpus given as a path (or read from one);
+        data given in memory is shipped to them, once.
 
     Fitted attributes: ``transitions_`` (K+1, K; posterior-mean rows, which
     leave the mass of the states beyond the truncation unassigned),

@@ -155,7 +155,10 @@ class HMMTagger(InduceEstimator):
     client : a ``dask.distributed.Client``: ``em``, ``vi``, ``svi``, ``scvi`` and
         ``cvi2`` (block-parallel, one block per worker: :mod:`induce.distributed.cvi2`)
         run their E-steps on its workers (:mod:`induce.distributed`); ``None``
-        (default): in this process, and dask is not imported.
+        (default): in this process, and dask is not imported.  The workers read
+        their shards of the corpus themselves when ``fit`` is given a path (or a
+        corpus read from one, ``Corpus.source``) or with :meth:`fit_stream`; data
+        given in memory (token lists) can only be shipped to them, once.
 
     Fitted attributes: ``transitions_`` (K+1, K), ``emissions_`` (W+1, K) by word
     (last row: unseen words), ``vocab_``, ``labels_`` (training-corpus states),
