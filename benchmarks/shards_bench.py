@@ -26,8 +26,8 @@ import time
 
 import numpy as np
 
+from benchmarks.dask_bench import report
 from induce import HMMTagger
-from induce.atomic import atomic_write
 from induce.corpus.formats import load_corpus
 from induce.distributed import cluster
 
@@ -80,11 +80,7 @@ def main() -> None:
             for name, c in (("shipped", shipped), ("read", corpus)):
                 result["runs"].append({"round": r, "corpus": name, **fit(client, c, args)})
                 print(json.dumps(result["runs"][-1]), flush=True)
-    text = json.dumps(result, indent=1)
-    print(text)
-    if args.out:
-        with atomic_write(args.out) as f:
-            f.write(text + "\n")
+    report(result, args.out)
 
 
 if __name__ == "__main__":
