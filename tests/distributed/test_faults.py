@@ -25,7 +25,7 @@ def own_client():
 def both_workers(own_client):
     """Each test starts with both workers (the one a previous test killed restarted): cvi2's shards are one per
     worker, and its result depends on their number."""
-    own_client.wait_for_workers(2, timeout=60)
+    own_client.wait_for_workers(2, timeout=300)
 
 
 def test_em_survives_a_killed_worker(own_client):
