@@ -115,12 +115,17 @@ def main() -> None:
                     result["small_batch"] = {"batch_size": args.small_batch, **_run(
                         args.corpus, client, args.small_batch, args.overhead_batches)}
             print(json.dumps(result["runs"][-1]), flush=True)
+    report(result, args.out)
+
+
+def report(result: dict, out: str | None) -> None:
+    """Print ``result`` as JSON, and write it to ``out`` (atomically) when given."""
+    from induce.atomic import atomic_write
+
     text = json.dumps(result, indent=1)
     print(text)
-    if args.out:
-        from induce.atomic import atomic_write
-
-        with atomic_write(args.out) as f:
+    if out:
+        with atomic_write(out) as f:
             f.write(text + "\n")
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import time
+from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 import numpy as np
@@ -36,6 +37,33 @@ DEFAULT_JUMP_ALPHA = 0.1
 #: cvi stops after 5-8 passes per stage with the AER of the published 5 + 5 passes; smaller tolerances run
 #: longer and align worse on the small gold sets (the HMM overfits); no run came near 50 passes
 from ..names import ALIGN_MAX_ITER as MAX_ITER, ALIGN_MAX_ITER_IBM1 as MAX_ITER_IBM1, ALIGN_TOL as TOL
+
+
+@dataclass(frozen=True)
+class PairSource:
+    """Where a bitext comes from: the pairs of :func:`induce.corpus.parallel.read_parallel` (``src``, ``tgt``;
+    ``tgt`` ``None`` for one ``source ||| target`` file), lowercased and accent-folded with ``lowercase``
+    (:func:`~induce.align.normalize.normalize_tokens`); training uses the pairs with no side longer than
+    ``max_length``.  The command line reads its input so, and with a client the workers read their shards
+    of the same files the same way (:mod:`induce.distributed.align`)."""
+
+    src: str
+    tgt: str | None = None
+    lowercase: bool = False
+    max_length: int | None = None
+
+    def pairs(self) -> list[Pair]:
+        """Every pair, normalised as ``lowercase`` says."""
+        from ..corpus.parallel import read_parallel
+        from .normalize import normalize_tokens
+
+        pairs = list(read_parallel(self.src, self.tgt))
+        return [(normalize_tokens(s), normalize_tokens(t)) for s, t in pairs] if self.lowercase else pairs
+
+    def kept(self, pairs: Sequence[Pair]) -> list[int]:
+        """Indices of the pairs used for training: no side longer than ``max_length``."""
+        n = self.max_length
+        return [k for k, (s, t) in enumerate(pairs) if n is None or (len(s) <= n and len(t) <= n)]
 
 
 class WordAligner(InduceEstimator):
@@ -72,7 +100,8 @@ class WordAligner(InduceEstimator):
     random_state : seed of the CVI visiting order.
     verbose : show a tqdm progress bar (sentence pairs per second).
     client : a ``dask.distributed.Client``: ``em`` / ``vi`` map their E-steps over shards of the pairs on its
-        workers (:mod:`induce.distributed.align`); ``None``: in this process.
+        workers (:mod:`induce.distributed.align`); ``None``: in this process.  With ``fit(pairs, source)``
+        the workers read their shards of the files; pairs given in memory only can be shipped, once.
     """
 
     _parameter_constraints = {
@@ -120,8 +149,12 @@ class WordAligner(InduceEstimator):
                            prior_support=self.prior_support)
 
     # ------------------------------------------------------------- training
-    def fit(self, pairs: Iterable[Pair]) -> "WordAligner":
-        """Train the direction(s) required by ``symmetrize`` on ``(source, target)`` token lists."""
+    def fit(self, pairs: Iterable[Pair], source: PairSource | None = None) -> "WordAligner":
+        """Train the direction(s) required by ``symmetrize`` on ``(source, target)`` token lists.
+
+        ``source``: the files ``pairs`` are the kept pairs of (:class:`PairSource`); with ``client`` the
+        workers then read their shards from them, else (token lists in memory) the client ships each worker
+        its pairs once."""
         if self.client is not None and self.infer == "cvi":
             raise ConfigError("on a cluster the aligner runs infer='em' or 'vi', not cvi")
         pairs = list(pairs)
@@ -139,19 +172,21 @@ class WordAligner(InduceEstimator):
         if self.client is not None:  # the E-steps on the workers (induce.distributed.align)
             from functools import partial
 
-            from ..distributed.align import ClusterTrainer, Meter
+            from ..distributed.align import ClusterTrainer, Meter, read_pairs
 
             self.cluster_meter_ = Meter()
-            trainer = {"trainer": partial(ClusterTrainer, self.client, meter=self.cluster_meter_)}
+            shards = read_pairs(self.client, source, self.src_vocab_, self.tgt_vocab_) if source else None
+            trainer = {d: {"trainer": partial(ClusterTrainer, self.client, meter=self.cluster_meter_, pairs=shards,
+                                              swapped=d == "reverse")} for d in DIRECTIONAL}
         with tqdm(total=total, unit="pair", unit_scale=True, desc=f"align {self.model}/{self.infer}",
                   disable=not self.verbose) as bar:
             self.forward_ = self.reverse_ = None
             if "forward" in directions:
                 self.forward_ = train_direction(bitext, len(self.src_vocab_), len(self.tgt_vocab_), config, rng,
-                                                bar.update, **trainer)
+                                                bar.update, **trainer.get("forward", {}))
             if "reverse" in directions:
                 self.reverse_ = train_direction(bitext.swapped(), len(self.tgt_vocab_), len(self.src_vocab_), config,
-                                                rng, bar.update, **trainer)
+                                                rng, bar.update, **trainer.get("reverse", {}))
         self.fit_seconds_ = time.perf_counter() - start
         self.n_pairs_ = bitext.n_pairs
         self._end_stages(config)
@@ -202,9 +237,9 @@ class WordAligner(InduceEstimator):
                                      self._link_matrix(self.reverse_, bitext, True), self.symmetrize)
         return matrices_to_links(bitext.src_off, bitext.tgt_off, flat)
 
-    def fit_align(self, pairs: Iterable[Pair]) -> list[list[tuple[int, int]]]:
+    def fit_align(self, pairs: Iterable[Pair], source: PairSource | None = None) -> list[list[tuple[int, int]]]:
         pairs = list(pairs)
-        return self.fit(pairs).align(pairs)
+        return self.fit(pairs, source).align(pairs)
 
     # ---------------------------------------------------------- persistence
     @staticmethod

@@ -88,20 +88,17 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace, client) -> int:
-    from ..align.aligner import WordAligner
-    from ..align.normalize import normalize_tokens
-    from ..corpus.parallel import clip_alignments, read_alignments, read_parallel, write_pharaoh
+    from ..align.aligner import PairSource, WordAligner
+    from ..corpus.parallel import clip_alignments, read_alignments, write_pharaoh
     from ..distributed import cluster
     from ..eval.alignment import alignment_scores
 
-    pairs = list(read_parallel(args.src, args.tgt))
+    source = PairSource(args.src, args.tgt, args.lowercase, args.max_length)
+    pairs = source.pairs()
     gold = None
     if args.gold:  # read (and fail) before training and before the output is written
         gold = read_alignments(args.gold, args.gold_format, one_based=one_based(args.gold_base))
-    if args.lowercase:
-        pairs = [(normalize_tokens(s), normalize_tokens(t)) for s, t in pairs]
-    kept = [k for k, (s, t) in enumerate(pairs)
-            if args.max_length is None or (len(s) <= args.max_length and len(t) <= args.max_length)]
+    kept = source.kept(pairs)
     if len(kept) < len(pairs):
         print(f"induce align: skipped {len(pairs) - len(kept)} sentence pairs with a side longer than "
               f"--max-length {args.max_length} (written without links)", file=sys.stderr)
@@ -114,7 +111,7 @@ def _run(args: argparse.Namespace, client) -> int:
     links: list[set] = [set() for _ in pairs]
     fit_warnings: dict = {}
     with reported_warnings(fit_warnings):
-        aligned = aligner.fit_align([pairs[k] for k in kept])
+        aligned = aligner.fit_align([pairs[k] for k in kept], source)
     for k, found in zip(kept, aligned):
         links[k] = set(found)
     write_pharaoh(args.output, links)

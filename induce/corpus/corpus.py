@@ -58,6 +58,10 @@ class Corpus:
     heads: np.ndarray | None = None
     sentences: list[Sentence] | None = None
     name: str = ""
+    #: ``(path, format, lowercase)`` when re-reading ``path`` with :mod:`induce.corpus.stream`'s reader and encoding
+    #: with the vocabulary gives these tokens, so that workers can read their own shards
+    #: (:meth:`induce.distributed.WorkerCorpus.of`); ``None`` otherwise (subsets, in-memory data)
+    source: tuple[str, str, bool] | None = None
 
     # ------------------------------------------------------------------ build
     @classmethod

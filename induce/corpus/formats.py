@@ -252,6 +252,7 @@ def load_corpus(
         skipped=skipped,
     )
     name = str(path)
+    transformed = normalize_digits or max_length or wsj10 or strip_punct  # (beyond what workers re-read)
 
     def stream() -> Iterator[Sentence]:
         return transform(read_sentences(path, format, **options))
@@ -259,14 +260,28 @@ def load_corpus(
     if vocab is not None:
         return _encode_with(vocab, stream(), unk_mode, keep_sentences, name)
     if unk_threshold <= 0:
-        return Corpus.from_sentences(stream(), keep_sentences=keep_sentences, name=name)
+        corpus = Corpus.from_sentences(stream(), keep_sentences=keep_sentences, name=name)
+        corpus.source = _source(path, format, lowercase, transformed, options)
+        return corpus
     sentences: Iterable[Sentence] = list(stream()) if keep_sentences else stream()
     known = frequent_words(count_words(sentences), unk_threshold)
     if not keep_sentences:
         sentences = stream()
-    return Corpus.from_sentences(
+    corpus = Corpus.from_sentences(
         (replace_unknown(s, known, unk_mode) for s in sentences),
         vocab=Vocabulary(unk=UNK),
         keep_sentences=keep_sentences,
         name=name,
     )
+    corpus.source = _source(path, format, lowercase, transformed or unk_mode != "unk", options)
+    return corpus
+
+
+def _source(path, format: str, lowercase: bool, transformed, options: dict) -> tuple[str, str, bool] | None:
+    """:attr:`Corpus.source` of a corpus read from ``path``: ``None`` for the demo, stdin, a non-UTF-8 file, or
+    sentences ``transformed`` beyond lowercasing (rare words as ``"<unk>"`` are the vocabulary's unknown item)."""
+    encoding = str(options.get("encoding", "utf-8")).replace("-", "").replace("_", "").lower()
+    if transformed or set(options) - {"encoding"} or encoding not in ("utf8", "ascii") or \
+            str(path) in (DEMO, STDIN) or not Path(registry.resolve(path)).exists():
+        return None
+    return str(path), format, bool(lowercase)

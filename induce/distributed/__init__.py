@@ -8,13 +8,16 @@ kernels; this package only moves arrays:
 
 * :mod:`.cluster`: the client session, submitting with retries, and the
   :class:`~.cluster.Meter` of step overhead, per-worker throughput and memory;
-* :mod:`.shards`: the corpus as shards held in the workers' memory, shipped
-  once by the client or read by the workers from byte ranges of the files;
+* :mod:`.shards`: the corpus as shards held in the workers' memory, read by
+  the workers from byte ranges of the files (or shipped once by the client
+  when the data was given in memory);
 * :mod:`.batch`: batch ``em`` / ``vi``, the E-step mapped over the shards;
 * :mod:`.cvi2`: block-parallel cvi2, the local statistics kept on the workers;
 * :mod:`.hdp`: HDP-HMM ``scvi`` and ``svi``, each minibatch's local step on the workers;
 * :mod:`.minibatch`: ``svi`` / ``scvi``, each minibatch's local step on the
-  workers, returning sparse statistics.
+  workers' shards, returning sparse statistics;
+* :mod:`.align`: IBM-1 / HMM alignment ``em`` / ``vi`` over shards of sentence
+  pairs, read by the workers from the parallel files.
 
 Tasks are submitted with ``retries``: a task lost with its worker is run again
 elsewhere (shards and layouts are tasks too, so dask recomputes a lost one).
@@ -24,7 +27,7 @@ elsewhere (shards and layouts are tasks too, so dask recomputes a lost one).
 #: cluster`` (the command line's options) loads no kernel
 _EXPORTS = {"ClusterEStep": "batch", "ClusterCVI2": "cvi2", "ClusterHDPMinibatch": "hdp", "ClusterHDPSVI": "hdp",
             "RETRIES": "cluster", "Meter": "cluster", "n_workers": "cluster", "session": "cluster",
-            "ClusterSentenceUpdater": "minibatch", "WorkerSentenceUpdater": "minibatch",
+            "WorkerSentenceUpdater": "minibatch",
             "WorkerCorpus": "shards", "file_ranges": "shards", "shard_bounds": "shards"}
 __all__ = sorted(_EXPORTS)
 

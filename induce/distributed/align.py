@@ -1,26 +1,38 @@
 """IBM-1 and HMM word alignment ``em`` / ``vi`` with the E-step mapped over shards of sentence pairs
 (docs/experiments/distributed.md).
 
-The client cuts the pairs into contiguous shards of about equal cells (one
-per worker) and ships each worker its pairs once: the offsets, and its cells
-renumbered to the distinct table entries it touches (``ids``).  Per pass the
-client sends each worker the parameters of its entries only, ``vals[ids]``,
-every worker runs the existing kernel (:func:`induce.kernels.align.ibm1_batch_pass`
-or :func:`~induce.kernels.align.hmm_batch_pass`) over its pairs, and the
-client adds the returned entry counts (and jump statistics) in shard order.
+The pairs are cut into contiguous shards, one per worker, each held on its
+worker as offsets and its cells renumbered to the distinct table entries it
+touches (``ids``).  When the pairs were read from files
+(:class:`induce.align.aligner.PairSource`) the workers read their own line
+ranges of the files (:func:`read_pairs`, :func:`~.shards.line_cuts`) and
+look their cells up in the table (:func:`induce.kernels.align.lookup_cells`),
+sending back ``ids`` only; otherwise (pairs in memory) the client ships each
+worker its pairs once.  Per pass the client sends each worker the parameters
+of its entries only, ``vals[ids]``, every worker runs the existing kernel
+(:func:`induce.kernels.align.ibm1_batch_pass` or
+:func:`~induce.kernels.align.hmm_batch_pass`) over its pairs, and the client
+adds the returned entry counts (and jump statistics) in shard order.
 """
 
 from __future__ import annotations
 
+import operator
 import time
+import warnings
+from contextlib import nullcontext
+from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 
-from ..align.direction import _Trainer
+from ..align.direction import _Trainer, encode_side
+from ..corpus.read_lines import _opener
+from ..errors import InduceError
 from ..kernels import align as K
 from . import cluster
 from .cluster import Meter, rerun, same, submit, timed
-from .shards import shard_bounds
+from .shards import checksum, file_ranges, line_cuts, range_file, shard_bounds
 
 
 def _pairs(src_off, tgt_off, cell_off, cells, lo, hi):
@@ -29,6 +41,44 @@ def _pairs(src_off, tgt_off, cell_off, cells, lo, hi):
     ids, local = np.unique(cells[c0:c1], return_inverse=True)
     return ((src_off[lo:hi + 1] - src_off[lo], tgt_off[lo:hi + 1] - tgt_off[lo], cell_off[lo:hi + 1] - c0,
              local.astype(cells.dtype).reshape(-1)), ids)
+
+
+def read_pairs(client, source, src_vocab, tgt_vocab, n_shards: int | None = None) -> list | None:
+    """Futures of the kept pairs of ``source`` (a :class:`~induce.align.aligner.PairSource`) in about equal
+    line ranges, one per worker by default, each read by its worker and encoded with the vocabularies as
+    ``(src_tok, src_off, tgt_tok, tgt_off)``; ``None`` when the input is not regular uncompressed files (the
+    pairs are then shipped)."""
+    files = [f for f in (source.src, source.tgt) if f is not None]
+    if not all(Path(f).is_file() and _opener(f)[1] == "file" for f in files):
+        return None
+    n = n_shards or cluster.n_workers(client)
+    cuts = line_cuts(source.src, source.tgt, n) if source.tgt is not None else \
+        [(ranges[0], None) for ranges in file_ranges(source.src, "plain", n)]
+    return [submit(client, _read_pairs, source, a, b, src_vocab, tgt_vocab) for a, b in cuts]
+
+
+def _read_pairs(source, src_range, tgt_range, src_vocab, tgt_vocab):
+    """On a worker: the kept pairs of byte ranges of the source's file(s), encoded (:func:`encode_side`)."""
+    with range_file(*src_range) as src, (range_file(*tgt_range) if tgt_range else nullcontext()) as tgt:
+        part = replace(source, src=src, tgt=tgt)
+        pairs = part.pairs()
+    pairs = [pairs[k] for k in part.kept(pairs)]
+    return (*encode_side((s for s, _ in pairs), src_vocab, False), *encode_side((t for _, t in pairs), tgt_vocab,
+                                                                                 False))
+
+
+def _n_pairs(shard) -> int:
+    return len(shard[1]) - 1
+
+
+def _lookup(shard, swapped: bool, row_ptr, cols):
+    """On a worker: a read shard's pairs in the direction's layout (:func:`_pairs`) and their ``ids``, the cells
+    looked up in the direction's table."""
+    src_tok, src_off, tgt_tok, tgt_off = shard
+    if swapped:
+        src_tok, src_off, tgt_tok, tgt_off = tgt_tok, tgt_off, src_tok, src_off
+    cells, cell_off = K.lookup_cells(row_ptr, cols, src_tok, src_off, tgt_tok, tgt_off)
+    return _pairs(src_off, tgt_off, cell_off, cells.astype(np.int32), 0, len(src_off) - 1)
 
 
 def _ibm1_task(shard, vals):
@@ -50,19 +100,47 @@ def _hmm_task(shard, vals, weights, null_prob, max_jump):
 class ClusterTrainer(_Trainer):
     """The batch trainer of one alignment direction with its E-steps on the workers of ``client``; use as
     ``train_direction(..., trainer=functools.partial(ClusterTrainer, client))`` (``meter``: where the steps are
-    recorded, shared by the directions)."""
+    recorded, shared by the directions; ``pairs``: the shards of :func:`read_pairs`, ``swapped`` for the
+    reverse direction, else the client ships the pairs)."""
 
-    def __init__(self, client, *args, n_shards: int | None = None, meter: Meter | None = None):
+    def __init__(self, client, *args, n_shards: int | None = None, meter: Meter | None = None,
+                 pairs: list | None = None, swapped: bool = False):
         super().__init__(*args)
         self.client = client
-        b = self.b
-        bounds = shard_bounds(self.cell_off, n_shards or cluster.n_workers(client))
-        self.n_pairs = np.diff(bounds)
-        pieces = [_pairs(b.src_off, b.tgt_off, self.cell_off, self.cells, lo, hi)
-                  for lo, hi in zip(bounds[:-1], bounds[1:])]
-        self.shards = [submit(client, same, *shard) for shard, _ in pieces]
-        self.ids = [ids for _, ids in pieces]
         self.meter = meter if meter is not None else Meter()
+        self.shards = self._read(pairs, swapped) if pairs is not None else None
+        if self.shards is None:
+            bounds = shard_bounds(self.cell_off, n_shards or cluster.n_workers(client))
+            pieces = [self._piece(lo, hi) for lo, hi in zip(bounds[:-1], bounds[1:])]
+            self.shards = [submit(client, same, *shard) for shard, _ in pieces]
+            self.ids = [ids for _, ids in pieces]
+            self.n_pairs = np.diff(bounds)
+
+    def _piece(self, lo, hi):
+        return _pairs(self.b.src_off, self.b.tgt_off, self.cell_off, self.cells, lo, hi)
+
+    def _read(self, pairs: list, swapped: bool) -> list | None:
+        """The shards the workers read, their cells looked up in this direction's table; checked against the
+        client's pairs (sizes, ``ids`` and a CRC-32 per shard); ``None``, with a warning, if they differ (the
+        files changed since the client read them) or the workers cannot read the files."""
+        c, t = self.client, self.table
+        try:
+            sizes = np.array(c.gather([submit(c, _n_pairs, p) for p in pairs]), dtype=np.int64)
+        except (OSError, InduceError) as exc:  # e.g. the files are not at that path on the workers' machines
+            warnings.warn(f"the workers cannot read the parallel files ({exc}): the pairs are shipped to them")
+            return None
+        bounds = np.concatenate([[0], np.cumsum(sizes)])
+        looked = [submit(c, _lookup, p, swapped, t.row_ptr, t.cols) for p in pairs]
+        shards = [submit(c, operator.getitem, f, 0) for f in looked]
+        if bounds[-1] == self.b.n_pairs:
+            ids = c.gather([submit(c, operator.getitem, f, 1) for f in looked])
+            crcs = c.gather([submit(c, checksum, s) for s in shards])
+            pieces = [self._piece(lo, hi) for lo, hi in zip(bounds[:-1], bounds[1:])]
+            if all(np.array_equal(i, p[1]) and crc == checksum(p[0]) for i, crc, p in zip(ids, crcs, pieces)):
+                self.ids, self.n_pairs = ids, sizes
+                return shards
+        warnings.warn("the parallel files are not what was read from them: the pairs are shipped to the workers")
+        return None
 
     def _map(self, task, vals, *args):
         """``task`` on every shard with its entries' parameters; the results in shard order."""

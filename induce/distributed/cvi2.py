@@ -24,8 +24,8 @@ import numpy as np
 
 from ..infer import hmm_passes as passes
 from ..infer.hmm_batched import cvi2_block_pass
-from .cluster import Meter, rerun, same, submit, timed
-from .shards import shard_bounds
+from .cluster import Meter, rerun, submit, timed
+from .shards import WorkerCorpus
 
 
 def _totals(tokens, offsets, sent_trans, gamma, W):
@@ -54,21 +54,25 @@ def _labels(state):
     return state[3].argmax(axis=1)
 
 
+def _state(shard, sent_trans, gamma):
+    return shard[0], shard[1], sent_trans, gamma
+
+
 class ClusterCVI2:
     """Block-parallel cvi2 sweeps with the sentences and their local statistics on the workers (see the module
-    docstring).  The client ships each worker its shard and its starting ``q(z^i)`` once."""
+    docstring), over the shards of a :class:`~.shards.WorkerCorpus` (one block per shard).  The client sends
+    each worker the starting ``q(z^i)`` of its shard once (drawn on the client in corpus order, so that one
+    shard gives the single-process run)."""
 
-    def __init__(self, client, tokens, offsets, sent_trans, gamma, W: int, allowed: np.ndarray, block: int,
-                 n_shards: int | None = None, sync: int = 0):
-        from .cluster import n_workers
-
-        self.client = client
+    def __init__(self, corpus: WorkerCorpus, sent_trans, gamma, W: int, allowed: np.ndarray, block: int,
+                 sync: int = 0):
+        self.client = client = corpus.client
         self.allowed, self.block, self.sync = allowed, max(1, int(block)), int(sync)
-        self.bounds = shard_bounds(offsets, n_shards or n_workers(client))
-        self.tokens = np.diff(np.asarray(offsets)[self.bounds])
-        self.states = [submit(client, same, tokens[offsets[lo]:offsets[hi]], offsets[lo:hi + 1] - offsets[lo],
-                              sent_trans[lo:hi], gamma[offsets[lo]:offsets[hi]])
-                       for lo, hi in zip(self.bounds[:-1], self.bounds[1:])]
+        self.bounds = corpus.sentence_bounds
+        self.tokens = np.diff(corpus.token_bounds)
+        t = corpus.token_bounds
+        self.states = [submit(client, _state, shard, sent_trans[lo:hi], gamma[t[j]:t[j + 1]])
+                       for j, (shard, lo, hi) in enumerate(zip(corpus.shards, self.bounds[:-1], self.bounds[1:]))]
         totals = client.gather([submit(client, _initial_totals, s, W) for s in self.states])
         self.C = self._sum([t for t, _ in totals]), self._sum([e for _, e in totals])
         self.meter = Meter()

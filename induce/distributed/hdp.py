@@ -3,16 +3,18 @@
 * ``scvi``: :class:`ClusterHDPMinibatch` runs the existing kernel
   :func:`induce.infer.hdp_passes.hdp_minibatch_pass` (or its
   ``_emission_q0`` variant) on each worker over the minibatch sentences of
-  its shard (the corpus is shipped once, :meth:`WorkerCorpus.ship`), under the
+  its shard (a :class:`WorkerCorpus`: read by the workers from the corpus
+  file, or shipped once for in-memory data), under the
   global counts ``N`` broadcast per minibatch.  Every output is a sum over
   sentences (expected counts, ``log q(C^m = 0)`` = sum of the sentences'
   ``log q(C^i = 0)``, thesis 5.3), so the client adds the pieces; the workers
   return the emission rows of their words only.  Piece ``j`` samples with
   ``seed + j`` (``qc="sampling"``): with one shard the run is the
   single-process run.
-* ``svi``: the minibatch's forward-backward under the expected parameters
-  (Johnson & Willsky 2014, eq. 10-11) by
-  :func:`induce.distributed.minibatch.piece_statistics`, as for the HMM.
+* ``svi``: :class:`ClusterHDPSVI`, the minibatch's forward-backward under the
+  expected parameters (Johnson & Willsky 2014, eq. 10-11) on the workers'
+  shards by :func:`induce.distributed.minibatch.shard_statistics`, as for the
+  HMM's ``svi`` over a :class:`WorkerCorpus`.
 """
 
 from __future__ import annotations
@@ -22,9 +24,9 @@ import time
 import numpy as np
 
 from ..infer.hdp_passes import hdp_minibatch_pass, hdp_minibatch_pass_emission_q0
-from . import cluster
+from ..infer.stochastic_hmm import _NO_MASK
 from .cluster import Meter, same, submit, timed
-from .minibatch import piece_statistics
+from .minibatch import cut_pieces, shard_statistics
 from .shards import WorkerCorpus
 
 
@@ -46,9 +48,9 @@ def _hdp_piece(emission_q0: bool, shard, N_trans, N_emit, items, *args):
 class ClusterHDPMinibatch:
     """``hdp_minibatch_pass`` with the minibatch's sentences split over the shards (see the module docstring)."""
 
-    def __init__(self, client, tokens: np.ndarray, offsets: np.ndarray, n_shards: int | None = None):
-        self.client = client
-        self.corpus = WorkerCorpus.ship(client, tokens, offsets, n_shards)
+    def __init__(self, corpus: WorkerCorpus):
+        self.client = corpus.client
+        self.corpus = corpus
         self.meter = Meter()
 
     def __call__(self, emission_q0: bool, N_trans, N_emit, tokens, offsets, items, prior, sigma, emit_prior, emit_total,
@@ -85,21 +87,21 @@ class ClusterHDPMinibatch:
 
 
 class ClusterHDPSVI:
-    """The HDP-HMM ``svi`` local step, :func:`induce.infer.hmm_passes.batch_pass` on a minibatch under dense
-    ``A`` / ``B``, on the workers: each gets the emission rows of the minibatch's words only and returns theirs."""
+    """The HDP-HMM ``svi`` local step, forward-backward on a minibatch under dense ``A`` / ``B`` (as
+    :func:`induce.infer.hmm_passes.batch_pass`), on the shards of a :class:`WorkerCorpus`: each worker cuts its
+    sentences of the minibatch from its shard, gets the emission rows of their words only and returns theirs
+    (:func:`induce.distributed.minibatch.shard_statistics`)."""
 
-    def __init__(self, client, n_shards: int | None = None):
-        self.client = client
-        self.n_shards = int(n_shards or cluster.n_workers(client))
+    def __init__(self, corpus: WorkerCorpus):
+        self.corpus = corpus
         self.meter = Meter()
 
-    def __call__(self, A, B, tokens, offsets, trans_out, emit_out) -> float:
-        """Overwrites ``trans_out`` (K+1, K) and ``emit_out`` (W, K) with the minibatch's expected counts; returns
-        its log-likelihood."""
-        ids, local = np.unique(tokens, return_inverse=True)
-        trans, rows, ll = piece_statistics(self.client, self.meter, self.n_shards, A, np.ascontiguousarray(B[ids]),
-                                           np.zeros((0, 0), dtype=np.uint8), local.astype(np.int32).reshape(-1),
-                                           offsets)
+    def __call__(self, A, B, items, trans_out, emit_out) -> float:
+        """Overwrites ``trans_out`` (K+1, K) and ``emit_out`` (W, K) with the expected counts of the sentences
+        ``items`` (sorted global indices); returns their log-likelihood."""
+        t0 = time.perf_counter()
+        trans, ids, rows, ll, _ = shard_statistics(self.corpus, self.meter, t0, cut_pieces(self.corpus, items),
+                                                   lambda ids: (A, B[ids], _NO_MASK))
         trans_out[:] = trans
         emit_out[:] = 0.0
         emit_out[ids] = rows

@@ -1,21 +1,18 @@
 """``svi`` / ``scvi`` with each minibatch's local step on the workers (docs/experiments/distributed.md).
 
-Per minibatch the client forms the local parameters from the global counts:
+The corpus lives on the workers (:class:`~induce.distributed.shards.WorkerCorpus`:
+read by them from the corpus file, or shipped once for data given in
+memory); a minibatch is a list of global sentence indices.  Each worker cuts
+its piece of the minibatch from its shard and tells the client which words it
+holds (phase 1, :func:`cut_pieces`, prefetched for the next minibatch while
+this one runs); the client forms the local parameters from the global counts,
 the transition table and the emission rows of the minibatch's words only
-(:func:`induce.infer.stochastic_hmm.local_parameters`); the workers run
-:func:`induce.infer.stochastic_hmm.local_statistics` (forward-backward) on
-their pieces of the minibatch and return sparse statistics (rows of those
-words, not a dense K x W table); the client applies the step, thesis
-eq. 3.103.
-
-* :class:`ClusterSentenceUpdater`: the client holds the minibatch (an
-  in-memory corpus, or the stream it reads) and sends each worker a piece.
-* :class:`WorkerSentenceUpdater`: the corpus lives on the workers
-  (:class:`~induce.distributed.shards.WorkerCorpus`); a minibatch is a list of
-  global sentence indices, each worker cuts its piece from its shard, tells
-  the client which words it holds (phase 1, prefetched for the next
-  minibatch while this one runs) and gets the emission rows of those words
-  only (phase 2).  No token crosses the network.
+(:func:`induce.infer.stochastic_hmm.local_parameters`), and sends each worker
+the rows of its words; the workers run
+:func:`induce.infer.stochastic_hmm.local_statistics` (forward-backward) and
+return sparse statistics (rows of those words, not a dense K x W table;
+phase 2, :func:`shard_statistics`); the client applies the step, thesis
+eq. 3.103.  No token crosses the network.
 """
 
 from __future__ import annotations
@@ -28,7 +25,7 @@ from ..corpus.corpus import gather_sentences
 from ..infer import stochastic_hmm as stochastic
 from . import cluster
 from .cluster import Meter, submit, timed
-from .shards import WorkerCorpus, piece, shard_bounds
+from .shards import WorkerCorpus
 
 
 def _sum_statistics(results, rows, n_rows: int):
@@ -40,41 +37,6 @@ def _sum_statistics(results, rows, n_rows: int):
         trans = trans + t
         emit[r] += e
         ll += l
-    return trans, emit, ll
-
-
-class ClusterSentenceUpdater(stochastic.SentenceUpdater):
-    """``svi`` / ``scvi`` with the minibatch cut into ``n_shards`` pieces (default: the number of workers) of
-    about equal token count; given the seed and ``n_shards`` a run is reproducible, and with ``n_shards=1`` it
-    equals the single-process run."""
-
-    def __init__(self, client, algorithm: str, alpha: float, beta: float, n_sentences: int,
-                 allowed: np.ndarray = stochastic._NO_MASK, n_shards: int | None = None):
-        super().__init__(algorithm, alpha, beta, n_sentences, allowed)
-        self.client = client
-        self.n_shards = int(n_shards or cluster.n_workers(client))
-        self.meter = Meter()
-
-    def statistics(self, counts, tokens, offsets):
-        """Sparse statistics ``(trans (K+1, K), ids, rows (len(ids), K), log-lik)`` summed over the pieces."""
-        ids, local, A, P, mask = stochastic.sentence_inputs(counts, self.estimator, self.alpha, self.beta, tokens,
-                                                            self.allowed)
-        trans, emit, ll = piece_statistics(self.client, self.meter, self.n_shards, A, P, mask, local, offsets)
-        return trans, ids, emit, ll
-
-
-def piece_statistics(client, meter: Meter, n_shards: int, A, P, mask, local, offsets):
-    """:func:`induce.infer.stochastic_hmm.local_statistics` of the sentences ``local`` / ``offsets`` (tokens as
-    indices into the emission rows ``P``) cut into ``n_shards`` pieces of about equal tokens, one task each,
-    summed in piece order: ``(trans (K+1, K), emit rows (len(P), K), log-lik)``."""
-    t0 = time.perf_counter()
-    offsets = np.asarray(offsets, dtype=np.int64)
-    bounds = shard_bounds(offsets, n_shards)
-    futures = [submit(client, timed, stochastic.local_statistics, A, P, mask, *piece(local, offsets, lo, hi))
-               for lo, hi in zip(bounds[:-1], bounds[1:])]
-    gathered = client.gather(futures)
-    results = meter.add(time.perf_counter() - t0, gathered, np.diff(offsets[bounds]))
-    trans, emit, ll = _sum_statistics(results, [slice(None)] * len(results), len(P))
     return trans, emit, ll
 
 
@@ -90,9 +52,10 @@ def _piece_words(p):
     return p[0], len(p[1])
 
 
-def _piece_statistics(A, P, p):
-    """On a worker, phase 2: :func:`local_statistics` of a piece given the emission rows ``P`` of its words."""
-    return stochastic.local_statistics(A, P, stochastic._NO_MASK, p[1], p[2])
+def _piece_statistics(A, P, mask, p):
+    """On a worker, phase 2: :func:`local_statistics` of a piece given the emission rows ``P`` of its words (and
+    their tag-dictionary rows ``mask``, or an empty one)."""
+    return stochastic.local_statistics(A, P, mask, p[1], p[2])
 
 
 class WorkerSentenceUpdater(stochastic.SentenceUpdater):
@@ -100,8 +63,9 @@ class WorkerSentenceUpdater(stochastic.SentenceUpdater):
     :meth:`batches`.  Pieces are summed in shard order: given the seed and the shards a run is reproducible,
     and with one shard it equals the single-process run on the same minibatches."""
 
-    def __init__(self, corpus: WorkerCorpus, algorithm: str, alpha: float, beta: float):
-        super().__init__(algorithm, alpha, beta, corpus.n_sentences)
+    def __init__(self, corpus: WorkerCorpus, algorithm: str, alpha: float, beta: float,
+                 allowed: np.ndarray = stochastic._NO_MASK):
+        super().__init__(algorithm, alpha, beta, corpus.n_sentences, allowed)
         self.corpus = corpus
         self.client = corpus.client
         self.meter = Meter()
@@ -118,29 +82,51 @@ class WorkerSentenceUpdater(stochastic.SentenceUpdater):
             yield cur, nxt
             cur = nxt
 
-    def _pieces(self, idx):
-        """Phase 1 for the sentences ``idx``: ``[(shard, future of its piece)]`` for the shards they touch."""
-        bounds = self.corpus.sentence_bounds
-        cut = np.searchsorted(idx, bounds)
-        return [(j, submit(self.client, _minibatch_piece, self.corpus.shards[j], idx[cut[j]:cut[j + 1]] - bounds[j]))
-                for j in range(self.corpus.n_shards) if cut[j + 1] > cut[j]]
-
     def __call__(self, counts, rho: float, batch) -> tuple[float, int]:
         idx, nxt = batch
         t0 = time.perf_counter()
         ahead, self._ahead = self._ahead, None
-        pieces = ahead[1] if ahead is not None and ahead[0] is idx else self._pieces(idx)
-        words = self.client.gather([submit(self.client, _piece_words, p) for _, p in pieces])
-        ids = np.unique(np.concatenate([w for w, _ in words]))
-        A, P = stochastic.local_parameters(counts, self.estimator, self.alpha, self.beta, ids)
-        rows = [np.searchsorted(ids, w) for w, _ in words]
-        A_f = submit(self.client, cluster.same, A)
-        futures = [submit(self.client, timed, _piece_statistics, A_f, P[r], p) for r, (_, p) in zip(rows, pieces)]
-        if nxt is not None:
-            self._ahead = (nxt, self._pieces(nxt))
-        gathered = self.client.gather(futures)
-        results = self.meter.add(time.perf_counter() - t0, gathered, [n for _, n in words])
-        ts, es, ll = _sum_statistics(results, rows, len(ids))
+        pieces = ahead[1] if ahead is not None and ahead[0] is idx else cut_pieces(self.corpus, idx)
+
+        def prefetch():  # cut the next minibatch's pieces while this one runs
+            if nxt is not None:
+                self._ahead = (nxt, cut_pieces(self.corpus, nxt))
+
+        ts, ids, es, ll, n = shard_statistics(
+            self.corpus, self.meter, t0, pieces,
+            lambda ids: (*stochastic.local_parameters(counts, self.estimator, self.alpha, self.beta, ids),
+                         stochastic.dictionary_rows(self.allowed, ids, counts.n_states)), prefetch)
         scale = self.n_sentences / max(1, len(idx))
         counts.update(rho, ts, scale, ids, es, scale)
-        return ll, sum(n for _, n in words)
+        return ll, n
+
+
+def cut_pieces(corpus: WorkerCorpus, idx: np.ndarray) -> list:
+    """Phase 1 for the global sentence indices ``idx`` (sorted): a future of each touched shard's piece."""
+    bounds = corpus.sentence_bounds
+    cut = np.searchsorted(idx, bounds)
+    return [submit(corpus.client, _minibatch_piece, corpus.shards[j], idx[cut[j]:cut[j + 1]] - bounds[j])
+            for j in range(corpus.n_shards) if cut[j + 1] > cut[j]]
+
+
+def shard_statistics(corpus: WorkerCorpus, meter: Meter, t0: float, pieces: list, parameters, submitted=None):
+    """Phase 2: :func:`~induce.infer.stochastic_hmm.local_statistics` of the ``pieces`` (:func:`cut_pieces`)
+    under ``parameters(ids) -> (A (K+1, K), emission rows (len(ids), K), tag-dictionary rows (len(ids), K) or
+    empty)`` of the pieces' distinct words ``ids``, each piece getting the rows of its own words; summed in
+    shard order and recorded in ``meter``
+    from ``t0``; ``submitted()`` is called once the tasks are submitted.  Returns ``(trans, ids, emission
+    rows, log-lik, tokens)``."""
+    client = corpus.client
+    words = client.gather([submit(client, _piece_words, p) for p in pieces])
+    ids = np.unique(np.concatenate([w for w, _ in words]))
+    A, P, mask = parameters(ids)
+    rows = [np.searchsorted(ids, w) for w, _ in words]
+    A_f = submit(client, cluster.same, A)
+    futures = [submit(client, timed, _piece_statistics, A_f, np.ascontiguousarray(P[r]),
+                      np.ascontiguousarray(mask[r]) if mask.shape[0] else mask, p) for r, p in zip(rows, pieces)]
+    if submitted is not None:
+        submitted()
+    gathered = client.gather(futures)
+    results = meter.add(time.perf_counter() - t0, gathered, [n for _, n in words])
+    trans, emit, ll = _sum_statistics(results, rows, len(ids))
+    return trans, ids, emit, ll, sum(n for _, n in words)

@@ -18,6 +18,9 @@ from __future__ import annotations
 
 import os
 import tempfile
+import warnings
+import zlib
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -25,7 +28,7 @@ import numpy as np
 from ..corpus import formats, registry, stream
 from ..corpus.corpus import gather_sentences
 from ..corpus.read_lines import _opener
-from ..errors import ConfigError
+from ..errors import ConfigError, InduceError
 from . import cluster
 from .cluster import same, submit
 
@@ -104,23 +107,55 @@ def file_ranges(path, fmt: str, n_shards: int) -> list[list[tuple[str, int, int]
     return [s for s in shards if s]
 
 
+def line_cuts(first, second, n_shards: int) -> list[tuple[tuple[str, int, int], tuple[str, int, int]]]:
+    """Two line-aligned (uncompressed) files cut at the same lines into at most ``n_shards`` pairs of byte ranges
+    ``(file, first byte, end byte)``: ``first`` cut by :func:`file_ranges` (lines of about equal bytes), and
+    ``second`` at the starts of the same lines."""
+    starts = [ranges[0][1] for ranges in file_ranges(first, "plain", n_shards)]
+    ends = [_line_ends(path) for path in (first, second)]
+    lines = np.searchsorted(ends[0], starts, side="right")  # lines before each cut
+    cuts = [[int(e[n - 1]) if n else 0 for n in lines] + [os.path.getsize(path)]
+            for e, path in zip(ends, (first, second))]
+    return [((str(first), a, b), (str(second), c, d))
+            for a, b, c, d in zip(cuts[0][:-1], cuts[0][1:], cuts[1][:-1], cuts[1][1:])]
+
+
+def _line_ends(path) -> np.ndarray:
+    """The byte positions just past each newline of an uncompressed file."""
+    ends = []
+    base = 0
+    with open(path, "rb") as handle:
+        while chunk := handle.read(1 << 24):
+            ends.append(base + 1 + np.flatnonzero(np.frombuffer(chunk, dtype=np.uint8) == ord("\n")))
+            base += len(chunk)
+    return np.concatenate(ends) if ends else np.zeros(0, dtype=np.int64)
+
+
+@contextmanager
+def range_file(file, lo: int, hi: int):
+    """A path holding bytes ``lo .. hi-1`` of ``file``: the file itself when that is all of it, else a temporary
+    copy (for the ordinary readers, which read whole files)."""
+    if lo == 0 and hi == os.path.getsize(file):
+        yield file
+        return
+    with open(file, "rb") as src, tempfile.NamedTemporaryFile(suffix=".part") as part:
+        src.seek(lo)
+        left = hi - lo
+        while left:
+            chunk = src.read(min(left, 1 << 24))
+            part.write(chunk)
+            left -= len(chunk)
+        part.flush()
+        yield part.name
+
+
 def _read_ranges(ranges, fmt: str, lowercase: bool, vocab):
     """On a worker: the sentences of ``ranges`` encoded with ``vocab``, CSR, empty sentences kept (a sentence's
     index is its place in the stream)."""
     ids: list[np.ndarray] = []
     for file, lo, hi in ranges:
-        if lo == 0 and hi == os.path.getsize(file):
-            ids.extend(vocab.encode(s.words, grow=False) for s in stream._sentences(file, fmt, lowercase))
-            continue
-        with open(file, "rb") as src, tempfile.NamedTemporaryFile(suffix=".part") as part:
-            src.seek(lo)
-            left = hi - lo
-            while left:
-                chunk = src.read(min(left, 1 << 24))
-                part.write(chunk)
-                left -= len(chunk)
-            part.flush()
-            ids.extend(vocab.encode(s.words, grow=False) for s in stream._sentences(part.name, fmt, lowercase))
+        with range_file(file, lo, hi) as part:
+            ids.extend(vocab.encode(s.words, grow=False) for s in stream._sentences(part, fmt, lowercase))
     offsets = np.zeros(len(ids) + 1, dtype=np.int64)
     np.cumsum([len(a) for a in ids], out=offsets[1:])
     tokens = np.concatenate(ids).astype(np.int32) if ids else np.zeros(0, dtype=np.int32)
@@ -131,16 +166,25 @@ def _n_sentences(shard) -> int:
     return len(shard[1]) - 1
 
 
-def _training(shard, held):
-    """A read shard less its held-out sentences (local indices ``held``) and its empty ones."""
+def _training(shard, held, keep_empty: bool):
+    """A read shard less its held-out sentences (local indices ``held``) and, unless ``keep_empty``, its empty
+    ones."""
     tokens, offsets = shard
-    keep = np.diff(offsets) > 0
+    keep = np.ones(len(offsets) - 1, dtype=bool) if keep_empty else np.diff(offsets) > 0
     keep[held] = False
     return gather_sentences(tokens, offsets, np.flatnonzero(keep))
 
 
 def _sizes(shard) -> tuple[int, int]:
     return len(shard[1]) - 1, len(shard[0])
+
+
+def checksum(arrays) -> int:
+    """CRC-32 of a tuple of arrays (their bytes in turn): a shard on a worker against the client's copy."""
+    crc = 0
+    for a in arrays:
+        crc = zlib.crc32(np.ascontiguousarray(a), crc)
+    return crc
 
 
 class WorkerCorpus:
@@ -179,11 +223,12 @@ class WorkerCorpus:
 
     @classmethod
     def read(cls, client, path, format: str, vocab, *, lowercase: bool = False, skip: np.ndarray | None = None,
-             n_shards: int | None = None) -> "WorkerCorpus":
+             keep_empty: bool = False, n_shards: int | None = None) -> "WorkerCorpus":
         """The training sentences of the file or directory ``path``, read by the workers themselves from byte
         ranges of about equal size (:func:`file_ranges`), one per worker by default; ``skip`` are the
-        (stream) indices of held-out sentences (:func:`induce.corpus.stream.scan`).  The files must be at
-        the same path on every worker."""
+        (stream) indices of held-out sentences (:func:`induce.corpus.stream.scan`), and empty sentences are
+        left out unless ``keep_empty`` (then shard sentences are the reader's sentences, one for one).  The
+        files must be at the same path on every worker."""
         path = registry.resolve(path)
         if str(path) in (formats.DEMO, "-") or not Path(path).exists():
             raise ConfigError(f"the workers read the corpus from files; {path} is not a file or directory")
@@ -192,5 +237,35 @@ class WorkerCorpus:
                for ranges in file_ranges(path, fmt, n_shards or cluster.n_workers(client))]
         starts = np.concatenate([[0], np.cumsum(client.gather([submit(client, _n_sentences, r) for r in raw]))])
         skip = np.asarray(skip if skip is not None else (), dtype=np.int64)
-        return cls(client, [submit(client, _training, r, skip[(skip >= lo) & (skip < hi)] - lo)
+        return cls(client, [submit(client, _training, r, skip[(skip >= lo) & (skip < hi)] - lo, keep_empty)
                             for r, lo, hi in zip(raw, starts[:-1], starts[1:])])
+
+    @classmethod
+    def of(cls, client, tokens: np.ndarray, offsets: np.ndarray, source: tuple[str, str, bool] | None = None,
+           vocab=None, n_shards: int | None = None) -> "WorkerCorpus":
+        """The corpus ``tokens`` / ``offsets`` (the client's copy) on the workers.  With ``source`` (``(path,
+        format, lowercase)``, :attr:`induce.corpus.corpus.Corpus.source`) the workers read it themselves
+        (:meth:`read`, encoding with ``vocab``, the one that gave ``tokens``) and no token crosses the network;
+        their shards are checked against the client's copy (sizes and a CRC-32 per shard), and if the file
+        changed since the client read it, or the workers cannot read it, the corpus is shipped instead, with a
+        warning.  Without ``source``
+        (data given in memory, or a subset of a file) shipping once (:meth:`ship`) is the only way."""
+        if source is not None:
+            path, fmt, lowercase = source
+            try:
+                read = cls.read(client, path, fmt, vocab, lowercase=lowercase, keep_empty=True, n_shards=n_shards)
+            except (OSError, InduceError) as exc:  # e.g. the file is not at that path on the workers' machines
+                warnings.warn(f"the workers cannot read {path} ({exc}): the corpus is shipped to them")
+            else:
+                if read.equals(tokens, offsets):
+                    return read
+                warnings.warn(f"{path} is not what was read from it: the corpus is shipped to the workers")
+        return cls.ship(client, tokens, offsets, n_shards)
+
+    def equals(self, tokens: np.ndarray, offsets: np.ndarray) -> bool:
+        """Whether the shards hold exactly the sentences ``tokens`` / ``offsets``, in order (by CRC-32)."""
+        if self.n_sentences != len(offsets) - 1 or self.n_tokens != len(tokens):
+            return False
+        mine = self.client.gather([submit(self.client, checksum, s) for s in self.shards])
+        b = self.sentence_bounds
+        return mine == [checksum(piece(tokens, offsets, lo, hi)) for lo, hi in zip(b[:-1], b[1:])]

@@ -78,7 +78,7 @@ def fit_svi(model, data, gold, seeds) -> None:
     if getattr(model, "client", None) is not None:
         from ..distributed import ClusterHDPSVI
 
-        cluster = ClusterHDPSVI(model.client)
+        cluster = ClusterHDPSVI(model._worker_corpus(data))
         model.cluster_meter_ = cluster.meter
     m = 0
     bar = model._iterations()
@@ -87,13 +87,13 @@ def fit_svi(model, data, gold, seeds) -> None:
         ll = 0.0
         for items in minibatches(I, int(model.batch_size), rng, 1):
             items = np.sort(items)
-            off = np.concatenate([[0], np.cumsum(lengths[items])]).astype(np.int64)
-            tok = np.concatenate([data.tokens[data.offsets[i]:data.offsets[i + 1]] for i in items])
             A = np.exp(digamma(lam[:, :K]) - digamma(lam.sum(axis=1, keepdims=True)))
             B = np.ascontiguousarray(np.exp(digamma(lam_e) - digamma(lam_e.sum(axis=0, keepdims=True))))
-            if cluster is not None:  # the forward-backward on the workers (induce.distributed.hdp)
-                ll += cluster(A, B, tok, off, trans_b, emit_b)
+            if cluster is not None:  # the forward-backward on the workers' shards (induce.distributed.hdp)
+                ll += cluster(A, B, items, trans_b, emit_b)
             else:
+                off = np.concatenate([[0], np.cumsum(lengths[items])]).astype(np.int64)
+                tok = np.concatenate([data.tokens[data.offsets[i]:data.offsets[i + 1]] for i in items])
                 ll += passes.batch_pass(A, B, no_mask, tok, off, trans_b, emit_b, np.empty((0, K)),
                                         passes.n_threads())
             rho = step_size(m, model.tau, model.kappa)

@@ -168,15 +168,19 @@ def sentence_inputs(counts: GlobalCounts, estimator: str, alpha: float, beta: fl
     of ``ids`` under ``estimator`` (:func:`local_parameters`), ``mask`` the tag
     dictionary's rows of ``ids`` (empty without one).
     """
-    K = counts.n_states
     ids, local = np.unique(tokens, return_inverse=True)
     A, P = local_parameters(counts, estimator, alpha, beta, ids)
-    mask = _NO_MASK
-    if allowed.shape[0]:
-        mask = np.ones((len(ids), K), dtype=np.uint8)  # unseen words: unconstrained
-        known = ids < allowed.shape[0]
-        mask[known] = allowed[ids[known]]
-    return ids, local.astype(np.int32).reshape(-1), A, P, mask
+    return ids, local.astype(np.int32).reshape(-1), A, P, dictionary_rows(allowed, ids, counts.n_states)
+
+
+def dictionary_rows(allowed: np.ndarray, ids: np.ndarray, K: int) -> np.ndarray:
+    """The tag dictionary's rows ``allowed[ids]`` (words past its end: unconstrained); empty without one."""
+    if not allowed.shape[0]:
+        return _NO_MASK
+    mask = np.ones((len(ids), K), dtype=np.uint8)
+    known = ids < allowed.shape[0]
+    mask[known] = allowed[ids[known]]
+    return mask
 
 
 def local_statistics(A: np.ndarray, P: np.ndarray, mask: np.ndarray, local: np.ndarray, offsets: np.ndarray):
@@ -256,8 +260,8 @@ class SentenceUpdater:
         return ll, len(tokens)
 
     def statistics(self, counts: GlobalCounts, tokens: np.ndarray, offsets: np.ndarray):
-        """The minibatch's local step: :func:`sentence_statistics` (a dask client distributes it:
-        :class:`induce.distributed.ClusterSentenceUpdater`)."""
+        """The minibatch's local step: :func:`sentence_statistics` (on a dask cluster:
+        :class:`induce.distributed.WorkerSentenceUpdater`)."""
         return sentence_statistics(counts, self.estimator, self.alpha, self.beta, tokens, offsets, self.allowed)
 
     def arrays(self) -> dict[str, np.ndarray]:

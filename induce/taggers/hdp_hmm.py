@@ -208,6 +208,8 @@ class HDPHMMTagger(HMMTagger):
         in :class:`HMMTagger`.
     client : a ``dask.distributed.Client``: ``scvi`` and ``svi`` run each minibatch's
         local step on its workers (:mod:`induce.distributed.hdp`); ``None``: in this process.
+        The workers read their shards of a corpus given as a path (or read from one);
+        data given in memory is shipped to them, once.
 
     Fitted attributes: ``transitions_`` (K+1, K; posterior-mean rows, which
     leave the mass of the states beyond the truncation unassigned),
@@ -339,7 +341,8 @@ class HDPHMMTagger(HMMTagger):
         remap[used] = np.arange(len(used), dtype=np.int32)
         self.vocab_ = Vocabulary.from_json({"items": [corpus.vocab.itos[i] for i in used],
                                             "counts": freq[used].tolist(), "unk": corpus.vocab.unk})
-        data = _Data(remap[corpus.tokens], np.ascontiguousarray(corpus.offsets, dtype=np.int64), len(used))
+        data = _Data(remap[corpus.tokens], np.ascontiguousarray(corpus.offsets, dtype=np.int64), len(used),
+                     corpus.source)
         self.trace_: list[dict] = []
         gold = corpus.tags[self.eval_column] if self.eval_column else None
         rng = np.random.default_rng(self.random_state)
@@ -604,7 +607,7 @@ class HDPHMMTagger(HMMTagger):
         if self.client is not None:  # each minibatch's local step on the workers (induce.distributed.hdp)
             from ..distributed import ClusterHDPMinibatch
 
-            cluster = ClusterHDPMinibatch(self.client, data.tokens, data.offsets)
+            cluster = ClusterHDPMinibatch(self._worker_corpus(data))
             self.cluster_meter_ = cluster.meter
         m = 0
         bar = self._iterations()

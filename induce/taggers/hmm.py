@@ -100,6 +100,7 @@ class _Data:
     tokens: np.ndarray
     offsets: np.ndarray
     W: int
+    source: tuple[str, str, bool] | None = None  # the file it was read from (Corpus.source)
 
 
 class HMMTagger(InduceEstimator):
@@ -154,7 +155,10 @@ class HMMTagger(InduceEstimator):
     client : a ``dask.distributed.Client``: ``em``, ``vi``, ``svi``, ``scvi`` and
         ``cvi2`` (block-parallel, one block per worker: :mod:`induce.distributed.cvi2`)
         run their E-steps on its workers (:mod:`induce.distributed`); ``None``
-        (default): in this process, and dask is not imported.
+        (default): in this process, and dask is not imported.  The workers read
+        their shards of the corpus themselves when ``fit`` is given a path (or a
+        corpus read from one, ``Corpus.source``) or with :meth:`fit_stream`; data
+        given in memory (token lists) can only be shipped to them, once.
 
     Fitted attributes: ``transitions_`` (K+1, K), ``emissions_`` (W+1, K) by word
     (last row: unseen words), ``vocab_``, ``labels_`` (training-corpus states),
@@ -292,7 +296,8 @@ class HMMTagger(InduceEstimator):
         self.vocab_ = Vocabulary.from_json({"items": [corpus.vocab.itos[i] for i in used],
                                             "counts": freq[used].tolist(), "unk": corpus.vocab.unk})
         self.allowed_ = np.ascontiguousarray(tag_dict.allowed[used]) if tag_dict is not None else _NO_MASK
-        data = _Data(remap[corpus.tokens], np.ascontiguousarray(corpus.offsets, dtype=np.int64), len(used))
+        data = _Data(remap[corpus.tokens], np.ascontiguousarray(corpus.offsets, dtype=np.int64), len(used),
+                     corpus.source)
         self._start_run()
         self._init_hyper()
         gold = corpus.tags[self.eval_column] if self.eval_column else None
@@ -456,10 +461,9 @@ class HMMTagger(InduceEstimator):
         want_gamma = gold is not None or bool(self.learned_hyper_)
         g = np.empty((data.tokens.shape[0] if want_gamma else 0, K))
         if self.client is not None:
-            from ..distributed import ClusterEStep, WorkerCorpus
+            from ..distributed import ClusterEStep
 
-            estep = ClusterEStep(self.client, WorkerCorpus.ship(self.client, data.tokens, data.offsets),
-                                 self.allowed_, LOCKSTEP_BLOCK)
+            estep = ClusterEStep(self.client, self._worker_corpus(data), self.allowed_, LOCKSTEP_BLOCK)
             self.cluster_meter_ = estep.meter
         else:
             lay = Layout(data.tokens, data.offsets, LOCKSTEP_BLOCK)
@@ -499,8 +503,7 @@ class HMMTagger(InduceEstimator):
         if self.client is not None:  # q(z^i) on the workers, one block per worker (induce.distributed.cvi2)
             from ..distributed import ClusterCVI2
 
-            sweep = ClusterCVI2(self.client, data.tokens, data.offsets, sent_trans, gamma, data.W, self.allowed_,
-                                self.cvi2_block)
+            sweep = ClusterCVI2(self._worker_corpus(data), sent_trans, gamma, data.W, self.allowed_, self.cvi2_block)
             self.cluster_meter_, labels = sweep.meter, sweep.labels
         bar = self._iterations()
         for it in bar:
@@ -524,6 +527,15 @@ class HMMTagger(InduceEstimator):
                 break
         self._local_labels = labels()
         self._finish(trans, emit, data)
+
+    def _worker_corpus(self, data):
+        """The training corpus on the workers of ``client`` (:meth:`induce.distributed.WorkerCorpus.of`): read by
+        them from its file when it was read from one (``fit`` given a path, or a corpus of
+        :func:`~induce.corpus.formats.load_corpus` as the command line reads it), else shipped once (in-memory
+        data: the only way)."""
+        from ..distributed import WorkerCorpus
+
+        return WorkerCorpus.of(self.client, data.tokens, data.offsets, data.source, self.vocab_)
 
     def _fit_cvi1(self, data, sent_trans, gamma, gold, seeds):
         K = self.n_states_
@@ -644,7 +656,15 @@ class HMMTagger(InduceEstimator):
         counts = stochastic.GlobalCounts.exponential(np.random.default_rng(init_seq), K, data.W,
                                                      int(data.tokens.shape[0]))
         batch_rng = np.random.default_rng(batch_seq)
-        if self.infer in stochastic.STOCHASTIC:
+        if self.infer in stochastic.STOCHASTIC and self.client is not None:  # minibatches as sentence indices
+            from ..distributed import WorkerSentenceUpdater
+
+            updater = WorkerSentenceUpdater(self._worker_corpus(data), self.infer, self.alpha_, self.beta_,
+                                            self.allowed_)
+            self.cluster_meter_ = updater.meter
+            batches = updater.batches(np.sort(idx) for idx in minibatches(data.offsets.shape[0] - 1, self.batch_size,
+                                                                          batch_rng, self.n_epochs))
+        elif self.infer in stochastic.STOCHASTIC:
             updater = self._sentence_updater(data.offsets.shape[0] - 1)
             batches = stochastic.sentence_batches(data.tokens, data.offsets, self.batch_size, self.n_epochs, batch_rng)
         else:
@@ -660,14 +680,7 @@ class HMMTagger(InduceEstimator):
         self._finish(counts.trans, counts.emissions(), data)
 
     def _sentence_updater(self, n_sentences: int):
-        """The svi / scvi minibatch step: in this process, or on the workers of ``client``."""
-        if self.client is not None:
-            from ..distributed import ClusterSentenceUpdater
-
-            updater = ClusterSentenceUpdater(self.client, self.infer, self.alpha_, self.beta_, n_sentences,
-                                             self.allowed_)
-            self.cluster_meter_ = updater.meter
-            return updater
+        """The svi / scvi minibatch step in this process."""
         return stochastic.SentenceUpdater(self.infer, self.alpha_, self.beta_, n_sentences, self.allowed_)
 
     def _run_stochastic(self, counts, updater, batches, heldout, settings, n_items: int):

@@ -8,3 +8,19 @@ def client():
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   dashboard_address=":0") as cluster, distributed.Client(cluster) as c:
         yield c
+
+
+@pytest.fixture
+def submitted(client, monkeypatch):
+    """The numpy arrays the client submits during the test (``client.submit`` recorded)."""
+    import numpy as np
+
+    sent = []
+    submit = client.submit
+
+    def recording(fn, *args, **kw):
+        sent.extend(a for a in args if isinstance(a, np.ndarray))
+        return submit(fn, *args, **kw)
+
+    monkeypatch.setattr(client, "submit", recording)
+    return sent

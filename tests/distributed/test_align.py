@@ -47,3 +47,81 @@ def test_cluster_equals_single_process(client, pairs, model, infer, tmp_path):
 def test_cvi_on_a_cluster_is_a_config_error(client, pairs):
     with pytest.raises(ConfigError, match="cluster"):
         WordAligner(infer="cvi", client=client).fit(pairs)
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory, pairs):
+    """The bitext as two line-aligned files (a blank pair and an over-long one included) and as one
+    'source ||| target' file."""
+    root = tmp_path_factory.mktemp("bitext")
+    extra = [([], []), (["s1"] * 30, ["t1"] * 30)]
+    rows = pairs[:40] + extra + pairs[40:]
+    (root / "src.txt").write_text("".join(" ".join(s).upper() + "\n" for s, _ in rows))
+    (root / "tgt.txt").write_text("".join(" ".join(t) + "\n" for _, t in rows))
+    (root / "both.txt").write_text("".join(" ".join(s) + " ||| " + " ".join(t) + "\n" for s, t in rows if s))
+    return root
+
+
+def test_line_cuts_keep_the_files_line_aligned(files):
+    from induce.corpus.parallel import read_parallel
+    from induce.distributed.shards import line_cuts, range_file
+
+    src, tgt = files / "src.txt", files / "tgt.txt"
+    whole = list(read_parallel(src, tgt))
+    for n in (1, 2, 3, 7):
+        cuts = line_cuts(src, tgt, n)
+        assert len(cuts) == n and all(a[1] > 0 and b[1] > 0 for a, b in cuts[1:])
+        got = []
+        for a, b in cuts:
+            with range_file(*a) as s, range_file(*b) as t:
+                got += list(read_parallel(s, t))
+        assert got == whole
+
+
+@pytest.mark.parametrize("two_files", [True, False])
+@pytest.mark.parametrize("model", ["ibm1", "hmm"])
+def test_workers_read_their_pairs_from_the_files(client, files, two_files, model, submitted):
+    """Pairs from files (as the command line reads them): the workers read their line ranges and look their
+    cells up; the client submits no token or cell array (only the tables' columns), and the fit equals the
+    single-process one."""
+    from induce.align.aligner import PairSource
+
+    source = (PairSource(str(files / "src.txt"), str(files / "tgt.txt"), lowercase=True, max_length=20)
+              if two_files else PairSource(str(files / "both.txt")))
+    every = source.pairs()
+    kept = [every[k] for k in source.kept(every)]
+    assert len(kept) == len(every) - two_files  # (the over-long pair)
+    kw = dict(model=model, infer="em", n_iter=3, n_iter_ibm1=2, symmetrize="intersection", random_state=0)
+    ref = WordAligner(**kw).fit(kept)
+    submitted.clear()
+    got = WordAligner(client=client, **kw).fit(kept, source)
+    ints = [a for a in submitted if a.dtype.kind in "iu" and a.size]
+    assert ints and all(any(a is d.cols or a is d.row_ptr for d in (got.forward_, got.reverse_)) for a in ints)
+    for a, b in ((got.forward_, ref.forward_), (got.reverse_, ref.reverse_)):
+        np.testing.assert_allclose(a.values, b.values, rtol=1e-10, atol=1e-14)
+        np.testing.assert_allclose(a.weights, b.weights, rtol=1e-10)
+    assert got.align(kept) == ref.align(kept)
+
+
+@pytest.mark.parametrize("case", ["changed", "unreadable"])
+def test_changed_or_unreadable_parallel_files_are_shipped(client, files, tmp_path, case, monkeypatch):
+    """Files changed since the client read them, or not readable on the workers: the pairs are shipped, with a
+    warning, and the fit is the single-process one."""
+    from induce.align.aligner import PairSource
+    from induce.distributed import align
+    from tests.distributed.test_shards import _unreadable
+
+    (tmp_path / "src.txt").write_text((files / "src.txt").read_text())
+    (tmp_path / "tgt.txt").write_text((files / "tgt.txt").read_text().replace("t1 ", "t2 "))
+    kept = PairSource(str(tmp_path / "src.txt"), str(files / "tgt.txt" if case == "changed" else
+                                                       tmp_path / "tgt.txt")).pairs()
+    source = PairSource(str(tmp_path / "src.txt"), str(tmp_path / "tgt.txt"))
+    if case == "unreadable":
+        submit = client.submit
+        monkeypatch.setattr(client, "submit", lambda fn, *a, **k: submit(_unreadable if fn is align._read_pairs
+                                                                         else fn, *a, **k))
+    kw = dict(model="ibm1", infer="em", n_iter=2, symmetrize="forward")
+    ref = WordAligner(**kw).fit(kept)
+    with pytest.warns(UserWarning, match="shipped"):
+        got = WordAligner(client=client, **kw).fit(kept, source)
+    np.testing.assert_allclose(got.forward_.values, ref.forward_.values, rtol=1e-10, atol=1e-14)

@@ -9,6 +9,7 @@ from induce import HMMTagger  # noqa: E402
 from induce import distributed as dist  # noqa: E402
 from induce.errors import ConfigError  # noqa: E402
 from induce.infer import stochastic_hmm as sh  # noqa: E402
+from induce.infer.schedules import minibatches  # noqa: E402
 from tests.infer.test_stochastic_hmm import as_corpus, sample_hmm  # noqa: E402
 
 
@@ -83,18 +84,49 @@ def test_stochastic_two_shards_within_float_reordering(client, corpus):
     np.testing.assert_allclose(got.emission_counts_, ref.emission_counts_, rtol=1e-9, atol=1e-9)
 
 
-def test_sparse_statistics_match_sentence_statistics(client, corpus):
-    """The workers' statistics are rows of the minibatch's words only, equal to the local ones."""
+@pytest.mark.parametrize("dictionary", [False, True])
+def test_sparse_statistics_match_sentence_statistics(client, corpus, dictionary):
+    """The workers' statistics are rows of the minibatch's words only, equal to the local ones (with a tag
+    dictionary: each piece gets its words' rows of it)."""
+    from induce.distributed.minibatch import cut_pieces, shard_statistics
+
+    allowed = np.zeros((0, 0), dtype=np.uint8)
+    if dictionary:
+        allowed = (np.random.default_rng(3).random((20, 4)) < 0.6).astype(np.uint8)
+        allowed[np.arange(20), np.arange(20) % 4] = 1
     counts = sh.GlobalCounts.exponential(np.random.default_rng(0), 4, 20, corpus.n_tokens)
-    tokens, offsets = corpus.tokens[:200], corpus.offsets[corpus.offsets <= 200]
-    t_ref, ids_ref, e_ref, ll_ref = sh.sentence_statistics(counts, "cvi", 0.1, 0.1, tokens, offsets)
-    upd = dist.ClusterSentenceUpdater(client, "scvi", 0.1, 0.1, 100, n_shards=2)
-    t, ids, e, ll = upd.statistics(counts, tokens, offsets)
+    idx = np.arange(0, corpus.n_sentences, 3)
+    tokens, offsets = sh.gather_sentences(corpus.tokens, corpus.offsets, idx)
+    t_ref, ids_ref, e_ref, ll_ref = sh.sentence_statistics(counts, "cvi", 0.1, 0.1, tokens, offsets, allowed)
+    shards = dist.WorkerCorpus.ship(client, corpus.tokens, corpus.offsets, 2)
+    pieces = cut_pieces(shards, idx)
+    assert len(pieces) == 2
+    t, ids, e, ll, n = shard_statistics(
+        shards, dist.Meter(), 0.0, pieces,
+        lambda ids: (*sh.local_parameters(counts, "cvi", 0.1, 0.1, ids), sh.dictionary_rows(allowed, ids, 4)))
     np.testing.assert_array_equal(ids, ids_ref)
-    assert e.shape == (len(ids), 4)
+    if dictionary:
+        assert np.all(e[allowed[ids] == 0] == 0) and np.all(e[allowed[ids] == 1] > 0)
+    assert e.shape == (len(ids), 4) and n == len(tokens)
     np.testing.assert_allclose(t, t_ref, rtol=1e-12)
     np.testing.assert_allclose(e, e_ref, rtol=1e-12, atol=1e-14)
     assert ll == pytest.approx(ll_ref, rel=1e-12)
+
+
+def test_tag_dictionary_on_the_workers_equals_single_process(client, corpus, monkeypatch):
+    """scvi with a tag dictionary: each piece gets its words' dictionary rows; one shard gives the same run."""
+    from induce.taggers import TagDictionary
+
+    from induce.corpus.vocab import Vocabulary
+
+    allowed = np.random.default_rng(3).random((20, 4)) < 0.6
+    allowed[np.arange(20), np.arange(20) % 4] = True
+    tags = TagDictionary(corpus.vocab, Vocabulary.from_json({"items": ["A", "B", "C", "D"]}), allowed)
+    kw = dict(n_states=4, infer="scvi", batch_size=10, n_epochs=1, random_state=5)
+    ref = HMMTagger(**kw).fit(corpus, tags)
+    monkeypatch.setattr(dist.cluster, "n_workers", lambda client: 1)
+    got = HMMTagger(client=client, **kw).fit(corpus, tags)
+    np.testing.assert_array_equal(got.emission_counts_, ref.emission_counts_)
 
 
 def test_unsupported_algorithm_on_cluster_is_a_config_error(client, corpus):
@@ -114,10 +146,12 @@ def test_no_client_never_imports_dask():
 
 def test_resume_with_a_cluster_equals_an_uninterrupted_run(client, corpus, tmp_path):
     """scvi on the cluster stopped after 3 minibatches and resumed from its checkpoint ends as one run does."""
+    shards = dist.WorkerCorpus.ship(client, corpus.tokens, corpus.offsets)
+
     def fresh():
         counts = sh.GlobalCounts.exponential(np.random.default_rng(0), 4, 20, corpus.n_tokens)
-        upd = dist.ClusterSentenceUpdater(client, "scvi", 0.1, 0.1, corpus.n_sentences)
-        batches = sh.sentence_batches(corpus.tokens, corpus.offsets, 15, 2, np.random.default_rng(1))
+        upd = dist.WorkerSentenceUpdater(shards, "scvi", 0.1, 0.1)
+        batches = upd.batches(np.sort(i) for i in minibatches(corpus.n_sentences, 15, np.random.default_rng(1), 2))
         return counts, upd, batches
 
     counts, upd, batches = fresh()
@@ -155,7 +189,8 @@ def test_cvi2_sharded_rounds_match_a_hand_run_of_the_kernel(client, corpus):
     g = np.zeros((corpus.n_tokens, K), dtype=np.float32)
     passes.init_chain_posteriors(corpus.tokens, corpus.offsets, K, 5, st, g)
     no_mask = np.zeros((0, 0), dtype=np.uint8)
-    sweep = dist.ClusterCVI2(client, corpus.tokens, corpus.offsets, st, g, W, no_mask, 4, n_shards=2, sync=20)
+    shards = dist.WorkerCorpus.ship(client, corpus.tokens, corpus.offsets, 2)
+    sweep = dist.ClusterCVI2(shards, st, g, W, no_mask, 4, sync=20)
     order = np.random.default_rng(0).permutation(corpus.n_sentences)
     t, e = np.zeros((K + 1, K)), np.zeros((W, K))
     ll = sweep(order, alpha, beta, t, e)

@@ -21,6 +21,13 @@ def own_client():
         yield c
 
 
+@pytest.fixture(autouse=True)
+def both_workers(own_client):
+    """Each test starts with both workers (the one a previous test killed restarted): cvi2's shards are one per
+    worker, and its result depends on their number."""
+    own_client.wait_for_workers(2, timeout=300)
+
+
 def test_em_survives_a_killed_worker(own_client):
     tokens, offsets, _, _ = sample_hmm(150, 6, K=4, W=20)
     corpus = as_corpus(tokens, offsets, 20)
@@ -42,18 +49,21 @@ def test_em_survives_a_killed_worker(own_client):
                                                                       rel=1e-12)
 
 
-@pytest.mark.parametrize("case", ["stream-scvi", "cvi2"])
+@pytest.mark.parametrize("case", ["stream-scvi", "em-file", "cvi2"])
 def test_worker_held_state_survives_a_killed_worker(own_client, tmp_path, case):
-    """Shards read by the workers (stream scvi) and q(z^i) kept on them (cvi2): a worker killed mid-run is
-    replaced, dask recomputes what it held from the lineage, and the model is unchanged."""
+    """Shards read by the workers (stream scvi, em fitted from a file) and q(z^i) kept on them (cvi2): a worker
+    killed mid-run is replaced, dask recomputes what it held from the lineage, and the model is unchanged."""
     tokens, offsets, _, _ = sample_hmm(150, 7, K=4, W=20)
+    path = tmp_path / "text.txt"
+    path.write_text("".join(" ".join(f"w{t}" for t in tokens[a:b]) + "\n" for a, b in zip(offsets[:-1], offsets[1:])))
     if case == "stream-scvi":
-        path = tmp_path / "text.txt"
-        path.write_text("".join(" ".join(f"w{t}" for t in tokens[a:b]) + "\n"
-                                for a, b in zip(offsets[:-1], offsets[1:])))
         kw = dict(n_states=4, infer="scvi", batch_size=10, n_epochs=2, random_state=3, heldout_every=3)
         fit = lambda model: model.fit_stream(path, "plain", heldout_fraction=0.1)  # noqa: E731
         step = "batch"
+    elif case == "em-file":
+        kw = dict(n_states=4, infer="em", n_iter=5, tol=0, random_state=3)
+        fit = lambda model: model.fit(str(path))  # noqa: E731
+        step = "iteration"
     else:
         kw = dict(n_states=4, infer="cvi2", cvi2_block=8, n_iter=5, tol=0, random_state=3)
         fit = lambda model: model.fit(as_corpus(tokens, offsets, 20))  # noqa: E731

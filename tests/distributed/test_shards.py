@@ -107,24 +107,97 @@ def test_fit_stream_on_read_shards_equals_single_process(client, plain, infer, m
         [r["heldout_log_likelihood_per_token"] for r in ref.trace_]
 
 
-def test_client_submits_no_tokens(client, plain, monkeypatch):
+def test_client_submits_no_tokens(client, plain, submitted):
     """With workers reading their shards, nothing the client submits is a token array: only sentence indices
     (int64, at most a minibatch), parameters (float64) and the vocabulary."""
-    sent = []
-    submit = client.submit
-
-    def recording(fn, *args, **kw):
-        sent.extend(a for a in args if isinstance(a, np.ndarray))
-        return submit(fn, *args, **kw)
-
-    monkeypatch.setattr(client, "submit", recording)
     HMMTagger(n_states=4, infer="scvi", batch_size=12, n_epochs=1, random_state=7, client=client).fit_stream(plain)
-    ints = [a for a in sent if a.dtype.kind in "iu"]
+    ints = [a for a in submitted if a.dtype.kind in "iu" and a.size]  # (and empty skip lists, empty masks)
     assert ints and all(a.dtype == np.int64 and a.size <= 12 for a in ints)
-    assert all(a.dtype.kind in "iuf" for a in sent)
+    assert all(a.dtype.kind in "iuf" for a in submitted)
     # the shipped path, for contrast, sends the minibatch's tokens (int32)
-    sent.clear()
+    submitted.clear()
     info = stream.scan(plain, "plain")
     (tokens, offsets), = stream.sentence_chunks(plain, "plain", info.vocab, chunk_sentences=10**6)
     dist.WorkerCorpus.ship(client, tokens, offsets)
-    assert any(a.dtype == np.int32 for a in sent)
+    assert any(a.dtype == np.int32 for a in submitted)
+
+
+@pytest.mark.parametrize("infer, read", [("em", dict(format="plain")), ("vi", dict(format="plain", unk_threshold=2)),
+                                         ("cvi2", dict(format="auto", lowercase=True)), ("scvi", dict(format="plain"))])
+def test_fit_from_a_file_reads_shards_on_the_workers(client, plain, infer, read, submitted, monkeypatch):
+    """A corpus read from a file (as the command line reads it; ``fit(path)`` likewise) is read by the workers:
+    the client submits no token array, and the fit equals the single-process one."""
+    from induce.corpus.formats import load_corpus
+
+    corpus = load_corpus(plain, **read)
+    assert corpus.source == (str(plain), read["format"], read.get("lowercase", False))
+    kw = dict(n_states=4, infer=infer, n_iter=6, tol=0, random_state=1)
+    kw.update({"cvi2_block": 16} if infer == "cvi2" else {"batch_size": 30} if infer == "scvi" else {})
+    ref = HMMTagger(**kw).fit(corpus)
+    if infer == "cvi2":  # one worker: the single-process block pass, bit for bit
+        monkeypatch.setattr(dist.cluster, "n_workers", lambda client: 1)
+    got = HMMTagger(client=client, **kw).fit(corpus)
+    if infer == "cvi2":
+        np.testing.assert_array_equal(got.emission_counts_, ref.emission_counts_)
+    # integers: sentence indices (cvi2's pass order, int64), empty skip lists and masks; no tokens (int32)
+    assert not any(a.dtype == np.int32 and a.size for a in submitted)
+    assert all(a.dtype == np.int64 or not a.size for a in submitted if a.dtype.kind in "iu")
+    np.testing.assert_allclose(got.transition_counts_, ref.transition_counts_, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(got.emission_counts_, ref.emission_counts_, rtol=1e-9, atol=1e-9)
+    np.testing.assert_array_equal(got.labels_, ref.labels_)
+
+
+def test_in_memory_data_and_changed_files_are_shipped(client, plain, tmp_path, submitted):
+    """No file behind the corpus (a subset, token lists): shipped once; a file changed since the client read it:
+    shipped, with a warning, and the fit is the single-process one."""
+    from induce.corpus.corpus import as_corpus
+    from induce.corpus.formats import load_corpus
+
+    assert load_corpus(plain).head(5).source is None and as_corpus([["a", "b"]]).source is None
+    assert load_corpus("demo").source is None and load_corpus(plain, normalize_digits=True).source is None
+    copy = tmp_path / "copy.txt"
+    copy.write_text(plain.read_text())
+    corpus = load_corpus(copy)
+    copy.write_text(plain.read_text().replace("w1 ", "w2 "))
+    kw = dict(n_states=4, infer="em", n_iter=4, tol=0, random_state=1)
+    ref = HMMTagger(**kw).fit(corpus)
+    with pytest.warns(UserWarning, match="shipped"):
+        got = HMMTagger(client=client, **kw).fit(corpus)
+    assert any(a.dtype == np.int32 and a.size for a in submitted)
+    np.testing.assert_allclose(got.emission_counts_, ref.emission_counts_, rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("infer", ["scvi", "svi"])
+def test_hdp_from_a_path_reads_shards_on_the_workers(client, plain, infer, submitted, monkeypatch):
+    """``fit(path)``: the HDP-HMM's minibatches run on shards the workers read (the client sends sentence
+    indices); one worker equals the single-process run (svi: up to the forward-backward's float order)."""
+    from induce import HDPHMMTagger
+
+    kw = dict(infer=infer, truncation=5, batch_size=20, n_iter=2, random_state=4)
+    ref = HDPHMMTagger(**kw).fit(str(plain))
+    monkeypatch.setattr(dist.cluster, "n_workers", lambda client: 1)
+    got = HDPHMMTagger(client=client, **kw).fit(str(plain))
+    assert not any(a.dtype == np.int32 and a.size for a in submitted)
+    tol = dict(rtol=0, atol=0) if infer == "scvi" else dict(rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(got.transition_counts_, ref.transition_counts_, **tol)
+    np.testing.assert_allclose(got.emission_counts_, ref.emission_counts_, **tol)
+
+
+def _unreadable(*args):
+    raise FileNotFoundError("no such file on this worker")
+
+
+def test_files_the_workers_cannot_read_are_shipped(client, plain, monkeypatch):
+    """Workers on machines without the corpus file: the client ships the corpus, with a warning."""
+    from induce.corpus.formats import load_corpus
+    from induce.distributed import shards
+
+    corpus = load_corpus(plain)
+    kw = dict(n_states=4, infer="em", n_iter=3, tol=0, random_state=1)
+    ref = HMMTagger(**kw).fit(corpus)
+    submit = client.submit
+    monkeypatch.setattr(client, "submit", lambda fn, *a, **k: submit(_unreadable if fn is shards._read_ranges
+                                                                     else fn, *a, **k))
+    with pytest.warns(UserWarning, match="cannot read"):
+        got = HMMTagger(client=client, **kw).fit(corpus)
+    np.testing.assert_allclose(got.emission_counts_, ref.emission_counts_, rtol=1e-9, atol=1e-9)
