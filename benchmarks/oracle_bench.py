@@ -1,0 +1,201 @@
+"""The HMM priors against the oracle: the best point of the thesis' 6 x 6 grid on the test corpus itself.
+
+Usage::
+
+    python benchmarks/oracle_bench.py run --corpus wsj1k --algorithms cvi2,vi,em --jobs 16 --out benchmarks/out/oracle
+    python benchmarks/oracle_bench.py summary --corpus wsj1k --out benchmarks/out/oracle
+
+For each algorithm (docs/experiments/defaults.md, "Against the oracle"):
+
+* ``grid``: the 6 x 6 alpha x beta grid (0.003 .. 1, thesis sec. 3.6) at ``--grid-seeds`` seeds (100, 101, ...,
+  disjoint from the evaluation seeds); ``em`` is MAP with pseudo-counts ``alpha - 1``, ``beta - 1`` over the
+  same grid (plain maximum likelihood has no prior);
+* ``oracle``: ``--seeds`` seeds (0, 1, ...) at the grid point with the best mean M-1 on this corpus;
+* ``default``: ``HMMTagger`` with no priors given (:data:`induce.taggers.hmm.DEFAULT_PRIORS`);
+* ``eb-beta``, ``eb``: empirical Bayes of beta (alpha at its default) or of both (``learn_hyper=True``);
+  not for ``em``, whose MAP priors are floored at 1 and learn to plain maximum likelihood.
+
+Every run has the CLI's stopping rule (tol 1e-5, cap ``--cap``) and K = the number of gold tags.  Runs go to a
+process pool (one numba thread each); every finished run is appended to ``OUT/oracle_<corpus>.jsonl`` at once,
+and a run already there is skipped, so an interrupted invocation resumes.  ``summary`` writes
+``benchmarks/results/oracle_<corpus>.json``: mean and sd of M-1 and V-M per variant, and the paired differences
+from the oracle.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+GRID = (0.003, 0.01, 0.03, 0.1, 0.3, 1.0)
+LEARNED = ("eb-beta", "eb")
+_CORPUS = {}
+
+
+def _corpus(name):
+    """The corpus and gold column, loaded once per worker process."""
+    if name not in _CORPUS:
+        from hmm_bench import corpus_by_name
+
+        _CORPUS[name] = corpus_by_name(name)
+    return _CORPUS[name]
+
+
+def _model(task: dict, K: int):
+    from induce.taggers import HMMTagger
+    from induce.taggers.hmm import default_priors
+
+    common = dict(n_states=K, infer=task["infer"], n_iter=task["cap"], tol=1e-5, random_state=task["seed"])
+    if task["variant"] in ("grid", "oracle"):
+        return HMMTagger(alpha=task["alpha"], beta=task["beta"], map_estimate=task["infer"] == "em", **common)
+    if task["variant"] == "default":
+        return HMMTagger(**common)
+    held = {"alpha": default_priors(task["infer"])[0]} if task["variant"] == "eb-beta" else {}
+    return HMMTagger(learn_hyper=True, **held, **common)
+
+
+def run_one(task: dict) -> dict:
+    """Fit one model and score it against the gold tags (M-1, cross-validated M-1, V-M)."""
+    import warnings
+
+    from induce.eval.tagging import tagging_report
+
+    corpus, column = _corpus(task["corpus"])
+    K = len(corpus.tag_vocabs[column])
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = _model(task, K).fit(corpus)
+    scores = tagging_report(model.labels_, corpus.tags[column], corpus.offsets)
+    return {**task, "K": K, "m1": scores["m1"], "m1_cv": scores["m1_cv"], "vm": scores["vm"],
+            "states_used": scores["states"], "alpha_": model.alpha_, "beta_": model.beta_, "passes": model.n_iter_,
+            "converged": bool(model.converged_), "seconds": time.perf_counter() - t0}
+
+
+def _key(task: dict) -> tuple:
+    return tuple(task.get(k) for k in ("infer", "variant", "alpha", "beta", "seed"))
+
+
+def grid_tasks(corpus, infer, seeds, cap):
+    shift = 1.0 if infer == "em" else 0.0
+    return [dict(corpus=corpus, infer=infer, variant="grid", alpha=shift + a, beta=shift + b, seed=100 + s, cap=cap)
+            for a in GRID for b in GRID for s in range(seeds)]
+
+
+def fixed_tasks(corpus, infer, seeds, cap):
+    variants = ("default",) if infer == "em" else ("default",) + LEARNED
+    return [dict(corpus=corpus, infer=infer, variant=v, alpha=None, beta=None, seed=s, cap=cap)
+            for v in variants for s in range(seeds)]
+
+
+def best_point(runs, infer):
+    """The grid point with the best mean M-1 (``None`` until the grid is complete)."""
+    points = {}
+    for r in runs:
+        if r["infer"] == infer and r["variant"] == "grid":
+            points.setdefault((r["alpha"], r["beta"]), []).append(r["m1"])
+    if len(points) < len(GRID) ** 2:
+        return None
+    return max(points, key=lambda p: statistics.fmean(points[p]))
+
+
+def load_runs(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
+
+
+def run(args) -> None:
+    out = Path(args.out) / f"oracle_{args.corpus}.jsonl"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    runs = load_runs(out)
+    done = {_key(r) for r in runs}
+    algorithms = args.algorithms.split(",")
+
+    def pending(tasks):
+        return [t for t in tasks if _key(t) not in done]
+
+    def oracle_tasks():
+        tasks = []
+        for infer in algorithms:
+            point = best_point(runs, infer)
+            if point is not None:
+                tasks += [dict(corpus=args.corpus, infer=infer, variant="oracle", alpha=point[0], beta=point[1],
+                               seed=s, cap=args.cap) for s in range(args.seeds)]
+        return pending(tasks)
+
+    first = pending([t for infer in algorithms for t in grid_tasks(args.corpus, infer, args.grid_seeds, args.cap)
+                     + fixed_tasks(args.corpus, infer, args.seeds, args.cap)])
+    os.environ["NUMBA_NUM_THREADS"] = "1"
+    with ProcessPoolExecutor(args.jobs) as pool, out.open("a") as sink:
+        submitted = {_key(t) for t in first}
+        futures = {pool.submit(run_one, t) for t in first + oracle_tasks()}
+        submitted |= {_key(t) for t in oracle_tasks()}
+        while futures:
+            finished = next(as_completed(futures))
+            futures.remove(finished)
+            r = finished.result()
+            runs.append(r)
+            done.add(_key(r))
+            sink.write(json.dumps(r) + "\n")
+            sink.flush()
+            print(f"{r['infer']:4s} {r['variant']:7s} a={r['alpha']} b={r['beta']} seed {r['seed']}: M-1 {r['m1']:.3f} "
+                  f"V-M {r['vm']:.3f} passes {r['passes']} {r['seconds']:.0f} s", flush=True)
+            for t in oracle_tasks():  # an algorithm's grid just completed
+                if _key(t) not in submitted:
+                    submitted.add(_key(t))
+                    futures.add(pool.submit(run_one, t))
+
+
+def summary(args) -> None:
+    runs = load_runs(Path(args.out) / f"oracle_{args.corpus}.jsonl")
+    report = {"corpus": args.corpus, "algorithms": {}}
+    for infer in dict.fromkeys(r["infer"] for r in runs):
+        point = best_point(runs, infer)
+        oracle = {r["seed"]: r for r in runs if r["infer"] == infer and r["variant"] == "oracle"}
+        rows = {}
+        for variant in ("oracle", "default") + LEARNED:
+            mine = sorted((r for r in runs if r["infer"] == infer and r["variant"] == variant), key=lambda r: r["seed"])
+            if not mine:
+                continue
+            row = {"seeds": len(mine), "converged": sum(r["converged"] for r in mine)}
+            for k in ("m1", "vm", "passes", "alpha_", "beta_"):
+                values = [r[k] for r in mine]
+                row[k] = [statistics.fmean(values), statistics.stdev(values) if len(values) > 1 else 0.0]
+            paired = [(r["m1"] - oracle[r["seed"]]["m1"], r["vm"] - oracle[r["seed"]]["vm"])
+                      for r in mine if r["seed"] in oracle]
+            if paired and variant != "oracle":
+                row["diff_m1"] = statistics.fmean(d[0] for d in paired)
+                row["diff_vm"] = statistics.fmean(d[1] for d in paired)
+            rows[variant] = row
+            print(f"{args.corpus} {infer:4s} {variant:7s} M-1 {100 * row['m1'][0]:.1f} ± {100 * row['m1'][1]:.1f} "
+                  f"V-M {100 * row['vm'][0]:.1f} ± {100 * row['vm'][1]:.1f} "
+                  f"(vs oracle {100 * row.get('diff_m1', 0):+.1f} / {100 * row.get('diff_vm', 0):+.1f}) "
+                  f"alpha {row['alpha_'][0]:.3g} beta {row['beta_'][0]:.3g} passes {row['passes'][0]:.0f} "
+                  f"converged {row['converged']}/{row['seeds']}")
+        report["algorithms"][infer] = {"best_point": point, "variants": rows}
+    path = ROOT / "results" / f"oracle_{args.corpus}.json"
+    path.write_text(json.dumps(report, indent=1))
+    print(f"wrote {path}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("mode", choices=("run", "summary"))
+    parser.add_argument("--corpus", default="wsj1k", help="wsj1k | wsj | ewt | brown (hmm_bench.py's names)")
+    parser.add_argument("--algorithms", default="cvi2,vi,em")
+    parser.add_argument("--seeds", type=int, default=10)
+    parser.add_argument("--grid-seeds", type=int, default=1)
+    parser.add_argument("--cap", type=int, default=500)
+    parser.add_argument("--jobs", type=int, default=os.cpu_count())
+    parser.add_argument("--out", default=str(ROOT / "out" / "oracle"))
+    args = parser.parse_args()
+    (run if args.mode == "run" else summary)(args)
+
+
+if __name__ == "__main__":
+    main()
