@@ -132,9 +132,9 @@ def run(args) -> None:
                      + fixed_tasks(args.corpus, infer, args.seeds, args.cap)])
     os.environ["NUMBA_NUM_THREADS"] = "1"
     with ProcessPoolExecutor(args.jobs) as pool, out.open("a") as sink:
+        first += oracle_tasks()  # algorithms whose grid an earlier invocation completed
         submitted = {_key(t) for t in first}
-        futures = {pool.submit(run_one, t) for t in first + oracle_tasks()}
-        submitted |= {_key(t) for t in oracle_tasks()}
+        futures = {pool.submit(run_one, t) for t in first}
         while futures:
             finished = next(as_completed(futures))
             futures.remove(finished)
