@@ -13,19 +13,15 @@ from induce import HMMTagger  # noqa: E402
 from tests.infer.test_stochastic_hmm import as_corpus, sample_hmm  # noqa: E402
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def own_client():
-    """A cluster of its own: the test kills one of its workers (the nanny starts a new one)."""
+    """A fresh two-worker cluster for each test: the test kills one of its workers, and the next test must not
+    depend on the nanny having started a replacement (cvi2's shards are one per worker, and its result depends on
+    their number)."""
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   dashboard_address=":0") as cluster, distributed.Client(cluster) as c:
+        c.wait_for_workers(2, timeout=60)
         yield c
-
-
-@pytest.fixture(autouse=True)
-def both_workers(own_client):
-    """Each test starts with both workers (the one a previous test killed restarted): cvi2's shards are one per
-    worker, and its result depends on their number."""
-    own_client.wait_for_workers(2, timeout=300)
 
 
 def test_em_survives_a_killed_worker(own_client):
