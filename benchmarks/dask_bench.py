@@ -1,14 +1,16 @@
 """scvi on a dask LocalCluster vs the single-process run, with the workers reading their own shards (issue 23).
 
-    PYTHONPATH=. python benchmarks/dask_bench.py --corpus PATH [--workers 1,2] [--batch-size 1000] [--rounds 2]
+    PYTHONPATH=. python benchmarks/dask_bench.py --corpus PATH [--workers 0,1,2] [--batch-size 1000] [--rounds 2]
     PYTHONPATH=. python benchmarks/dask_bench.py --generate 10000000 --corpus benchmarks/out/hmm10M.txt
+    PYTHONPATH=. python benchmarks/dask_bench.py --generate 100000000 --generate-jobs 16 --rounds 0 --corpus F
 
 ``--generate N`` first writes a plain-text corpus of about ``N`` tokens sampled
-(seed ``--seed``) from a known HMM (:func:`sample_corpus`) to ``--corpus``.
+(seed ``--seed``) from a known HMM (:func:`sample_corpus`) to ``--corpus``
+(``--generate-jobs J``: in J processes; ``--rounds 0`` only writes it).
 
-Then, ``--rounds`` times in alternation: one epoch of ``HMMTagger(infer="scvi",
-K=45).fit_stream(corpus)`` in this process, then on a LocalCluster of each
-``--workers`` count (single-threaded worker processes reading their byte
+Then, ``--rounds`` times in alternation: one epoch of
+``HMMTagger(infer="scvi", K=45).fit_stream(corpus)`` in this process (worker
+count 0) and on a LocalCluster of each other ``--workers`` count (single-threaded worker processes reading their byte
 ranges of the corpus, :class:`induce.distributed.WorkerCorpus`).  Per run:
 tokens/s of training (the trace's seconds: the stream's reading is inside it
 for the single process, the workers' one read of their shards is not) and of
@@ -33,11 +35,9 @@ from induce import HMMTagger
 from induce import distributed as dist
 
 
-def sample_corpus(path: str, n_tokens: int, seed: int, K: int = 45, W: int = 20_000, mean_len: float = 22.0) -> dict:
-    """Sentences from a known HMM written as plain text (``w<id>`` words): ``K`` states, rows of ``A`` ~
-    Dir(0.1), each state's emissions ~ Dir(0.05) over its own ``W / K``-word block plus 1/10 of its mass on a
-    shared Zipfian head; lengths 1 + Poisson(mean_len - 1)."""
-    rng = np.random.default_rng(seed)
+def _known_hmm(rng: np.random.Generator, K: int, W: int) -> tuple[np.ndarray, np.ndarray]:
+    """The generating HMM of :func:`sample_corpus`: ``A`` (K+1, K) rows ~ Dir(0.1); state k's emissions ~
+    Dir(0.05) over its own ``W / K``-word block plus 1/10 of its mass on a shared Zipfian head of 200 words."""
     A = rng.dirichlet(np.full(K, 0.1), size=K + 1)
     block = W // K
     head = 1.0 / np.arange(1, 201)
@@ -45,6 +45,14 @@ def sample_corpus(path: str, n_tokens: int, seed: int, K: int = 45, W: int = 20_
     for k in range(K):
         B[k, k * block:(k + 1) * block] = 0.9 * rng.dirichlet(np.full(block, 0.05))
         B[k, W - 200:] += 0.1 * head / head.sum()
+    return A, B
+
+
+def _sample_part(path: str, n_tokens: int, seed, A: np.ndarray, B: np.ndarray, mean_len: float) -> tuple[int, int]:
+    """Sentences of about ``n_tokens`` from ``(A, B)`` with the generator ``seed`` (lengths 1 + Poisson(mean_len
+    - 1)), written as plain text (``w<id>`` words) to ``path``: ``(sentences, tokens)``."""
+    rng = np.random.default_rng(seed)
+    K, W = B.shape
     n_sent = int(n_tokens / mean_len)
     lengths = 1 + rng.poisson(mean_len - 1, size=n_sent)
     cumA = np.cumsum(A, axis=1)
@@ -66,7 +74,33 @@ def sample_corpus(path: str, n_tokens: int, seed: int, K: int = 45, W: int = 20_
         for lo in range(0, n_sent, 10_000):
             sent = [" ".join(names[words[offsets[i]:offsets[i + 1]]]) for i in range(lo, min(n_sent, lo + 10_000))]
             f.write("\n".join(sent) + "\n")
-    return {"sentences": n_sent, "tokens": int(len(z)), "states": K, "words": W, "seed": seed}
+    return n_sent, int(len(z))
+
+
+def sample_corpus(path: str, n_tokens: int, seed: int, K: int = 45, W: int = 20_000, mean_len: float = 22.0,
+                  jobs: int = 1) -> dict:
+    """About ``n_tokens`` tokens of sentences from a known HMM (:func:`_known_hmm`) written as plain text to
+    ``path``; the model is drawn from the generator ``seed``.  The sentences follow from the same generator, or,
+    with ``jobs`` > 1, are drawn in ``jobs`` parts by a process pool, part j from the generator
+    ``SeedSequence(seed).spawn(jobs)[j]``, and concatenated in part order."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    rng = np.random.default_rng(seed)
+    A, B = _known_hmm(rng, K, W)
+    if jobs <= 1:
+        sizes = [_sample_part(path, n_tokens, rng, A, B, mean_len)]
+    else:
+        parts = [(f"{path}.part{j}", n_tokens // jobs, s) for j, s in enumerate(np.random.SeedSequence(seed).spawn(jobs))]
+        with ProcessPoolExecutor(jobs) as pool:
+            sizes = list(pool.map(_sample_part, *zip(*parts), *([x] * jobs for x in (A, B, mean_len))))
+        with open(path, "wb") as out:
+            for part, _, _ in parts:
+                with open(part, "rb") as f:
+                    while chunk := f.read(1 << 24):
+                        out.write(chunk)
+                os.remove(part)
+    return {"sentences": sum(n for n, _ in sizes), "tokens": sum(t for _, t in sizes), "states": K, "words": W,
+            "seed": seed, "parts": max(1, jobs)}
 
 
 def _run(path, client, batch_size, max_batches=None) -> dict:
@@ -92,7 +126,9 @@ def main() -> None:
     ap.add_argument("--corpus", default=os.path.join(root, "brown"))
     ap.add_argument("--generate", type=int, default=0, metavar="N")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--workers", default="1,2")
+    ap.add_argument("--generate-jobs", type=int, default=1, metavar="J", help="draw the sentences in J processes")
+    ap.add_argument("--workers", default="0,1,2", help="worker counts in turn, 0: this process")
+    ap.add_argument("--warm", default=None, help="small corpus that compiles the kernels (default: CoNLL-2000 test)")
     ap.add_argument("--batch-size", type=int, default=1000)
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--small-batch", type=int, default=100)
@@ -101,17 +137,21 @@ def main() -> None:
     args = ap.parse_args()
     result = {"corpus": args.corpus, "batch_size": args.batch_size, "cpus": os.cpu_count(), "runs": []}
     if args.generate:
-        result["generated"] = sample_corpus(args.corpus, args.generate, args.seed)
-    warm = os.path.join(root, "conll2000", "test.txt")
-    HMMTagger(n_states=45, infer="scvi", batch_size=50, max_batches=2).fit_stream(warm)  # compile the kernels here
+        result["generated"] = sample_corpus(args.corpus, args.generate, args.seed, jobs=args.generate_jobs)
+    warm = args.warm or os.path.join(root, "conll2000", "test.txt")
+    if args.rounds:
+        HMMTagger(n_states=45, infer="scvi", batch_size=50, max_batches=2).fit_stream(warm)  # compile the kernels
     workers = [int(x) for x in args.workers.split(",")]
     for r in range(args.rounds):
-        result["runs"].append({"round": r, "workers": 0, **_run(args.corpus, None, args.batch_size)})
         for n in workers:
+            if n == 0:
+                result["runs"].append({"round": r, "workers": 0, **_run(args.corpus, None, args.batch_size)})
+                print(json.dumps(result["runs"][-1]), flush=True)
+                continue
             with dist.session(n) as client:
                 HMMTagger(n_states=45, infer="scvi", batch_size=50, max_batches=2, client=client).fit_stream(warm)
                 result["runs"].append({"round": r, "workers": n, **_run(args.corpus, client, args.batch_size)})
-                if args.overhead_batches and r == 0 and n == workers[0]:
+                if args.overhead_batches and r == 0 and n == min(w for w in workers if w):
                     result["small_batch"] = {"batch_size": args.small_batch, **_run(
                         args.corpus, client, args.small_batch, args.overhead_batches)}
             print(json.dumps(result["runs"][-1]), flush=True)
