@@ -18,6 +18,7 @@ minibatches it has already done.
 
 from __future__ import annotations
 
+import itertools
 import os
 from dataclasses import dataclass
 from typing import Iterator
@@ -117,6 +118,30 @@ def shuffled_batches(n_sentences: int, *, batch_size: int, buffer_sentences: int
             order = rng.permutation(min(buffer_sentences, n_sentences - start))
             for lo in range(0, len(order), batch_size):
                 yield start + np.sort(order[lo:lo + batch_size])
+
+
+def sharded_batches(bounds, *, batch_size: int, buffer_sentences: int, n_epochs: int,
+                    rng: np.random.Generator) -> Iterator[np.ndarray]:
+    """Sorted indices of the sentences of each minibatch for workers holding consecutive runs of sentences
+    (shard ``j`` = sentences ``bounds[j]:bounds[j+1]``): every minibatch joins the next minibatch of each shard's
+    own :func:`shuffled_batches` schedule (``batch_size * n_j / N`` of its ``n_j`` sentences; generator ``rng``
+    for one shard, else ``rng.spawn(n_shards)[j]``), so that every worker has a piece of every step.  (A
+    buffer-local shuffle of the whole corpus would put each minibatch inside one shard: one worker busy per
+    step.)  One shard: :func:`shuffled_batches` itself."""
+    bounds = np.asarray(bounds, dtype=np.int64)
+    sizes = np.diff(bounds)
+    if len(sizes) == 1:
+        yield from shuffled_batches(int(sizes[0]), batch_size=batch_size, buffer_sentences=buffer_sentences,
+                                    n_epochs=n_epochs, rng=rng)
+        return
+    rngs = rng.spawn(len(sizes))
+    share = np.maximum(1, np.rint(batch_size * sizes / max(1, sizes.sum()))).astype(np.int64)
+    for _ in range(n_epochs):
+        schedules = [shuffled_batches(int(n), batch_size=int(m), buffer_sentences=max(buffer_sentences, int(m)),
+                                      n_epochs=1, rng=r) for n, m, r in zip(sizes, share, rngs) if n > 0]
+        starts = bounds[:-1][sizes > 0]
+        for pieces in itertools.zip_longest(*schedules):
+            yield np.concatenate([lo + p for lo, p in zip(starts, pieces) if p is not None])
 
 
 def shuffled_minibatches(path, format: str, vocab: Vocabulary, *, batch_size: int, buffer_sentences: int,

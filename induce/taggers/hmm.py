@@ -617,7 +617,7 @@ class HMMTagger(InduceEstimator):
                                        skip=info.heldout_ids)
             updater = WorkerSentenceUpdater(shards, self.infer, self.alpha_, self.beta_)
             self.cluster_meter_ = updater.meter
-            batches = updater.batches(stream.shuffled_batches(info.n_sentences, **schedule))
+            batches = updater.batches(stream.sharded_batches(shards.sentence_bounds, **schedule))
         else:
             updater = self._sentence_updater(info.n_sentences)
             batches = stream.shuffled_minibatches(path, format, info.vocab, lowercase=lowercase,

@@ -91,14 +91,21 @@ def test_estep_on_read_shards_equals_shipped_shards(client, plain):
 
 
 @pytest.mark.parametrize("infer", ["scvi", "svi"])
-def test_fit_stream_on_read_shards_equals_single_process(client, plain, infer, monkeypatch):
+def test_fit_stream_on_read_shards(client, plain, infer, monkeypatch):
+    """Two shards: every step has a piece on each worker (:func:`stream.sharded_batches`), a run repeats exactly
+    and lands near the single-process run (another minibatch order); one shard: the single-process run exactly."""
     kw = dict(n_states=4, infer=infer, batch_size=12, n_epochs=2, random_state=7, heldout_every=5)
     fit = dict(heldout_fraction=0.1, buffer_sentences=50)
     ref = HMMTagger(**kw).fit_stream(plain, "plain", **fit)
+    pieces, cut = [], dist.minibatch.cut_pieces
+    monkeypatch.setattr(dist.minibatch, "cut_pieces", lambda corpus, idx: pieces.append(cut(corpus, idx)) or pieces[-1])
     two = HMMTagger(client=client, **kw).fit_stream(plain, "plain", **fit)
-    np.testing.assert_allclose(two.transition_counts_, ref.transition_counts_, rtol=1e-9)
-    np.testing.assert_allclose(two.emission_counts_, ref.emission_counts_, rtol=1e-9, atol=1e-9)
-    assert two.cluster_meter_.steps == ref.n_batches_ == two.n_batches_
+    assert two.cluster_meter_.steps == two.n_batches_ == len(pieces) and abs(two.n_batches_ - ref.n_batches_) <= 4
+    assert sum(len(p) == 2 for p in pieces) >= len(pieces) - 4
+    again = HMMTagger(client=client, **kw).fit_stream(plain, "plain", **fit)
+    np.testing.assert_array_equal(again.emission_counts_, two.emission_counts_)
+    last = lambda m: m.trace_[-1]["heldout_log_likelihood_per_token"]  # noqa: E731
+    assert last(two) == pytest.approx(last(ref), rel=0.02)
     monkeypatch.setattr(dist.cluster, "n_workers", lambda client: 1)
     one = HMMTagger(client=client, **kw).fit_stream(plain, "plain", **fit)
     np.testing.assert_array_equal(one.transition_counts_, ref.transition_counts_)

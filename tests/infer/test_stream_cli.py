@@ -41,6 +41,28 @@ def test_scan_and_minibatches_cover_the_training_sentences(tmp_path):
     assert fits[0].emission_counts_.shape == (len(info.vocab), 4)
 
 
+def test_sharded_batches_give_every_shard_a_piece_of_every_step():
+    """Workers holding consecutive runs of sentences: each epoch visits every sentence once, every minibatch but
+    an epoch's last few has sentences of every shard in proportion, and one shard is the plain schedule."""
+    bounds = np.array([0, 130, 200, 330])
+    kw = dict(batch_size=20, buffer_sentences=50, n_epochs=2)
+    batches = list(stream.sharded_batches(bounds, rng=np.random.default_rng(3), **kw))
+    per_epoch = len(batches) // 2
+    for epoch in (batches[:per_epoch], batches[per_epoch:]):
+        seen = np.concatenate(epoch)
+        np.testing.assert_array_equal(np.sort(seen), np.arange(330))
+        shards = [np.bincount(np.searchsorted(bounds, b, side="right") - 1, minlength=3) for b in epoch]
+        full = [c for c in shards if len(c) == 3 and (c > 0).all()]
+        assert len(full) >= len(epoch) - 2
+        assert all(abs(c[0] - 8) <= 1 and abs(c[1] - 4) <= 1 for c in full[:5])  # 20 x 130/330, 20 x 70/330
+    assert all((np.diff(b) > 0).all() for b in batches)
+    again = list(stream.sharded_batches(bounds, rng=np.random.default_rng(3), **kw))
+    assert all(np.array_equal(a, b) for a, b in zip(batches, again)) and len(again) == len(batches)
+    one = list(stream.sharded_batches([0, 330], rng=np.random.default_rng(3), **kw))
+    plain = list(stream.shuffled_batches(330, rng=np.random.default_rng(3), **kw))
+    assert len(one) == len(plain) and all(np.array_equal(a, b) for a, b in zip(one, plain))
+
+
 def test_sigterm_writes_checkpoint_and_resume_matches_uninterrupted(tmp_path):
     path = tmp_path / "text.txt"
     write_plain(path, n=400)
