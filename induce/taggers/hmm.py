@@ -4,7 +4,7 @@ Model (thesis section 3.1): ``K`` hidden states, transition rows (row 0 = the
 start state) ``theta_j ~ Dir(alpha)``, emissions ``phi_k ~ Dir(beta)`` over the
 vocabulary.  Inference algorithms (``infer=``):
 
-``em``    Baum-Welch, maximum likelihood (``map_estimate=True``: MAP under the priors);
+``em``    Baum-Welch, MAP under the priors (default; ``map_estimate=False``: maximum likelihood);
 ``vi``    mean-field VB with the inverted expected natural parameters (eq. 3.21-3.22);
 ``cvi1``  CVI algorithm 1, fully factorised ``q(z_t)`` (eq. 3.33, 3.37-3.39);
 ``cvi2``  CVI algorithm 2, one ``q(z^i)`` per sentence (eq. 3.44-3.50);
@@ -65,13 +65,15 @@ _NO_MASK = np.zeros((0, 0), dtype=np.uint8)
 #: where a learned Dirichlet concentration starts (and its value when it is neither given nor learned)
 #: The priors (alpha, beta) an algorithm uses when none is given: the best point by cross-validated M-1 of
 #: the thesis' 6 x 6 grid on held-out WSJ (benchmarks/results/hmm_tune_wsjdev_*.json; docs/experiments/
-#: tagging.md) for the batch algorithms (cgs and cvi3 share cvi2's model and take its point), and alpha = beta
-#: = 0.1, the setting of the stochastic experiments, for the minibatch algorithms.  Learned priors
+#: tagging.md) for the batch algorithms (cgs and cvi3 share cvi2's model and take its point; em is MAP over the
+#: grid shifted by 1, i.e. pseudo-counts alpha - 1, beta - 1: hmm_tune_wsjdev_em_smoothed.json, 10 M-1 points
+#: above maximum likelihood on wsj1k), and alpha = beta = 0.1, the setting of the stochastic experiments, for
+#: the minibatch algorithms.  Learned priors
 #: (learn_hyper=True) start here.  With these values `induce tag` with no flags reaches the tuned results;
 #: empirical Bayes of both priors is 2.3-2.7 M-1 points behind them on ptb-sample and UD Turkish, and of beta
 #: alone (alpha held) within 1 point there but 4.8-10 points behind on small UD dev sets, where the learned beta
 #: (0.02-0.06) merges states (docs/experiments/defaults.md, "The priors"), so it is not the default.
-DEFAULT_PRIORS = {"em": (1.0, 1.0), "vi": (1.0, 0.01), "cvi1": (0.03, 0.01), "cvi2": (1.0, 0.003),
+DEFAULT_PRIORS = {"em": (1.03, 1.03), "vi": (1.0, 0.01), "cvi1": (0.03, 0.01), "cvi2": (1.0, 0.003),
                   "cgs": (1.0, 0.003), "cvi3": (1.0, 0.003)}
 STOCHASTIC_PRIORS = (0.1, 0.1)
 #: the trace keys that hold an algorithm's per-iteration objective (the stopping rule watches it)
@@ -124,7 +126,8 @@ class HMMTagger(InduceEstimator):
         ``hyper_burn_in`` passes; the learned values are ``alpha_``, ``beta_``
         (batch algorithms; docs/experiments/defaults.md).
     decode : ``posterior`` (max-marginal, default as in thesis 3.8.1) or ``viterbi``.
-    map_estimate : with ``infer="em"``, MAP instead of maximum likelihood.
+    map_estimate : with ``infer="em"``, MAP estimates under the priors (default; priors of at least 1, i.e.
+        expected counts plus ``alpha - 1``, ``beta - 1``); ``False``: maximum likelihood (priors unused).
     temperature : ``(start, end)`` of the geometric annealing schedule of ``cgs``
         (Goldwater & Griffiths 2007: 2.0 down to 0.08).
     cgs_keep : with ``cgs``, decode by the per-token mode over the last
@@ -190,7 +193,7 @@ class HMMTagger(InduceEstimator):
         learn_hyper: bool = False,
         hyper_burn_in: int = 50,
         decode: str = "posterior",
-        map_estimate: bool = False,
+        map_estimate: bool = True,
         temperature: tuple[float, float] = (2.0, 0.08),
         cgs_keep: int = 0,
         order: str = "sequential",
@@ -370,7 +373,8 @@ class HMMTagger(InduceEstimator):
             if self._map_floor() and value < 1:
                 raise ConfigError(f"MAP estimates (em with map_estimate / --map) need {name} >= 1: below 1 the "
                                   f"Dirichlet's mode lies on the boundary and gives observed words probability 0; "
-                                  f"got {name} = {value}; use infer='vi' or 'cvi2' for sparse priors")
+                                  f"got {name} = {value}; use infer='vi' or 'cvi2' for sparse priors, or map_estimate=False "
+                                  f"(--no-map) for maximum likelihood")
 
     def _map_floor(self) -> bool:
         """MAP estimation keeps every prior at 1 or above (the Dirichlet mode exists in the interior)."""
