@@ -16,6 +16,7 @@ splits into per-shard pieces.
 
 from __future__ import annotations
 
+import operator
 import os
 import tempfile
 import warnings
@@ -175,6 +176,16 @@ def _training(shard, held, keep_empty: bool):
     return gather_sentences(tokens, offsets, np.flatnonzero(keep))
 
 
+def local_vocabulary(shard):
+    """On a worker: a shard with its own vocabulary, ``(V_s, (local tokens, offsets))``: ``V_s`` the shard's
+    sorted unique word ids, its tokens as indices into ``V_s`` (``tokens == V_s[local]``).  A kernel given the
+    local tokens and the rows ``V_s`` of a (W, K) table computes what it computes on the whole table with the
+    shard's own tokens, and fills only those rows: the client sends and receives (|V_s|, K) tables."""
+    tokens, offsets = shard
+    vocab, local = np.unique(tokens, return_inverse=True)
+    return vocab.astype(np.int64), (np.ascontiguousarray(local, dtype=np.int32), offsets)
+
+
 def _sizes(shard) -> tuple[int, int]:
     return len(shard[1]) - 1, len(shard[0])
 
@@ -261,6 +272,14 @@ class WorkerCorpus:
                     return read
                 warnings.warn(f"{path} is not what was read from it: the corpus is shipped to the workers")
         return cls.ship(client, tokens, offsets, n_shards)
+
+    def local(self) -> tuple[list, list[np.ndarray]]:
+        """The shards with their own vocabularies (:func:`local_vocabulary`), made on their workers: the futures
+        of the local shards ``(local tokens, offsets)`` and the vocabularies ``V_s`` (gathered, sorted word
+        ids)."""
+        both = [submit(self.client, local_vocabulary, s) for s in self.shards]
+        vocabs = self.client.gather([submit(self.client, operator.getitem, f, 0) for f in both])
+        return [submit(self.client, operator.getitem, f, 1) for f in both], vocabs
 
     def equals(self, tokens: np.ndarray, offsets: np.ndarray) -> bool:
         """Whether the shards hold exactly the sentences ``tokens`` / ``offsets``, in order (by CRC-32)."""
