@@ -11,7 +11,9 @@ each worker parses its range with the ordinary readers
 crosses the network.  Shard ``j`` holds training sentences
 ``sentence_bounds[j] .. sentence_bounds[j+1]-1`` in the order of the stream
 (:mod:`induce.corpus.stream`), so a minibatch of global sentence indices
-splits into per-shard pieces.
+splits into per-shard pieces.  :meth:`WorkerCorpus.local` gives each shard its
+own vocabulary ``V_s`` on its worker (:func:`local_vocabulary`), so that the
+batch algorithms exchange only the rows ``V_s`` of the (W, K) emission tables.
 """
 
 from __future__ import annotations
@@ -180,7 +182,9 @@ def local_vocabulary(shard):
     """On a worker: a shard with its own vocabulary, ``(V_s, (local tokens, offsets))``: ``V_s`` the shard's
     sorted unique word ids, its tokens as indices into ``V_s`` (``tokens == V_s[local]``).  A kernel given the
     local tokens and the rows ``V_s`` of a (W, K) table computes what it computes on the whole table with the
-    shard's own tokens, and fills only those rows: the client sends and receives (|V_s|, K) tables."""
+    shard's own tokens wherever it only reads and fills its tokens' rows (the em / vi E-step), so the client
+    sends and receives (|V_s|, K) tables; the cvi2 sweep, which also divides by column totals over all W
+    words, gets one more row (:meth:`induce.distributed.cvi2.ClusterCVI2.rows`)."""
     tokens, offsets = shard
     vocab, local = np.unique(tokens, return_inverse=True)
     return vocab.astype(np.int64), (np.ascontiguousarray(local, dtype=np.int32), offsets)
