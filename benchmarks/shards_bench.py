@@ -6,7 +6,7 @@ dask LocalCluster (issue 23).
 
 The client reads the corpus (:func:`induce.corpus.formats.load_corpus`, as
 ``induce tag`` does), then ``--rounds`` times in alternation fits
-``HMMTagger(infer="em", K=--states, n_iter=--iterations, tol=0)`` on a
+``HMMTagger(infer=--infer (em), K=--states, n_iter=--iterations, tol=0)`` on a
 LocalCluster of ``--workers`` single-threaded worker processes twice: with the
 corpus shipped (the same corpus less its ``source``, as for in-memory data:
 :meth:`induce.distributed.WorkerCorpus.ship`) and read by the workers from
@@ -18,7 +18,8 @@ Per fit: wall seconds and seconds per pass (passes 2..n), the bytes of the
 numpy arrays the client submits (recorded at ``client.submit``; the pickled
 vocabulary sent with each read task is counted apart) and receives (at
 ``client.gather``), in all and per pass (passes 2..n; the rest is the set-up),
-the integer (token) bytes among those submitted, and the final log-likelihood.
+the integer (token) bytes among those submitted, and the final log-likelihood
+(cvi2: predictive).
 With ``--compare`` also each shard's vocabulary size against W.  Kernels are
 compiled before timing.  Prints one JSON object; ``--out FILE`` writes it too.
 """
@@ -51,7 +52,7 @@ def nbytes(x) -> int:
 
 
 def fit(client, corpus, args) -> dict:
-    """One em fit on the cluster with the client's submitted and gathered arrays recorded, in all and per pass."""
+    """One fit on the cluster with the client's submitted and gathered arrays recorded, in all and per pass."""
     sent, ints, got, marks = [0], [0], [0], []
     submit, gather = client.submit, client.gather
 
@@ -69,7 +70,7 @@ def fit(client, corpus, args) -> dict:
     client.submit, client.gather = recording, gathering
     try:
         t0 = time.perf_counter()
-        model = HMMTagger(n_states=args.states, infer="em", n_iter=args.iterations, tol=0, random_state=0,
+        model = HMMTagger(n_states=args.states, infer=args.infer, n_iter=args.iterations, tol=0, random_state=0,
                           client=client, callback=lambda record: marks.append((sent[0], got[0]))).fit(corpus)
         seconds = time.perf_counter() - t0
     finally:
@@ -81,15 +82,15 @@ def fit(client, corpus, args) -> dict:
             "submitted_mb_per_pass": round(per_pass[0], 3), "received_mb_per_pass": round(per_pass[1], 3),
             "integer_mb": round(ints[0] / 2**20, 2),
             "vocabulary_mb_per_read_task": round(len(pickle.dumps(model.vocab_)) / 2**20, 2),
-            "log_likelihood": model.trace_[-1]["log_likelihood"],
+            "log_likelihood": next(v for k, v in model.trace_[-1].items() if k.endswith("log_likelihood")),
             "step_overhead_ms": model.cluster_meter_.report(args.workers)["step_overhead_ms"]}
 
 
 def compile_kernels(client, args) -> None:
     """Run one pass on a few sentences, on the client and on the workers, so that no timed fit compiles."""
     small = load_corpus(args.corpus).head(50)
-    HMMTagger(n_states=args.states, infer="em", n_iter=1).fit(small)
-    HMMTagger(n_states=args.states, infer="em", n_iter=1, client=client).fit(small)
+    HMMTagger(n_states=args.states, infer=args.infer, n_iter=1).fit(small)
+    HMMTagger(n_states=args.states, infer=args.infer, n_iter=1, client=client).fit(small)
 
 
 def child(args) -> None:
@@ -116,6 +117,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--corpus", required=True)
     p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--infer", choices=("em", "cvi2"), default="em")
     p.add_argument("--states", type=int, default=45)
     p.add_argument("--iterations", type=int, default=3)
     p.add_argument("--rounds", type=int, default=2)
@@ -132,13 +134,13 @@ def main() -> None:
     corpus = load_corpus(args.corpus)
     result = {"corpus": args.corpus, "sentences": corpus.n_sentences, "tokens": corpus.n_tokens,
               "client_read_seconds": round(time.perf_counter() - t0, 2), "workers": args.workers,
-              "states": args.states, "iterations": args.iterations, "runs": []}
+              "infer": args.infer, "states": args.states, "iterations": args.iterations, "runs": []}
     assert corpus.source is not None, "the corpus must be read from files the workers can read"
     if args.compare:
         result["shards"] = shard_vocabularies(corpus, args.workers)
         here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        argv = [sys.executable, os.path.abspath(__file__), "--child", "--corpus", args.corpus, "--workers",
-                str(args.workers), "--states", str(args.states), "--iterations", str(args.iterations)]
+        argv = [sys.executable, os.path.abspath(__file__), "--child", "--corpus", args.corpus, "--infer", args.infer]
+        argv += [f"--{o}={getattr(args, o)}" for o in ("workers", "states", "iterations")]
         for r in range(args.rounds):
             for name, tree in (("this", here), ("compare", os.path.abspath(args.compare))):
                 env = dict(os.environ, PYTHONPATH=tree)
