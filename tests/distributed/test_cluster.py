@@ -138,6 +138,29 @@ def test_tag_dictionary_on_the_workers_equals_single_process(client, corpus, mon
     np.testing.assert_array_equal(got.emission_counts_, ref.emission_counts_)
 
 
+@pytest.mark.parametrize("infer", ["em", "cvi2"])
+def test_tag_dictionary_rows_go_with_each_shards_words(client, split, infer, monkeypatch):
+    """A tag dictionary is cut into each shard's rows with its words: em on two shards with different
+    vocabularies equals the single-process run; cvi2 (start drawn and masked on the worker) on one worker equals
+    it bit for bit."""
+    from induce.corpus.vocab import Vocabulary
+    from induce.taggers import TagDictionary
+
+    allowed = np.random.default_rng(4).random((30, 4)) < 0.6
+    allowed[np.arange(30), np.arange(30) % 4] = True
+    tags = TagDictionary(split.vocab, Vocabulary.from_json({"items": ["A", "B", "C", "D"]}), allowed)
+    kw = dict(n_states=4, infer=infer, n_iter=4, tol=0, random_state=6, **({"cvi2_block": 8} if infer == "cvi2"
+                                                                            else {}))
+    ref = HMMTagger(**kw).fit(split, tags)
+    if infer == "cvi2":
+        monkeypatch.setattr(dist.cluster, "n_workers", lambda client: 1)
+    got = HMMTagger(client=client, **kw).fit(split, tags)
+    assert np.all(got.emission_counts_[~allowed] == 0)
+    tol = dict(rtol=0, atol=0) if infer == "cvi2" else dict(rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(got.transition_counts_, ref.transition_counts_, **tol)
+    np.testing.assert_allclose(got.emission_counts_, ref.emission_counts_, **tol)
+
+
 def test_unsupported_algorithm_on_cluster_is_a_config_error(client, corpus):
     with pytest.raises(ConfigError, match="cluster"):
         HMMTagger(n_states=4, infer="cvi1", client=client).fit(corpus)
