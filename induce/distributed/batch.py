@@ -12,15 +12,19 @@ from .cluster import Meter, rerun, same, submit, timed
 from .shards import WorkerCorpus
 
 
-def _layout_task(shard, block):
-    return Layout(shard[0], shard[1], block)
+def _layout_task(local, block, allowed):
+    """On a worker, once: the lockstep :class:`Layout` of a local shard (:func:`~.shards.local_vocabulary`) and
+    its rows of the tag dictionary ``allowed``."""
+    return Layout(local[0], local[1], block), allowed
 
 
-def _estep_task(A, B, allowed, lay: Layout, W: int, want_gamma: bool):
-    """One shard's E-step (:func:`lockstep_pass`): ``(trans (K+1, K), emit (W, K), log-lik, gamma or None)``."""
+def _estep_task(A, B, layout, want_gamma: bool):
+    """One shard's E-step (:func:`lockstep_pass`) on its rows ``B`` = ``B[V_s]`` (|V_s|, K) of the emission
+    table: ``(trans (K+1, K), emit (|V_s|, K), log-lik, gamma or None)``."""
+    lay, allowed = layout
     K = A.shape[1]
     trans = np.zeros((K + 1, K))
-    emit = np.zeros((W, K))
+    emit = np.zeros((B.shape[0], K))
     g = np.empty((lay.n_tokens if want_gamma else 0, K))
     ll = lockstep_pass(A, B, allowed, lay.lay_tokens, lay.lay_flat, lay.pos_start, lay.block_pos, trans, emit, g,
                        passes.n_threads())
@@ -30,19 +34,23 @@ def _estep_task(A, B, allowed, lay: Layout, W: int, want_gamma: bool):
 class ClusterEStep:
     """The batch em / vi E-step mapped over the shards of a :class:`WorkerCorpus`.
 
-    Each shard's lockstep layout is built on its worker once, at
-    construction.  Per pass the client broadcasts ``A`` (K+1, K) and ``B``
-    (W, K), every shard runs :func:`lockstep_pass`, and the client sums the
-    expected counts in shard order (so a run is reproducible).  The counts are
+    At construction each shard gets its own vocabulary ``V_s`` and its
+    lockstep layout over local word ids, built on its worker once
+    (:meth:`WorkerCorpus.local`).  Per pass the client broadcasts ``A``
+    (K+1, K) and sends shard ``s`` only its rows ``B[V_s]`` of the emission
+    table; every shard runs :func:`lockstep_pass` and returns its emission
+    counts for ``V_s`` only, which the client adds in shard order
+    (``emit[V_s] += rows``, so a run is reproducible).  The counts are
     additive over sentences, so the sum equals the single-process E-step up to
     the order of float additions.
     """
 
     def __init__(self, client, corpus: WorkerCorpus, allowed: np.ndarray, block: int):
         self.client = client
-        self.allowed = allowed  # (sent with each task: lost with no worker)
         self.token_bounds = corpus.token_bounds
-        self.layouts = [submit(client, _layout_task, s, block) for s in corpus.shards]
+        local, self.vocabs = corpus.local()
+        self.layouts = [submit(client, _layout_task, s, block, allowed[v] if allowed.shape[0] else allowed)
+                        for s, v in zip(local, self.vocabs)]
         self.meter = Meter()
 
     @property
@@ -53,21 +61,22 @@ class ClusterEStep:
         """Same contract as :func:`lockstep_pass` on the whole corpus: overwrites ``trans_out`` / ``emit_out``
         with the expected counts, fills ``gamma_out`` when it has N rows, returns ``sum_i log p(x^i)``."""
         t0 = time.perf_counter()
-        timed_results = rerun(lambda: self._map(A, B, emit_out.shape[0], gamma_out.shape[0] > 0))
+        timed_results = rerun(lambda: self._map(A, B, gamma_out.shape[0] > 0))
         results = self.meter.add(time.perf_counter() - t0, timed_results, np.diff(self.token_bounds))
         trans_out[:] = 0.0
         emit_out[:] = 0.0
         ll = 0.0
         for s, (t, e, l, g) in enumerate(results):
             trans_out += t
-            emit_out += e
+            emit_out[self.vocabs[s]] += e
             ll += l
             if g is not None:
                 gamma_out[self.token_bounds[s]:self.token_bounds[s + 1]] = g
         return float(ll)
 
-    def _map(self, A, B, W, want_gamma):
-        """Broadcast the parameters, run every shard's E-step, gather the results in shard order."""
-        A_f, B_f = submit(self.client, same, A), submit(self.client, same, B)
-        return self.client.gather([submit(self.client, timed, _estep_task, A_f, B_f, self.allowed, lay, W, want_gamma)
-                                   for lay in self.layouts])
+    def _map(self, A, B, want_gamma):
+        """Broadcast ``A``, send each shard its rows of ``B``, run every shard's E-step, gather the results in
+        shard order."""
+        A_f = submit(self.client, same, A)
+        return self.client.gather([submit(self.client, timed, _estep_task, A_f, B[v], lay, want_gamma)
+                                   for lay, v in zip(self.layouts, self.vocabs)])

@@ -7,12 +7,18 @@ into rounds: in a round every worker runs the existing block-parallel kernel
 sentences of the pass order (all of its sentences by default) against the
 global counts ``C`` frozen at the round start, and returns its counts after
 the round; the client sets ``C <- C + sum_j (C_j - C)`` (``C_j`` itself with
-one shard).  Sentences of one shard see each other as the single-process
+one shard).  Each shard has its own vocabulary ``V_s``
+(:func:`~.shards.local_vocabulary`): it is sent only the rows ``C[V_s]`` of
+the emission counts (plus one row standing for the rest of each column, see
+:meth:`ClusterCVI2.rows`) and returns only those rows, the only ones its
+sentences change.  Sentences of one shard see each other as the single-process
 block pass does; sentences of different shards see each other's changes at
 the next round (the approximate distributed scheme of AD-LDA, Newman et al.
 2009).  At the start of each pass ``C`` is recomputed exactly from the stored
 statistics, as the single-process sweep does.  With one worker and one round
 per pass the run is the single-process block-parallel run, bit for bit.
+The starting ``q(z^i)`` is drawn on the workers (:func:`shard_seeds`,
+:func:`induce.taggers.hmm.random_start`): the client never holds it.
 """
 
 from __future__ import annotations
@@ -24,8 +30,18 @@ import numpy as np
 
 from ..infer import hmm_passes as passes
 from ..infer.hmm_batched import cvi2_block_pass
+from ..taggers.hmm import random_start
 from .cluster import Meter, rerun, submit, timed
 from .shards import WorkerCorpus
+
+
+def shard_seeds(seed: int, n_shards: int) -> list[int]:
+    """The seeds of the shards' random starts: ``seed`` for shard 0, so that shard 0 draws what the single
+    process draws for its sentences (all of them with one shard: :func:`passes.init_chain_posteriors` draws
+    sentence after sentence from one generator), and for shard ``j > 0`` a seed of the ``j``-th child of
+    ``SeedSequence(seed)`` (independent of the number of shards)."""
+    children = np.random.SeedSequence(int(seed)).spawn(max(1, int(n_shards)))
+    return [int(seed)] + [int(c.generate_state(1)[0] >> 1) for c in children[1:]]
 
 
 def _totals(tokens, offsets, sent_trans, gamma, W):
@@ -36,53 +52,72 @@ def _totals(tokens, offsets, sent_trans, gamma, W):
 
 
 def _initial_totals(state, W):
-    return _totals(*state, W)
+    return _totals(*state[:4], W)
 
 
-def _round(state, C_trans, C_emit, order, alpha, beta, allowed, block, last):
-    """On a worker: one round over the shard sentences ``order`` (local indices): ``(new state, (counts after the
-    round, log-lik, the shard's totals when ``last`` of the pass else None))``."""
-    tokens, offsets, sent_trans, gamma = state
+def _state(local, K, seed, allowed):
+    """On a worker, once: ``(local tokens, offsets, sent_trans, gamma, allowed)``, the shard's starting
+    ``q(z^i)`` drawn here (:func:`random_start`; ``allowed``: the shard's rows of the tag dictionary)."""
+    tokens, offsets = local
+    return (tokens, offsets, *random_start(tokens, offsets, K, seed, allowed, np.float32), allowed)
+
+
+def _round(state, C_trans, C_emit, order, alpha, beta, block, last):
+    """On a worker: one round over the shard sentences ``order`` (local indices) against the shard's rows of the
+    counts (:meth:`ClusterCVI2.rows`): ``(new state, (counts after the round, log-lik, the shard's totals when
+    ``last`` of the pass else None))``."""
+    tokens, offsets, sent_trans, gamma, allowed = state
     sent_trans, gamma, C_trans, C_emit = sent_trans.copy(), gamma.copy(), C_trans.copy(), C_emit.copy()
     ll = cvi2_block_pass(C_trans, C_emit, sent_trans, gamma, tokens, offsets, order, alpha, beta, allowed, block,
                          passes.n_threads())
     totals = _totals(tokens, offsets, sent_trans, gamma, C_emit.shape[0]) if last else None
-    return (tokens, offsets, sent_trans, gamma), (C_trans, C_emit, ll, totals)
+    return (tokens, offsets, sent_trans, gamma, allowed), (C_trans, C_emit, ll, totals)
 
 
 def _labels(state):
     return state[3].argmax(axis=1)
 
 
-def _state(shard, sent_trans, gamma):
-    return shard[0], shard[1], sent_trans, gamma
-
-
 class ClusterCVI2:
     """Block-parallel cvi2 sweeps with the sentences and their local statistics on the workers (see the module
-    docstring), over the shards of a :class:`~.shards.WorkerCorpus` (one block per shard).  The client sends
-    each worker the starting ``q(z^i)`` of its shard once (drawn on the client in corpus order, so that one
-    shard gives the single-process run)."""
+    docstring), over the shards of a :class:`~.shards.WorkerCorpus` (one block per shard).  Each shard draws
+    its starting ``q(z^i)`` with :func:`random_start` seeded by :func:`shard_seeds` of ``seed``: with one
+    shard that is the single-process start."""
 
-    def __init__(self, corpus: WorkerCorpus, sent_trans, gamma, W: int, allowed: np.ndarray, block: int,
+    def __init__(self, corpus: WorkerCorpus, K: int, seed: int, W: int, allowed: np.ndarray, block: int,
                  sync: int = 0):
         self.client = client = corpus.client
-        self.allowed, self.block, self.sync = allowed, max(1, int(block)), int(sync)
+        self.block, self.sync, self.W = max(1, int(block)), int(sync), int(W)
         self.bounds = corpus.sentence_bounds
         self.tokens = np.diff(corpus.token_bounds)
-        t = corpus.token_bounds
-        self.states = [submit(client, _state, shard, sent_trans[lo:hi], gamma[t[j]:t[j + 1]])
-                       for j, (shard, lo, hi) in enumerate(zip(corpus.shards, self.bounds[:-1], self.bounds[1:]))]
-        totals = client.gather([submit(client, _initial_totals, s, W) for s in self.states])
-        self.C = self._sum([t for t, _ in totals]), self._sum([e for _, e in totals])
+        local, self.vocabs = corpus.local()
+        self.outside = [np.setdiff1d(np.arange(self.W), v) for v in self.vocabs]
+        self.states = [submit(client, _state, shard, int(K), s, allowed[v] if allowed.shape[0] else allowed)
+                       for shard, v, s in zip(local, self.vocabs, shard_seeds(seed, len(local)))]
+        self.C = self._totals(client.gather([submit(client, _initial_totals, s, len(v))
+                                             for s, v in zip(self.states, self.vocabs)]))
         self.meter = Meter()
 
-    @staticmethod
-    def _sum(arrays):
-        out = arrays[0].copy()
-        for a in arrays[1:]:
-            out += a
-        return out
+    def _totals(self, totals):
+        """The global counts from the shards' totals ``(trans, emit rows for V_s)``, summed in shard order."""
+        trans, emit = totals[0][0].copy(), np.zeros((self.W, totals[0][0].shape[1]))
+        for t, _ in totals[1:]:
+            trans += t
+        for (_, e), v in zip(totals, self.vocabs):
+            emit[v] += e[:len(v)]
+        return trans, emit
+
+    def rows(self, C_emit: np.ndarray, j: int, beta: float) -> np.ndarray:
+        """Shard ``j``'s emission counts for a round: the rows ``C[V_j]`` and, when ``V_j`` is not the whole
+        vocabulary, one more row ``sum_{w not in V_j} C_{w,k} + (W - |V_j| - 1) beta``, which no local token
+        names.  The kernel's surrogate emissions (thesis eq. 3.50) divide by its table's column total plus
+        (rows) * beta, and with that row this is ``sum_w C_{w,k} - own_k + W beta`` as on the whole table
+        (except where the clamp at 0 of a column less the sentence's own counts binds: round-off only)."""
+        v = self.vocabs[j]
+        if len(v) == self.W:
+            return C_emit[v]
+        rest = C_emit[self.outside[j]].sum(axis=0) + (self.W - len(v) - 1) * beta
+        return np.vstack([C_emit[v], rest])
 
     def __call__(self, order: np.ndarray, alpha: float, beta: float, trans_out, emit_out) -> float:
         """One pass in the sentence ``order``: ``trans_out`` / ``emit_out`` get the counts after the pass (as
@@ -96,8 +131,8 @@ class ClusterCVI2:
         for r in range(n_rounds):
             t0 = time.perf_counter()
             live = [j for j, p in enumerate(pieces) if len(p) > r * step]
-            rounds = {j: submit(self.client, _round, self.states[j], C_trans, C_emit,
-                                pieces[j][r * step:(r + 1) * step], alpha, beta, self.allowed, self.block,
+            rounds = {j: submit(self.client, _round, self.states[j], C_trans, self.rows(C_emit, j, beta),
+                                pieces[j][r * step:(r + 1) * step], alpha, beta, self.block,
                                 len(pieces[j]) <= (r + 1) * step)
                       for j in live}
             futures = [submit(self.client, timed, operator.getitem, rounds[j], 1) for j in live]
@@ -106,18 +141,30 @@ class ClusterCVI2:
                 self.states[j] = submit(self.client, operator.getitem, rounds[j], 0)
             results = self.meter.add(time.perf_counter() - t0, results, [self.tokens[j] for j in live])
             if len(results) == 1 and len(self.states) == 1:
-                C_trans, C_emit = results[0][0], results[0][1]
-            else:
+                C_trans, C_emit, v = results[0][0], C_emit.copy(), self.vocabs[0]
+                C_emit[v] = results[0][1][:len(v)]
+            else:  # C <- C + sum_j (C_j - C), C_j - C nonzero only on the rows V_j
                 C_trans = C_trans + self._sum([t - C_trans for t, _, _, _ in results])
-                C_emit = C_emit + self._sum([e - C_emit for _, e, _, _ in results])
+                change = np.zeros_like(C_emit)
+                for j, (_, e, _, _) in zip(live, results):
+                    v = self.vocabs[j]
+                    change[v] += e[:len(v)] - C_emit[v]
+                C_emit = C_emit + change
             for j, (_, _, l, tot) in zip(live, results):
                 ll += l
                 if tot is not None:
                     totals[j] = tot
-        self.C = self._sum([t for t, _ in totals]), self._sum([e for _, e in totals])
+        self.C = self._totals(totals)
         trans_out[:] = C_trans
         emit_out[:] = C_emit
         return float(ll)
+
+    @staticmethod
+    def _sum(arrays):
+        out = arrays[0].copy()
+        for a in arrays[1:]:
+            out += a
+        return out
 
     def labels(self) -> np.ndarray:
         """Each token's most probable state under its ``q(z_t)``, in corpus order."""

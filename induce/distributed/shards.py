@@ -11,11 +11,14 @@ each worker parses its range with the ordinary readers
 crosses the network.  Shard ``j`` holds training sentences
 ``sentence_bounds[j] .. sentence_bounds[j+1]-1`` in the order of the stream
 (:mod:`induce.corpus.stream`), so a minibatch of global sentence indices
-splits into per-shard pieces.
+splits into per-shard pieces.  :meth:`WorkerCorpus.local` gives each shard its
+own vocabulary ``V_s`` on its worker (:func:`local_vocabulary`), so that the
+batch algorithms exchange only the rows ``V_s`` of the (W, K) emission tables.
 """
 
 from __future__ import annotations
 
+import operator
 import os
 import tempfile
 import warnings
@@ -175,6 +178,18 @@ def _training(shard, held, keep_empty: bool):
     return gather_sentences(tokens, offsets, np.flatnonzero(keep))
 
 
+def local_vocabulary(shard):
+    """On a worker: a shard with its own vocabulary, ``(V_s, (local tokens, offsets))``: ``V_s`` the shard's
+    sorted unique word ids, its tokens as indices into ``V_s`` (``tokens == V_s[local]``).  A kernel given the
+    local tokens and the rows ``V_s`` of a (W, K) table computes what it computes on the whole table with the
+    shard's own tokens wherever it only reads and fills its tokens' rows (the em / vi E-step), so the client
+    sends and receives (|V_s|, K) tables; the cvi2 sweep, which also divides by column totals over all W
+    words, gets one more row (:meth:`induce.distributed.cvi2.ClusterCVI2.rows`)."""
+    tokens, offsets = shard
+    vocab, local = np.unique(tokens, return_inverse=True)
+    return vocab.astype(np.int64), (np.ascontiguousarray(local, dtype=np.int32), offsets)
+
+
 def _sizes(shard) -> tuple[int, int]:
     return len(shard[1]) - 1, len(shard[0])
 
@@ -261,6 +276,14 @@ class WorkerCorpus:
                     return read
                 warnings.warn(f"{path} is not what was read from it: the corpus is shipped to the workers")
         return cls.ship(client, tokens, offsets, n_shards)
+
+    def local(self) -> tuple[list, list[np.ndarray]]:
+        """The shards with their own vocabularies (:func:`local_vocabulary`), made on their workers: the futures
+        of the local shards ``(local tokens, offsets)`` and the vocabularies ``V_s`` (gathered, sorted word
+        ids)."""
+        both = [submit(self.client, local_vocabulary, s) for s in self.shards]
+        vocabs = self.client.gather([submit(self.client, operator.getitem, f, 0) for f in both])
+        return [submit(self.client, operator.getitem, f, 1) for f in both], vocabs
 
     def equals(self, tokens: np.ndarray, offsets: np.ndarray) -> bool:
         """Whether the shards hold exactly the sentences ``tokens`` / ``offsets``, in order (by CRC-32)."""

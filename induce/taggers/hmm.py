@@ -105,6 +105,20 @@ class _Data:
     source: tuple[str, str, bool] | None = None  # the file it was read from (Corpus.source)
 
 
+def random_start(tokens, offsets, K: int, seed: int, allowed: np.ndarray, dtype) -> tuple[np.ndarray, np.ndarray]:
+    """The shared starting point ``(sent_trans (I, K+1, K), gamma (N, K))``: random local posteriors
+    (thesis footnote 5, :func:`passes.init_chain_posteriors`), the token marginals restricted to the states
+    ``allowed[word]`` (a tag dictionary; empty: none) and renormalised.  cvi2 on a cluster draws it per shard on
+    the workers (:mod:`induce.distributed.cvi2`)."""
+    sent_trans = np.zeros((len(offsets) - 1, K + 1, K), dtype=dtype)
+    gamma = np.zeros((len(tokens), K), dtype=dtype)
+    passes.init_chain_posteriors(tokens, offsets, K, int(seed), sent_trans, gamma)
+    if allowed.shape[0]:
+        gamma *= allowed[tokens]
+        gamma /= np.maximum(gamma.sum(axis=1, keepdims=True), 1e-300)
+    return sent_trans, gamma
+
+
 class HMMTagger(InduceEstimator):
     """Unsupervised (or tag-dictionary constrained) HMM tagger, scikit-learn style.
 
@@ -313,14 +327,11 @@ class HMMTagger(InduceEstimator):
             self._fit_cvi3(data, gold, seeds)
             return self
 
-        # shared starting point: random local posteriors (thesis footnote 5)
-        I, N = corpus.n_sentences, corpus.n_tokens
-        sent_trans = np.zeros((I, K + 1, K), dtype=np.float32 if self.infer == "cvi2" else np.float64)
-        gamma = np.zeros((N, K), dtype=np.float32 if self.infer == "cvi2" else np.float64)
-        passes.init_chain_posteriors(data.tokens, data.offsets, K, int(seeds[0]), sent_trans, gamma)
-        if self.allowed_.shape[0]:
-            gamma *= self.allowed_[data.tokens]
-            gamma /= np.maximum(gamma.sum(axis=1, keepdims=True), 1e-300)
+        # shared starting point: random local posteriors (thesis footnote 5); cvi2 on a cluster draws it on the workers
+        sent_trans = gamma = None
+        if self.infer != "cvi2" or self.client is None:
+            sent_trans, gamma = random_start(data.tokens, data.offsets, K, seeds[0], self.allowed_,
+                                             np.float32 if self.infer == "cvi2" else np.float64)
         if self.infer in ("em", "vi"):
             self._fit_batch(data, sent_trans, gamma, gold)
         else:
@@ -507,7 +518,7 @@ class HMMTagger(InduceEstimator):
         if self.client is not None:  # q(z^i) on the workers, one block per worker (induce.distributed.cvi2)
             from ..distributed import ClusterCVI2
 
-            sweep = ClusterCVI2(self._worker_corpus(data), sent_trans, gamma, data.W, self.allowed_, self.cvi2_block)
+            sweep = ClusterCVI2(self._worker_corpus(data), K, seeds[0], data.W, self.allowed_, self.cvi2_block)
             self.cluster_meter_, labels = sweep.meter, sweep.labels
         bar = self._iterations()
         for it in bar:

@@ -19,6 +19,15 @@ def corpus():
     return as_corpus(tokens, offsets, 20)
 
 
+@pytest.fixture(scope="module")
+def split(corpus):
+    """``corpus`` with the words of its second shard (of two) moved up by 10: the shards' vocabularies are
+    0..19 and 10..29 of W = 30."""
+    tokens = corpus.tokens.copy()
+    tokens[corpus.offsets[dist.shard_bounds(corpus.offsets, 2)[1]]:] += 10
+    return as_corpus(tokens, corpus.offsets, 30)
+
+
 def test_shard_bounds_cover_the_corpus_in_order():
     offsets = np.array([0, 5, 6, 20, 21, 22, 40], dtype=np.int64)
     for n in (1, 2, 3, 6, 10):
@@ -129,6 +138,29 @@ def test_tag_dictionary_on_the_workers_equals_single_process(client, corpus, mon
     np.testing.assert_array_equal(got.emission_counts_, ref.emission_counts_)
 
 
+@pytest.mark.parametrize("infer", ["em", "cvi2"])
+def test_tag_dictionary_rows_go_with_each_shards_words(client, split, infer, monkeypatch):
+    """A tag dictionary is cut into each shard's rows with its words: em on two shards with different
+    vocabularies equals the single-process run; cvi2 (start drawn and masked on the worker) on one worker equals
+    it bit for bit."""
+    from induce.corpus.vocab import Vocabulary
+    from induce.taggers import TagDictionary
+
+    allowed = np.random.default_rng(4).random((30, 4)) < 0.6
+    allowed[np.arange(30), np.arange(30) % 4] = True
+    tags = TagDictionary(split.vocab, Vocabulary.from_json({"items": ["A", "B", "C", "D"]}), allowed)
+    kw = dict(n_states=4, infer=infer, n_iter=4, tol=0, random_state=6, **({"cvi2_block": 8} if infer == "cvi2"
+                                                                            else {}))
+    ref = HMMTagger(**kw).fit(split, tags)
+    if infer == "cvi2":
+        monkeypatch.setattr(dist.cluster, "n_workers", lambda client: 1)
+    got = HMMTagger(client=client, **kw).fit(split, tags)
+    assert np.all(got.emission_counts_[~allowed] == 0)
+    tol = dict(rtol=0, atol=0) if infer == "cvi2" else dict(rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(got.transition_counts_, ref.transition_counts_, **tol)
+    np.testing.assert_allclose(got.emission_counts_, ref.emission_counts_, **tol)
+
+
 def test_unsupported_algorithm_on_cluster_is_a_config_error(client, corpus):
     with pytest.raises(ConfigError, match="cluster"):
         HMMTagger(n_states=4, infer="cvi1", client=client).fit(corpus)
@@ -178,28 +210,37 @@ def test_cvi2_one_worker_equals_block_parallel_single_process(client, corpus, mo
         pytest.approx([r["predictive_log_likelihood"] for r in ref.trace_], rel=1e-12)
 
 
-def test_cvi2_sharded_rounds_match_a_hand_run_of_the_kernel(client, corpus):
+def test_cvi2_sharded_rounds_match_a_hand_run_of_the_kernel(client, split):
     """Two shards, rounds of 20 sentences: each round every shard runs cvi2_block_pass on its next sentences
-    against the counts at the round start, and the counts move by the sum of the shards' changes."""
+    against the counts at the round start, and the counts move by the sum of the shards' changes.  The shards
+    see only their own vocabulary's rows (plus one for the rest of each column) and draw their own starts: shard
+    0 the single-process start of its sentences."""
+    from induce.distributed.cvi2 import shard_seeds
+    from induce.distributed.shards import piece
     from induce.infer import hmm_passes as passes
     from induce.infer.hmm_batched import cvi2_block_pass
+    from induce.taggers.hmm import random_start
 
-    K, W, alpha, beta = 4, 20, 0.5, 0.1
-    st = np.zeros((corpus.n_sentences, K + 1, K), dtype=np.float32)
-    g = np.zeros((corpus.n_tokens, K), dtype=np.float32)
-    passes.init_chain_posteriors(corpus.tokens, corpus.offsets, K, 5, st, g)
+    corpus = split
+    K, W, alpha, beta = 4, 30, 0.5, 0.1
     no_mask = np.zeros((0, 0), dtype=np.uint8)
     shards = dist.WorkerCorpus.ship(client, corpus.tokens, corpus.offsets, 2)
-    sweep = dist.ClusterCVI2(shards, st, g, W, no_mask, 4, sync=20)
+    sweep = dist.ClusterCVI2(shards, K, 5, W, no_mask, 4, sync=20)
+    tb = shards.token_bounds
+    for v, lo, hi in zip(sweep.vocabs, tb[:-1], tb[1:]):
+        np.testing.assert_array_equal(v, np.unique(corpus.tokens[lo:hi]))
+        assert len(v) <= 20
     order = np.random.default_rng(0).permutation(corpus.n_sentences)
     t, e = np.zeros((K + 1, K)), np.zeros((W, K))
     ll = sweep(order, alpha, beta, t, e)
-    # by hand
-    st, g = st.copy(), g.copy()
+    # by hand, on the whole (W, K) table
+    st, g = random_start(corpus.tokens, corpus.offsets, K, 5, no_mask, np.float32)
+    b = sweep.bounds
+    st[b[1]:], g[tb[1]:] = random_start(*piece(corpus.tokens, corpus.offsets, b[1], b[2]), K,
+                                        shard_seeds(5, 2)[1], no_mask, np.float32)
     C_t, C_e = np.zeros((K + 1, K)), np.zeros((W, K))
     passes.totals_from_local(corpus.tokens, corpus.offsets, st, g, W, C_t, C_e)
-    lo, hi = sweep.bounds[:2], sweep.bounds[1:]
-    pieces = [order[(order >= a) & (order < b)] for a, b in zip(lo, hi)]
+    pieces = [order[(order >= lo) & (order < hi)] for lo, hi in zip(b[:-1], b[1:])]
     ll_ref = 0.0
     for r in range(0, max(map(len, pieces)), 20):
         outs = []

@@ -29,6 +29,16 @@ def plain(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
+def split(tmp_path_factory):
+    """A plain file whose halves use the words w00..w19 and w10..w29: each shard of two lacks some of the 30."""
+    path = tmp_path_factory.mktemp("split") / "text.txt"
+    sentences = _sentences(160, 5)
+    lines = [" ".join(f"w{int(w[1:]) + 10 * (i >= 80):02d}" for w in s) + "\n" for i, s in enumerate(sentences)]
+    path.write_text("".join(lines))
+    return path
+
+
+@pytest.fixture(scope="module")
 def columns(tmp_path_factory):
     """A directory of two CoNLL-2000 files (word POS chunk, blank line between sentences)."""
     root = tmp_path_factory.mktemp("cols")
@@ -53,6 +63,42 @@ def test_byte_ranges_read_the_same_sentences(plain, columns, fmt):
             tokens, offsets = _read_ranges(ranges, fmt, False, vocab)
             got += [tokens[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:])]
         assert got == whole
+
+
+def test_local_vocabulary_by_hand():
+    from induce.distributed.shards import local_vocabulary
+
+    offsets = np.array([0, 2, 4], dtype=np.int64)
+    vocab, (local, off) = local_vocabulary((np.array([5, 2, 5, 9], dtype=np.int32), offsets))
+    assert vocab.tolist() == [2, 5, 9] and local.tolist() == [1, 0, 1, 2] and local.dtype == np.int32
+    assert off is offsets
+
+
+@pytest.mark.parametrize("infer", ["em", "vi", "cvi2"])
+def test_shards_exchange_only_their_vocabularys_rows(client, split, infer, submitted):
+    """Each shard is sent and returns the rows of its own words only: no (W, K) table and no (tokens, K) start
+    leave the client.  em / vi equal the single-process run; cvi2 (two shards, each drawing its own start) is
+    reproducible given the seed."""
+    from induce.corpus.formats import load_corpus
+
+    corpus = load_corpus(split)
+    W = len(corpus.vocab)
+    kw = dict(n_states=4, infer=infer, n_iter=5, tol=0, random_state=2, **({"cvi2_block": 8} if infer == "cvi2"
+                                                                            else {}))
+    got = HMMTagger(client=client, **kw).fit(corpus)
+    local = dist.WorkerCorpus.read(client, split, "plain", corpus.vocab).local()[1]
+    assert len(local) == 2 and max(map(len, local)) < W - 1
+    assert max(a.shape[0] for a in submitted if a.dtype.kind == "f") < W
+    assert max(a.shape[0] for a in submitted if a.ndim) < corpus.n_sentences < corpus.n_tokens
+    if infer == "cvi2":
+        again = HMMTagger(client=client, **kw).fit(corpus)
+        np.testing.assert_array_equal(got.emission_counts_, again.emission_counts_)
+        assert got.emission_counts_.sum() == pytest.approx(corpus.n_tokens, rel=1e-6)
+        return
+    ref = HMMTagger(**kw).fit(corpus)
+    np.testing.assert_allclose(got.transition_counts_, ref.transition_counts_, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(got.emission_counts_, ref.emission_counts_, rtol=1e-9, atol=1e-9)
+    np.testing.assert_array_equal(got.labels_, ref.labels_)
 
 
 def test_read_shards_hold_the_training_sentences(client, plain):
