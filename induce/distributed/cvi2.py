@@ -2,9 +2,11 @@
 
 Each worker holds a shard of sentences with their local statistics
 ``q(z^i)`` (``sent_trans``, ``gamma``), which never leave it.  A pass is cut
-into rounds: in a round every worker runs the existing block-parallel kernel
-:func:`induce.infer.hmm_batched.cvi2_block_pass` over its next ``sync``
-sentences of the pass order (all of its sentences by default) against the
+into rounds: in a round every worker runs the existing kernel -- the
+block-parallel :func:`induce.infer.hmm_batched.cvi2_block_pass`, or the exact
+sequential :func:`induce.infer.hmm_passes.cvi2_pass` with ``block`` 0 (the
+default; a block pass of one sentence per block computes the same sweep many
+times slower) -- over its next ``sync`` sentences of the pass order (all of its sentences by default) against the
 global counts ``C`` frozen at the round start, and returns its counts after
 the round; the client sets ``C <- C + sum_j (C_j - C)`` (``C_j`` itself with
 one shard).  Each shard has its own vocabulary ``V_s``
@@ -16,7 +18,7 @@ block pass does; sentences of different shards see each other's changes at
 the next round (the approximate distributed scheme of AD-LDA, Newman et al.
 2009).  At the start of each pass ``C`` is recomputed exactly from the stored
 statistics, as the single-process sweep does.  With one worker and one round
-per pass the run is the single-process block-parallel run, bit for bit.
+per pass the run is the single-process run (sequential or block-parallel), bit for bit.
 The starting ``q(z^i)`` is drawn on the workers (:func:`shard_seeds`,
 :func:`induce.taggers.hmm.random_start`): the client never holds it.
 """
@@ -68,8 +70,11 @@ def _round(state, C_trans, C_emit, order, alpha, beta, block, last):
     ``last`` of the pass else None))``."""
     tokens, offsets, sent_trans, gamma, allowed = state
     sent_trans, gamma, C_trans, C_emit = sent_trans.copy(), gamma.copy(), C_trans.copy(), C_emit.copy()
-    ll = cvi2_block_pass(C_trans, C_emit, sent_trans, gamma, tokens, offsets, order, alpha, beta, allowed, block,
-                         passes.n_threads())
+    if block:
+        ll = cvi2_block_pass(C_trans, C_emit, sent_trans, gamma, tokens, offsets, order, alpha, beta, allowed, block,
+                             passes.n_threads())
+    else:
+        ll = passes.cvi2_pass(C_trans, C_emit, sent_trans, gamma, tokens, offsets, order, alpha, beta, allowed)
     totals = _totals(tokens, offsets, sent_trans, gamma, C_emit.shape[0]) if last else None
     return (tokens, offsets, sent_trans, gamma, allowed), (C_trans, C_emit, ll, totals)
 
@@ -87,7 +92,7 @@ class ClusterCVI2:
     def __init__(self, corpus: WorkerCorpus, K: int, seed: int, W: int, allowed: np.ndarray, block: int,
                  sync: int = 0):
         self.client = client = corpus.client
-        self.block, self.sync, self.W = max(1, int(block)), int(sync), int(W)
+        self.block, self.sync, self.W = max(0, int(block)), int(sync), int(W)
         self.bounds = corpus.sentence_bounds
         self.tokens = np.diff(corpus.token_bounds)
         local, self.vocabs = corpus.local()

@@ -197,9 +197,11 @@ def test_resume_with_a_cluster_equals_an_uninterrupted_run(client, corpus, tmp_p
     np.testing.assert_array_equal(resumed.emissions(), counts.emissions())
 
 
-def test_cvi2_one_worker_equals_block_parallel_single_process(client, corpus, monkeypatch):
-    """One worker holding every sentence runs the single-process block pass on the same inputs: bit for bit."""
-    kw = dict(n_states=4, infer="cvi2", cvi2_block=16, n_iter=4, tol=0, random_state=3)
+@pytest.mark.parametrize("block", [16, 0])
+def test_cvi2_one_worker_equals_the_single_process(client, corpus, monkeypatch, block):
+    """One worker holding every sentence runs the single-process pass (block-parallel, or the exact sequential
+    sweep with block 0) on the same inputs: bit for bit."""
+    kw = dict(n_states=4, infer="cvi2", cvi2_block=block, n_iter=4, tol=0, random_state=3)
     ref = HMMTagger(**kw).fit(corpus)
     monkeypatch.setattr(dist.cluster, "n_workers", lambda client: 1)
     got = HMMTagger(client=client, **kw).fit(corpus)
