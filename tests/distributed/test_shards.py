@@ -65,6 +65,15 @@ def test_byte_ranges_read_the_same_sentences(plain, columns, fmt):
         assert got == whole
 
 
+def _arrays(value):
+    """The numpy arrays in a (nested) task result."""
+    if isinstance(value, np.ndarray):
+        return [value]
+    if isinstance(value, (tuple, list)):
+        return [a for v in value for a in _arrays(v)]
+    return []
+
+
 def test_local_vocabulary_by_hand():
     from induce.distributed.shards import local_vocabulary
 
@@ -76,19 +85,28 @@ def test_local_vocabulary_by_hand():
 
 @pytest.mark.parametrize("infer", ["em", "vi", "cvi2"])
 def test_shards_exchange_only_their_vocabularys_rows(client, split, infer, submitted):
-    """Each shard is sent and returns the rows of its own words only: no (W, K) table and no (tokens, K) start
-    leave the client.  em / vi equal the single-process run; cvi2 (two shards, each drawing its own start) is
-    reproducible given the seed."""
+    """Each shard returns the rows of its own words only, and no (tokens, K) start leaves the client; em / vi
+    broadcast the emission table once a pass (the shards' rows together would outnumber it: 19 + 22 of the 30
+    words here), cvi2 sends each shard its rows only.  em / vi equal the single-process run; cvi2 (two shards,
+    each drawing its own start) is reproducible given the seed."""
     from induce.corpus.formats import load_corpus
 
     corpus = load_corpus(split)
     W = len(corpus.vocab)
     kw = dict(n_states=4, infer=infer, n_iter=5, tol=0, random_state=2, **({"cvi2_block": 8} if infer == "cvi2"
                                                                             else {}))
-    got = HMMTagger(client=client, **kw).fit(corpus)
+    received, gather = [], client.gather
+    client.gather = lambda futures: received.extend(gather(futures)) or received[-len(futures):]
+    try:
+        got = HMMTagger(client=client, **kw).fit(corpus)
+    finally:
+        del client.gather
     local = dist.WorkerCorpus.read(client, split, "plain", corpus.vocab).local()[1]
-    assert len(local) == 2 and max(map(len, local)) < W - 1
-    assert max(a.shape[0] for a in submitted if a.dtype.kind == "f") < W
+    assert len(local) == 2 and max(map(len, local)) < W - 1 and sum(map(len, local)) > W
+    tables = [a for a in submitted if a.dtype.kind == "f" and a.shape[0] >= W]
+    assert len(tables) == (0 if infer == "cvi2" else 5) and all(t.shape[0] == W for t in tables)
+    returned = [a for r in received if isinstance(r, tuple) for a in _arrays(r) if a.ndim == 2]
+    assert {len(v) for v in local} <= {a.shape[0] for a in returned} and max(a.shape[0] for a in returned) < W
     assert max(a.shape[0] for a in submitted if a.ndim) < corpus.n_sentences < corpus.n_tokens
     if infer == "cvi2":
         again = HMMTagger(client=client, **kw).fit(corpus)
