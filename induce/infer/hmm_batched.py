@@ -19,7 +19,7 @@ import numpy as np
 from numba import njit, prange
 
 from ..kernels.hmm import forward_backward, store_sentence
-from .hmm_passes import _max_length, move_emissions, shift_transitions, surrogate_transitions
+from .hmm_passes import _max_length, move_emissions, per_state, shift_transitions, surrogate_transitions
 from ..kernels.hmm_lockstep import forward_backward_lockstep, lockstep_layout
 
 
@@ -140,9 +140,10 @@ def _block_starts(offsets, order, lo, nb, start):
 
 
 @njit(cache=True)
-def _block_emissions(C_emit, col_tot, gamma, tokens, s, T, beta, allowed, own, link, first, own_col, E):
+def _block_emissions(C_emit, col_tot, gamma, tokens, s, T, b, allowed, own, link, first, own_col, E):
     """Surrogate emissions of thesis eq. 3.50 against the block's frozen counts, for the ``T`` tokens
-    of the sentence at ``s``: ``E[t, k] = (C_{x_t,k} - own_{x_t,k} + b) / (C_{.,k} - own_{.,k} + W b)``,
+    of the sentence at ``s``: ``E[t, k] = (C_{x_t,k} - own_{x_t,k} + b_k) / (C_{.,k} - own_{.,k} + W b_k)``
+    (``b`` the (K,) emission concentrations),
     zero where ``allowed`` forbids ``k``.  A word may repeat in the sentence, so its own counts are
     summed by word type first (``own[f]`` at its first position ``f = link[t]``; ``first`` (W,) is the
     scratch index, left all -1)."""
@@ -165,13 +166,13 @@ def _block_emissions(C_emit, col_tot, gamma, tokens, s, T, beta, allowed, own, l
         for k in range(K):
             own_col[k] -= gamma[s + t, k]
     for k in range(K):
-        own_col[k] = 1.0 / (max(own_col[k], 0.0) + W * beta)
+        own_col[k] = 1.0 / (max(own_col[k], 0.0) + W * b[k])
     constrained = allowed.shape[0] > 0
     for t in range(T):
         w = tokens[s + t]
         f = link[t]
         for k in range(K):
-            E[t, k] = (max(C_emit[w, k] - own[f, k], 0.0) + beta) * own_col[k]
+            E[t, k] = (max(C_emit[w, k] - own[f, k], 0.0) + b[k]) * own_col[k]
         if constrained:
             for k in range(K):
                 if allowed[w, k] == 0:
@@ -197,7 +198,7 @@ def cvi2_block_pass(C_trans, C_emit, sent_trans, gamma, tokens, offsets, order, 
     """One sweep of block-parallel CVI algorithm 2: sentences in a block see the counts frozen at the block start.
 
     Same arguments and contract as :func:`induce.infer.hmm_passes.cvi2_pass`
-    plus ``block`` (sentences per block) and ``n_chunks`` (threads).  The
+    (``beta`` a scalar or per-state array) plus ``block`` (sentences per block) and ``n_chunks`` (threads).  The
     sentences ``order[b : b + block]`` are updated in parallel: sentence ``i``
     runs forward-backward under the surrogate parameters (thesis eq. 3.49-3.50,
     :func:`induce.infer.hmm_passes.surrogate_transitions`, :func:`_block_emissions`) formed from ``C - c_i``
@@ -230,6 +231,7 @@ def cvi2_block_pass(C_trans, C_emit, sent_trans, gamma, tokens, offsets, order, 
     start = np.empty(block + 1, dtype=np.int64)
     ll_loc = np.zeros(n_chunks)
     prior = np.full(K, alpha)
+    b = per_state(beta, K)
     for lo in range(0, I, block):
         nb = min(I, lo + block) - lo
         _block_starts(offsets, order, lo, nb, start)
@@ -241,7 +243,7 @@ def cvi2_block_pass(C_trans, C_emit, sent_trans, gamma, tokens, offsets, order, 
                 if T == 0:
                     continue
                 surrogate_transitions(C_trans, row_tot, sent_trans[i], prior, K * alpha, A[c])
-                _block_emissions(C_emit, col_tot, gamma, tokens, s, T, beta, allowed, own[c], link[c], first[c],
+                _block_emissions(C_emit, col_tot, gamma, tokens, s, T, b, allowed, own[c], link[c], first[c],
                                  own_col[c], E[c])
                 ll_loc[c] += forward_backward(A[c], E[c], T, fwd[c], bwd[c], scale[c], xi[c])
                 store_sentence(A[c], fwd[c], bwd[c], xi[c], T, new_trans[m], new_gamma[start[m]:start[m] + T])

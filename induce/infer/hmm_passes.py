@@ -24,6 +24,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 from numba import njit, prange
+from numba.core import types
+from numba.extending import overload
 
 from ..kernels.hmm import forward_backward, gather_emissions, store_sentence
 
@@ -33,6 +35,21 @@ _TINY = 1e-300
 def n_threads() -> int:
     """Threads numba's parallel passes use."""
     return numba.get_num_threads()
+
+
+def per_state(prior, K):
+    """A Dirichlet concentration per state: ``prior`` itself if it is an array of length ``K``, else ``K`` copies
+    of the scalar.  The cvi2 kernels take the emission concentration either way (a scalar: the symmetric
+    ``Dir(beta)`` of every row; an array: row ``k`` ~ ``Dir(beta_k)``), with the same arithmetic."""
+    return np.asarray(prior, dtype=np.float64) if np.ndim(prior) else np.full(K, float(prior))
+
+
+@overload(per_state)
+def _per_state_compiled(prior, K):
+    """:func:`per_state` inside compiled kernels, resolved on the argument's type at compile time."""
+    if isinstance(prior, types.Array):
+        return lambda prior, K: prior
+    return lambda prior, K: np.full(K, np.float64(prior))
 
 
 @njit(cache=True)
@@ -229,7 +246,8 @@ def cvi2_pass(C_trans, C_emit, sent_trans, gamma, tokens, offsets, order, alpha,
     local statistics ``sent_trans`` (I, K+1, K) and ``gamma`` (N, K); all four
     are updated in place.  For each sentence ``i``: form the surrogate parameters
     ``(C^{\\i} + a) / (C.^{\\i} + K a)`` (3.49, :func:`surrogate_transitions`) and
-    ``(C^{\\i}_{k,w} + b) / (C^{\\i}_{.,k} + W b)`` (3.50) from the totals without
+    ``(C^{\\i}_{k,w} + b_k) / (C^{\\i}_{.,k} + W b_k)`` (3.50; ``beta`` a scalar, the same ``b`` for every
+    state, or a length-K array of per-state concentrations, :func:`per_state`) from the totals without
     its counts, run forward-backward, store the new expected counts and move
     the totals to them (:func:`replace_sentence`).  The transition counts are
     never subtracted in place: ``C^{\\i}`` is read as ``C - c_i`` while forming
@@ -251,6 +269,7 @@ def cvi2_pass(C_trans, C_emit, sent_trans, gamma, tokens, offsets, order, alpha,
     A = np.empty((K + 1, K))
     new = np.empty((K + 1, K), dtype=sent_trans.dtype)
     prior = np.full(K, alpha)
+    b = per_state(beta, K)
     inv_den = np.empty(K)
     constrained = allowed.shape[0] > 0
     ll = 0.0
@@ -266,11 +285,11 @@ def cvi2_pass(C_trans, C_emit, sent_trans, gamma, tokens, offsets, order, alpha,
         # so all of its tokens leave the totals before any is gathered
         move_emissions(C_emit, col_tot, gamma, tokens, s, T, -1.0)
         for k in range(K):
-            inv_den[k] = 1.0 / (max(col_tot[k], 0.0) + W * beta)
+            inv_den[k] = 1.0 / (max(col_tot[k], 0.0) + W * b[k])
         for t in range(T):
             w = tokens[s + t]
             for k in range(K):
-                E[t, k] = (max(C_emit[w, k], 0.0) + beta) * inv_den[k]
+                E[t, k] = (max(C_emit[w, k], 0.0) + b[k]) * inv_den[k]
             if constrained:
                 for k in range(K):
                     if allowed[w, k] == 0:
