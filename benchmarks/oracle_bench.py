@@ -13,13 +13,17 @@ For each algorithm (docs/experiments/defaults.md, "Against the oracle"):
 * ``oracle``: ``--seeds`` seeds (0, 1, ...) at the grid point with the best mean M-1 on this corpus;
 * ``default``: ``HMMTagger`` with no priors given (:data:`induce.taggers.hmm.DEFAULT_PRIORS`);
 * ``eb-beta``, ``eb``: empirical Bayes of beta (alpha at its default) or of both (``learn_hyper=True``);
-  not for ``em``, whose MAP priors are floored at 1 and learn to plain maximum likelihood.
+  not for ``em``, whose MAP priors are floored at 1 and learn to plain maximum likelihood;
+* ``eb-state``, ``eb-state-beta`` (cvi2 only): an emission concentration ``beta_k`` per state, each learned from
+  its row (``learn_hyper="per-state"``), with alpha learned or held at its default.
+
+``--variants`` picks the non-grid variants to run (default: all that apply).
 
 Every run has the CLI's stopping rule (tol 1e-5, cap ``--cap``) and K = the number of gold tags.  Runs go to a
 process pool (one numba thread each); every finished run is appended to ``OUT/oracle_<corpus>.jsonl`` at once,
 and a run already there is skipped, so an interrupted invocation resumes.  ``summary`` writes
-``benchmarks/results/oracle_<corpus>.json``: mean and sd of M-1 and V-M per variant, and the paired differences
-from the oracle.
+``benchmarks/results/<name of OUT>_<corpus>.json`` (``oracle_<corpus>.json``): mean and sd of M-1 and V-M per
+variant, and the paired differences from the oracle (from the default when no grid was run, ``--grid-seeds 0``).
 """
 
 from __future__ import annotations
@@ -32,9 +36,12 @@ import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parent
 GRID = (0.003, 0.01, 0.03, 0.1, 0.3, 1.0)
-LEARNED = ("eb-beta", "eb")
+LEARNED = ("eb-beta", "eb", "eb-state", "eb-state-beta")
+PER_STATE = ("eb-state", "eb-state-beta")
 _CORPUS = {}
 
 
@@ -56,8 +63,8 @@ def _model(task: dict, K: int):
         return HMMTagger(alpha=task["alpha"], beta=task["beta"], map_estimate=task["infer"] == "em", **common)
     if task["variant"] == "default":
         return HMMTagger(**common)
-    held = {"alpha": default_priors(task["infer"])[0]} if task["variant"] == "eb-beta" else {}
-    return HMMTagger(learn_hyper=True, **held, **common)
+    held = {"alpha": default_priors(task["infer"])[0]} if task["variant"] in ("eb-beta", "eb-state-beta") else {}
+    return HMMTagger(learn_hyper="per-state" if task["variant"] in PER_STATE else True, **held, **common)
 
 
 def run_one(task: dict) -> dict:
@@ -73,8 +80,10 @@ def run_one(task: dict) -> dict:
         warnings.simplefilter("ignore")
         model = _model(task, K).fit(corpus)
     scores = tagging_report(model.labels_, corpus.tags[column], corpus.offsets)
+    beta = np.asarray(model.beta_, dtype=float)  # per-state: the median, and the range in beta_range
     return {**task, "K": K, "m1": scores["m1"], "m1_cv": scores["m1_cv"], "vm": scores["vm"],
-            "states_used": scores["states"], "alpha_": model.alpha_, "beta_": model.beta_, "passes": model.n_iter_,
+            "states_used": scores["states"], "alpha_": model.alpha_, "beta_": float(np.median(beta)),
+            "beta_range": [float(beta.min()), float(beta.max())], "passes": model.n_iter_,
             "converged": bool(model.converged_), "seconds": time.perf_counter() - t0}
 
 
@@ -88,8 +97,9 @@ def grid_tasks(corpus, infer, seeds, cap):
             for a in GRID for b in GRID for s in range(seeds)]
 
 
-def fixed_tasks(corpus, infer, seeds, cap):
+def fixed_tasks(corpus, infer, seeds, cap, wanted=("default",) + LEARNED):
     variants = ("default",) if infer == "em" else ("default",) + LEARNED
+    variants = [v for v in variants if v in wanted and (v not in PER_STATE or infer == "cvi2")]
     return [dict(corpus=corpus, infer=infer, variant=v, alpha=None, beta=None, seed=s, cap=cap)
             for v in variants for s in range(seeds)]
 
@@ -129,7 +139,7 @@ def run(args) -> None:
         return pending(tasks)
 
     first = pending([t for infer in algorithms for t in grid_tasks(args.corpus, infer, args.grid_seeds, args.cap)
-                     + fixed_tasks(args.corpus, infer, args.seeds, args.cap)])
+                     + fixed_tasks(args.corpus, infer, args.seeds, args.cap, args.variants.split(","))])
     os.environ["NUMBA_NUM_THREADS"] = "1"
     with ProcessPoolExecutor(args.jobs) as pool, out.open("a") as sink:
         first += oracle_tasks()  # algorithms whose grid an earlier invocation completed
@@ -143,7 +153,7 @@ def run(args) -> None:
             done.add(_key(r))
             sink.write(json.dumps(r) + "\n")
             sink.flush()
-            print(f"{r['infer']:4s} {r['variant']:7s} a={r['alpha']} b={r['beta']} seed {r['seed']}: M-1 {r['m1']:.3f} "
+            print(f"{r['infer']:4s} {r['variant']:13s} a={r['alpha']} b={r['beta']} seed {r['seed']}: M-1 {r['m1']:.3f} "
                   f"V-M {r['vm']:.3f} passes {r['passes']} {r['seconds']:.0f} s", flush=True)
             for t in oracle_tasks():  # an algorithm's grid just completed
                 if _key(t) not in submitted:
@@ -156,7 +166,9 @@ def summary(args) -> None:
     report = {"corpus": args.corpus, "algorithms": {}}
     for infer in dict.fromkeys(r["infer"] for r in runs):
         point = best_point(runs, infer)
-        oracle = {r["seed"]: r for r in runs if r["infer"] == infer and r["variant"] == "oracle"}
+        # differences are paired with the oracle's seeds, or the default's where no grid was run (--grid-seeds 0)
+        ref = "oracle" if any(r["infer"] == infer and r["variant"] == "oracle" for r in runs) else "default"
+        oracle = {r["seed"]: r for r in runs if r["infer"] == infer and r["variant"] == ref}
         rows = {}
         for variant in ("oracle", "default") + LEARNED:
             mine = sorted((r for r in runs if r["infer"] == infer and r["variant"] == variant), key=lambda r: r["seed"])
@@ -166,19 +178,23 @@ def summary(args) -> None:
             for k in ("m1", "vm", "passes", "alpha_", "beta_"):
                 values = [r[k] for r in mine]
                 row[k] = [statistics.fmean(values), statistics.stdev(values) if len(values) > 1 else 0.0]
+            row["beta_range"] = [min(r.get("beta_range", [r["beta_"]])[0] for r in mine),
+                                 max(r.get("beta_range", [r["beta_"]])[-1] for r in mine)]
             paired = [(r["m1"] - oracle[r["seed"]]["m1"], r["vm"] - oracle[r["seed"]]["vm"])
                       for r in mine if r["seed"] in oracle]
-            if paired and variant != "oracle":
+            if paired and variant != ref:
                 row["diff_m1"] = statistics.fmean(d[0] for d in paired)
                 row["diff_vm"] = statistics.fmean(d[1] for d in paired)
+                row["diff_m1_sd"] = statistics.stdev(d[0] for d in paired) if len(paired) > 1 else 0.0
             rows[variant] = row
-            print(f"{args.corpus} {infer:4s} {variant:7s} M-1 {100 * row['m1'][0]:.1f} ± {100 * row['m1'][1]:.1f} "
+            print(f"{args.corpus} {infer:4s} {variant:13s} M-1 {100 * row['m1'][0]:.1f} ± {100 * row['m1'][1]:.1f} "
                   f"V-M {100 * row['vm'][0]:.1f} ± {100 * row['vm'][1]:.1f} "
-                  f"(vs oracle {100 * row.get('diff_m1', 0):+.1f} / {100 * row.get('diff_vm', 0):+.1f}) "
-                  f"alpha {row['alpha_'][0]:.3g} beta {row['beta_'][0]:.3g} passes {row['passes'][0]:.0f} "
+                  f"(vs {ref} {100 * row.get('diff_m1', 0):+.1f} / {100 * row.get('diff_vm', 0):+.1f}) "
+                  f"alpha {row['alpha_'][0]:.3g} beta {row['beta_'][0]:.3g} "
+                  f"[{row['beta_range'][0]:.3g}, {row['beta_range'][1]:.3g}] passes {row['passes'][0]:.0f} "
                   f"converged {row['converged']}/{row['seeds']}")
-        report["algorithms"][infer] = {"best_point": point, "variants": rows}
-    path = ROOT / "results" / f"oracle_{args.corpus}.json"
+        report["algorithms"][infer] = {"best_point": point, "reference": ref, "variants": rows}
+    path = ROOT / "results" / f"{Path(args.out).name}_{args.corpus}.json"  # --out .../oracle: oracle_<corpus>.json
     path.write_text(json.dumps(report, indent=1))
     print(f"wrote {path}")
 
@@ -190,6 +206,8 @@ def main() -> None:
     parser.add_argument("--algorithms", default="cvi2,vi,em")
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--grid-seeds", type=int, default=1)
+    parser.add_argument("--variants", default=",".join(("default",) + LEARNED),
+                        help="the non-grid variants to run (comma-separated)")
     parser.add_argument("--cap", type=int, default=500)
     parser.add_argument("--jobs", type=int, default=os.cpu_count())
     parser.add_argument("--out", default=str(ROOT / "out" / "oracle"))

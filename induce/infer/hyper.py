@@ -110,3 +110,20 @@ def fit_symmetric_dirichlet(counts, a0: float, max_iter: int = 100, tol: float =
         if converged:
             break
     return float(np.clip(np.exp(u), *BOUNDS))
+
+
+def fit_row_dirichlets(counts, a0, cap: float = np.inf, max_iter: int = 100, tol: float = 1e-7) -> np.ndarray:
+    """Per-row concentrations: ``a_j`` maximising the evidence of row ``j`` of ``counts`` alone, started at
+    ``a0[j]``, then capped at ``cap``.
+
+    The prior of a table whose rows ``j`` each have their own symmetric ``Dir(a_j)``: the evidence
+    (Minka 2000, eq. 52) is a sum over rows, so each ``a_j`` is :func:`fit_symmetric_dirichlet` of its row.
+    ``counts`` is dense, rows by outcomes; ``a0`` a scalar or one start per row.  A row with no counts keeps
+    its start; a row whose counts fall on one outcome wants ``a_j -> 0`` and gets ``BOUNDS[0]``; a row of
+    distinct outcomes, each seen once, is best explained by the uniform distribution, ``a_j -> inf`` (``BOUNDS[1]``)
+    unless ``cap`` stops it.
+    """
+    counts = np.asarray(counts, dtype=np.float64)
+    a0 = np.broadcast_to(np.asarray(a0, dtype=np.float64), counts.shape[:1])
+    fits = np.array([fit_symmetric_dirichlet(row[None, :], a, max_iter, tol) for row, a in zip(counts, a0)])
+    return np.minimum(fits, cap)

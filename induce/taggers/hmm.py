@@ -44,7 +44,7 @@ from ..infer import stochastic_hmm as stochastic
 from ..infer.cvi3 import cvi3_pass, cvi3_totals, init_from_parameters, subsequence_offsets
 from ..infer.schedules import exponential_init, minibatches
 from ..infer.estimators import cvi_params, dirichlet_kl, em_params, map_params, vi_params
-from ..infer.hyper import fit_symmetric_dirichlet
+from ..infer.hyper import fit_row_dirichlets, fit_symmetric_dirichlet
 from ..kernels.hmm import forward_backward, gather_emissions, viterbi
 from ..modelfile import Field
 from ..names import HMM_ALGORITHMS, HMM_DECODERS
@@ -187,7 +187,7 @@ class HMMTagger(InduceEstimator):
     _parameter_constraints = {
         "n_states": Integer(1), "infer": Options(*ALGORITHMS), "n_iter": Integer(1), "tol": Real(0.0),
         "alpha": AnyOf(Options(None), Real(0.0)), "beta": AnyOf(Options(None), Real(0.0)),
-        "learn_hyper": Boolean(), "hyper_burn_in": Integer(0), "decode": Options(*DECODERS),
+        "learn_hyper": AnyOf(Boolean(), Options("per-state")), "hyper_burn_in": Integer(0), "decode": Options(*DECODERS),
         "map_estimate": Boolean(), "temperature": Items(Real(0.0, min_open=True), 2), "cgs_keep": Integer(0),
         "order": Options("sequential", "shuffle"), "cvi2_block": Integer(0), "random_state": Seed(),
         "verbose": Boolean(), "eval_every": Integer(1), "n_epochs": Integer(1),
@@ -204,7 +204,7 @@ class HMMTagger(InduceEstimator):
         tol: float = 1e-5,
         alpha: float | None = None,
         beta: float | None = None,
-        learn_hyper: bool = False,
+        learn_hyper: bool | str = False,
         hyper_burn_in: int = 50,
         decode: str = "posterior",
         map_estimate: bool = True,
@@ -400,6 +400,9 @@ class HMMTagger(InduceEstimator):
         prior to learn (``map_estimate`` gives it one); the stochastic
         algorithms keep the starting values.
         """
+        if self.learn_hyper == "per-state" and self.infer != "cvi2":
+            raise ConfigError(f"learn_hyper='per-state' (an emission concentration per state) needs infer='cvi2', "
+                              f"not {self.infer!r}")
         floor = 1.0 if self._map_floor() else 0.0
         start = default_priors(self.infer)
         self.alpha_ = max(floor, start[0]) if self.alpha is None else float(self.alpha)
@@ -407,6 +410,8 @@ class HMMTagger(InduceEstimator):
         learns = (bool(self.learn_hyper) and self.infer not in STOCHASTIC_ALGORITHMS
                   and (self.infer != "em" or self.map_estimate))
         self.learned_hyper_ = tuple(name for name in ("alpha", "beta") if learns and getattr(self, name) is None)
+        if self.learn_hyper == "per-state" and "beta" in self.learned_hyper_:
+            self.beta_ = np.full(self.n_states_, self.beta_)
 
     def _update_hyper(self, iteration: int, data: "_Data", labels: np.ndarray) -> None:
         """Empirical Bayes step: the symmetric Dirichlet concentrations maximising the evidence.
@@ -433,7 +438,13 @@ class HMMTagger(InduceEstimator):
         floor = 1.0 if self._map_floor() else 0.0
         if "alpha" in self.learned_hyper_:
             self.alpha_ = max(floor, fit_symmetric_dirichlet(trans, self.alpha_))
-        if "beta" in self.learned_hyper_:
+        if "beta" in self.learned_hyper_ and np.ndim(self.beta_):
+            # learn_hyper="per-state": row k ~ Dir(beta_k), each at most the pooled (symmetric) estimate: a small
+            # state of words seen once each wants beta_k -> inf, flattens, loses its tokens and dies
+            # (docs/experiments/defaults.md, "Per-state emission concentrations")
+            pooled = fit_symmetric_dirichlet(emit.T, float(self.beta_.max()))
+            self.beta_ = fit_row_dirichlets(emit.T, self.beta_, cap=pooled)
+        elif "beta" in self.learned_hyper_:
             self.beta_ = max(floor, fit_symmetric_dirichlet(emit.T, self.beta_))
 
     def _step(self, bar, iteration: int, data: "_Data", labels) -> bool:
@@ -445,7 +456,7 @@ class HMMTagger(InduceEstimator):
         record = self.trace_[-1]
         if self.learned_hyper_:
             self._update_hyper(iteration, data, labels())
-            record["alpha"], record["beta"] = self.alpha_, self.beta_
+            record["alpha"], record["beta"] = self.alpha_, np.asarray(self.beta_).tolist()
         objective = next(v for k, v in record.items() if k in OBJECTIVES)
         self._convergence.update(objective)
         if self._convergence.diverged:
@@ -786,10 +797,10 @@ class HMMTagger(InduceEstimator):
             B = self._batch_estimator(emit.T, self.beta_).T
         else:
             A = cvi_params(trans, self.alpha_)
-            B = cvi_params(emit.T, self.beta_).T
+            B = cvi_params(emit.T, np.reshape(self.beta_, (-1, 1))).T  # (K, 1) per-state or (1, 1)
         K = A.shape[1]
-        if self.beta_ > 0:
-            unseen = self.beta_ / (emit.sum(axis=0) + (emit.shape[0] * self.beta_))
+        if np.all(np.asarray(self.beta_) > 0):
+            unseen = self.beta_ / (emit.sum(axis=0) + (emit.shape[0] * np.asarray(self.beta_)))
         else:
             unseen = np.full(K, 1.0 / max(1, emit.shape[0]))
         self.transitions_ = np.ascontiguousarray(A)
@@ -895,7 +906,7 @@ class HMMTagger(InduceEstimator):
             "vocab": self.vocab_.to_json(),
             "tags": self.tag_vocab_.to_json() if self.tag_vocab_ is not None else None,
             "trace": self.trace_,
-            "learned": {"alpha_": self.alpha_, "beta_": self.beta_, "n_iter_": self.n_iter_,
+            "learned": {"alpha_": self.alpha_, "beta_": np.asarray(self.beta_).tolist(), "n_iter_": self.n_iter_,
                         "converged_": self.converged_, "warnings_": self.warnings_},
         }
         modelfile.save(path, "HMMTagger", header, {
@@ -920,7 +931,8 @@ class HMMTagger(InduceEstimator):
             learned = header.get("learned") or {}
             start = default_priors(model.infer)
             model.alpha_ = float(learned.get("alpha_", params.get("alpha") or start[0]))
-            model.beta_ = float(learned.get("beta_", params.get("beta") or start[1]))
+            beta = learned.get("beta_", params.get("beta") or start[1])  # a list: per-state (learn_hyper)
+            model.beta_ = np.asarray(beta, dtype=np.float64) if isinstance(beta, list) else float(beta)
         model.transitions_ = arrays["transitions"]
         model.emissions_ = arrays["emissions"]
         model.transition_counts_ = arrays["transition_counts"]

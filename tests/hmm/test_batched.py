@@ -121,10 +121,11 @@ def test_cvi2_block_size_one_is_the_exact_pass(dtype, masked):
             np.testing.assert_allclose(a, b, rtol=1e-6 if dtype == np.float32 else 1e-9, atol=1e-9)
 
 
+@pytest.mark.parametrize("beta", [0.2, np.array([0.05, 0.7])], ids=["symmetric", "per-state"])
 @pytest.mark.parametrize("block", [2, 5, 1000])
-def test_cvi2_block_sees_counts_frozen_at_block_start(block):
+def test_cvi2_block_sees_counts_frozen_at_block_start(block, beta):
     """Each block sentence: forward-backward (brute force) under (C_block_start - c_i + prior) estimates."""
-    K, W, alpha, beta = 2, 4, 0.3, 0.2
+    K, W, alpha = 2, 4, 0.3
     tokens, offsets = corpus_with_lengths([1, 3, 2, 4, 1, 3, 2], W, 8)
     sent_trans, gamma, C_t, C_e = cvi2_state(tokens, offsets, K, W)
     ref_trans, ref_gamma = sent_trans.copy(), gamma.copy()
@@ -141,7 +142,7 @@ def test_cvi2_block_sees_counts_frozen_at_block_start(block):
             Ce = Ce0.copy()
             np.add.at(Ce, tokens[s:e], -ref_gamma[s:e])
             A = cvi_params(Ct0 - ref_trans[i], alpha)
-            B = cvi_params(Ce.T, beta).T
+            B = cvi_params(Ce.T, np.reshape(beta, (-1, 1))).T
             g, tr, lz, _, _ = brute_force(A, B, tokens[s:e])
             new[i] = (g, tr)
             ref_ll += lz

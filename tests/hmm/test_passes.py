@@ -40,9 +40,11 @@ def test_initial_local_posteriors_are_consistent_chains():
         np.testing.assert_allclose(sent_trans[i].sum(axis=0), gamma[s:e].sum(axis=0))
 
 
-def test_cvi2_pass_matches_reference():
-    """Exact sequential CVI-2: subtract, surrogate parameters (3.49-3.50), exact marginals, add back."""
-    K, W, alpha, beta = 2, 5, 0.3, 0.2
+@pytest.mark.parametrize("beta", [0.2, np.array([0.05, 0.7])], ids=["symmetric", "per-state"])
+def test_cvi2_pass_matches_reference(beta):
+    """Exact sequential CVI-2: subtract, surrogate parameters (3.49-3.50, row k ~ Dir(beta_k) with a per-state
+    beta), exact marginals, add back."""
+    K, W, alpha = 2, 5, 0.3
     tokens, offsets = tiny_corpus(1, W=W)
     sent_trans, gamma = init_state(tokens, offsets, K)
     ref_trans, ref_gamma = sent_trans.copy(), gamma.copy()
@@ -59,7 +61,7 @@ def test_cvi2_pass_matches_reference():
             np.add.at(Ce, tokens, ref_gamma)
             np.add.at(Ce, tokens[s:e], -ref_gamma[s:e])
             A = cvi_params(Ct, alpha)
-            B = cvi_params(Ce.T, beta).T
+            B = cvi_params(Ce.T, np.reshape(beta, (-1, 1))).T
             g, tr, lz, _, _ = brute_force(A, B, tokens[s:e])
             ref_gamma[s:e] = g
             ref_trans[i] = tr

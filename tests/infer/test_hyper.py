@@ -54,7 +54,9 @@ def _sampled_bayesian_hmm(K=4, W=300, alpha=0.5, beta=0.02, n_sentences=1500, le
 
     rng = np.random.default_rng(seed)
     A = rng.dirichlet(np.full(K, alpha), size=K + 1)
-    B = rng.dirichlet(np.full(W, beta), size=K)
+    # beta: one concentration for every state, or one per state
+    B = rng.dirichlet(np.full(W, beta), size=K) if np.ndim(beta) == 0 else np.array([rng.dirichlet(np.full(W, b))
+                                                                                      for b in beta])
     sents, states = [], []
     for _ in range(n_sentences):
         z, words = 0, []
