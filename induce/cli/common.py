@@ -282,11 +282,12 @@ def default_n_states(corpus, gold_column: str | None, requested: int | None, com
 LEARN_HYPER = ("all", "none")
 
 
-def add_learn_hyper_option(parser, help: str, default: str | None = "none") -> None:
+def add_learn_hyper_option(parser, help: str, default: str | None = "none", extra: tuple[str, ...] = ()) -> None:
     """``--learn-hyper all|none``, as ``tag``, ``parse`` and ``align`` take it: ``all`` learns the Dirichlet
     priors the user did not give (``--alpha`` ...) by empirical Bayes, ``none`` holds them at their defaults
-    (``default=None``: the model's own default, which may differ by algorithm)."""
-    parser.add_argument("--learn-hyper", choices=LEARN_HYPER, default=default, help=help)
+    (``default=None``: the model's own default, which may differ by algorithm); ``extra``: a command's own
+    further choices (``tag``: ``per-state``)."""
+    parser.add_argument("--learn-hyper", choices=LEARN_HYPER + extra, default=default, help=help)
 
 
 def add_base_option(parser, flag: str, what: str, old: str | None = None) -> None:

@@ -85,10 +85,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--beta", type=finite_positive_float, default=None,
                    help="emission Dirichlet prior (default: the grid's value for --infer, e.g. 0.003 for "
                         "cvi2; hdp-hmm: 0.1)")
-    add_learn_hyper_option(p,
+    add_learn_hyper_option(p, extra=("per-state",),
                    help="all: learn the priors not given by empirical Bayes, starting from the defaults, after a "
                         "burn-in of 50 passes; none (default): hold them (on WSJ and Turkish the grid's values "
-                        "tag 2-3 M-1 points better than the learned ones)")
+                        "tag 2-3 M-1 points better than the learned ones); per-state (cvi2): as all, with an "
+                        "emission prior per state, each at most the pooled one")
     p.add_argument("--seed", type=seed, default=0, help="random seed (default 0)")
     p.add_argument("--decode", choices=DECODERS, default="posterior", help="decoding (default posterior)")
     p.add_argument("--map", action=argparse.BooleanOptionalAction, default=True,
@@ -384,7 +385,7 @@ def _model(args, hdp: bool, corpus, gold_column, tag_dict):
             **common, **given, **({"beta": args.beta} if args.beta is not None else {}))
     n_states = len(tag_dict.tags) if tag_dict is not None else default_n_states(corpus, gold_column, args.states)
     return HMMTagger(n_states=n_states, tol=args.tol, alpha=args.alpha, beta=args.beta,
-                     learn_hyper=args.learn_hyper == "all", map_estimate=args.map, cgs_keep=args.cgs_keep,
+                     learn_hyper={"all": True, "per-state": "per-state"}.get(args.learn_hyper, False), map_estimate=args.map, cgs_keep=args.cgs_keep,
                      cvi2_block=args.block_size, client=args.client, **common, **_stochastic_options(args), **given)
 
 
@@ -406,7 +407,7 @@ def _summary(args, hdp: bool, model, corpus, seconds: float) -> dict:
         if len(model.init_objectives_) > 1:
             result["init_objectives"] = [round(x, 3) for x in model.init_objectives_]
     else:
-        result.update(alpha=model.alpha_, beta=model.beta_,
+        result.update(alpha=model.alpha_, beta=np.asarray(model.beta_).tolist(),
                       learned=[name for name in ("alpha", "beta") if name in model.learned_hyper_])
     if not hdp and args.infer in STOCHASTIC_ALGORITHMS:
         result.update({"minibatches": model.n_batches_, "tokens_seen": last["tokens_seen"],
