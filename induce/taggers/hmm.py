@@ -138,7 +138,9 @@ class HMMTagger(InduceEstimator):
     learn_hyper : learn the priors left at ``None`` by empirical Bayes
         (:mod:`induce.infer.hyper`, on the decoded assignment) after
         ``hyper_burn_in`` passes; the learned values are ``alpha_``, ``beta_``
-        (batch algorithms; docs/experiments/defaults.md).
+        (batch algorithms; docs/experiments/defaults.md).  ``"per-state"``
+        (cvi2): as ``True``, with emission row ``k`` ~ ``Dir(beta_k)``, ``beta_``
+        the (K,) array of per-state concentrations.
     decode : ``posterior`` (max-marginal, default as in thesis 3.8.1) or ``viterbi``.
     map_estimate : with ``infer="em"``, MAP estimates under the priors (default; priors of at least 1, i.e.
         expected counts plus ``alpha - 1``, ``beta - 1``); ``False``: maximum likelihood (priors unused).
@@ -428,6 +430,12 @@ class HMMTagger(InduceEstimator):
         collapses the states (docs/experiments/defaults.md).  Sampled
         assignments (``cgs``) are used as they are, as in Goldwater & Griffiths
         (2007).  Nothing is learned before pass ``hyper_burn_in``.
+
+        With ``learn_hyper="per-state"`` each emission row has its own
+        concentration, the maximiser of its own row's evidence
+        (:func:`induce.infer.hyper.fit_row_dirichlets`), capped at the pooled
+        (symmetric) estimate: closed-class states learn a smaller beta_k than the
+        pooled one, the open-class ones keep it.
         """
         if iteration <= self.hyper_burn_in:
             return
