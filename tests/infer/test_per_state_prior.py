@@ -145,3 +145,22 @@ def test_per_state_is_cvi2_only(infer):
     corpus, _ = _sampled_bayesian_hmm(n_sentences=20)
     with pytest.raises(ConfigError, match="per-state"):
         HMMTagger(n_states=4, infer=infer, n_iter=2, learn_hyper="per-state").fit(corpus)
+
+
+def test_cli_learn_hyper_per_state(capsys, tmp_path):
+    """``induce tag --learn-hyper per-state``: the summary lists one beta per state; other algorithms are refused."""
+    import json
+
+    from induce.cli import main
+
+    corpus, _ = _sampled_bayesian_hmm(n_sentences=60)
+    src = tmp_path / "c.txt"
+    src.write_text("\n".join(" ".join(s.words) for s in corpus.sentences) + "\n")
+    argv = ["tag", str(src), "--states", "4", "--iterations", "53", "--tol", "0", "--alpha", "1",
+            "--learn-hyper", "per-state", "--quiet", "-o", str(tmp_path / "t.txt")]
+    assert main([*argv, "--json"]) == 0  # learning starts after the burn-in of 50 passes
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["learned"] == ["beta"] and summary["alpha"] == 1.0
+    assert len(summary["beta"]) == 4 and len(set(summary["beta"])) > 1
+    assert main([*argv, "--infer", "vi"]) == 2
+    assert "needs infer='cvi2'" in capsys.readouterr().err
