@@ -41,7 +41,11 @@ def per_state(prior, K):
     """A Dirichlet concentration per state: ``prior`` itself if it is an array of length ``K``, else ``K`` copies
     of the scalar.  The cvi2 kernels take the emission concentration either way (a scalar: the symmetric
     ``Dir(beta)`` of every row; an array: row ``k`` ~ ``Dir(beta_k)``), with the same arithmetic."""
-    return np.asarray(prior, dtype=np.float64) if np.ndim(prior) else np.full(K, float(prior))
+    if np.ndim(prior) == 0:
+        return np.full(K, float(prior))
+    if np.shape(prior) != (K,):
+        raise ValueError(f"a per-state prior needs {K} values, got shape {np.shape(prior)}")
+    return np.asarray(prior, dtype=np.float64)
 
 
 @overload(per_state)

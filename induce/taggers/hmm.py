@@ -413,7 +413,7 @@ class HMMTagger(InduceEstimator):
                   and (self.infer != "em" or self.map_estimate))
         self.learned_hyper_ = tuple(name for name in ("alpha", "beta") if learns and getattr(self, name) is None)
         if self.learn_hyper == "per-state" and "beta" in self.learned_hyper_:
-            self.beta_ = np.full(self.n_states_, self.beta_)
+            self.beta_ = passes.per_state(self.beta_, self.n_states_)
 
     def _update_hyper(self, iteration: int, data: "_Data", labels: np.ndarray) -> None:
         """Empirical Bayes step: the symmetric Dirichlet concentrations maximising the evidence.

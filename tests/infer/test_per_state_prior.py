@@ -45,6 +45,13 @@ def test_equal_per_state_entries_are_the_scalar_prior_bit_for_bit(block):
         assert np.array_equal(a, b)
 
 
+def test_per_state_prior_shapes():
+    np.testing.assert_array_equal(passes.per_state(0.5, 3), [0.5, 0.5, 0.5])
+    np.testing.assert_array_equal(passes.per_state([0.1, 0.2], 2), [0.1, 0.2])
+    with pytest.raises(ValueError, match="needs 4 values"):
+        passes.per_state(np.ones(3), 4)
+
+
 def test_per_state_block_size_one_is_the_exact_pass():
     K = 3
     beta = np.array([0.001, 0.05, 2.0])
