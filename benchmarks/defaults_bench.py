@@ -94,7 +94,8 @@ def main_bench() -> None:
                 runs.append(r)
                 print(f"{name:11s} {label:8s} seed {seed}: M-1 {r.get('m1', float('nan')):.3f} "
                       f"VM {r.get('vm', float('nan')):.3f} K {r['states']} passes {r['iterations']} "
-                      f"alpha {r['alpha']:.3g} beta {r['beta']:.3g} {r['seconds']:.0f} s "
+                      f"alpha {r['alpha']:.3g} beta {max(r['beta']) if isinstance(r['beta'], list) else r['beta']:.3g} "
+                      f"{r['seconds']:.0f} s "
                       f"warnings {len(r.get('warnings', []))}", flush=True)
             report[name][label] = {"summary": summarise(runs), "runs": runs}
     out = ROOT / "results" / f"defaults{args.tag}.json"
