@@ -11,7 +11,10 @@ For each algorithm (docs/experiments/defaults.md, "Against the oracle"):
   disjoint from the evaluation seeds); ``em`` is MAP with pseudo-counts ``alpha - 1``, ``beta - 1`` over the
   same grid (plain maximum likelihood has no prior);
 * ``oracle``: ``--seeds`` seeds (0, 1, ...) at the grid point with the best mean M-1 on this corpus;
-* ``default``: ``HMMTagger`` with no priors given (:data:`induce.taggers.hmm.DEFAULT_PRIORS`);
+* ``default``: ``HMMTagger`` with no priors given (:data:`induce.taggers.hmm.DEFAULT_PRIORS`, and for cvi2 since
+  2026-11-24 beta learned per state, :data:`~induce.taggers.hmm.DEFAULT_LEARNING`; the ``default`` runs in the
+  JSON files committed before then are the grid's point held, today's ``fixed``);
+* ``fixed``: the default priors held (``learn_hyper=False``);
 * ``eb-beta``, ``eb``: empirical Bayes of beta (alpha at its default) or of both (``learn_hyper=True``);
   not for ``em``, whose MAP priors are floored at 1 and learn to plain maximum likelihood;
 * ``eb-state``, ``eb-state-beta`` (cvi2 only): an emission concentration ``beta_k`` per state, each learned from
@@ -63,6 +66,8 @@ def _model(task: dict, K: int):
         return HMMTagger(alpha=task["alpha"], beta=task["beta"], map_estimate=task["infer"] == "em", **common)
     if task["variant"] == "default":
         return HMMTagger(**common)
+    if task["variant"] == "fixed":  # the default priors held (the default of every algorithm before cvi2 learned)
+        return HMMTagger(learn_hyper=False, **common)
     held = {"alpha": default_priors(task["infer"])[0]} if task["variant"] in ("eb-beta", "eb-state-beta") else {}
     return HMMTagger(learn_hyper="per-state" if task["variant"] in PER_STATE else True, **held, **common)
 
@@ -98,7 +103,7 @@ def grid_tasks(corpus, infer, seeds, cap):
 
 
 def fixed_tasks(corpus, infer, seeds, cap, wanted=("default",) + LEARNED):
-    variants = ("default",) if infer == "em" else ("default",) + LEARNED
+    variants = ("default", "fixed") if infer == "em" else ("default", "fixed") + LEARNED
     variants = [v for v in variants if v in wanted and (v not in PER_STATE or infer == "cvi2")]
     return [dict(corpus=corpus, infer=infer, variant=v, alpha=None, beta=None, seed=s, cap=cap)
             for v in variants for s in range(seeds)]
@@ -166,11 +171,13 @@ def summary(args) -> None:
     report = {"corpus": args.corpus, "algorithms": {}}
     for infer in dict.fromkeys(r["infer"] for r in runs):
         point = best_point(runs, infer)
-        # differences are paired with the oracle's seeds, or the default's where no grid was run (--grid-seeds 0)
-        ref = "oracle" if any(r["infer"] == infer and r["variant"] == "oracle" for r in runs) else "default"
+        # differences are paired with the oracle's seeds, or where no grid was run (--grid-seeds 0) the held
+        # priors' (fixed) or the default's
+        ref = next((v for v in ("oracle", "fixed") if any(r["infer"] == infer and r["variant"] == v for r in runs)),
+                   "default")
         oracle = {r["seed"]: r for r in runs if r["infer"] == infer and r["variant"] == ref}
         rows = {}
-        for variant in ("oracle", "default") + LEARNED:
+        for variant in ("oracle", "fixed", "default") + LEARNED:
             mine = sorted((r for r in runs if r["infer"] == infer and r["variant"] == variant), key=lambda r: r["seed"])
             if not mine:
                 continue

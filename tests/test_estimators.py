@@ -33,7 +33,8 @@ def test_fitted_tagger_reports_its_run(tmp_path):
     assert model.fit(demo) is model
     assert model.n_iter_ == len(model.trace_) and 1 <= model.n_iter_ <= model.n_iter
     assert model.converged_ == (model.n_iter_ < model.n_iter)
-    assert (model.alpha_, model.beta_) == (1.0, 0.003) and model.learned_hyper_ == ()
+    assert model.alpha_ == 1.0 and model.learned_hyper_ == ("beta",)  # cvi2's default: beta_k per state
+    assert model.beta_.shape == (8,) and np.all(model.beta_ > 0) and model.beta_.max() <= 0.5
     model.save(tmp_path / "m.npz")
     back = HMMTagger.load(tmp_path / "m.npz")
     assert (back.n_iter_, back.converged_, back.warnings_) == (model.n_iter_, model.converged_, model.warnings_)

@@ -85,11 +85,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--beta", type=finite_positive_float, default=None,
                    help="emission Dirichlet prior (default: the grid's value for --infer, e.g. 0.003 for "
                         "cvi2; hdp-hmm: 0.1)")
-    add_learn_hyper_option(p, extra=("per-state",),
-                   help="all: learn the priors not given by empirical Bayes, starting from the defaults, after a "
-                        "burn-in of 50 passes; none (default): hold them (on WSJ and Turkish the grid's values "
-                        "tag 2-3 M-1 points better than the learned ones); per-state (cvi2): as all, with an "
-                        "emission prior per state, each at most the pooled one")
+    add_learn_hyper_option(p, extra=("per-state",), default=None,
+                   help="default: cvi2 learns an emission prior per state (each at most the pooled estimate, alpha "
+                        "held at 1) after a burn-in of 50 passes, the other algorithms hold the grid's priors; "
+                        "all: learn every prior not given (a symmetric beta); per-state (cvi2): as all, with an "
+                        "emission prior per state; none: hold them all")
     p.add_argument("--seed", type=seed, default=0, help="random seed (default 0)")
     p.add_argument("--decode", choices=DECODERS, default="posterior", help="decoding (default posterior)")
     p.add_argument("--map", action=argparse.BooleanOptionalAction, default=True,
@@ -385,7 +385,7 @@ def _model(args, hdp: bool, corpus, gold_column, tag_dict):
             **common, **given, **({"beta": args.beta} if args.beta is not None else {}))
     n_states = len(tag_dict.tags) if tag_dict is not None else default_n_states(corpus, gold_column, args.states)
     return HMMTagger(n_states=n_states, tol=args.tol, alpha=args.alpha, beta=args.beta,
-                     learn_hyper={"all": True, "per-state": "per-state"}.get(args.learn_hyper, False), map_estimate=args.map, cgs_keep=args.cgs_keep,
+                     learn_hyper={"all": True, "per-state": "per-state", "none": False}.get(args.learn_hyper), map_estimate=args.map, cgs_keep=args.cgs_keep,
                      cvi2_block=args.block_size, client=args.client, **common, **_stochastic_options(args), **given)
 
 

@@ -68,14 +68,18 @@ _NO_MASK = np.zeros((0, 0), dtype=np.uint8)
 #: tagging.md) for the batch algorithms (cgs and cvi3 share cvi2's model and take its point; em is MAP over the
 #: grid shifted by 1, i.e. pseudo-counts alpha - 1, beta - 1: hmm_tune_wsjdev_em_smoothed.json, 10 M-1 points
 #: above maximum likelihood on wsj1k), and alpha = beta = 0.1, the setting of the stochastic experiments, for
-#: the minibatch algorithms.  Learned priors
-#: (learn_hyper=True) start here.  With these values `induce tag` with no flags reaches the tuned results;
-#: empirical Bayes of both priors is 2.3-2.7 M-1 points behind them on ptb-sample and UD Turkish, and of beta
-#: alone (alpha held) within 1 point there but 4.8-10 points behind on small UD dev sets, where the learned beta
-#: (0.02-0.06) merges states (docs/experiments/defaults.md, "The priors"), so it is not the default.
+#: the minibatch algorithms.  Learned priors start here.
 DEFAULT_PRIORS = {"em": (1.03, 1.03), "vi": (1.0, 0.01), "cvi1": (0.03, 0.01), "cvi2": (1.0, 0.003),
                   "cgs": (1.0, 0.003), "cvi3": (1.0, 0.003)}
 STOCHASTIC_PRIORS = (0.1, 0.1)
+#: What ``learn_hyper=None`` (the default) learns per algorithm: ``(mode, priors held at DEFAULT_PRIORS)``.
+#: cvi2 learns an emission concentration per state, capped at the pooled estimate, with alpha held at 1 (the
+#: uniform prior on each transition row): within 1 M-1 point of the grid's best point on wsj1k (+1.3, 10
+#: seeds), ptb-sample (-0.4), EWT (+0.9), Brown-12 (-0.6), above it on 7 small UD treebanks (+0.3 to +4.0),
+#: where one symmetric learned beta lost 1-10 points and learning alpha too costs 1-2.5
+#: (docs/experiments/defaults.md, "Per-state emission concentrations").  The other algorithms hold the grid's
+#: priors: empirical Bayes of a symmetric beta merges states on small corpora.
+DEFAULT_LEARNING = {"cvi2": ("per-state", ("alpha",))}
 #: the trace keys that hold an algorithm's per-iteration objective (the stopping rule watches it)
 OBJECTIVES = ("log_likelihood", "elbo", "log_posterior", "predictive_log_likelihood", "mean_abs_change",
               "changed_states")
@@ -140,7 +144,10 @@ class HMMTagger(InduceEstimator):
         ``hyper_burn_in`` passes; the learned values are ``alpha_``, ``beta_``
         (batch algorithms; docs/experiments/defaults.md).  ``"per-state"``
         (cvi2): as ``True``, with emission row ``k`` ~ ``Dir(beta_k)``, ``beta_``
-        the (K,) array of per-state concentrations.
+        the (K,) array of per-state concentrations.  ``None`` (default): the
+        algorithm's choice (:data:`DEFAULT_LEARNING`: cvi2 learns ``beta_k``
+        per state with alpha held; the others hold their priors); ``False``
+        holds every prior.
     decode : ``posterior`` (max-marginal, default as in thesis 3.8.1) or ``viterbi``.
     map_estimate : with ``infer="em"``, MAP estimates under the priors (default; priors of at least 1, i.e.
         expected counts plus ``alpha - 1``, ``beta - 1``); ``False``: maximum likelihood (priors unused).
@@ -189,7 +196,7 @@ class HMMTagger(InduceEstimator):
     _parameter_constraints = {
         "n_states": Integer(1), "infer": Options(*ALGORITHMS), "n_iter": Integer(1), "tol": Real(0.0),
         "alpha": AnyOf(Options(None), Real(0.0)), "beta": AnyOf(Options(None), Real(0.0)),
-        "learn_hyper": AnyOf(Boolean(), Options("per-state")), "hyper_burn_in": Integer(0), "decode": Options(*DECODERS),
+        "learn_hyper": AnyOf(Boolean(), Options("per-state", None)), "hyper_burn_in": Integer(0), "decode": Options(*DECODERS),
         "map_estimate": Boolean(), "temperature": Items(Real(0.0, min_open=True), 2), "cgs_keep": Integer(0),
         "order": Options("sequential", "shuffle"), "cvi2_block": Integer(0), "random_state": Seed(),
         "verbose": Boolean(), "eval_every": Integer(1), "n_epochs": Integer(1),
@@ -206,7 +213,7 @@ class HMMTagger(InduceEstimator):
         tol: float = 1e-5,
         alpha: float | None = None,
         beta: float | None = None,
-        learn_hyper: bool | str = False,
+        learn_hyper: bool | str | None = None,
         hyper_burn_in: int = 50,
         decode: str = "posterior",
         map_estimate: bool = True,
@@ -405,14 +412,17 @@ class HMMTagger(InduceEstimator):
         if self.learn_hyper == "per-state" and self.infer != "cvi2":
             raise ConfigError(f"learn_hyper='per-state' (an emission concentration per state) needs infer='cvi2', "
                               f"not {self.infer!r}")
+        mode, held = ((self.learn_hyper, ()) if self.learn_hyper is not None
+                      else DEFAULT_LEARNING.get(self.infer, (False, ())))
         floor = 1.0 if self._map_floor() else 0.0
         start = default_priors(self.infer)
         self.alpha_ = max(floor, start[0]) if self.alpha is None else float(self.alpha)
         self.beta_ = max(floor, start[1]) if self.beta is None else float(self.beta)
-        learns = (bool(self.learn_hyper) and self.infer not in STOCHASTIC_ALGORITHMS
+        learns = (bool(mode) and self.infer not in STOCHASTIC_ALGORITHMS
                   and (self.infer != "em" or self.map_estimate))
-        self.learned_hyper_ = tuple(name for name in ("alpha", "beta") if learns and getattr(self, name) is None)
-        if self.learn_hyper == "per-state" and "beta" in self.learned_hyper_:
+        self.learned_hyper_ = tuple(name for name in ("alpha", "beta")
+                                    if learns and getattr(self, name) is None and name not in held)
+        if mode == "per-state" and "beta" in self.learned_hyper_:
             self.beta_ = passes.per_state(self.beta_, self.n_states_)
 
     def _update_hyper(self, iteration: int, data: "_Data", labels: np.ndarray) -> None:
