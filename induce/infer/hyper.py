@@ -32,8 +32,11 @@ from scipy.special import digamma, gammaln, polygamma
 BOUNDS = (1e-4, 1e4)
 
 
-def _rows(counts, outcomes=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Positive entries, row totals (rows with a positive total) and each such row's number of outcomes ``K_j``.
+def _rows(counts, outcomes=None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The distinct positive entries with their multiplicities, row totals (rows with a positive total) and each
+    such row's number of outcomes ``K_j``.  The sums over entries are taken over distinct values, each weighted by
+    its multiplicity: counts are mostly small integers, so a table of 10^5 positive entries has a few hundred
+    distinct ones (the digamma sums of each Newton step cost that much, not the table's size).
 
     ``counts`` is a dense array (last axis: outcomes) or a ``scipy.sparse`` matrix
     (rows by outcomes; a table too large to be dense, such as translation rows
@@ -53,20 +56,24 @@ def _rows(counts, outcomes=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         nz = counts[counts > 0]
     ks = np.broadcast_to(np.asarray(counts.shape[-1] if outcomes is None else outcomes, dtype=np.float64),
                          totals.shape)
-    return nz, totals[totals > 0], ks[totals > 0]
+    values, weights = np.unique(nz, return_counts=True)
+    return values, weights.astype(np.float64), totals[totals > 0], ks[totals > 0]
 
 
 def log_evidence(counts, a: float, outcomes=None) -> float:
     """``log p(n | a)`` of the rows of ``counts`` (last axis: outcomes) under a symmetric ``Dir(a)``."""
-    nz, totals, ks = _rows(counts, outcomes)
-    return float(gammaln(ks * a).sum() - gammaln(totals + ks * a).sum() + (gammaln(nz + a) - gammaln(a)).sum())
+    values, weights, totals, ks = _rows(counts, outcomes)
+    return float(gammaln(ks * a).sum() - gammaln(totals + ks * a).sum()
+                 + (weights * (gammaln(values + a) - gammaln(a))).sum())
 
 
-def _gradient_hessian(nz, totals, ks, a):
-    """First and second derivatives of the evidence with respect to ``a``."""
-    g = (ks * (digamma(ks * a) - digamma(totals + ks * a))).sum() + digamma(nz + a).sum() - len(nz) * digamma(a)
+def _gradient_hessian(values, weights, totals, ks, a):
+    """First and second derivatives of the evidence with respect to ``a`` (entries as :func:`_rows` gives them)."""
+    n = weights.sum()
+    g = ((ks * (digamma(ks * a) - digamma(totals + ks * a))).sum() + (weights * digamma(values + a)).sum()
+         - n * digamma(a))
     h = ((ks * ks * (polygamma(1, ks * a) - polygamma(1, totals + ks * a))).sum()
-         + polygamma(1, nz + a).sum() - len(nz) * polygamma(1, a))
+         + (weights * polygamma(1, values + a)).sum() - n * polygamma(1, a))
     return float(g), float(h)
 
 
@@ -79,7 +86,7 @@ def fit_symmetric_dirichlet(counts, a0: float, max_iter: int = 100, tol: float =
     :data:`BOUNDS`.  Rows with no counts carry no information and are ignored;
     with no counts at all ``a0`` is returned.  ``counts`` and ``outcomes`` as in :func:`_rows`.
     """
-    nz, totals, ks = _rows(counts, outcomes)
+    values, weights, totals, ks = _rows(counts, outcomes)
     if len(totals) == 0 or ks.max() < 2:
         return float(a0)
     lo, hi = np.log(BOUNDS[0]), np.log(BOUNDS[1])
@@ -87,19 +94,20 @@ def fit_symmetric_dirichlet(counts, a0: float, max_iter: int = 100, tol: float =
 
     def objective(u):
         a = np.exp(u)
-        return gammaln(ks * a).sum() - gammaln(totals + ks * a).sum() + (gammaln(nz + a) - gammaln(a)).sum()
+        return (gammaln(ks * a).sum() - gammaln(totals + ks * a).sum()
+                + (weights * (gammaln(values + a) - gammaln(a))).sum())
 
     f = objective(u)
     for _ in range(max_iter):
         a = np.exp(u)
-        g, h = _gradient_hessian(nz, totals, ks, a)
+        g, h = _gradient_hessian(values, weights, totals, ks, a)
         du_grad, du_curv = a * g, a * g + a * a * h
         step = -du_grad / du_curv if du_curv < 0 else np.sign(du_grad) * 1.0
         new_u = float(np.clip(u + step, lo, hi))
         new_f = objective(new_u)
         if not new_f >= f:
             # Minka's fixed point (eq. 55): the ratio of the two digamma sums
-            num = (digamma(nz + a) - digamma(a)).sum()
+            num = (weights * (digamma(values + a) - digamma(a))).sum()
             den = (ks * (digamma(totals + ks * a) - digamma(ks * a))).sum()
             new_u = float(np.clip(np.log(a * num / den), lo, hi)) if num > 0 and den > 0 else u
             new_f = objective(new_u)
@@ -118,12 +126,13 @@ def fit_row_dirichlets(counts, a0, cap: float = np.inf, max_iter: int = 100, tol
 
     The prior of a table whose rows ``j`` each have their own symmetric ``Dir(a_j)``: the evidence
     (Minka 2000, eq. 52) is a sum over rows, so each ``a_j`` is :func:`fit_symmetric_dirichlet` of its row.
-    ``counts`` is dense, rows by outcomes; ``a0`` a scalar or one start per row.  A row with no counts keeps
-    its start; a row whose counts fall on one outcome wants ``a_j -> 0`` and gets ``BOUNDS[0]``; a row of
-    distinct outcomes, each seen once, is best explained by the uniform distribution, ``a_j -> inf`` (``BOUNDS[1]``)
-    unless ``cap`` stops it.
+    ``counts`` is rows by outcomes, dense or ``scipy.sparse`` (each row is visited through its positive
+    entries only: a dense row of a whole vocabulary per state per pass cost more than the cvi2 pass itself);
+    ``a0`` a scalar or one start per row.  A row with no counts keeps its start; a row whose counts fall on
+    one outcome wants ``a_j -> 0`` and gets ``BOUNDS[0]``; a row of distinct outcomes, each seen once, is best
+    explained by the uniform distribution, ``a_j -> inf`` (``BOUNDS[1]``) unless ``cap`` stops it.
     """
-    counts = np.asarray(counts, dtype=np.float64)
+    counts = sparse.csr_matrix(counts, dtype=np.float64)
     a0 = np.broadcast_to(np.asarray(a0, dtype=np.float64), counts.shape[:1])
-    fits = np.array([fit_symmetric_dirichlet(row[None, :], a, max_iter, tol) for row, a in zip(counts, a0)])
+    fits = np.array([fit_symmetric_dirichlet(counts[j], a, max_iter, tol) for j, a in enumerate(a0)])
     return np.minimum(fits, cap)

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Callable
 
 import numpy as np
+from scipy import sparse
 from numba import njit, prange
 
 
@@ -460,8 +461,9 @@ class HMMTagger(InduceEstimator):
             # learn_hyper="per-state": row k ~ Dir(beta_k), each at most the pooled (symmetric) estimate: a small
             # state of words seen once each wants beta_k -> inf, flattens, loses its tokens and dies
             # (docs/experiments/defaults.md, "Per-state emission concentrations")
-            pooled = fit_symmetric_dirichlet(emit.T, float(self.beta_.max()))
-            self.beta_ = fit_row_dirichlets(emit.T, self.beta_, cap=pooled)
+            rows = sparse.csr_matrix(emit.T)  # states by words, positive entries only
+            pooled = fit_symmetric_dirichlet(rows, float(self.beta_.max()))
+            self.beta_ = fit_row_dirichlets(rows, self.beta_, cap=pooled)
         elif "beta" in self.learned_hyper_:
             self.beta_ = max(floor, fit_symmetric_dirichlet(emit.T, self.beta_))
 
