@@ -55,9 +55,8 @@ class ClusterSeriesFit(SeriesFit):
         added in block order."""
         t0 = time.perf_counter()
         block = np.searchsorted(self.item_bounds, batch, side="right") - 1
-        A_f, S_f = submit(self.client, same, A), submit(self.client, same, S)
         touched = [j for j in range(len(self.blocks)) if (block == j).any()]
-        futures = [submit(self.client, timed, _block_statistics, self.blocks[j], local, self.family_f, A_f, S_f,
+        futures = [submit(self.client, timed, _block_statistics, self.blocks[j], local, self.family_f, A, S,
                           batch[block == j] - self.item_bounds[j]) for j in touched]
         gathered = self.client.gather(futures)
         results = self.meter.add(time.perf_counter() - t0, gathered,
