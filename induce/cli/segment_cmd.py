@@ -14,6 +14,7 @@ import time
 import numpy as np
 
 from ..atomic import atomic_write
+from ..distributed import cluster
 from ..errors import ConfigError, CorpusFormatError
 from ..names import SERIES_HDP_ALGORITHMS
 from .common import (emit, existing_file, finite_nonneg_float, finite_positive_float, forgetting_rate,
@@ -95,6 +96,7 @@ def register(sub) -> None:
     s.add_argument("--kappa", type=forgetting_rate, default=0.6, help="forgetting rate in [0.5, 1] (default 0.6)")
     s.add_argument("--subseq-length", type=positive_int, default=None, metavar="T",
                    help="cut series into items of T steps (default: automatic, about 20 items)")
+    cluster.add_options(p, "--model hmm with --infer svi or scvi")
     p.set_defaults(handler=run)
 
 
@@ -111,6 +113,16 @@ def _split_heldout(seqs, share):
 
 
 def run(args) -> int:
+    """``induce segment``; with ``--workers`` / ``--cluster`` inside a dask client session (:mod:`induce.distributed`)."""
+    from ..series.segmenter import CLUSTER_ALGORITHMS
+
+    supported = args.model == "hmm" and args.infer in CLUSTER_ALGORITHMS and not args.load
+    with cluster.from_args(args, supported, "--model hmm with --infer svi or scvi (fitting, not --load)") as client:
+        args.client = client
+        return _run(args)
+
+
+def _run(args) -> int:
     from ..series import read_series
 
     table = read_series(args.series, args.columns, args.id_column)
@@ -128,6 +140,11 @@ def run(args) -> int:
                "states": int(model.n_states), "infer": model.infer, "iterations": int(model.n_iter_),
                "converged": bool(model.converged_), "seconds": round(time.perf_counter() - start, 3),
                "train_loglik_per_step": model.score(train)}
+    if args.client is not None:
+        summary["workers"] = cluster.n_workers(args.client)
+        meter = model.cluster_meter_.report(summary["workers"])  # its "steps" are minibatches, its tokens time steps
+        meter["minibatches"], meter["worker_steps_per_s"] = meter.pop("steps"), meter.pop("worker_tokens_per_s")
+        summary.update(meter)
     if test is not None:
         summary["heldout_steps"] = int(sum(x.shape[0] for x in test))
         summary["heldout_loglik_per_step"] = model.score(test, context=train)
@@ -203,7 +220,7 @@ def _model(args, n_columns: int):
     return HMMSegmenter(n_states=args.states, emission=args.emission, infer=args.infer, n_iter=args.iterations,
                         tol=args.tol, alpha=args.alpha, batch_size=args.batch_size, tau=args.tau, kappa=args.kappa,
                         subsequence_length=args.subseq_length, gamma=args.gamma, sigma=args.sigma,
-                        random_state=args.seed)
+                        random_state=args.seed, client=args.client)
 
 
 def _check_values(model, args, table, seqs) -> None:

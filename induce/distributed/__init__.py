@@ -16,6 +16,8 @@ kernels; this package only moves arrays:
 * :mod:`.hdp`: HDP-HMM ``scvi`` and ``svi``, each minibatch's local step on the workers;
 * :mod:`.minibatch`: ``svi`` / ``scvi``, each minibatch's local step on the
   workers' shards, returning sparse statistics;
+* :mod:`.series`: time-series ``svi`` / ``scvi`` (``HMMSegmenter``), each minibatch's local step on the
+  workers' blocks of subsequences;
 * :mod:`.align`: IBM-1 / HMM alignment ``em`` / ``vi`` over shards of sentence
   pairs, read by the workers from the parallel files.
 
@@ -26,13 +28,14 @@ elsewhere (shards and layouts are tasks too, so dask recomputes a lost one).
 #: where each public name lives; imported on first use (PEP 562), so that ``from induce.distributed import
 #: cluster`` (the command line's options) loads no kernel
 _EXPORTS = {"ClusterEStep": "batch", "ClusterCVI2": "cvi2", "ClusterHDPMinibatch": "hdp", "ClusterHDPSVI": "hdp",
+            "ClusterSeriesFit": "series",
             "RETRIES": "cluster", "Meter": "cluster", "n_workers": "cluster", "session": "cluster",
             "WorkerSentenceUpdater": "minibatch",
             "WorkerCorpus": "shards", "file_ranges": "shards", "shard_bounds": "shards"}
 __all__ = sorted(_EXPORTS)
 
 
-_MODULES = ("align", "batch", "cluster", "cvi2", "hdp", "minibatch", "shards")
+_MODULES = ("align", "batch", "cluster", "cvi2", "hdp", "minibatch", "series", "shards")
 
 
 def __getattr__(name: str):

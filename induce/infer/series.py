@@ -126,6 +126,20 @@ def auto_subsequence_length(sequences: list[np.ndarray], min_items: int = 20) ->
     return max(10, math.ceil(total / min_items))
 
 
+def local_statistics(local: str, family: EmissionFamily, A: np.ndarray, S: np.ndarray, items, qcs):
+    """Sum over ``items`` (in order) of :func:`chain_posterior` under ``A`` and the ``local`` rule's emission rows
+    of ``S`` (``qcs`` each item's, or ``None``s): ``(sum log Z, transition statistics (K+1, K), emission statistics
+    (K, n_stats))``, the minibatch statistics of svi/scvi (thesis eq. 3.103)."""
+    K = A.shape[1]
+    total, trans_sum, stats_sum = 0.0, np.zeros((K + 1, K)), np.zeros_like(S)
+    for X, qc in zip(items, qcs):
+        logz, gamma, trans = chain_posterior(A, emission_rows(local, family, X, S), qc)
+        total += logz
+        trans_sum += trans
+        stats_sum += family.stats(X, gamma)
+    return total, trans_sum, stats_sum
+
+
 def global_step(fit, state: dict, targets, batch_stats, scale: float) -> None:
     """The global step of svi/scvi after a minibatch (thesis eq. 3.103-3.104; paper 002 section 3.2): step size
     ``rho_m`` of ``state["m"]``, every global statistic in ``targets`` blended in place toward its minibatch
@@ -298,15 +312,13 @@ class SeriesFit:
         total = 0.0
         for batch in minibatches(len(items), self.batch_size, self.rng):
             A = self._global_transitions(local, C)
-            bC, bS = np.zeros_like(C), np.zeros_like(S)
-            b_steps = 0
-            for i in batch:
-                X = items[i]
-                logz, gamma, trans = chain_posterior(A, emission_rows(local, self.family, X, S),
-                                                     self._item_qc(state, i))
-                total += logz
-                bC += trans
-                bS += self.family.stats(X, gamma)
-                b_steps += X.shape[0]
-            global_step(self, state, (C, S), (bC, bS), n_steps / b_steps)
+            logz, bC, bS = self._local_step(local, A, S, items, batch, state)
+            total += logz
+            global_step(self, state, (C, S), (bC, bS), n_steps / sum(items[i].shape[0] for i in batch))
         return total
+
+    def _local_step(self, local: str, A, S, items, batch, state):
+        """The local step of a minibatch: :func:`local_statistics` of ``items[batch]``, in this process
+        (:class:`induce.distributed.series.ClusterSeriesFit` runs it on the workers)."""
+        return local_statistics(local, self.family, A, S, [items[i] for i in batch],
+                                [self._item_qc(state, i) for i in batch])

@@ -27,6 +27,8 @@ from ..names import SERIES_HDP_ALGORITHMS
 
 #: every ``infer`` value: the finite-HMM algorithms, batch and stochastic CVI for the HDP-HMM
 INFER = ALGORITHMS + SERIES_HDP_ALGORITHMS
+#: algorithms whose minibatch local steps run on a dask cluster with ``client=`` (:mod:`induce.distributed.series`)
+CLUSTER_ALGORITHMS = ("svi", "scvi")
 
 
 class SeriesInputError(ConfigError, ValueError, TypeError):
@@ -96,7 +98,7 @@ def save_series_model(self, path) -> None:
     arrays = {"trans_counts": self.trans_counts_, "stats": self.stats_, "trace": np.asarray(self.trace_, float)}
     arrays.update({f.name: np.asarray(getattr(self, f.name + "_"), dtype=np.float64) for f in self._MODEL_ARRAYS})
     arrays.update({f"prior_{k}": np.asarray(v, dtype=np.float64) for k, v in self.family_.prior_arrays().items()})
-    header = {"params": {k: v for k, v in self.get_params().items() if k != "emission"},
+    header = {"params": {k: v for k, v in self.get_params().items() if k not in ("emission", "client")},
               "family": self.family_.header(), "n_iter_": self.n_iter_, "converged_": bool(self.converged_),
               "prior_shapes": {k[len("prior_"):]: list(v.shape) for k, v in arrays.items() if k.startswith("prior_")}}
     modelfile.save(path, type(self).__name__, header, arrays)
@@ -140,7 +142,10 @@ class HMMSegmenter(InduceEstimator):
     symmetric Dirichlet prior of transition rows (finite HMM); ``n_iter``/``tol`` the iteration cap and the
     relative-change tolerance (:class:`~induce.infer.convergence.ConvergenceMonitor`, 3 calm passes); ``batch_size``, ``tau``, ``kappa`` the stochastic
     schedule (items per minibatch, ``rho_m = (tau + m + 1)^-kappa``); ``subsequence_length`` the
-    item length for cvi2/svi/scvi (``None``: automatic, see :func:`~induce.infer.series.auto_subsequence_length`).
+    item length for cvi2/svi/scvi (``None``: automatic, see :func:`~induce.infer.series.auto_subsequence_length`);
+    ``client`` a ``dask.distributed.Client``: ``svi`` and ``scvi`` run each minibatch's local step on its workers,
+    the items shipped to them once (:mod:`induce.distributed.series`; with one worker the fit equals the
+    single-process fit), ``None`` (default): in this process, and dask is not imported.  Not saved with the model.
 
     ``infer`` defaults to ``vi``: on the real series of ``timeseries/`` its held-out
     log-likelihood is within 0.016 per step of em's on the Gaussian series and
@@ -162,7 +167,7 @@ class HMMSegmenter(InduceEstimator):
     def __init__(self, n_states: int = 3, emission="gaussian", infer: str = "vi", n_iter: int = 100,
                  tol: float = 1e-4, alpha: float = 1.0, batch_size: int = 10, tau: float = 1.0, kappa: float = 0.6,
                  subsequence_length: int | None = None, gamma: float = 1.0, sigma: float = 1.0,
-                 random_state: int = 0):
+                 random_state: int = 0, client=None):
         self.n_states = n_states
         self.emission = emission
         self.infer = infer
@@ -176,9 +181,13 @@ class HMMSegmenter(InduceEstimator):
         self.gamma = gamma
         self.sigma = sigma
         self.random_state = random_state
+        self.client = client
 
     def fit(self, X, y=None):
         """Fit to one ``(T, d)`` array or a list of them."""
+        if self.client is not None and self.infer not in CLUSTER_ALGORITHMS:
+            raise ConfigError(f"{self.infer} does not run on a cluster; with a client use one of "
+                              f"{', '.join(CLUSTER_ALGORITHMS)}")
         seqs = as_sequences(X)
         family = copy.deepcopy(get_family(self.emission))
         seqs = [family.check_data(x) for x in seqs]
@@ -191,9 +200,15 @@ class HMMSegmenter(InduceEstimator):
         elif self.infer in ("hdp-cvi", "hdp-scvi"):
             fit = HDPSeriesFit(family, int(self.n_states), gamma=float(self.gamma), sigma=float(self.sigma),
                                stochastic=self.infer == "hdp-scvi", **common)
+        elif self.client is not None:
+            from ..distributed.series import ClusterSeriesFit
+
+            fit = ClusterSeriesFit(family, int(self.n_states), infer=self.infer, client=self.client, **common)
         else:
             fit = SeriesFit(family, int(self.n_states), infer=self.infer, **common)
         result = fit.run(seqs)
+        if self.client is not None:  # step overhead, per-worker steps per second and peak memory
+            self.cluster_meter_ = fit.meter
         self.family_ = family
         self.trans_counts_ = result.trans
         self.stats_ = result.stats
