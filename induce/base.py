@@ -210,6 +210,14 @@ class InduceEstimator(BaseEstimator):
             self.warnings_.append(message)
             warnings.warn(message, FitWarning, stacklevel=3)
 
+    def _warn_cluster_overhead(self, batch_size: int) -> None:
+        """After a minibatch fit on a dask cluster: warn when the step overhead dominated
+        (:meth:`induce.distributed.cluster.Meter.advice`)."""
+        meter = getattr(self, "cluster_meter_", None)
+        message = meter.advice(int(batch_size)) if getattr(self, "client", None) is not None and meter else None
+        if message:
+            self._warn(message)
+
     def _end_iterations(self, monitor: ConvergenceMonitor, name: str, n_iter: int, cap: int) -> None:
         """Store ``n_iter_`` / ``converged_`` and the monitor's end-of-run warnings (cap hit, decrease)."""
         self.n_iter_ = int(n_iter)

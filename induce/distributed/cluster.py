@@ -145,6 +145,19 @@ class Meter:
                 "worker_tokens_per_s": {a: round(self.tokens[a] / s, 1) for a, s in self.busy.items() if s > 0},
                 "worker_peak_memory_mb": {a: round(p / 2**20, 1) for a, p in self.peak.items()}}
 
+    def advice(self, batch_size: int, target: float = 0.2) -> str | None:
+        """A one-line warning when the step overhead took more than half of the steps' time (at least 5 steps):
+        with the overhead ``o`` per step taken as fixed and the workers' time ``c`` as proportional to the
+        minibatch, a minibatch of ``M c' / c`` with ``c' = o (1 - target) / target`` brings the overhead to
+        ``target`` of a step (a lower bound: the emission rows that travel grow with the minibatch too)."""
+        if self.steps < 5 or self.wall <= 0 or self.overhead <= 0.5 * self.wall:
+            return None
+        o, c = self.overhead / self.steps, max(self.wall - self.overhead, 1e-9) / self.steps
+        suggested = int(float(f"{batch_size * o * (1 - target) / target / c:.2g}"))
+        return (f"the cluster's step overhead was {self.overhead / self.wall:.0%} of training ({1e3 * o:.0f} ms a step "
+                f"against {1e3 * c:.0f} ms on the workers): minibatches of at least {suggested} sentences "
+                f"(--batch-size) would bring it to {target:.0%}")
+
     def postfix(self) -> dict:
         """The progress bar's fields: workers seen, tokens/s per worker (while in its tasks), mean step overhead."""
         busy = sum(self.busy.values())

@@ -742,6 +742,7 @@ class HMMTagger(InduceEstimator):
         self.n_iter_ = result.batches
         self.interrupted_ = result.interrupted
         self.n_batches_ = result.batches
+        self._warn_cluster_overhead(self.batch_size)
 
     def _fit_cvi3(self, data, gold, seeds):
         """CVI algorithm 3 (thesis 3.56-3.82): the corpus as one long sequence of subsequences."""

@@ -41,6 +41,22 @@ def test_local_workers_scvi_equals_single_process(text, capsys):
     (address, rate), = got["worker_tokens_per_s"].items()
     assert rate > 0 and got["worker_peak_memory_mb"][address] > 10
     assert got["minibatch_log_likelihood_per_token"] == ref["minibatch_log_likelihood_per_token"]
+    # 20-sentence minibatches are milliseconds of work against a round trip: the run says so, with a size to use
+    assert any("step overhead" in w and "--batch-size" in w for w in got["warnings"]) and not ref.get("warnings")
+
+
+def test_meter_advises_a_larger_minibatch_when_the_overhead_dominates():
+    from induce.distributed.cluster import Meter
+
+    meter = Meter()
+    meter.steps, meter.wall, meter.overhead = 10, 1.0, 0.8
+    # o = 80 ms, c = 20 ms a step; 20% overhead needs c' = 80 x 0.8 / 0.2 = 320 ms: 100 x 320 / 20 = 1600 sentences
+    message = meter.advice(100)
+    assert "80% of training (80 ms a step against 20 ms" in message and "at least 1600 sentences" in message
+    meter.overhead = 0.5
+    assert meter.advice(100) is None
+    meter.steps, meter.overhead = 4, 0.9
+    assert meter.advice(100) is None
 
 
 @pytest.mark.parametrize("extra", [["--infer", "cvi1", "--workers", "1"],
