@@ -668,7 +668,6 @@ class HDPHMMTagger(HMMTagger):
             self._hdp_record(bar, it, ll, "minibatch_log_likelihood", time.perf_counter() - t0, data,
                              N_emit.sum(axis=0), None, None, step=rho, **extra)
         self._end_moves()
-        self._warn_cluster_overhead(self.batch_size)
         order = hdp.usage_order(N_emit.sum(axis=0))
         self.qc_positive_ = hdp.q_positive(logq0_b.sum(axis=0))
         self._set_sticks(u[order], v[order], order)
