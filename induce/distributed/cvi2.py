@@ -96,7 +96,6 @@ class ClusterCVI2:
         self.bounds = corpus.sentence_bounds
         self.tokens = np.diff(corpus.token_bounds)
         local, self.vocabs = corpus.local()
-        self.outside = [np.setdiff1d(np.arange(self.W), v) for v in self.vocabs]
         self.states = [submit(client, _state, shard, int(K), s, allowed[v] if allowed.shape[0] else allowed)
                        for shard, v, s in zip(local, self.vocabs, shard_seeds(seed, len(local)))]
         self.C = self._totals(client.gather([submit(client, _initial_totals, s, len(v))
@@ -121,8 +120,9 @@ class ClusterCVI2:
         v = self.vocabs[j]
         if len(v) == self.W:
             return C_emit[v]
-        rest = C_emit[self.outside[j]].sum(axis=0) + (self.W - len(v) - 1) * beta
-        return np.vstack([C_emit[v], rest])
+        own = C_emit[v]
+        rest = C_emit.sum(axis=0) - own.sum(axis=0) + (self.W - len(v) - 1) * beta
+        return np.vstack([own, rest])
 
     def __call__(self, order: np.ndarray, alpha: float, beta: float, trans_out, emit_out) -> float:
         """One pass in the sentence ``order``: ``trans_out`` / ``emit_out`` get the counts after the pass (as
