@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import Callable
 
 import numpy as np
-from scipy import sparse
 from numba import njit, prange
+from scipy import sparse
 
 
 from .. import modelfile
@@ -457,15 +457,17 @@ class HMMTagger(InduceEstimator):
         floor = 1.0 if self._map_floor() else 0.0
         if "alpha" in self.learned_hyper_:
             self.alpha_ = max(floor, fit_symmetric_dirichlet(trans, self.alpha_))
-        if "beta" in self.learned_hyper_ and np.ndim(self.beta_):
+        if "beta" not in self.learned_hyper_:
+            return
+        rows = sparse.csr_matrix(emit.T)  # states by words, positive entries only
+        if np.ndim(self.beta_):
             # learn_hyper="per-state": row k ~ Dir(beta_k), each at most the pooled (symmetric) estimate: a small
             # state of words seen once each wants beta_k -> inf, flattens, loses its tokens and dies
             # (docs/experiments/defaults.md, "Per-state emission concentrations")
-            rows = sparse.csr_matrix(emit.T)  # states by words, positive entries only
             pooled = fit_symmetric_dirichlet(rows, float(self.beta_.max()))
             self.beta_ = fit_row_dirichlets(rows, self.beta_, cap=pooled)
-        elif "beta" in self.learned_hyper_:
-            self.beta_ = max(floor, fit_symmetric_dirichlet(emit.T, self.beta_))
+        else:
+            self.beta_ = max(floor, fit_symmetric_dirichlet(rows, self.beta_))
 
     def _step(self, bar, iteration: int, data: "_Data", labels) -> bool:
         """End of an iteration: learn the hyperparameters, check the objective; ``True`` stops the loop.
