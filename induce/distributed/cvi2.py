@@ -20,7 +20,7 @@ the next round (the approximate distributed scheme of AD-LDA, Newman et al.
 statistics, as the single-process sweep does.  With one worker and one round
 per pass the run is the single-process run (sequential or block-parallel), bit for bit.
 The starting ``q(z^i)`` is drawn on the workers (:func:`shard_seeds`,
-:func:`induce.taggers.hmm.random_start`): the client never holds it.
+:func:`induce.infer.hmm_passes.random_start`): the client never holds it.
 """
 
 from __future__ import annotations
@@ -32,7 +32,6 @@ import numpy as np
 
 from ..infer import hmm_passes as passes
 from ..infer.hmm_batched import cvi2_block_pass
-from ..taggers.hmm import random_start
 from .cluster import Meter, rerun, submit, timed
 from .shards import WorkerCorpus
 
@@ -59,9 +58,9 @@ def _initial_totals(state, W):
 
 def _state(local, K, seed, allowed):
     """On a worker, once: ``(local tokens, offsets, sent_trans, gamma, allowed)``, the shard's starting
-    ``q(z^i)`` drawn here (:func:`random_start`; ``allowed``: the shard's rows of the tag dictionary)."""
+    ``q(z^i)`` drawn here (:func:`passes.random_start`; ``allowed``: the shard's rows of the tag dictionary)."""
     tokens, offsets = local
-    return (tokens, offsets, *random_start(tokens, offsets, K, seed, allowed, np.float32), allowed)
+    return (tokens, offsets, *passes.random_start(tokens, offsets, K, seed, allowed, np.float32), allowed)
 
 
 def _round(state, C_trans, C_emit, order, alpha, beta, block, last):
@@ -86,7 +85,7 @@ def _labels(state):
 class ClusterCVI2:
     """Block-parallel cvi2 sweeps with the sentences and their local statistics on the workers (see the module
     docstring), over the shards of a :class:`~.shards.WorkerCorpus` (one block per shard).  Each shard draws
-    its starting ``q(z^i)`` with :func:`random_start` seeded by :func:`shard_seeds` of ``seed``: with one
+    its starting ``q(z^i)`` with :func:`passes.random_start` seeded by :func:`shard_seeds` of ``seed``: with one
     shard that is the single-process start."""
 
     def __init__(self, corpus: WorkerCorpus, K: int, seed: int, W: int, allowed: np.ndarray, block: int,

@@ -707,3 +707,17 @@ def cgs_pass(Ct, Ce, z, tokens, offsets, alpha, beta, temperature, seed, allowed
             if tally:
                 votes[p, new] += 1
     return changed
+
+
+def random_start(tokens, offsets, K: int, seed: int, allowed: np.ndarray, dtype) -> tuple[np.ndarray, np.ndarray]:
+    """The shared starting point ``(sent_trans (I, K+1, K), gamma (N, K))``: random local posteriors
+    (thesis footnote 5, :func:`init_chain_posteriors`), the token marginals restricted to the states
+    ``allowed[word]`` (a tag dictionary; empty: none) and renormalised.  cvi2 on a cluster draws it per shard on
+    the workers (:mod:`induce.distributed.cvi2`)."""
+    sent_trans = np.zeros((len(offsets) - 1, K + 1, K), dtype=dtype)
+    gamma = np.zeros((len(tokens), K), dtype=dtype)
+    init_chain_posteriors(tokens, offsets, K, int(seed), sent_trans, gamma)
+    if allowed.shape[0]:
+        gamma *= allowed[tokens]
+        gamma /= np.maximum(gamma.sum(axis=1, keepdims=True), 1e-300)
+    return sent_trans, gamma

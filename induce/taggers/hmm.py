@@ -110,20 +110,6 @@ class _Data:
     source: tuple[str, str, bool] | None = None  # the file it was read from (Corpus.source)
 
 
-def random_start(tokens, offsets, K: int, seed: int, allowed: np.ndarray, dtype) -> tuple[np.ndarray, np.ndarray]:
-    """The shared starting point ``(sent_trans (I, K+1, K), gamma (N, K))``: random local posteriors
-    (thesis footnote 5, :func:`passes.init_chain_posteriors`), the token marginals restricted to the states
-    ``allowed[word]`` (a tag dictionary; empty: none) and renormalised.  cvi2 on a cluster draws it per shard on
-    the workers (:mod:`induce.distributed.cvi2`)."""
-    sent_trans = np.zeros((len(offsets) - 1, K + 1, K), dtype=dtype)
-    gamma = np.zeros((len(tokens), K), dtype=dtype)
-    passes.init_chain_posteriors(tokens, offsets, K, int(seed), sent_trans, gamma)
-    if allowed.shape[0]:
-        gamma *= allowed[tokens]
-        gamma /= np.maximum(gamma.sum(axis=1, keepdims=True), 1e-300)
-    return sent_trans, gamma
-
-
 class HMMTagger(InduceEstimator):
     """Unsupervised (or tag-dictionary constrained) HMM tagger, scikit-learn style.
 
@@ -340,7 +326,7 @@ class HMMTagger(InduceEstimator):
         # shared starting point: random local posteriors (thesis footnote 5); cvi2 on a cluster draws it on the workers
         sent_trans = gamma = None
         if self.infer != "cvi2" or self.client is None:
-            sent_trans, gamma = random_start(data.tokens, data.offsets, K, seeds[0], self.allowed_,
+            sent_trans, gamma = passes.random_start(data.tokens, data.offsets, K, seeds[0], self.allowed_,
                                              np.float32 if self.infer == "cvi2" else np.float64)
         if self.infer in ("em", "vi"):
             self._fit_batch(data, sent_trans, gamma, gold)

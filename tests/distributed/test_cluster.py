@@ -221,7 +221,7 @@ def test_cvi2_sharded_rounds_match_a_hand_run_of_the_kernel(client, split):
     from induce.distributed.shards import piece
     from induce.infer import hmm_passes as passes
     from induce.infer.hmm_batched import cvi2_block_pass
-    from induce.taggers.hmm import random_start
+    from induce.infer.hmm_passes import random_start
 
     corpus = split
     K, W, alpha, beta = 4, 30, 0.5, 0.1
