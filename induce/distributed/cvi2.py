@@ -148,12 +148,12 @@ class ClusterCVI2:
                 C_trans, C_emit, v = results[0][0], C_emit.copy(), self.vocabs[0]
                 C_emit[v] = results[0][1][:len(v)]
             else:  # C <- C + sum_j (C_j - C), C_j - C nonzero only on the rows V_j
-                C_trans = C_trans + self._sum([t - C_trans for t, _, _, _ in results])
-                change = np.zeros_like(C_emit)
-                for j, (_, e, _, _) in zip(live, results):
+                change_t, change_e = np.zeros_like(C_trans), np.zeros_like(C_emit)
+                for j, (t, e, _, _) in zip(live, results):
                     v = self.vocabs[j]
-                    change[v] += e[:len(v)] - C_emit[v]
-                C_emit = C_emit + change
+                    change_t += t - C_trans
+                    change_e[v] += e[:len(v)] - C_emit[v]
+                C_trans, C_emit = C_trans + change_t, C_emit + change_e
             for j, (_, _, l, tot) in zip(live, results):
                 ll += l
                 if tot is not None:
@@ -162,13 +162,6 @@ class ClusterCVI2:
         trans_out[:] = C_trans
         emit_out[:] = C_emit
         return float(ll)
-
-    @staticmethod
-    def _sum(arrays):
-        out = arrays[0].copy()
-        for a in arrays[1:]:
-            out += a
-        return out
 
     def labels(self) -> np.ndarray:
         """Each token's most probable state under its ``q(z_t)``, in corpus order."""
