@@ -1,6 +1,6 @@
 """scvi on a dask LocalCluster vs the single-process run, with the workers reading their own shards (issue 23).
 
-    PYTHONPATH=. python benchmarks/dask_bench.py --corpus PATH [--workers 0,1,2] [--batch-size 1000] [--rounds 2]
+    PYTHONPATH=. python benchmarks/dask_bench.py --corpus PATH [--workers 0,1,2] [--batch-size 1000|auto] [--rounds 2]
     PYTHONPATH=. python benchmarks/dask_bench.py --generate 10000000 --corpus benchmarks/out/hmm10M.txt
     PYTHONPATH=. python benchmarks/dask_bench.py --generate 100000000 --generate-jobs 16 --rounds 0 --corpus F
 
@@ -114,6 +114,7 @@ def _run(path, client, batch_size, max_batches=None) -> dict:
            "wall_seconds": round(wall, 3), "tokens_per_s": round(last["tokens_seen"] / last["seconds"], 1),
            "wall_tokens_per_s": round(last["tokens_seen"] / wall, 1),
            "heldout_ll_per_token": last["heldout_log_likelihood_per_token"], "minibatches": model.n_batches_,
+           "batch_size": model.batch_size_, "batch_calibration": model.batch_calibration_,
            "client_peak_memory_mb": round(dist.cluster.peak_memory() / 2**20, 1)}
     if client is not None:
         out.update(model.cluster_meter_.report(dist.n_workers(client)))
@@ -129,7 +130,8 @@ def main() -> None:
     ap.add_argument("--generate-jobs", type=int, default=1, metavar="J", help="draw the sentences in J processes")
     ap.add_argument("--workers", default="0,1,2", help="worker counts in turn, 0: this process")
     ap.add_argument("--warm", default=None, help="small corpus that compiles the kernels (default: CoNLL-2000 test)")
-    ap.add_argument("--batch-size", type=int, default=1000)
+    ap.add_argument("--batch-size", type=lambda v: None if v == "auto" else int(v), default=1000,
+                    help="sentences per minibatch, or 'auto': the size the cluster runs time at their start")
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--small-batch", type=int, default=100)
     ap.add_argument("--overhead-batches", type=int, default=0, metavar="N")

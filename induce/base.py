@@ -146,8 +146,9 @@ class AnyOf(Constraint):
 
 
 #: the step-size schedule of the stochastic algorithms, rho_m = (tau + m + 1)^-kappa with kappa in
-#: [0.5, 1] (Robbins-Monro; thesis eq. 3.103), over minibatches of ``batch_size``
-SCHEDULE = {"tau": Real(0.0), "kappa": Real(0.5, 1.0), "batch_size": Integer(1)}
+#: [0.5, 1] (Robbins-Monro; thesis eq. 3.103), over minibatches of ``batch_size`` (``None``: the estimator's default
+#: size in one process, a timed one on a dask cluster: :meth:`InduceEstimator._resolve_batch_size`)
+SCHEDULE = {"tau": Real(0.0), "kappa": Real(0.5, 1.0), "batch_size": AnyOf(Options(None), Integer(1))}
 
 
 #: hyperparameter names of model files written before the names were shared across estimators
@@ -210,11 +211,37 @@ class InduceEstimator(BaseEstimator):
             self.warnings_.append(message)
             warnings.warn(message, FitWarning, stacklevel=3)
 
-    def _warn_cluster_overhead(self, batch_size: int) -> None:
+    def _resolve_batch_size(self, default: int, n_items: int, probe=None, saved: int | None = None) -> int:
+        """The minibatch size of this fit, stored in ``batch_size_``: ``batch_size`` when given; else ``saved``
+        (the size of a checkpoint being resumed), ``default`` in one process (no ``probe``), or on a dask
+        cluster the size that :func:`induce.distributed.cluster.calibrate` finds by timing ``probe`` (the run's
+        local step) over ``n_items`` items, with its measurements in ``batch_calibration_`` (and a warning when
+        the corpus is too small for the cluster)."""
+        self.batch_calibration_ = None
+        if self.batch_size is not None:
+            self.batch_size_ = int(self.batch_size)
+        elif saved is not None:
+            self.batch_size_ = int(saved)
+        elif probe is None:
+            self.batch_size_ = int(default)
+        else:
+            from .distributed import cluster
+
+            self.batch_calibration_ = cluster.calibrate(probe, int(n_items), int(default))
+            self.batch_size_ = self.batch_calibration_["batch_size"]
+            message = cluster.calibration_warning(self.batch_calibration_)
+            if message:
+                self._warn(message)
+        return self.batch_size_
+
+    def _warn_cluster_overhead(self) -> None:
         """After a minibatch fit on a dask cluster: warn when the step overhead dominated
-        (:meth:`induce.distributed.cluster.Meter.advice`)."""
+        (:meth:`induce.distributed.cluster.Meter.advice`), unless the size was chosen at its cap (the
+        calibration said so)."""
         meter = getattr(self, "cluster_meter_", None)
-        message = meter.advice(int(batch_size)) if getattr(self, "client", None) is not None and meter else None
+        if getattr(self, "client", None) is None or not meter or (self.batch_calibration_ or {}).get("capped"):
+            return
+        message = meter.advice(self.batch_size_)
         if message:
             self._warn(message)
 

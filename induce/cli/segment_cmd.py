@@ -91,7 +91,9 @@ def register(sub) -> None:
     h.add_argument("--sigma", type=finite_positive_float, default=1.0,
                    help="transition concentration (default 1; learned by hdp-cvi/hdp-scvi, fixed for hdp-svi)")
     s = p.add_argument_group("stochastic and subsequence options (cvi2, svi, scvi and the hdp-* algorithms)")
-    s.add_argument("--batch-size", type=positive_int, default=10, metavar="M", help="items per minibatch (default 10)")
+    s.add_argument("--batch-size", type=positive_int, metavar="M",
+                   help="items per minibatch (default 10; --model hmm on a cluster: timed at the start so that the "
+                        "step overhead is about 20%% of a step)")
     s.add_argument("--tau", type=finite_nonneg_float, default=1.0, help="step-size delay (default 1)")
     s.add_argument("--kappa", type=forgetting_rate, default=0.6, help="forgetting rate in [0.5, 1] (default 0.6)")
     s.add_argument("--subseq-length", type=positive_int, default=None, metavar="T",
@@ -145,6 +147,8 @@ def _run(args) -> int:
         meter = model.cluster_meter_.report(summary["workers"])  # its "steps" are minibatches, its tokens time steps
         meter["minibatches"], meter["worker_steps_per_s"] = meter.pop("steps"), meter.pop("worker_tokens_per_s")
         summary.update(meter)
+        if model.batch_calibration_:  # the timing behind an automatic minibatch size
+            summary["batch_calibration"] = model.batch_calibration_
     if test is not None:
         summary["heldout_steps"] = int(sum(x.shape[0] for x in test))
         summary["heldout_loglik_per_step"] = model.score(test, context=train)
@@ -212,8 +216,8 @@ def _model(args, n_columns: int):
     if args.model in ("hsmm", "hdp-hsmm"):
         common = dict(n_states=args.states, emission=args.emission, durations=args.durations,
                       max_duration=args.max_duration, r=args.negbin_r, infer=args.infer, n_iter=args.iterations,
-                      tol=args.tol, alpha=args.alpha, batch_size=args.batch_size, tau=args.tau, kappa=args.kappa,
-                      subsequence_length=args.subseq_length, random_state=args.seed)
+                      tol=args.tol, alpha=args.alpha, batch_size=args.batch_size or 10, tau=args.tau,
+                      kappa=args.kappa, subsequence_length=args.subseq_length, random_state=args.seed)
         if args.model == "hdp-hsmm":
             return HDPHSMMSegmenter(gamma=args.gamma, sigma=args.sigma, **common)
         return HSMMSegmenter(max_r=args.max_r, negbin_samples=args.negbin_samples, **common)

@@ -369,6 +369,13 @@ class RunResult:
     interrupted: bool = False
 
 
+def saved_settings(checkpoint: str | None) -> dict:
+    """The settings a checkpoint was made with (``{}`` when there is none to read; :func:`_resume` says why)."""
+    if not checkpoint or not Path(checkpoint).exists():
+        return {}
+    return dict(load_checkpoint(checkpoint, "stochastic_hmm", _checkpoint_schema)[0]["settings"])
+
+
 def _resume(checkpoint: str | None, meta: dict, counts: GlobalCounts, updater, result: RunResult) -> None:
     """Reload ``checkpoint`` into ``counts``, the ``updater``'s state and ``result`` (minibatches done,
     tokens seen, training seconds, trace), after checking that it was made with the settings ``meta``."""

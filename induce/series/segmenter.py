@@ -165,7 +165,7 @@ class HMMSegmenter(InduceEstimator):
     }
 
     def __init__(self, n_states: int = 3, emission="gaussian", infer: str = "vi", n_iter: int = 100,
-                 tol: float = 1e-4, alpha: float = 1.0, batch_size: int = 10, tau: float = 1.0, kappa: float = 0.6,
+                 tol: float = 1e-4, alpha: float = 1.0, batch_size: int | None = None, tau: float = 1.0, kappa: float = 0.6,
                  subsequence_length: int | None = None, gamma: float = 1.0, sigma: float = 1.0,
                  random_state: int = 0, client=None):
         self.n_states = n_states
@@ -192,8 +192,12 @@ class HMMSegmenter(InduceEstimator):
         family = copy.deepcopy(get_family(self.emission))
         seqs = [family.check_data(x) for x in seqs]
         family.default_prior(np.vstack(seqs))
+        self._start_run()
+        # items (subsequences) per minibatch: 10 by default, on a cluster timed at the start (ClusterSeriesFit)
+        on_cluster = self.client is not None and self.infer in CLUSTER_ALGORITHMS
         common = dict(alpha=float(self.alpha), n_iter=int(self.n_iter), tol=float(self.tol),
-                      batch_size=int(self.batch_size), tau=float(self.tau), kappa=float(self.kappa),
+                      batch_size=None if on_cluster and self.batch_size is None else self._resolve_batch_size(10, 0),
+                      tau=float(self.tau), kappa=float(self.kappa),
                       subsequence_length=self.subsequence_length, rng=np.random.default_rng(self.random_state))
         if self.infer == "hdp-svi":
             fit = HDPSVIFit(family, int(self.n_states), gamma=float(self.gamma), sigma=float(self.sigma), **common)
@@ -203,7 +207,8 @@ class HMMSegmenter(InduceEstimator):
         elif self.client is not None:
             from ..distributed.series import ClusterSeriesFit
 
-            fit = ClusterSeriesFit(family, int(self.n_states), infer=self.infer, client=self.client, **common)
+            fit = ClusterSeriesFit(family, int(self.n_states), infer=self.infer, client=self.client,
+                                   resolve_batch_size=lambda n, probe: self._resolve_batch_size(10, n, probe), **common)
         else:
             fit = SeriesFit(family, int(self.n_states), infer=self.infer, **common)
         result = fit.run(seqs)
@@ -217,7 +222,8 @@ class HMMSegmenter(InduceEstimator):
         self.trace_ = result.trace
         self.n_iter_ = result.n_iter
         self.converged_ = result.converged
-        self.warnings_ = list(result.warnings)
+        self.warnings_ += [w for w in result.warnings if w not in self.warnings_]
+        self._warn_cluster_overhead()
         return self
 
     # ------------------------------------------------------------- decoding

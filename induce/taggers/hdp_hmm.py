@@ -44,7 +44,7 @@ import numpy as np
 
 from ..corpus.corpus import Corpus, as_corpus
 from ..corpus.vocab import Vocabulary
-from ..base import AnyOf, Boolean, Integer, Options, Real
+from ..base import SCHEDULE, AnyOf, Boolean, Integer, Options, Real
 from ..errors import ConfigError
 from ..resources import check_memory, corpus_source, hmm_bytes, sentence_label
 from .. import modelfile
@@ -168,7 +168,9 @@ class HDPHMMTagger(HMMTagger):
         10% in the learned ``sigma``; docs/experiments/hdp.md, "Sampled table counts").
     table_samples : draws per pass for ``table_estimate="sampled"``.
     batch_size, tau, kappa : minibatch size and Robbins-Monro step ``(tau + m)^-kappa``
-        of ``scvi``/``svi``.
+        of ``scvi``/``svi``; ``batch_size=None`` (default): 100, on a cluster
+        timed at the start as :class:`induce.HMMTagger`'s (``batch_size_``,
+        ``batch_calibration_``).
     coverage : token share that defines the effective number of states (0.99).
     n_init : ``cvi`` only: fit from this many random starts and keep the one with
         the highest final collapsed objective (the trace's
@@ -233,7 +235,7 @@ class HDPHMMTagger(HMMTagger):
         "hyper_burn_in": AnyOf(Options(None), Integer(0)), "qc": Options(*QC_METHODS), "qc_samples": Integer(1),
         "table_estimate": Options(*TABLE_ESTIMATES), "table_samples": Integer(1),
         "coverage": Real(0.0, 1.0, min_open=True), "n_init": Integer(1),
-        "merge_moves": Boolean(), "scvi_memory": AnyOf(Options(None), Boolean()),
+        "merge_moves": Boolean(), "scvi_memory": AnyOf(Options(None), Boolean()), **SCHEDULE,
     }
 
     def __init__(
@@ -253,7 +255,7 @@ class HDPHMMTagger(HMMTagger):
         qc_samples: int = 100,
         table_estimate: str = "first-order",
         table_samples: int = 10,
-        batch_size: int = 100,
+        batch_size: int | None = None,
         tau: float = 1.0,
         kappa: float = 0.6,
         coverage: float = 0.99,
@@ -343,7 +345,7 @@ class HDPHMMTagger(HMMTagger):
                                             "counts": freq[used].tolist(), "unk": corpus.vocab.unk})
         data = _Data(remap[corpus.tokens], np.ascontiguousarray(corpus.offsets, dtype=np.int64), len(used),
                      corpus.source)
-        self.trace_: list[dict] = []
+        self._start_run()
         gold = corpus.tags[self.eval_column] if self.eval_column else None
         rng = np.random.default_rng(self.random_state)
         seeds = rng.integers(0, 2**31 - 1, size=self.n_iter + 1)
@@ -582,8 +584,22 @@ class HDPHMMTagger(HMMTagger):
         # global counts from exponential distributions (thesis eq. 3.106-3.107)
         N_trans = exponential_init(rng, (K + 1, K), N / K**2)
         N_emit = exponential_init(rng, (W, K), N / (K * W))
+        qcode = self._qc_code()
+        em = self._emission
+        learn_emission = self.emission_prior == "asymmetric" and "emission" not in self._fixed_hyper()
+        cluster = self._hdp_cluster(data)
+        if cluster is None:
+            size = self._resolve_batch_size(100, I)
+        else:  # timed with the minibatch kernel under the starting counts, on scratch outputs
+            from ..distributed.cluster import metered
+
+            scratch = (np.zeros((K + 1, K)), np.zeros((W, K)), np.zeros((K + 1, K)), np.zeros(K + 1),
+                       np.zeros((0, K + 1, K)), np.zeros((0, K)), *((np.zeros((W, K)),) if learn_emission else ()))
+            size = self._resolve_batch_size(100, I, metered(cluster, lambda items: cluster(
+                learn_emission, N_trans, N_emit, data.tokens, data.offsets, items, np.full(K, self.sigma_ / K),
+                self.sigma_, em.pseudo_counts(), em.concentration, qcode, int(self.qc_samples), 0, *scratch)))
         # the minibatches are fixed so that each one's q(C^m = 0) can be replaced (thesis 5.3)
-        batches = [b.astype(np.int64) for b in minibatches(I, int(self.batch_size), rng, 1)]
+        batches = [b.astype(np.int64) for b in minibatches(I, size, rng, 1)]
         logq0_b = np.zeros((len(batches), K + 1, K))
         logq0_row_b = np.zeros((len(batches), K + 1))
         # each sentence's expected counts of its last visit, left out of the counts its surrogate uses
@@ -595,20 +611,11 @@ class HDPHMMTagger(HMMTagger):
         G_state = np.full(K, 1.0 / K)
         trans_b = np.zeros((K + 1, K))
         emit_b = np.zeros((W, K))
-        qcode = self._qc_code()
-        em = self._emission
-        learn_emission = self.emission_prior == "asymmetric" and "emission" not in self._fixed_hyper()
         if learn_emission:
             # global estimate of log q(C_wk = 0) = sum_t log(1 - q(z_t = k)), blended like the counts; it starts
             # at -N_emit (log(1 - p) ~ -p for the many small token probabilities behind the initial counts)
             logq0_emit = -N_emit
             logq0_emit_b = np.zeros((W, K))
-        cluster = None
-        if self.client is not None:  # each minibatch's local step on the workers (induce.distributed.hdp)
-            from ..distributed import ClusterHDPMinibatch
-
-            cluster = ClusterHDPMinibatch(self._worker_corpus(data))
-            self.cluster_meter_ = cluster.meter
         m = 0
         bar = self._iterations()
         for it in bar:
@@ -673,6 +680,18 @@ class HDPHMMTagger(HMMTagger):
         self._set_sticks(u[order], v[order], order)
         self._local_labels = None
         self._finish(N_trans, N_emit, data)
+        self._warn_cluster_overhead()
+
+    def _hdp_cluster(self, data):
+        """With ``client``: the minibatch step on its workers (:class:`induce.distributed.ClusterHDPMinibatch`,
+        its meter as ``cluster_meter_``); else ``None``."""
+        if self.client is None:
+            return None
+        from ..distributed import ClusterHDPMinibatch
+
+        cluster = ClusterHDPMinibatch(self._worker_corpus(data))
+        self.cluster_meter_ = cluster.meter
+        return cluster
 
     def _scvi_keeps_memory(self) -> bool:
         """``scvi_memory`` with ``None`` resolved: on when the memoized split-merge rounds run (``merge_moves``,

@@ -22,6 +22,7 @@ All deterministic algorithms start from the same random local posteriors given
 
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -153,7 +154,12 @@ class HMMTagger(InduceEstimator):
     eval_column : gold tag column to score against every ``eval_every`` iterations.
     callback : called with each iteration's trace record.
     batch_size : stochastic algorithms: sentences (``svi``, ``scvi``) or
-        subsequences (single-sequence algorithms) per minibatch ``M``.
+        subsequences (single-sequence algorithms) per minibatch ``M``.  ``None``
+        (default): 100 in one process; on a cluster (``client``) the size that
+        keeps the step overhead at 20% of a step, timed at the start
+        (:func:`induce.distributed.cluster.calibrate`; at least 100, at most an
+        epoch's sentences / 100).  The size used is ``batch_size_``, the timing
+        ``batch_calibration_``; give it to repeat the run exactly.
     tau, kappa : step size ``rho_m = (tau + m + 1)^-kappa`` for minibatch ``m = 0, 1, ...``;
         the default ``tau = 1`` is the thesis' ``(1 + m)^-kappa`` with ``m`` from 1
         (so the first step keeps half the exponential initialisation at kappa = 1).
@@ -213,7 +219,7 @@ class HMMTagger(InduceEstimator):
         eval_column: str | None = None,
         eval_every: int = 1,
         callback: Callable[[dict], None] | None = None,
-        batch_size: int = 100,
+        batch_size: int | None = None,
         tau: float = 1.0,
         kappa: float = 0.5,
         n_epochs: int = 1,
@@ -642,8 +648,7 @@ class HMMTagger(InduceEstimator):
         K, W = int(self.n_states), len(info.vocab)
         self.n_states_, self.tag_vocab_, self.vocab_, self.allowed_ = K, None, info.vocab, _NO_MASK
         counts = stochastic.GlobalCounts.exponential(np.random.default_rng(init_seq), K, W, info.n_tokens)
-        schedule = dict(batch_size=self.batch_size, buffer_sentences=buffer_sentences, n_epochs=self.n_epochs,
-                        rng=np.random.default_rng(batch_seq))
+        n_train = info.n_sentences - len(info.heldout_ids)
         if self.client is not None:  # the workers read and keep their shards (induce.distributed.shards)
             from ..distributed import WorkerCorpus, WorkerSentenceUpdater
 
@@ -651,16 +656,19 @@ class HMMTagger(InduceEstimator):
                                        skip=info.heldout_ids)
             updater = WorkerSentenceUpdater(shards, self.infer, self.alpha_, self.beta_)
             self.cluster_meter_ = updater.meter
+            schedule = self._schedule(n_train, batch_seq, buffer_sentences=buffer_sentences,
+                                      probe=functools.partial(updater.probe, counts))
             batches = updater.batches(stream.sharded_batches(shards.sentence_bounds, **schedule))
         else:
             updater = self._sentence_updater(info.n_sentences)
+            schedule = self._schedule(n_train, batch_seq, buffer_sentences=buffer_sentences)
             batches = stream.shuffled_minibatches(path, format, info.vocab, lowercase=lowercase,
                                                   skip=info.heldout_ids, **schedule)
         heldout = (info.heldout_tokens, info.heldout_offsets) if len(info.heldout_tokens) else None
         settings = {"infer": self.infer, "n_states": K, "n_words": W, "n_tokens": info.n_tokens, "alpha": self.alpha_,
-                    "beta": self.beta_, "batch_size": self.batch_size, "tau": self.tau, "kappa": self.kappa,
+                    "beta": self.beta_, "batch_size": self.batch_size_, "tau": self.tau, "kappa": self.kappa,
                     "random_state": self.random_state, "buffer_sentences": buffer_sentences, "stream": str(path)}
-        self._run_stochastic(counts, updater, batches, heldout, settings, info.n_sentences - len(info.heldout_ids))
+        self._run_stochastic(counts, updater, batches, heldout, settings, n_train)
         self.stream_sentences_, self.stream_tokens_ = info.n_sentences, info.n_tokens
         self.heldout_tokens_ = int(len(info.heldout_tokens))
         self.transition_counts_ = counts.trans.copy()
@@ -689,29 +697,40 @@ class HMMTagger(InduceEstimator):
         init_seq, batch_seq = np.random.SeedSequence(self.random_state).spawn(2)
         counts = stochastic.GlobalCounts.exponential(np.random.default_rng(init_seq), K, data.W,
                                                      int(data.tokens.shape[0]))
-        batch_rng = np.random.default_rng(batch_seq)
+        I = data.offsets.shape[0] - 1
         if self.infer in stochastic.STOCHASTIC and self.client is not None:  # minibatches as sentence indices
             from ..distributed import WorkerSentenceUpdater
 
             updater = WorkerSentenceUpdater(self._worker_corpus(data), self.infer, self.alpha_, self.beta_,
                                             self.allowed_)
             self.cluster_meter_ = updater.meter
-            batches = updater.batches(np.sort(idx) for idx in minibatches(data.offsets.shape[0] - 1, self.batch_size,
-                                                                          batch_rng, self.n_epochs))
+            s = self._schedule(I, batch_seq, probe=functools.partial(updater.probe, counts))
+            batches = updater.batches(np.sort(idx) for idx in minibatches(I, s["batch_size"], s["rng"], s["n_epochs"]))
         elif self.infer in stochastic.STOCHASTIC:
-            updater = self._sentence_updater(data.offsets.shape[0] - 1)
-            batches = stochastic.sentence_batches(data.tokens, data.offsets, self.batch_size, self.n_epochs, batch_rng)
+            updater = self._sentence_updater(I)
+            s = self._schedule(I, batch_seq)
+            batches = stochastic.sentence_batches(data.tokens, data.offsets, s["batch_size"], s["n_epochs"], s["rng"])
         else:
             updater = stochastic.SubchainUpdater(self.infer, self.alpha_, self.beta_, data.tokens, self.subseq_length,
                                                  self.buffer, K)
-            batches = minibatches(updater.n_sub, self.batch_size, batch_rng, self.n_epochs)
+            s = self._schedule(updater.n_sub, batch_seq)
+            batches = minibatches(updater.n_sub, s["batch_size"], s["rng"], s["n_epochs"])
         settings = {"infer": self.infer, "n_states": K, "n_words": int(data.W), "n_tokens": int(data.tokens.shape[0]),
-                    "alpha": self.alpha_, "beta": self.beta_, "batch_size": self.batch_size, "tau": self.tau,
+                    "alpha": self.alpha_, "beta": self.beta_, "batch_size": self.batch_size_, "tau": self.tau,
                     "kappa": self.kappa, "random_state": self.random_state, "subseq_length": self.subseq_length,
                     "buffer": self.buffer}
         self._run_stochastic(counts, updater, batches, heldout, settings,
                              data.offsets.shape[0] - 1 if self.infer in stochastic.STOCHASTIC else updater.n_sub)
         self._finish(counts.trans, counts.emissions(), data)
+
+    def _schedule(self, n_items: int, batch_seq, probe=None, **extra) -> dict:
+        """The minibatch schedule: ``batch_size`` (:meth:`_resolve_batch_size`: default 100, the best of
+        sizes 20, 100 and 500 on Figure 3.15's WSJ
+        data for scvi, benchmarks/RESULTS.md; on a cluster timed with ``probe``; a resumed run keeps its
+        checkpoint's), ``n_epochs`` and the seeded ``rng``, with ``extra``."""
+        saved = stochastic.saved_settings(self.checkpoint).get("batch_size") if self.resume else None
+        size = self._resolve_batch_size(100, n_items, probe, saved)
+        return dict(batch_size=size, n_epochs=self.n_epochs, rng=np.random.default_rng(batch_seq), **extra)
 
     def _sentence_updater(self, n_sentences: int):
         """The svi / scvi minibatch step in this process."""
@@ -725,12 +744,12 @@ class HMMTagger(InduceEstimator):
                                 max_batches=self.max_batches, checkpoint=self.checkpoint,
                                 checkpoint_every=self.checkpoint_every, checkpoint_minutes=self.checkpoint_minutes,
                                 resume=self.resume, meta=settings, callback=self.callback, progress=self.verbose,
-                                total_batches=-(-int(n_items) // int(self.batch_size)) * int(self.n_epochs))
+                                total_batches=-(-int(n_items) // self.batch_size_) * int(self.n_epochs))
         self.trace_ = result.trace
         self.n_iter_ = result.batches
         self.interrupted_ = result.interrupted
         self.n_batches_ = result.batches
-        self._warn_cluster_overhead(self.batch_size)
+        self._warn_cluster_overhead()
 
     def _fit_cvi3(self, data, gold, seeds):
         """CVI algorithm 3 (thesis 3.56-3.82): the corpus as one long sequence of subsequences."""
