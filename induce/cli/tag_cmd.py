@@ -204,6 +204,8 @@ def _write_trace(path: str, trace: list[dict]) -> None:
 
 def _outputs(model, args, result: dict) -> int:
     """Save the model, write the trace and the JSON file, print the results."""
+    if hasattr(model, "batch_size_"):  # a minibatch fit: the size it used
+        result["batch_size"] = model.batch_size_
     if args.client is not None:
         result["workers"] = cluster.n_workers(args.client)
         if result.get("tokens_per_s"):

@@ -137,4 +137,4 @@ def test_cli_reports_the_timed_size(client, sentences, tmp_path, capsys, no_epoc
     assert main(["tag", str(path), "--infer", "scvi", "--states", "3", "--quiet", "--json",
                  "--cluster", client.scheduler.address]) == 0
     got = json.loads(capsys.readouterr().out)
-    assert got["batch_calibration"]["calibrated"] and got["batch_calibration"]["batch_size"] >= 100
+    assert got["batch_calibration"]["calibrated"] and got["batch_size"] == got["batch_calibration"]["batch_size"] >= 100
