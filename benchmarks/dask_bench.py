@@ -1,6 +1,6 @@
 """scvi on a dask LocalCluster vs the single-process run, with the workers reading their own shards (issue 23).
 
-    PYTHONPATH=. python benchmarks/dask_bench.py --corpus PATH [--workers 0,1,2] [--batch-size 1000|auto] [--rounds 2]
+    PYTHONPATH=. python benchmarks/dask_bench.py --corpus PATH [--workers 0,1,2] [--batch-size 1000|auto|100,1000] [--rounds 2]
     PYTHONPATH=. python benchmarks/dask_bench.py --generate 10000000 --corpus benchmarks/out/hmm10M.txt
     PYTHONPATH=. python benchmarks/dask_bench.py --generate 100000000 --generate-jobs 16 --rounds 0 --corpus F
 
@@ -130,13 +130,15 @@ def main() -> None:
     ap.add_argument("--generate-jobs", type=int, default=1, metavar="J", help="draw the sentences in J processes")
     ap.add_argument("--workers", default="0,1,2", help="worker counts in turn, 0: this process")
     ap.add_argument("--warm", default=None, help="small corpus that compiles the kernels (default: CoNLL-2000 test)")
-    ap.add_argument("--batch-size", type=lambda v: None if v == "auto" else int(v), default=1000,
-                    help="sentences per minibatch, or 'auto': the size the cluster runs time at their start")
+    ap.add_argument("--batch-size", default="1000",
+                    help="sentences per minibatch, or 'auto' (the size a cluster run times at its start); "
+                         "comma-separated: each size in turn")
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--small-batch", type=int, default=100)
     ap.add_argument("--overhead-batches", type=int, default=0, metavar="N")
     ap.add_argument("--out")
     args = ap.parse_args()
+    sizes = [None if v == "auto" else int(v) for v in args.batch_size.split(",")]
     result = {"corpus": args.corpus, "batch_size": args.batch_size, "cpus": os.cpu_count(), "runs": []}
     if args.generate:
         result["generated"] = sample_corpus(args.corpus, args.generate, args.seed, jobs=args.generate_jobs)
@@ -147,16 +149,18 @@ def main() -> None:
     for r in range(args.rounds):
         for n in workers:
             if n == 0:
-                result["runs"].append({"round": r, "workers": 0, **_run(args.corpus, None, args.batch_size)})
-                print(json.dumps(result["runs"][-1]), flush=True)
+                for size in sizes:
+                    result["runs"].append({"round": r, "workers": 0, **_run(args.corpus, None, size)})
+                    print(json.dumps(result["runs"][-1]), flush=True)
                 continue
             with dist.session(n) as client:
                 HMMTagger(n_states=45, infer="scvi", batch_size=50, max_batches=2, client=client).fit_stream(warm)
-                result["runs"].append({"round": r, "workers": n, **_run(args.corpus, client, args.batch_size)})
+                for size in sizes:
+                    result["runs"].append({"round": r, "workers": n, **_run(args.corpus, client, size)})
+                    print(json.dumps(result["runs"][-1]), flush=True)
                 if args.overhead_batches and r == 0 and n == min(w for w in workers if w):
                     result["small_batch"] = {"batch_size": args.small_batch, **_run(
                         args.corpus, client, args.small_batch, args.overhead_batches)}
-            print(json.dumps(result["runs"][-1]), flush=True)
     report(result, args.out)
 
 

@@ -211,11 +211,12 @@ class InduceEstimator(BaseEstimator):
             self.warnings_.append(message)
             warnings.warn(message, FitWarning, stacklevel=3)
 
-    def _resolve_batch_size(self, default: int, n_items: int, probe=None, saved: int | None = None) -> int:
+    def _resolve_batch_size(self, default: int, n_items: int, probe=None, saved: int | None = None,
+                            epochs: int = 1) -> int:
         """The minibatch size of this fit, stored in ``batch_size_``: ``batch_size`` when given; else ``saved``
         (the size of a checkpoint being resumed), ``default`` in one process (no ``probe``), or on a dask
         cluster the size that :func:`induce.distributed.cluster.calibrate` finds by timing ``probe`` (the run's
-        local step) over ``n_items`` items, with its measurements in ``batch_calibration_`` (and a warning when
+        local step) over ``n_items`` items passed ``epochs`` times, with its measurements in ``batch_calibration_`` (and a warning when
         the corpus is too small for the cluster)."""
         self.batch_calibration_ = None
         if self.batch_size is not None:
@@ -227,7 +228,7 @@ class InduceEstimator(BaseEstimator):
         else:
             from .distributed import cluster
 
-            self.batch_calibration_ = cluster.calibrate(probe, int(n_items), int(default))
+            self.batch_calibration_ = cluster.calibrate(probe, int(n_items), int(default), epochs=int(epochs))
             self.batch_size_ = self.batch_calibration_["batch_size"]
             message = cluster.calibration_warning(self.batch_calibration_)
             if message:

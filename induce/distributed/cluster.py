@@ -175,9 +175,11 @@ class Meter:
 
 #: an automatic minibatch size on a cluster (:func:`calibrate`) keeps the step overhead to at most this share of a step
 OVERHEAD_TARGET = 0.2
-#: ... and at least this many minibatches an epoch: scvi with 27 minibatches an epoch lost 0.13 nats a token on WSJ
-#: against 138, with 115 nothing on Brown (benchmarks/RESULTS.md, "Stochastic and single sequence")
-MIN_STEPS_PER_EPOCH = 100
+#: ... and at least this many minibatches in the run: one scvi epoch of a 5M-token HMM stream ended at held-out
+#: -6.003 a token with 2,251 minibatches, -6.013 with 451, -6.152 with 226, -6.497 with 113; of 20M tokens at
+#: -5.9395 with 9,069 and with 454, -5.955 with 272 (benchmarks/results/dask_bench_sizes.json); over 10 epochs
+#: 276 minibatches lost 0.13 on WSJ, 1,150 nothing on Brown (RESULTS.md, "Stochastic and single sequence")
+MIN_STEPS = 500
 
 
 def _one_two_five(x: float) -> int:
@@ -186,7 +188,7 @@ def _one_two_five(x: float) -> int:
     return int(next(m * decade for m in (1, 2, 5, 10) if m * decade >= x - 1e-9))
 
 
-def calibrate(probe, n_items: int, floor: int, *, repeats: int = 3) -> dict:
+def calibrate(probe, n_items: int, floor: int, *, epochs: int = 1, repeats: int = 3) -> dict:
     """The minibatch size for a run on a cluster, from timing the run's own local step on it.
 
     ``probe(items, meter)`` runs the local step on the (sorted) item indices ``items``, recording it in ``meter``,
@@ -195,11 +197,12 @@ def calibrate(probe, n_items: int, floor: int, *, repeats: int = 3) -> dict:
     task as ``c M`` (items ``M``); the overhead share ``(a + b M) / (a + b M + c M)`` is at most ``t =``
     :data:`OVERHEAD_TARGET` from ``M* = a (1 - t) / (t c - (1 - t) b)`` (never when ``t c <= (1 - t) b``: the
     rows that travel cost more than the work they bring).  The size is ``M*`` rounded up to 1, 2, 5 x 10^k,
-    at least ``floor`` (the single-process default) and at most ``n_items /`` :data:`MIN_STEPS_PER_EPOCH`;
-    without room for a larger size (``n_items < 8 floor`` or the cap at ``floor``) nothing is timed.  Returns
+    at least ``floor`` (the single-process default) and at most ``n_items epochs /`` :data:`MIN_STEPS` (the
+    run's ``epochs`` passes over ``n_items`` items keep their minibatches); without room for a larger size
+    (``n_items < 8 floor`` or the cap at ``floor``) nothing is timed.  Returns
     ``{"batch_size", ...}`` with the fit (ms) and the expected overhead share, for the run's report; the run
     is reproducible with that size given."""
-    cap = max(floor, n_items // MIN_STEPS_PER_EPOCH)
+    cap = max(floor, n_items * max(1, epochs) // MIN_STEPS)
     m0, m1 = floor, 8 * floor
     if cap <= floor or n_items < m1:
         return {"batch_size": floor, "calibrated": False}
@@ -247,5 +250,5 @@ def calibration_warning(calibration: dict) -> str | None:
     if not calibration.get("capped") or calibration["expected_overhead_share"] <= 0.5:
         return None
     return (f"the cluster's step overhead is expected to be {calibration['expected_overhead_share']:.0%} of a step "
-            f"at minibatches of {calibration['batch_size']} ({MIN_STEPS_PER_EPOCH} an epoch): this corpus is small "
-            "for a cluster; one process may well be faster")
+            f"at minibatches of {calibration['batch_size']} (larger ones would make fewer than {MIN_STEPS} in the "
+            "run): this corpus is small for a cluster; one process may well be faster")

@@ -91,7 +91,8 @@ def fit_svi(model, data, gold, seeds) -> None:
         model.cluster_meter_ = cluster.meter
         A0, B0 = _expected_parameters(lam, lam_e, K)  # timed under the starting parameters, on scratch outputs
         scratch = np.zeros((K + 1, K)), np.zeros((W, K))
-        size = model._resolve_batch_size(100, I, metered(cluster, lambda items: cluster(A0, B0, items, *scratch)))
+        size = model._resolve_batch_size(100, I, metered(cluster, lambda items: cluster(A0, B0, items, *scratch)),
+                                         epochs=int(model.n_iter))
     else:
         size = model._resolve_batch_size(100, I)
     m = 0

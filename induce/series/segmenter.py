@@ -208,7 +208,8 @@ class HMMSegmenter(InduceEstimator):
             from ..distributed.series import ClusterSeriesFit
 
             fit = ClusterSeriesFit(family, int(self.n_states), infer=self.infer, client=self.client,
-                                   resolve_batch_size=lambda n, probe: self._resolve_batch_size(10, n, probe), **common)
+                                   resolve_batch_size=lambda n, probe: self._resolve_batch_size(
+                                       10, n, probe, epochs=int(self.n_iter)), **common)
         else:
             fit = SeriesFit(family, int(self.n_states), infer=self.infer, **common)
         result = fit.run(seqs)

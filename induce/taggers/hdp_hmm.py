@@ -597,7 +597,8 @@ class HDPHMMTagger(HMMTagger):
                        np.zeros((0, K + 1, K)), np.zeros((0, K)), *((np.zeros((W, K)),) if learn_emission else ()))
             size = self._resolve_batch_size(100, I, metered(cluster, lambda items: cluster(
                 learn_emission, N_trans, N_emit, data.tokens, data.offsets, items, np.full(K, self.sigma_ / K),
-                self.sigma_, em.pseudo_counts(), em.concentration, qcode, int(self.qc_samples), 0, *scratch)))
+                self.sigma_, em.pseudo_counts(), em.concentration, qcode, int(self.qc_samples), 0, *scratch)),
+                epochs=int(self.n_iter))
         # the minibatches are fixed so that each one's q(C^m = 0) can be replaced (thesis 5.3)
         batches = [b.astype(np.int64) for b in minibatches(I, size, rng, 1)]
         logq0_b = np.zeros((len(batches), K + 1, K))

@@ -157,8 +157,8 @@ class HMMTagger(InduceEstimator):
         subsequences (single-sequence algorithms) per minibatch ``M``.  ``None``
         (default): 100 in one process; on a cluster (``client``) the size that
         keeps the step overhead at 20% of a step, timed at the start
-        (:func:`induce.distributed.cluster.calibrate`; at least 100, at most an
-        epoch's sentences / 100).  The size used is ``batch_size_``, the timing
+        (:func:`induce.distributed.cluster.calibrate`; at least 100, and small
+        enough for 500 minibatches in the run).  The size used is ``batch_size_``, the timing
         ``batch_calibration_``; give it to repeat the run exactly.
     tau, kappa : step size ``rho_m = (tau + m + 1)^-kappa`` for minibatch ``m = 0, 1, ...``;
         the default ``tau = 1`` is the thesis' ``(1 + m)^-kappa`` with ``m`` from 1
@@ -729,7 +729,7 @@ class HMMTagger(InduceEstimator):
         data for scvi, benchmarks/RESULTS.md; on a cluster timed with ``probe``; a resumed run keeps its
         checkpoint's), ``n_epochs`` and the seeded ``rng``, with ``extra``."""
         saved = stochastic.saved_settings(self.checkpoint).get("batch_size") if self.resume else None
-        size = self._resolve_batch_size(100, n_items, probe, saved)
+        size = self._resolve_batch_size(100, n_items, probe, saved, int(self.n_epochs))
         return dict(batch_size=size, n_epochs=self.n_epochs, rng=np.random.default_rng(batch_seq), **extra)
 
     def _sentence_updater(self, n_sentences: int):

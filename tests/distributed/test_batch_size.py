@@ -22,7 +22,7 @@ def _model_probe(a: float, b: float, c: float, seen: list):
 def test_calibrate_solves_the_overhead_model():
     seen = []
     # a = 60 ms fixed, b = 0.01 ms an item, c = 0.05 ms an item: M* = a (1 - t) / (t c - (1 - t) b) at t = 0.2
-    got = calibrate(_model_probe(0.060, 1e-5, 5e-5, seen), 10_000_000, 100)
+    got = calibrate(_model_probe(0.060, 1e-5, 5e-5, seen), 10_000_000, 100, epochs=5)  # at most 100,000
     best = 0.060 * 0.8 / (0.2 * 5e-5 - 0.8 * 1e-5)  # 24,000 items
     assert got["calibrated"] and got["batch_size"] == 50_000  # rounded up to 1, 2, 5 x 10^k
     assert got["batch_size"] >= best
@@ -36,18 +36,19 @@ def test_calibrate_solves_the_overhead_model():
     assert all(np.all(np.diff(s) > 0) and s[0] == 0 and s[-1] == 9_999_999 for s in seen)
 
 
-def test_calibrate_keeps_a_hundred_minibatches_an_epoch_and_says_when_that_costs():
+def test_calibrate_keeps_500_minibatches_in_the_run_and_says_when_that_costs():
     # rows that travel cost more than the work they bring (t c <= (1 - t) b): no size reaches 20%
     got = calibrate(_model_probe(0.060, 5e-5, 1e-5, []), 200_000, 100)
-    assert got["batch_size"] == 2_000 and got["capped"]  # 200,000 items / 100 minibatches an epoch
+    assert got["batch_size"] == 400 and got["capped"]  # 200,000 items / 500 minibatches
+    assert calibrate(_model_probe(0.060, 5e-5, 1e-5, []), 200_000, 100, epochs=3)["batch_size"] == 1_200
     assert got["expected_overhead_share"] > 0.5
     message = cluster.calibration_warning(got)
-    assert "small for a cluster" in message and "2000" in message
+    assert "small for a cluster" in message and "400" in message
 
 
 def test_calibrate_times_nothing_without_room_for_a_larger_size():
     seen = []
-    for n in (500, 10_000):  # fewer than 8 x 100 items; a cap of 100 minibatches of 100
+    for n in (500, 50_000):  # fewer than 8 x 100 items; a cap of 500 minibatches of 100
         assert calibrate(_model_probe(0.06, 0.0, 1e-6, seen), n, 100) == {"batch_size": 100, "calibrated": False}
     assert seen == []
 
@@ -63,8 +64,8 @@ pytest.importorskip("distributed")
 
 @pytest.fixture
 def no_epoch_cap(monkeypatch):
-    """Room for a timed size on a test-sized corpus: the cap of 100 minibatches an epoch lifted."""
-    monkeypatch.setattr(cluster, "MIN_STEPS_PER_EPOCH", 1)
+    """Room for a timed size on a test-sized corpus: the floor of 500 minibatches in a run lifted."""
+    monkeypatch.setattr(cluster, "MIN_STEPS", 1)
 
 
 @pytest.fixture(scope="module")
