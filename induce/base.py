@@ -211,38 +211,31 @@ class InduceEstimator(BaseEstimator):
             self.warnings_.append(message)
             warnings.warn(message, FitWarning, stacklevel=3)
 
-    def _resolve_batch_size(self, default: int, n_items: int, probe=None, saved: int | None = None,
-                            epochs: int = 1) -> int:
+    def _resolve_batch_size(self, default: int, n_items: int, saved: int | None = None, epochs: int = 1) -> int:
         """The minibatch size of this fit, stored in ``batch_size_``: ``batch_size`` when given; else ``saved``
-        (the size of a checkpoint being resumed), ``default`` in one process (no ``probe``), or on a dask
-        cluster the size that :func:`induce.distributed.cluster.calibrate` finds by timing ``probe`` (the run's
-        local step) over ``n_items`` items passed ``epochs`` times, with its measurements in ``batch_calibration_`` (and a warning when
-        the corpus is too small for the cluster)."""
-        self.batch_calibration_ = None
+        (the size of a checkpoint being resumed), ``default`` in one process, or on a dask cluster the largest
+        size that keeps 500 minibatches in ``epochs`` passes over ``n_items`` items
+        (:func:`induce.distributed.cluster.planned_batch_size`)."""
         if self.batch_size is not None:
             self.batch_size_ = int(self.batch_size)
         elif saved is not None:
             self.batch_size_ = int(saved)
-        elif probe is None:
+        elif getattr(self, "client", None) is None:
             self.batch_size_ = int(default)
         else:
             from .distributed import cluster
 
-            self.batch_calibration_ = cluster.calibrate(probe, int(n_items), int(default), epochs=int(epochs))
-            self.batch_size_ = self.batch_calibration_["batch_size"]
-            message = cluster.calibration_warning(self.batch_calibration_)
-            if message:
-                self._warn(message)
+            self.batch_size_ = cluster.planned_batch_size(n_items, default, epochs)
         return self.batch_size_
 
     def _warn_cluster_overhead(self) -> None:
         """After a minibatch fit on a dask cluster: warn when the step overhead dominated
-        (:meth:`induce.distributed.cluster.Meter.advice`), unless the size was chosen at its cap (the
-        calibration said so)."""
+        (:meth:`induce.distributed.cluster.Meter.advice`: a size to give, or that the planned size was already
+        the largest the schedule allows)."""
         meter = getattr(self, "cluster_meter_", None)
-        if getattr(self, "client", None) is None or not meter or (self.batch_calibration_ or {}).get("capped"):
+        if getattr(self, "client", None) is None or not meter:
             return
-        message = meter.advice(self.batch_size_)
+        message = meter.advice(self.batch_size_, planned=self.batch_size is None)
         if message:
             self._warn(message)
 

@@ -92,8 +92,8 @@ def register(sub) -> None:
                    help="transition concentration (default 1; learned by hdp-cvi/hdp-scvi, fixed for hdp-svi)")
     s = p.add_argument_group("stochastic and subsequence options (cvi2, svi, scvi and the hdp-* algorithms)")
     s.add_argument("--batch-size", type=positive_int, metavar="M",
-                   help="items per minibatch (default 10; --model hmm on a cluster: timed at the start so that the "
-                        "step overhead is about 20%% of a step)")
+                   help="items per minibatch (default 10; --model hmm on a cluster: the largest that keeps 500 "
+                        "minibatches an epoch)")
     s.add_argument("--tau", type=finite_nonneg_float, default=1.0, help="step-size delay (default 1)")
     s.add_argument("--kappa", type=forgetting_rate, default=0.6, help="forgetting rate in [0.5, 1] (default 0.6)")
     s.add_argument("--subseq-length", type=positive_int, default=None, metavar="T",
@@ -147,8 +147,7 @@ def _run(args) -> int:
         meter = model.cluster_meter_.report(summary["workers"])  # its "steps" are minibatches, its tokens time steps
         meter["minibatches"], meter["worker_steps_per_s"] = meter.pop("steps"), meter.pop("worker_tokens_per_s")
         summary.update(meter)
-        if model.batch_calibration_:  # the timing behind an automatic minibatch size
-            summary["batch_calibration"] = model.batch_calibration_
+        summary["batch_size"] = model.batch_size_
     if test is not None:
         summary["heldout_steps"] = int(sum(x.shape[0] for x in test))
         summary["heldout_loglik_per_step"] = model.score(test, context=train)

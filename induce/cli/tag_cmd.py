@@ -158,7 +158,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     s = p.add_argument_group("stochastic and single-sequence inference (svi, scvi, cvi3, scvi3, ...)")
     s.add_argument("--batch-size", type=positive_int, metavar="M",
                    help="sentences (svi, scvi) or subsequences (scvi3, svi-buffered, ...) per minibatch (default 100; "
-                        "on a cluster: timed at the start so that the step overhead is about 20%% of a step)")
+                        "on a cluster: the largest that keeps 500 minibatches in the run, as the step overhead shrinks "
+                        "with larger ones)")
     s.add_argument("--tau", type=finite_nonneg_float, default=1.0,
                    help="step size rho_m = (tau + m + 1)^-kappa, m = 0, 1, ... (default 1: the thesis' (1 + m)^-kappa)")
     s.add_argument("--kappa", type=forgetting_rate, default=0.5, help="forgetting rate in [0.5, 1] (default 0.5)")
@@ -212,8 +213,6 @@ def _outputs(model, args, result: dict) -> int:
             result["tokens_per_s_per_worker"] = round(result["tokens_per_s"] / result["workers"], 1)
         if hasattr(model, "cluster_meter_"):  # step overhead, per-worker throughput and peak memory
             result.update(model.cluster_meter_.report(result["workers"]))
-        if getattr(model, "batch_calibration_", None):  # the timing behind an automatic minibatch size
-            result["batch_calibration"] = model.batch_calibration_
     if args.save:
         model.save(args.save)
         result["model"] = args.save

@@ -5,8 +5,6 @@ from __future__ import annotations
 from concurrent.futures import CancelledError
 from contextlib import contextmanager
 
-import numpy as np
-
 from ..errors import ConfigError
 
 #: times a task is re-run after its worker died
@@ -152,15 +150,22 @@ class Meter:
         n = max(1, self.steps)
         return self.overhead / n, (self.wall - self.overhead) / n
 
-    def advice(self, batch_size: int, target: float = 0.2) -> str | None:
-        """A one-line warning when the step overhead took more than half of the steps' time (at least 5 steps):
-        with the overhead ``o`` per step taken as fixed and the workers' time ``c`` as proportional to the
-        minibatch, a minibatch of ``M c' / c`` with ``c' = o (1 - target) / target`` brings the overhead to
-        ``target`` of a step (a lower bound: the emission rows that travel grow with the minibatch too)."""
+    def advice(self, batch_size: int, target: float = 0.2, planned: bool = False) -> str | None:
+        """A one-line warning when the step overhead took more than half of the steps' time (at least 5 steps).
+        For a given size: with the overhead ``o`` per step taken as fixed and the workers' time ``c`` as
+        proportional to the minibatch, a minibatch of ``M c' / c`` with ``c' = o (1 - target) / target`` brings
+        the overhead to ``target`` of a step (a lower bound: the emission rows that travel grow with the
+        minibatch too).  For a ``planned`` size (:func:`planned_batch_size`, already the largest the schedule
+        allows): that the corpus is small for the cluster."""
         if self.steps < 5 or self.wall <= 0 or self.overhead <= 0.5 * self.wall:
             return None
         o, c = self.per_step()
         c = max(c, 1e-9)
+        if planned:
+            return (f"the cluster's step overhead was {self.overhead / self.wall:.0%} of training ({1e3 * o:.0f} ms a "
+                    f"step against {1e3 * c:.0f} ms on the workers) with minibatches of {batch_size}, the largest "
+                    f"planned for this corpus ({MIN_STEPS} minibatches): this corpus is small for a cluster; one "
+                    "process may well be faster")
         suggested = int(float(f"{batch_size * o * (1 - target) / target / c:.2g}"))
         return (f"the cluster's step overhead was {self.overhead / self.wall:.0%} of training ({1e3 * o:.0f} ms a step "
                 f"against {1e3 * c:.0f} ms on the workers): minibatches of at least {suggested} sentences "
@@ -173,82 +178,19 @@ class Meter:
                 "overhead": f"{1e3 * self.overhead / max(1, self.steps):.1f}ms"}
 
 
-#: an automatic minibatch size on a cluster (:func:`calibrate`) keeps the step overhead to at most this share of a step
-OVERHEAD_TARGET = 0.2
-#: ... and at least this many minibatches in the run: one scvi epoch of a 5M-token HMM stream ended at held-out
-#: -6.003 a token with 2,251 minibatches, -6.013 with 451, -6.152 with 226, -6.497 with 113; of 20M tokens at
-#: -5.9395 with 9,069 and with 454, -5.955 with 272 (benchmarks/results/dask_bench_sizes.json); over 10 epochs
-#: 276 minibatches lost 0.13 on WSJ, 1,150 nothing on Brown (RESULTS.md, "Stochastic and single sequence")
+#: on a cluster without a given size, the minibatch is the largest that keeps this many minibatches in the run
+#: (:func:`planned_batch_size`): one scvi epoch of a 5M-token HMM stream ended at held-out -6.003 a token with
+#: 2,251 minibatches, -6.013 with 451, -6.152 with 226, -6.497 with 113; of 20M tokens at -5.9395 with 9,069 and
+#: with 454, -5.955 with 272 (benchmarks/results/dask_bench_sizes.json); over 10 epochs 276 minibatches lost 0.13
+#: on WSJ, 1,150 nothing on Brown (RESULTS.md, "Stochastic and single sequence")
 MIN_STEPS = 500
 
 
-def _one_two_five(x: float) -> int:
-    """The smallest of 1, 2, 5, 10, 20, 50, ... at or above ``x`` (coarse, so that timing noise seldom moves it)."""
-    decade = 10 ** np.floor(np.log10(max(x, 1.0)))
-    return int(next(m * decade for m in (1, 2, 5, 10) if m * decade >= x - 1e-9))
-
-
-def calibrate(probe, n_items: int, floor: int, *, epochs: int = 1, repeats: int = 3) -> dict:
-    """The minibatch size for a run on a cluster, from timing the run's own local step on it.
-
-    ``probe(items, meter)`` runs the local step on the (sorted) item indices ``items``, recording it in ``meter``,
-    and changes nothing.  After a warm-up step (the workers load the kernels), ``repeats`` steps of ``m0 =
-    floor`` and of ``m1 = 8 floor`` evenly spread items fit the step overhead as ``a + b M`` and the longest
-    task as ``c M`` (items ``M``); the overhead share ``(a + b M) / (a + b M + c M)`` is at most ``t =``
-    :data:`OVERHEAD_TARGET` from ``M* = a (1 - t) / (t c - (1 - t) b)`` (never when ``t c <= (1 - t) b``: the
-    rows that travel cost more than the work they bring).  The size is ``M*`` rounded up to 1, 2, 5 x 10^k,
-    at least ``floor`` (the single-process default) and at most ``n_items epochs /`` :data:`MIN_STEPS` (the
-    run's ``epochs`` passes over ``n_items`` items keep their minibatches); without room for a larger size
-    (``n_items < 8 floor`` or the cap at ``floor``) nothing is timed.  Returns
-    ``{"batch_size", ...}`` with the fit (ms) and the expected overhead share, for the run's report; the run
-    is reproducible with that size given."""
-    cap = max(floor, n_items * max(1, epochs) // MIN_STEPS)
-    m0, m1 = floor, 8 * floor
-    if cap <= floor or n_items < m1:
-        return {"batch_size": floor, "calibrated": False}
-
-    def spread(m):
-        return np.unique(np.linspace(0, n_items - 1, m).round().astype(np.int64))
-
-    probe(spread(m0), Meter())
-    (o0, c0), (o1, c1) = (_timed_steps(probe, spread(m), repeats) for m in (m0, m1))
-    b = max(0.0, (o1 - o0) / (m1 - m0))
-    a = max(0.0, o0 - b * m0)
-    c = max(c1 / m1, 1e-12)
-    t = OVERHEAD_TARGET
-    best = a * (1 - t) / (t * c - (1 - t) * b) if t * c > (1 - t) * b else float("inf")
-    size = min(cap, max(floor, _one_two_five(best) if np.isfinite(best) else cap))
-    share = (a + b * size) / (a + b * size + c * size)
-    return {"batch_size": int(size), "calibrated": True, "fixed_overhead_ms": round(1e3 * a, 3),
-            "overhead_ms_per_item": round(1e3 * b, 6), "worker_ms_per_item": round(1e3 * c, 6),
-            "expected_overhead_share": round(share, 3), "capped": bool(size == cap and best > cap)}
-
-
-def metered(owner, call):
-    """A :func:`calibrate` probe: ``call(items)``, a step of ``owner`` (an object with a ``meter``) on scratch
-    outputs, with its time recorded in the probe's meter instead of the run's."""
-
-    def probe(items, meter: Meter) -> None:
-        kept, owner.meter = owner.meter, meter
-        try:
-            call(items)
-        finally:
-            owner.meter = kept
-    return probe
-
-
-def _timed_steps(probe, items, repeats: int) -> tuple[float, float]:
-    """Mean ``(overhead, longest task)`` seconds of ``repeats`` probe steps on ``items``."""
-    meter = Meter()
-    for _ in range(repeats):
-        probe(items, meter)
-    return meter.per_step()
-
-
-def calibration_warning(calibration: dict) -> str | None:
-    """A one-line warning when the automatic size was held at its cap while the overhead stays above half a step."""
-    if not calibration.get("capped") or calibration["expected_overhead_share"] <= 0.5:
-        return None
-    return (f"the cluster's step overhead is expected to be {calibration['expected_overhead_share']:.0%} of a step "
-            f"at minibatches of {calibration['batch_size']} (larger ones would make fewer than {MIN_STEPS} in the "
-            "run): this corpus is small for a cluster; one process may well be faster")
+def planned_batch_size(n_items: int, floor: int, epochs: int = 1) -> int:
+    """The minibatch size of a run on a cluster when none is given: the largest that keeps :data:`MIN_STEPS`
+    minibatches in ``epochs`` passes over ``n_items`` items, and at least ``floor`` (the single-process
+    default).  The step overhead (a fixed 30-70 ms and the rows that travel) only shrinks against the
+    workers' time as minibatches grow, so the largest size the schedule allows is the one to take; a size
+    from timing the cluster would make the run depend on the moment's load (a run depends on the seed and the
+    number of shards only)."""
+    return max(int(floor), int(n_items) * max(1, int(epochs)) // MIN_STEPS)

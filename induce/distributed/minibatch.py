@@ -92,21 +92,13 @@ class WorkerSentenceUpdater(stochastic.SentenceUpdater):
             if nxt is not None:
                 self._ahead = (nxt, cut_pieces(self.corpus, nxt))
 
-        ts, ids, es, ll, n = shard_statistics(self.corpus, self.meter, t0, pieces, self._parameters(counts), prefetch)
+        ts, ids, es, ll, n = shard_statistics(
+            self.corpus, self.meter, t0, pieces,
+            lambda ids: (*stochastic.local_parameters(counts, self.estimator, self.alpha, self.beta, ids),
+                         stochastic.dictionary_rows(self.allowed, ids, counts.n_states)), prefetch)
         scale = self.n_sentences / max(1, len(idx))
         counts.update(rho, ts, scale, ids, es, scale)
         return ll, n
-
-    def _parameters(self, counts):
-        """The local parameters of given words under ``counts`` (for :func:`shard_statistics`)."""
-        return lambda ids: (*stochastic.local_parameters(counts, self.estimator, self.alpha, self.beta, ids),
-                            stochastic.dictionary_rows(self.allowed, ids, counts.n_states))
-
-    def probe(self, counts, idx: np.ndarray, meter: Meter) -> None:
-        """The local step on the sentences ``idx`` under ``counts``, recorded in ``meter``; nothing is updated
-        (:func:`induce.distributed.cluster.calibrate`)."""
-        shard_statistics(self.corpus, meter, time.perf_counter(), cut_pieces(self.corpus, idx),
-                         self._parameters(counts))
 
 
 def cut_pieces(corpus: WorkerCorpus, idx: np.ndarray) -> list:

@@ -37,8 +37,8 @@ class ClusterSeriesFit(SeriesFit):
     (see the module docstring); ``meter`` records the step overhead and the workers' steps per second."""
 
     client: object = None
-    #: with ``batch_size=None``: ``resolve_batch_size(n_items, probe)`` gives the size
-    #: (:meth:`induce.base.InduceEstimator._resolve_batch_size`, timed with ``probe``)
+    #: with ``batch_size=None``: ``resolve_batch_size(n_items)`` gives the size once the items are cut
+    #: (:meth:`induce.base.InduceEstimator._resolve_batch_size`)
     resolve_batch_size: object = None
 
     def _items(self, sequences):
@@ -51,17 +51,9 @@ class ClusterSeriesFit(SeriesFit):
                        for lo, hi in zip(self.item_bounds[:-1], self.item_bounds[1:])]
         self.family_f = submit(self.client, same, self.family)
         self.meter = Meter()
-        return items
-
-    def _initial_state(self, items) -> dict:
-        """The initial statistics; then, without a ``batch_size``, the size timed with the local step under them."""
-        state = super()._initial_state(items)
         if self.batch_size is None:
-            local = "svi" if self.infer == "svi" else "cvi2"
-            A = self._global_transitions(local, state["C"])
-            self.batch_size = self.resolve_batch_size(len(items), cluster.metered(
-                self, lambda batch: self._local_step(local, A, state["S"], items, batch, state)))
-        return state
+            self.batch_size = self.resolve_batch_size(len(items))
+        return items
 
     def _local_step(self, local, A, S, items, batch, state):
         """The minibatch's items split by block (batch order kept within a block); the blocks' statistics

@@ -62,14 +62,6 @@ def truncated_step(b: np.ndarray, grad: np.ndarray, step: float, max_halvings: i
     return b
 
 
-def _expected_parameters(lam, lam_e, K: int):
-    """``exp E[log A]`` (K+1, K) and ``exp E[log B]`` (W, K) under the variational Dirichlets ``lam`` / ``lam_e``
-    (Johnson & Willsky 2014, eq. 10-11)."""
-    A = np.exp(digamma(lam[:, :K]) - digamma(lam.sum(axis=1, keepdims=True)))
-    B = np.ascontiguousarray(np.exp(digamma(lam_e) - digamma(lam_e.sum(axis=0, keepdims=True))))
-    return A, B
-
-
 def fit_svi(model, data, gold, seeds) -> None:
     """Fit ``model`` (an :class:`induce.HDPHMMTagger`) by SVI with a point-estimated top-level stick."""
     K, W = model.n_states_, data.W
@@ -85,16 +77,10 @@ def fit_svi(model, data, gold, seeds) -> None:
     cluster = None
     if getattr(model, "client", None) is not None:
         from ..distributed import ClusterHDPSVI
-        from ..distributed.cluster import metered
 
         cluster = ClusterHDPSVI(model._worker_corpus(data))
         model.cluster_meter_ = cluster.meter
-        A0, B0 = _expected_parameters(lam, lam_e, K)  # timed under the starting parameters, on scratch outputs
-        scratch = np.zeros((K + 1, K)), np.zeros((W, K))
-        size = model._resolve_batch_size(100, I, metered(cluster, lambda items: cluster(A0, B0, items, *scratch)),
-                                         epochs=int(model.n_iter))
-    else:
-        size = model._resolve_batch_size(100, I)
+    size = model._resolve_batch_size(100, I, epochs=int(model.n_iter))
     m = 0
     bar = model._iterations()
     for it in bar:
@@ -102,7 +88,8 @@ def fit_svi(model, data, gold, seeds) -> None:
         ll = 0.0
         for items in minibatches(I, size, rng, 1):
             items = np.sort(items)
-            A, B = _expected_parameters(lam, lam_e, K)
+            A = np.exp(digamma(lam[:, :K]) - digamma(lam.sum(axis=1, keepdims=True)))
+            B = np.ascontiguousarray(np.exp(digamma(lam_e) - digamma(lam_e.sum(axis=0, keepdims=True))))
             if cluster is not None:  # the forward-backward on the workers' shards (induce.distributed.hdp)
                 ll += cluster(A, B, items, trans_b, emit_b)
             else:

@@ -193,7 +193,7 @@ class HMMSegmenter(InduceEstimator):
         seqs = [family.check_data(x) for x in seqs]
         family.default_prior(np.vstack(seqs))
         self._start_run()
-        # items (subsequences) per minibatch: 10 by default, on a cluster timed at the start (ClusterSeriesFit)
+        # items (subsequences) per minibatch: 10 by default; on a cluster planned once the items are cut (ClusterSeriesFit)
         on_cluster = self.client is not None and self.infer in CLUSTER_ALGORITHMS
         common = dict(alpha=float(self.alpha), n_iter=int(self.n_iter), tol=float(self.tol),
                       batch_size=None if on_cluster and self.batch_size is None else self._resolve_batch_size(10, 0),
@@ -208,8 +208,7 @@ class HMMSegmenter(InduceEstimator):
             from ..distributed.series import ClusterSeriesFit
 
             fit = ClusterSeriesFit(family, int(self.n_states), infer=self.infer, client=self.client,
-                                   resolve_batch_size=lambda n, probe: self._resolve_batch_size(
-                                       10, n, probe, epochs=int(self.n_iter)), **common)
+                                   resolve_batch_size=lambda n: self._resolve_batch_size(10, n), **common)
         else:
             fit = SeriesFit(family, int(self.n_states), infer=self.infer, **common)
         result = fit.run(seqs)

@@ -169,8 +169,8 @@ class HDPHMMTagger(HMMTagger):
     table_samples : draws per pass for ``table_estimate="sampled"``.
     batch_size, tau, kappa : minibatch size and Robbins-Monro step ``(tau + m)^-kappa``
         of ``scvi``/``svi``; ``batch_size=None`` (default): 100, on a cluster
-        timed at the start as :class:`induce.HMMTagger`'s (``batch_size_``,
-        ``batch_calibration_``).
+        the largest that keeps 500 minibatches in the run, as
+        :class:`induce.HMMTagger`'s (``batch_size_``).
     coverage : token share that defines the effective number of states (0.99).
     n_init : ``cvi`` only: fit from this many random starts and keep the one with
         the highest final collapsed objective (the trace's
@@ -584,23 +584,9 @@ class HDPHMMTagger(HMMTagger):
         # global counts from exponential distributions (thesis eq. 3.106-3.107)
         N_trans = exponential_init(rng, (K + 1, K), N / K**2)
         N_emit = exponential_init(rng, (W, K), N / (K * W))
-        qcode = self._qc_code()
-        em = self._emission
-        learn_emission = self.emission_prior == "asymmetric" and "emission" not in self._fixed_hyper()
-        cluster = self._hdp_cluster(data)
-        if cluster is None:
-            size = self._resolve_batch_size(100, I)
-        else:  # timed with the minibatch kernel under the starting counts, on scratch outputs
-            from ..distributed.cluster import metered
-
-            scratch = (np.zeros((K + 1, K)), np.zeros((W, K)), np.zeros((K + 1, K)), np.zeros(K + 1),
-                       np.zeros((0, K + 1, K)), np.zeros((0, K)), *((np.zeros((W, K)),) if learn_emission else ()))
-            size = self._resolve_batch_size(100, I, metered(cluster, lambda items: cluster(
-                learn_emission, N_trans, N_emit, data.tokens, data.offsets, items, np.full(K, self.sigma_ / K),
-                self.sigma_, em.pseudo_counts(), em.concentration, qcode, int(self.qc_samples), 0, *scratch)),
-                epochs=int(self.n_iter))
         # the minibatches are fixed so that each one's q(C^m = 0) can be replaced (thesis 5.3)
-        batches = [b.astype(np.int64) for b in minibatches(I, size, rng, 1)]
+        batches = [b.astype(np.int64) for b in minibatches(I, self._resolve_batch_size(100, I, epochs=int(self.n_iter)),
+                                                           rng, 1)]
         logq0_b = np.zeros((len(batches), K + 1, K))
         logq0_row_b = np.zeros((len(batches), K + 1))
         # each sentence's expected counts of its last visit, left out of the counts its surrogate uses
@@ -612,11 +598,20 @@ class HDPHMMTagger(HMMTagger):
         G_state = np.full(K, 1.0 / K)
         trans_b = np.zeros((K + 1, K))
         emit_b = np.zeros((W, K))
+        qcode = self._qc_code()
+        em = self._emission
+        learn_emission = self.emission_prior == "asymmetric" and "emission" not in self._fixed_hyper()
         if learn_emission:
             # global estimate of log q(C_wk = 0) = sum_t log(1 - q(z_t = k)), blended like the counts; it starts
             # at -N_emit (log(1 - p) ~ -p for the many small token probabilities behind the initial counts)
             logq0_emit = -N_emit
             logq0_emit_b = np.zeros((W, K))
+        cluster = None
+        if self.client is not None:  # each minibatch's local step on the workers (induce.distributed.hdp)
+            from ..distributed import ClusterHDPMinibatch
+
+            cluster = ClusterHDPMinibatch(self._worker_corpus(data))
+            self.cluster_meter_ = cluster.meter
         m = 0
         bar = self._iterations()
         for it in bar:
@@ -682,17 +677,6 @@ class HDPHMMTagger(HMMTagger):
         self._local_labels = None
         self._finish(N_trans, N_emit, data)
         self._warn_cluster_overhead()
-
-    def _hdp_cluster(self, data):
-        """With ``client``: the minibatch step on its workers (:class:`induce.distributed.ClusterHDPMinibatch`,
-        its meter as ``cluster_meter_``); else ``None``."""
-        if self.client is None:
-            return None
-        from ..distributed import ClusterHDPMinibatch
-
-        cluster = ClusterHDPMinibatch(self._worker_corpus(data))
-        self.cluster_meter_ = cluster.meter
-        return cluster
 
     def _scvi_keeps_memory(self) -> bool:
         """``scvi_memory`` with ``None`` resolved: on when the memoized split-merge rounds run (``merge_moves``,

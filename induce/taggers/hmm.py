@@ -22,7 +22,6 @@ All deterministic algorithms start from the same random local posteriors given
 
 from __future__ import annotations
 
-import functools
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -155,11 +154,10 @@ class HMMTagger(InduceEstimator):
     callback : called with each iteration's trace record.
     batch_size : stochastic algorithms: sentences (``svi``, ``scvi``) or
         subsequences (single-sequence algorithms) per minibatch ``M``.  ``None``
-        (default): 100 in one process; on a cluster (``client``) the size that
-        keeps the step overhead at 20% of a step, timed at the start
-        (:func:`induce.distributed.cluster.calibrate`; at least 100, and small
-        enough for 500 minibatches in the run).  The size used is ``batch_size_``, the timing
-        ``batch_calibration_``; give it to repeat the run exactly.
+        (default): 100 in one process; on a cluster (``client``) the largest
+        size that keeps 500 minibatches in the run, at least 100
+        (:func:`induce.distributed.cluster.planned_batch_size`: the step
+        overhead shrinks as minibatches grow).  The size used is ``batch_size_``.
     tau, kappa : step size ``rho_m = (tau + m + 1)^-kappa`` for minibatch ``m = 0, 1, ...``;
         the default ``tau = 1`` is the thesis' ``(1 + m)^-kappa`` with ``m`` from 1
         (so the first step keeps half the exponential initialisation at kappa = 1).
@@ -656,8 +654,7 @@ class HMMTagger(InduceEstimator):
                                        skip=info.heldout_ids)
             updater = WorkerSentenceUpdater(shards, self.infer, self.alpha_, self.beta_)
             self.cluster_meter_ = updater.meter
-            schedule = self._schedule(n_train, batch_seq, buffer_sentences=buffer_sentences,
-                                      probe=functools.partial(updater.probe, counts))
+            schedule = self._schedule(n_train, batch_seq, buffer_sentences=buffer_sentences)
             batches = updater.batches(stream.sharded_batches(shards.sentence_bounds, **schedule))
         else:
             updater = self._sentence_updater(info.n_sentences)
@@ -704,7 +701,7 @@ class HMMTagger(InduceEstimator):
             updater = WorkerSentenceUpdater(self._worker_corpus(data), self.infer, self.alpha_, self.beta_,
                                             self.allowed_)
             self.cluster_meter_ = updater.meter
-            s = self._schedule(I, batch_seq, probe=functools.partial(updater.probe, counts))
+            s = self._schedule(I, batch_seq)
             batches = updater.batches(np.sort(idx) for idx in minibatches(I, s["batch_size"], s["rng"], s["n_epochs"]))
         elif self.infer in stochastic.STOCHASTIC:
             updater = self._sentence_updater(I)
@@ -723,13 +720,13 @@ class HMMTagger(InduceEstimator):
                              data.offsets.shape[0] - 1 if self.infer in stochastic.STOCHASTIC else updater.n_sub)
         self._finish(counts.trans, counts.emissions(), data)
 
-    def _schedule(self, n_items: int, batch_seq, probe=None, **extra) -> dict:
+    def _schedule(self, n_items: int, batch_seq, **extra) -> dict:
         """The minibatch schedule: ``batch_size`` (:meth:`_resolve_batch_size`: default 100, the best of
-        sizes 20, 100 and 500 on Figure 3.15's WSJ
-        data for scvi, benchmarks/RESULTS.md; on a cluster timed with ``probe``; a resumed run keeps its
-        checkpoint's), ``n_epochs`` and the seeded ``rng``, with ``extra``."""
+        sizes 20, 100 and 500 on Figure 3.15's WSJ data for scvi, benchmarks/RESULTS.md; on a cluster the
+        largest that keeps 500 minibatches in the run; a resumed run keeps its checkpoint's), ``n_epochs``
+        and the seeded ``rng``, with ``extra``."""
         saved = stochastic.saved_settings(self.checkpoint).get("batch_size") if self.resume else None
-        size = self._resolve_batch_size(100, n_items, probe, saved, int(self.n_epochs))
+        size = self._resolve_batch_size(100, n_items, saved, int(self.n_epochs))
         return dict(batch_size=size, n_epochs=self.n_epochs, rng=np.random.default_rng(batch_seq), **extra)
 
     def _sentence_updater(self, n_sentences: int):
