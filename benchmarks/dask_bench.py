@@ -114,7 +114,7 @@ def _run(path, client, batch_size, max_batches=None) -> dict:
            "wall_seconds": round(wall, 3), "tokens_per_s": round(last["tokens_seen"] / last["seconds"], 1),
            "wall_tokens_per_s": round(last["tokens_seen"] / wall, 1),
            "heldout_ll_per_token": last["heldout_log_likelihood_per_token"], "minibatches": model.n_batches_,
-           "batch_size": model.batch_size_, "batch_calibration": model.batch_calibration_,
+           "batch_size": model.batch_size_,
            "client_peak_memory_mb": round(dist.cluster.peak_memory() / 2**20, 1)}
     if client is not None:
         out.update(model.cluster_meter_.report(dist.n_workers(client)))
@@ -131,7 +131,7 @@ def main() -> None:
     ap.add_argument("--workers", default="0,1,2", help="worker counts in turn, 0: this process")
     ap.add_argument("--warm", default=None, help="small corpus that compiles the kernels (default: CoNLL-2000 test)")
     ap.add_argument("--batch-size", default="1000",
-                    help="sentences per minibatch, or 'auto' (the size a cluster run times at its start); "
+                    help="sentences per minibatch, or 'auto' (none given: 100 in one process, the planned size on a cluster); "
                          "comma-separated: each size in turn")
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--small-batch", type=int, default=100)
