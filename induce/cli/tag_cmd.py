@@ -250,8 +250,10 @@ def _run_stream(args: argparse.Namespace) -> int:
     model = HMMTagger(n_states=args.states or 45, infer=args.infer, alpha=args.alpha, beta=args.beta,
                       random_state=args.seed, verbose=not args.quiet, client=args.client, **_stochastic_options(args))
     start = time.perf_counter()
-    model.fit_stream(args.input, args.format, lowercase=args.lowercase, heldout_fraction=args.heldout,
-                     heldout_max_tokens=args.heldout_max_tokens, buffer_sentences=args.buffer_sentences)
+    warned: dict = {}
+    with reported_warnings(warned):
+        model.fit_stream(args.input, args.format, lowercase=args.lowercase, heldout_fraction=args.heldout,
+                         heldout_max_tokens=args.heldout_max_tokens, buffer_sentences=args.buffer_sentences)
     seconds = time.perf_counter() - start
     if model.interrupted_:
         return _interrupted(model, args)
@@ -263,7 +265,7 @@ def _run_stream(args: argparse.Namespace) -> int:
               "tokens_per_s": round(last["tokens_seen"] / last["seconds"], 1) if last["seconds"] > 0 else None}
     if "heldout_log_likelihood_per_token" in last:
         result["heldout_log_likelihood_per_token"] = last["heldout_log_likelihood_per_token"]
-    return _outputs(model, args, result)
+    return _outputs(model, args, result | warned)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -94,7 +94,7 @@ def test_series_svi_on_a_cluster_plans_its_minibatch_size(client, monkeypatch):
     assert model.batch_size_ == 25  # 5,000 steps in 50 items, 2 minibatches an epoch
 
 
-def test_cli_reports_the_planned_size(client, sentences, tmp_path, capsys, three_steps):
+def test_cli_reports_the_planned_size(client, sentences, tmp_path, capsys, three_steps, monkeypatch):
     from induce.cli import main
 
     path = tmp_path / "text.txt"
@@ -103,3 +103,9 @@ def test_cli_reports_the_planned_size(client, sentences, tmp_path, capsys, three
                  "--cluster", client.scheduler.address]) == 0
     got = json.loads(capsys.readouterr().out)
     assert got["batch_size"] == 300 and got["minibatches"] == 3
+    # streamed (6 minibatches: the overhead is judged from 5 on), and the overhead warning in the JSON too
+    monkeypatch.setattr(cluster, "MIN_STEPS", 6)
+    assert main(["tag", str(path), "--infer", "scvi", "--states", "3", "--quiet", "--json", "--stream",
+                 "--cluster", client.scheduler.address]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got["batch_size"] == 150 and any("small for a cluster" in w for w in got["warnings"])
