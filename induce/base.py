@@ -147,7 +147,7 @@ class AnyOf(Constraint):
 
 #: the step-size schedule of the stochastic algorithms, rho_m = (tau + m + 1)^-kappa with kappa in
 #: [0.5, 1] (Robbins-Monro; thesis eq. 3.103), over minibatches of ``batch_size`` (``None``: the estimator's default
-#: size in one process, a timed one on a dask cluster: :meth:`InduceEstimator._resolve_batch_size`)
+#: size in one process, a planned one on a dask cluster: :meth:`InduceEstimator._resolve_batch_size`)
 SCHEDULE = {"tau": Real(0.0), "kappa": Real(0.5, 1.0), "batch_size": AnyOf(Options(None), Integer(1))}
 
 

@@ -647,6 +647,7 @@ class HMMTagger(InduceEstimator):
         self.n_states_, self.tag_vocab_, self.vocab_, self.allowed_ = K, None, info.vocab, _NO_MASK
         counts = stochastic.GlobalCounts.exponential(np.random.default_rng(init_seq), K, W, info.n_tokens)
         n_train = info.n_sentences - len(info.heldout_ids)
+        schedule = self._schedule(n_train, batch_seq, buffer_sentences=buffer_sentences)
         if self.client is not None:  # the workers read and keep their shards (induce.distributed.shards)
             from ..distributed import WorkerCorpus, WorkerSentenceUpdater
 
@@ -654,11 +655,9 @@ class HMMTagger(InduceEstimator):
                                        skip=info.heldout_ids)
             updater = WorkerSentenceUpdater(shards, self.infer, self.alpha_, self.beta_)
             self.cluster_meter_ = updater.meter
-            schedule = self._schedule(n_train, batch_seq, buffer_sentences=buffer_sentences)
             batches = updater.batches(stream.sharded_batches(shards.sentence_bounds, **schedule))
         else:
             updater = self._sentence_updater(info.n_sentences)
-            schedule = self._schedule(n_train, batch_seq, buffer_sentences=buffer_sentences)
             batches = stream.shuffled_minibatches(path, format, info.vocab, lowercase=lowercase,
                                                   skip=info.heldout_ids, **schedule)
         heldout = (info.heldout_tokens, info.heldout_offsets) if len(info.heldout_tokens) else None
