@@ -93,8 +93,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=seed, default=0, help="random seed (default 0)")
     p.add_argument("--decode", choices=DECODERS, default="posterior", help="decoding (default posterior)")
     p.add_argument("--map", action=argparse.BooleanOptionalAction, default=True,
-                   help="with --infer em: MAP estimates under the priors (default; priors >= 1, default 1.03: "
-                        "add-0.03 smoothing); --no-map: maximum likelihood")
+                   help="with --infer em: MAP estimates under the priors (default; priors >= 1, default alpha 2, "
+                        "beta 1.003: add-1 smoothing of the transitions, add-0.003 of the emissions); --no-map: "
+                        "maximum likelihood")
     p.add_argument("--order", choices=("sequential", "shuffle"), default="sequential",
                    help="sentence order of the incremental algorithms (cvi1, cvi2)")
     p.add_argument("--block-size", type=nonneg_int, default=0, metavar="B",

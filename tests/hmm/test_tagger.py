@@ -44,7 +44,7 @@ def hmm_corpus():
 @pytest.mark.parametrize("infer", ["em", "vi", "cvi1", "cvi2", "cgs"])
 def test_recovers_known_hmm(hmm_corpus, infer):
     n_iter = 200 if infer == "cgs" else 40
-    priors = {} if infer == "em" else dict(alpha=0.5, beta=0.1)  # em: its default, MAP with priors 1.03
+    priors = {} if infer == "em" else dict(alpha=0.5, beta=0.1)  # em: its default, MAP at alpha 2, beta 1.003
     model = HMMTagger(n_states=4, infer=infer, n_iter=n_iter, random_state=3, **priors).fit(hmm_corpus)
     gold = hmm_corpus.tags["gold"]
     assert many_to_one(model.labels_, gold) > 0.85
