@@ -141,7 +141,8 @@ class HMMSegmenter(InduceEstimator):
     CVI/SCVI learn, fixed for SVI); ``alpha`` the
     symmetric Dirichlet prior of transition rows (finite HMM); ``n_iter``/``tol`` the iteration cap and the
     relative-change tolerance (:class:`~induce.infer.convergence.ConvergenceMonitor`, 3 calm passes); ``batch_size``, ``tau``, ``kappa`` the stochastic
-    schedule (items per minibatch, ``rho_m = (tau + m + 1)^-kappa``); ``subsequence_length`` the
+    schedule (items per minibatch, ``None``: 10, on a cluster the largest that keeps 500 minibatches an epoch;
+    ``rho_m = (tau + m + 1)^-kappa``); ``subsequence_length`` the
     item length for cvi2/svi/scvi (``None``: automatic, see :func:`~induce.infer.series.auto_subsequence_length`);
     ``client`` a ``dask.distributed.Client``: ``svi`` and ``scvi`` run each minibatch's local step on its workers,
     the items shipped to them once (:mod:`induce.distributed.series`; with one worker the fit equals the
@@ -193,7 +194,7 @@ class HMMSegmenter(InduceEstimator):
         seqs = [family.check_data(x) for x in seqs]
         family.default_prior(np.vstack(seqs))
         self._start_run()
-        # items (subsequences) per minibatch: 10 by default; on a cluster planned once the items are cut (ClusterSeriesFit)
+        # items per minibatch: 10 by default; on a cluster planned once the items are cut (ClusterSeriesFit)
         on_cluster = self.client is not None and self.infer in CLUSTER_ALGORITHMS
         common = dict(alpha=float(self.alpha), n_iter=int(self.n_iter), tol=float(self.tol),
                       batch_size=None if on_cluster and self.batch_size is None else self._resolve_batch_size(10, 0),
