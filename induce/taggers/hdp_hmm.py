@@ -593,6 +593,9 @@ class HDPHMMTagger(HMMTagger):
         memory = (np.zeros((I, K + 1, K)), np.zeros((N, K))) if self._scvi_keeps_memory() else (
             np.zeros((0, K + 1, K)), np.zeros((0, K)))
         memoized = self._merges() and memory[0].shape[0] > 0  # split-merge rounds on the memory, else instant merges
+        if self._merges() and self.client is not None and self.scvi_memory is None:
+            self._warn("on a cluster scvi keeps no sentence memory: instant merges replace the memoized split-merge "
+                       "moves of the single-process default (docs/experiments/hdp_defaults.md)")
         self._start_moves()
         u, v = np.ones(K), np.full(K, self.gamma_)  # by state; prior Beta(1, gamma)
         G_state = np.full(K, 1.0 / K)

@@ -8,6 +8,7 @@ pytest.importorskip("distributed")
 from induce import HDPHMMTagger  # noqa: E402
 from induce import distributed as dist  # noqa: E402
 from induce.errors import ConfigError  # noqa: E402
+from induce.infer.convergence import FitWarning  # noqa: E402
 from tests.infer.test_stochastic_hmm import as_corpus, sample_hmm  # noqa: E402
 
 
@@ -49,3 +50,12 @@ def test_two_workers_within_float_reordering(client, corpus, infer):
 def test_hdp_cvi_on_a_cluster_is_a_config_error(client, corpus):
     with pytest.raises(ConfigError, match="cluster"):
         HDPHMMTagger(infer="cvi", client=client, **KW).fit(corpus)
+
+
+def test_scvi_on_a_cluster_says_it_runs_instant_merges(client, corpus):
+    kw = {k: v for k, v in KW.items() if k != "scvi_memory"}  # the default: memory where it can be kept
+    with pytest.warns(FitWarning, match="instant merges"):
+        model = HDPHMMTagger(infer="scvi", client=client, **kw).fit(corpus)
+    assert any("instant merges" in w for w in model.warnings_)
+    quiet = HDPHMMTagger(infer="scvi", client=client, **KW).fit(corpus)  # scvi_memory=False asked for it
+    assert not any("instant merges" in w for w in quiet.warnings_)
