@@ -391,8 +391,9 @@ def _model(args, hdp: bool, corpus, gold_column, tag_dict):
             n_init=args.n_init, merge_moves=args.merge_moves, batch_size=args.batch_size, tau=args.tau, kappa=args.kappa, client=args.client,
             **common, **given, **({"beta": args.beta} if args.beta is not None else {}))
     n_states = len(tag_dict.tags) if tag_dict is not None else default_n_states(corpus, gold_column, args.states)
+    learn_hyper = {"all": True, "per-state": "per-state", "none": False}.get(args.learn_hyper)  # None: the default
     return HMMTagger(n_states=n_states, tol=args.tol, alpha=args.alpha, beta=args.beta,
-                     learn_hyper={"all": True, "per-state": "per-state", "none": False}.get(args.learn_hyper), map_estimate=args.map, cgs_keep=args.cgs_keep,
+                     learn_hyper=learn_hyper, map_estimate=args.map, cgs_keep=args.cgs_keep,
                      cvi2_block=args.block_size, client=args.client, **common, **_stochastic_options(args), **given)
 
 

@@ -175,7 +175,7 @@ class Meter:
         """The progress bar's fields: workers seen, tokens/s per worker (while in its tasks), mean step overhead."""
         busy = sum(self.busy.values())
         return {"workers": len(self.busy), "tok/s/worker": f"{sum(self.tokens.values()) / busy:.3g}" if busy else "-",
-                "overhead": f"{1e3 * self.overhead / max(1, self.steps):.1f}ms"}
+                "overhead": f"{1e3 * self.per_step()[0]:.1f}ms"}
 
 
 #: on a cluster without a given size, the minibatch is the largest that keeps this many minibatches in the run

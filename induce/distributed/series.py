@@ -37,8 +37,8 @@ class ClusterSeriesFit(SeriesFit):
     (see the module docstring); ``meter`` records the step overhead and the workers' steps per second."""
 
     client: object = None
-    #: with ``batch_size=None``: ``resolve_batch_size(n_items)`` gives the size once the items are cut
-    #: (:meth:`induce.base.InduceEstimator._resolve_batch_size`)
+    #: ``resolve_batch_size(n_items)`` gives the minibatch size once the items are cut
+    #: (:meth:`induce.base.InduceEstimator._resolve_batch_size`: the estimator's own, or one planned for the cluster)
     resolve_batch_size: object = None
 
     def _items(self, sequences):
@@ -51,8 +51,7 @@ class ClusterSeriesFit(SeriesFit):
                        for lo, hi in zip(self.item_bounds[:-1], self.item_bounds[1:])]
         self.family_f = submit(self.client, same, self.family)
         self.meter = Meter()
-        if self.batch_size is None:
-            self.batch_size = self.resolve_batch_size(len(items))
+        self.batch_size = self.resolve_batch_size(len(items))
         return items
 
     def _local_step(self, local, A, S, items, batch, state):

@@ -34,7 +34,7 @@ def check_schedule(tau: float, kappa: float, batch_size: int | None) -> None:
     if not 0.5 <= kappa <= 1.0:
         raise ConfigError(f"kappa must be in [0.5, 1] (Robbins-Monro), got {kappa}")
     check_float("tau", tau, 0.0)
-    if batch_size is not None and batch_size < 1:  # None: chosen by the estimator (a timed size on a cluster)
+    if batch_size is not None and batch_size < 1:  # None: chosen by the estimator
         raise ConfigError(f"minibatch size must be at least 1, got {batch_size}")
 
 

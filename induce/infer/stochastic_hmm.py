@@ -370,10 +370,11 @@ class RunResult:
 
 
 def saved_settings(checkpoint: str | None) -> dict:
-    """The settings a checkpoint was made with (``{}`` when there is none to read; :func:`_resume` says why)."""
+    """The settings a checkpoint was made with (``{}`` when there is none to read; :func:`_resume` says why and
+    checks its arrays)."""
     if not checkpoint or not Path(checkpoint).exists():
         return {}
-    return dict(load_checkpoint(checkpoint, "stochastic_hmm", _checkpoint_schema)[0]["settings"])
+    return dict(load_checkpoint(checkpoint, "stochastic_hmm")[0]["settings"])
 
 
 def _resume(checkpoint: str | None, meta: dict, counts: GlobalCounts, updater, result: RunResult) -> None:

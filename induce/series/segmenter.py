@@ -194,10 +194,9 @@ class HMMSegmenter(InduceEstimator):
         seqs = [family.check_data(x) for x in seqs]
         family.default_prior(np.vstack(seqs))
         self._start_run()
-        # items per minibatch: 10 by default; on a cluster planned once the items are cut (ClusterSeriesFit)
-        on_cluster = self.client is not None and self.infer in CLUSTER_ALGORITHMS
+        # items per minibatch: 10 by default; on a cluster resolved once the items are cut (ClusterSeriesFit)
         common = dict(alpha=float(self.alpha), n_iter=int(self.n_iter), tol=float(self.tol),
-                      batch_size=None if on_cluster and self.batch_size is None else self._resolve_batch_size(10, 0),
+                      batch_size=None if self.client is not None else self._resolve_batch_size(10, 0),
                       tau=float(self.tau), kappa=float(self.kappa),
                       subsequence_length=self.subsequence_length, rng=np.random.default_rng(self.random_state))
         if self.infer == "hdp-svi":
