@@ -31,14 +31,26 @@ def test_fitted_tagger_reports_its_run(tmp_path):
     demo = load_corpus("demo").head(300)
     model = HMMTagger(n_states=8, random_state=0)
     assert model.fit(demo) is model
-    assert model.n_iter_ == len(model.trace_) and 1 <= model.n_iter_ <= model.n_iter
-    assert model.converged_ == (model.n_iter_ < model.n_iter)
+    assert model.n_iter is None and model.n_iter_ == len(model.trace_) and 1 <= model.n_iter_ <= 500
+    assert model.converged_ == (model.n_iter_ < 500)
     assert model.alpha_ == 1.0 and model.learned_hyper_ == ("beta",)  # cvi2's default: beta_k per state
     assert model.beta_.shape == (8,) and np.all(model.beta_ > 0) and model.beta_.max() <= 0.5
     model.save(tmp_path / "m.npz")
     back = HMMTagger.load(tmp_path / "m.npz")
     assert (back.n_iter_, back.converged_, back.warnings_) == (model.n_iter_, model.converged_, model.warnings_)
     assert np.array_equal(back.predict_flat(demo), model.predict_flat(demo))
+
+
+def test_the_default_cap_is_500_passes_and_2000_for_em():
+    from induce import load_corpus
+    from induce.errors import ConfigError
+
+    tiny = load_corpus("demo").head(20)
+    runs = {infer: HMMTagger(n_states=3, infer=infer, tol=0, random_state=0).fit(tiny) for infer in ("em", "vi")}
+    assert (runs["em"].n_iter_, runs["vi"].n_iter_) == (2000, 500)  # tol 0 runs every pass of the cap
+    assert HMMTagger(n_states=3, infer="em", n_iter=7, tol=0).fit(tiny).n_iter_ == 7  # a given cap holds
+    with pytest.raises(ConfigError, match="n_iter must be an integer"):
+        HDPHMMTagger(n_iter=None).fit(tiny)  # the HDP-HMM's n_iter is a number of passes, never None
 
 
 def test_the_cap_warns_and_a_collapse_is_reported():

@@ -74,7 +74,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--iterations", type=positive_int, default=None, metavar="N",
                    help="maximum passes over the corpus; training stops earlier when the objective's change per "
                         "pass stays below --tol of its progress since the first pass, 3 passes running (default "
-                        "500; hdp-hmm: 50, no early stop)")
+                        "500, em 2000; hdp-hmm: 50, no early stop)")
     p.add_argument("--tol", type=finite_nonneg_float, default=1e-5,
                    help="convergence tolerance: a pass's change of the objective relative to the progress so far "
                         "(default 1e-5; 0: run all "
