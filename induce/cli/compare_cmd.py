@@ -43,7 +43,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--states", type=positive_int, default=None,
                    help="number of hidden states K (default as induce tag: the number of gold tags, at most 50)")
     p.add_argument("--iterations", type=positive_int, default=None,
-                   help="maximum passes per run (default as induce tag: 500, stopping on convergence)")
+                   help="maximum passes per run (default as induce tag: 500, em 2000, stopping on convergence)")
     p.add_argument("--alpha", type=finite_positive_float, default=None, help="transition Dirichlet prior (default: learned)")
     p.add_argument("--beta", type=finite_positive_float, default=None, help="emission Dirichlet prior (default: learned)")
     p.add_argument("--gold-column", help="gold tag column (default: xpos/pos/upos if present)")
