@@ -411,7 +411,8 @@ class HMMTagger(InduceEstimator):
         and, with ``learn_hyper``, is re-estimated by empirical Bayes after every
         pass past ``hyper_burn_in`` (:mod:`induce.infer.hyper`).  Plain EM has no
         prior to learn (``map_estimate`` gives it one); the stochastic
-        algorithms keep the starting values.
+        algorithms keep the starting values (a ``learn_hyper`` given for either
+        is reported in a warning, not ignored silently).
         """
         if self.learn_hyper == "per-state" and self.infer != "cvi2":
             raise ConfigError(f"learn_hyper='per-state' (an emission concentration per state) needs infer='cvi2', "
@@ -424,6 +425,11 @@ class HMMTagger(InduceEstimator):
         self.beta_ = max(floor, start[1]) if self.beta is None else float(self.beta)
         learns = (bool(mode) and self.infer not in STOCHASTIC_ALGORITHMS
                   and (self.infer != "em" or self.map_estimate))
+        if self.learn_hyper and not learns:  # asked for, and nothing to learn: say so rather than ignore it
+            why = (f"the minibatch algorithms keep their priors (alpha {self.alpha_:g}, beta {self.beta_:g})"
+                   if self.infer in STOCHASTIC_ALGORITHMS
+                   else "maximum-likelihood em has no prior (map_estimate=True gives it one)")
+            self._warn(f"hmm {self.infer}: learn_hyper ignored: {why}")
         self.learned_hyper_ = tuple(name for name in ("alpha", "beta")
                                     if learns and getattr(self, name) is None and name not in held)
         if mode == "per-state" and "beta" in self.learned_hyper_:
