@@ -227,8 +227,8 @@ class HDPHMMTagger(HMMTagger):
     """
 
     _parameter_constraints = {
-        "truncation": Integer(1), "infer": Options(*HDP_ALGORITHMS), "n_iter": Integer(1), "gamma": Real(0.0, min_open=True),
-        "sigma": Real(0.0, min_open=True), "beta": Real(0.0, min_open=True),
+        "truncation": Integer(1), "infer": Options(*HDP_ALGORITHMS), "n_iter": Integer(1),
+        "gamma": Real(0.0, min_open=True), "sigma": Real(0.0, min_open=True), "beta": Real(0.0, min_open=True),
         "emission_prior": Options("symmetric", "asymmetric"),
         "emission_concentration": AnyOf(Options(None, "symmetric"), Real(0.0, min_open=True)),
         "new_word_mass": AnyOf(Options("learned"), Real(0.0, min_open=True)),

@@ -194,7 +194,8 @@ class HMMTagger(InduceEstimator):
     """
 
     _parameter_constraints = {
-        "n_states": Integer(1), "infer": Options(*ALGORITHMS), "n_iter": AnyOf(Options(None), Integer(1)), "tol": Real(0.0),
+        "n_states": Integer(1), "infer": Options(*ALGORITHMS), "n_iter": AnyOf(Options(None), Integer(1)),
+        "tol": Real(0.0),
         "alpha": AnyOf(Options(None), Real(0.0)), "beta": AnyOf(Options(None), Real(0.0)),
         "learn_hyper": AnyOf(Boolean(), Options("per-state", None)), "hyper_burn_in": Integer(0), "decode": Options(*DECODERS),
         "map_estimate": Boolean(), "temperature": Items(Real(0.0, min_open=True), 2), "cgs_keep": Integer(0),
