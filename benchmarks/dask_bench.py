@@ -105,9 +105,9 @@ def sample_corpus(path: str, n_tokens: int, seed: int, K: int = 45, W: int = 20_
 
 def _run(path, client, batch_size, max_batches=None) -> dict:
     model = HMMTagger(n_states=45, infer="scvi", batch_size=batch_size, random_state=0, client=client,
-                      max_batches=max_batches)
+                      max_batches=max_batches, n_epochs=1, heldout_fraction=0.02, heldout_max_tokens=50_000)
     t0 = time.perf_counter()
-    model.fit_stream(path, heldout_fraction=0.02, heldout_max_tokens=50_000)
+    model.fit_stream(path)
     wall = time.perf_counter() - t0
     last = model.trace_[-1]
     out = {"tokens_seen": last["tokens_seen"], "train_seconds": round(last["seconds"], 3),

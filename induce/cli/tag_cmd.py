@@ -75,10 +75,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="maximum passes over the corpus; training stops earlier when the objective's change per "
                         "pass stays below --tol of its progress since the first pass, 3 passes running (default "
                         "500, em 2000; hdp-hmm: 50, no early stop)")
-    p.add_argument("--tol", type=finite_nonneg_float, default=1e-5,
+    p.add_argument("--tol", type=finite_nonneg_float, default=None,
                    help="convergence tolerance: a pass's change of the objective relative to the progress so far "
-                        "(default 1e-5; 0: run all "
-                        "--iterations)")
+                        "(default 1e-5); minibatch algorithms: an epoch's gain of held-out log-likelihood relative to "
+                        "its best (default 1e-4); 0: run all --iterations / --epochs")
     p.add_argument("--alpha", type=finite_positive_float, default=None,
                    help="transition Dirichlet prior (default: the value the thesis grid chose for --infer on "
                         "held-out WSJ, e.g. 1 for cvi2; see --learn-hyper)")
@@ -164,18 +164,22 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--tau", type=finite_nonneg_float, default=1.0,
                    help="step size rho_m = (tau + m + 1)^-kappa, m = 0, 1, ... (default 1: the thesis' (1 + m)^-kappa)")
     s.add_argument("--kappa", type=forgetting_rate, default=0.5, help="forgetting rate in [0.5, 1] (default 0.5)")
-    s.add_argument("--epochs", type=positive_int, default=1, help="passes over the data (default 1)")
+    s.add_argument("--epochs", type=positive_int, metavar="N",
+                   help="at most N passes over the data (default 50); training stops earlier once the held-out "
+                        "log-likelihood has gained no more than --tol of its best for 3 epochs (see --heldout)")
     s.add_argument("--max-batches", type=positive_int, metavar="N", help="stop after N minibatches")
     s.add_argument("--subseq-length", type=positive_int, default=10, metavar="T",
                    help="cvi3 / single-sequence algorithms: subsequence length (default 10)")
     s.add_argument("--buffer", type=nonneg_int, default=10, metavar="B",
                    help="svi-buffered: observations padded on each side (default 10)")
-    s.add_argument("--heldout", type=fraction, default=0.0, metavar="FRACTION",
-                   help="hold out a seeded random FRACTION of the sentences; trace their per-token log-likelihood")
+    s.add_argument("--heldout", type=fraction, metavar="FRACTION",
+                   help="hold out a seeded random FRACTION of the sentences (single-sequence algorithms: the end of "
+                        "the sequence) to stop on and trace their per-token log-likelihood; they are still tagged "
+                        "(default 0.05; 0: none, and every epoch runs)")
     s.add_argument("--heldout-every", type=nonneg_int, default=0, metavar="N",
                    help="held-out log-likelihood every N minibatches and at the start (default 0: only at the end)")
-    s.add_argument("--heldout-max-tokens", type=positive_int, default=100_000, metavar="N",
-                   help="--stream: cap on the held-out sample (default 100000)")
+    s.add_argument("--heldout-max-tokens", type=positive_int, metavar="N",
+                   help="cap on the held-out sample (default 100000)")
     s.add_argument("--trace", type=output_path, metavar="FILE.json|FILE.csv", help="write the trace (held-out LL vs tokens and time)")
     s.add_argument("--stream", action="store_true",
                    help="svi/scvi: read INPUT from disk in chunks (memory independent of corpus size); no -o")
@@ -228,7 +232,9 @@ def _outputs(model, args, result: dict) -> int:
 
 
 def _stochastic_options(args) -> dict:
-    return dict(batch_size=args.batch_size, tau=args.tau, kappa=args.kappa, n_epochs=args.epochs,
+    held = {k: v for k, v in (("heldout_fraction", args.heldout), ("heldout_max_tokens", args.heldout_max_tokens))
+            if v is not None}  # else the model's defaults
+    return dict(batch_size=args.batch_size, tau=args.tau, kappa=args.kappa, n_epochs=args.epochs, **held,
                 max_batches=args.max_batches, subseq_length=args.subseq_length, buffer=args.buffer,
                 heldout_every=args.heldout_every, checkpoint=args.checkpoint, checkpoint_every=args.checkpoint_every,
                 checkpoint_minutes=args.checkpoint_minutes, resume=args.resume)
@@ -253,15 +259,15 @@ def _run_stream(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     warned: dict = {}
     with reported_warnings(warned):
-        model.fit_stream(args.input, args.format, lowercase=args.lowercase, heldout_fraction=args.heldout,
-                         heldout_max_tokens=args.heldout_max_tokens, buffer_sentences=args.buffer_sentences)
+        model.fit_stream(args.input, args.format, lowercase=args.lowercase, buffer_sentences=args.buffer_sentences)
     seconds = time.perf_counter() - start
     if model.interrupted_:
         return _interrupted(model, args)
     last = model.trace_[-1]
     result = {"input": str(args.input), "infer": args.infer, "states": model.n_states_, "seed": args.seed,
               "sentences": model.stream_sentences_, "tokens": model.stream_tokens_,
-              "heldout_tokens": model.heldout_tokens_, "minibatches": model.n_batches_,
+              "heldout_tokens": model.heldout_tokens_, "epochs": model.n_iter_, "converged": model.converged_,
+              "minibatches": model.n_batches_,
               "tokens_seen": last["tokens_seen"], "seconds": round(seconds, 3),
               "tokens_per_s": round(last["tokens_seen"] / last["seconds"], 1) if last["seconds"] > 0 else None}
     if "heldout_log_likelihood_per_token" in last:
@@ -286,21 +292,18 @@ def _run(args: argparse.Namespace) -> int:
     hdp = _check_options(args)
     if args.stream:
         return _run_stream(args)
-    corpus, train, heldout = _read(args)
+    corpus = _read(args)
     gold_column = gold_tag_column(corpus.tag_vocabs, args.gold_column)
     tag_dict = _tag_dictionary(args, corpus, gold_column)
     model = _model(args, hdp, corpus, gold_column, tag_dict)
     start = time.perf_counter()
     warned: dict = {}
     with reported_warnings(warned):
-        if heldout is not None:
-            model.fit(train, tag_dict, heldout=heldout)
-        else:
-            model.fit(corpus, tag_dict)
+        model.fit(corpus, tag_dict)
     seconds = time.perf_counter() - start
     if getattr(model, "interrupted_", False):
         return _interrupted(model, args)
-    states = model.labels_ if heldout is None else model.predict_flat(corpus)
+    states = model.labels_
     names = np.asarray(tag_dict.tags.itos if tag_dict is not None
                        else [f"S{k}" for k in range(model.n_states_)], dtype=object)
     result = _summary(args, hdp, model, corpus, seconds) | warned
@@ -337,28 +340,21 @@ def _check_options(args: argparse.Namespace) -> bool:
         raise ConfigError(f"--resume: no checkpoint file {args.checkpoint}")
     if args.stream and args.encoding.replace("-", "").lower() not in ("utf8", "ascii"):
         raise ConfigError("--stream reads UTF-8 input; convert the file first (e.g. iconv -f latin-1 -t utf-8)")
-    if not 0.0 <= args.heldout < 1.0:
-        raise ConfigError(f"--heldout must be a fraction in [0, 1), got {args.heldout}")
-    if args.heldout > 0 and args.infer not in STOCHASTIC_ALGORITHMS:
-        raise ConfigError(f"--heldout traces the stochastic algorithms ({', '.join(STOCHASTIC_ALGORITHMS)})")
+    if args.heldout is not None and (hdp or args.infer not in STOCHASTIC_ALGORITHMS):
+        raise ConfigError(f"--heldout applies to the stochastic algorithms of --model hmm "
+                          f"({', '.join(STOCHASTIC_ALGORITHMS)})")
     return hdp
 
 
 def _read(args: argparse.Namespace):
-    """``(corpus, train, heldout)``: the input, and with ``--heldout`` a seeded split of its sentences."""
+    """The input corpus (``--heldout`` sentences are split off by the model, which still tags them)."""
     from ..corpus.formats import load_corpus
 
     corpus = load_corpus(args.input, args.format, encoding=args.encoding, lowercase=args.lowercase,
                          unk_threshold=args.unk_threshold)
     if corpus.n_tokens == 0:
         raise ConfigError(f"{args.input}: no tokens to tag")
-    if args.heldout == 0:
-        return corpus, corpus, None
-    order = np.random.default_rng(args.seed).permutation(corpus.n_sentences)
-    n_held = max(1, int(round(args.heldout * corpus.n_sentences)))
-    if n_held >= corpus.n_sentences:
-        raise ConfigError(f"--heldout {args.heldout} leaves no training sentences")
-    return corpus, corpus.subset(np.sort(order[n_held:])), corpus.subset(np.sort(order[:n_held]))
+    return corpus
 
 
 def _tag_dictionary(args, corpus, gold_column):
@@ -418,9 +414,9 @@ def _summary(args, hdp: bool, model, corpus, seconds: float) -> dict:
         result.update(alpha=model.alpha_, beta=np.asarray(model.beta_).tolist(),
                       learned=[name for name in ("alpha", "beta") if name in model.learned_hyper_])
     if not hdp and args.infer in STOCHASTIC_ALGORITHMS:
-        result.update({"minibatches": model.n_batches_, "tokens_seen": last["tokens_seen"],
+        result.update({"epochs": result.pop("iterations"), "minibatches": model.n_batches_,
+                       "heldout_tokens": model.heldout_tokens_, "tokens_seen": last["tokens_seen"],
                        "tokens_per_s": round(last["tokens_seen"] / last["seconds"], 1) if last["seconds"] > 0 else None})
-        result.pop("iterations")
         for key in ("heldout_log_likelihood_per_token", "minibatch_log_likelihood_per_token"):
             if key in last:
                 result[key] = last[key]

@@ -64,8 +64,11 @@ class WorkerSentenceUpdater(stochastic.SentenceUpdater):
     and with one shard it equals the single-process run on the same minibatches."""
 
     def __init__(self, corpus: WorkerCorpus, algorithm: str, alpha: float, beta: float,
-                 allowed: np.ndarray = stochastic._NO_MASK):
-        super().__init__(algorithm, alpha, beta, corpus.n_sentences, allowed)
+                 allowed: np.ndarray = stochastic._NO_MASK, n_sentences: int | None = None):
+        """``n_sentences``: the training sentences (the scale ``I / |B|``), all of ``corpus`` when None; fewer
+        where some of them are held out."""
+        super().__init__(algorithm, alpha, beta, corpus.n_sentences if n_sentences is None else n_sentences,
+                         allowed)
         self.corpus = corpus
         self.client = corpus.client
         self.meter = Meter()

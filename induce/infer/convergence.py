@@ -10,7 +10,12 @@ collapsed objective) in one pass is small against a reference, for
   change against the progress made since the first pass (the HMM taggers:
   CVI from random local posteriors moves its objective by ~1e-5 of its value
   per pass for several passes before the states separate, and the relative
-  change would stop it on that plateau; docs/experiments/defaults.md).
+  change would stop it on that plateau; docs/experiments/defaults.md);
+* ``reference="best"``: ``f_t - max_{s<t} f_s <= tol * |max_{s<t} f_s|``, no
+  improvement on the best value so far (the stochastic taggers' held-out
+  log-likelihood once per epoch: a noisy objective that can also fall as the
+  fit goes on, so "no better than the best for ``patience`` epochs" is the
+  stop, scikit-learn's ``n_iter_no_change`` rule of its SGD estimators).
 
 ``--iterations`` is then only a cap,
 and hitting it issues scikit-learn's :class:`~sklearn.exceptions.ConvergenceWarning`.
@@ -33,13 +38,14 @@ class FitWarning(RuntimeWarning):
 #: Default relative tolerance and number of consecutive passes below it.
 TOL = 1e-6
 PATIENCE = 3
+REFERENCES = ("previous", "progress", "best")
 
 
 class ConvergenceMonitor:
     """Feeds on one objective value per pass; says when to stop.
 
-    ``converged`` becomes True once ``patience`` consecutive relative changes are
-    below ``tol``; ``diverged`` once a value is NaN or infinite.  ``tol = 0``
+    ``converged`` becomes True once ``patience`` consecutive changes are small
+    against ``reference`` (module docstring); ``diverged`` once a value is NaN or infinite.  ``tol = 0``
     never converges (the run goes to its cap, as a fixed number of passes).
     With ``monotone``, ``decreased_at`` is the first pass whose objective fell by
     more than ``1e-8`` relative (None when none did).
@@ -47,11 +53,12 @@ class ConvergenceMonitor:
 
     def __init__(self, tol: float = TOL, patience: int = PATIENCE, monotone: bool = False,
                  reference: str = "previous"):
-        if reference not in ("previous", "progress"):
-            raise ValueError(f"reference must be 'previous' or 'progress', got {reference!r}")
+        if reference not in REFERENCES:
+            raise ValueError(f"reference must be one of {REFERENCES}, got {reference!r}")
         self.tol, self.patience, self.monotone, self.reference = tol, patience, monotone, reference
         self.previous: float | None = None
         self.first: float | None = None
+        self.best: float | None = None
         self.passes = 0
         self.streak = 0
         self.converged = False
@@ -69,6 +76,8 @@ class ConvergenceMonitor:
                 self.decreased_at = self.passes
             if self.reference == "previous":
                 small = abs(value - self.previous) / scale < self.tol
+            elif self.reference == "best":
+                small = self.tol > 0 and value - self.best <= self.tol * max(abs(self.best), 1e-300)
             else:
                 small = self.tol > 0 and abs(value - self.previous) <= self.tol * abs(value - self.first)
             self.streak = self.streak + 1 if small else 0
@@ -76,6 +85,7 @@ class ConvergenceMonitor:
         else:
             self.first = value
         self.previous = value
+        self.best = value if self.best is None else max(self.best, value)
         self.passes += 1
         return self.converged
 
@@ -89,8 +99,10 @@ class ConvergenceMonitor:
             messages.append(f"{name}: the objective became NaN or infinite at pass {n_iter}; stopped")
             warnings.warn(messages[-1], FitWarning, stacklevel=3)
         elif not self.converged and self.tol > 0 and n_iter >= n_max:
-            messages.append(f"{name}: not converged after {n_max} passes (change of the objective not below "
-                            f"tol={self.tol:g} of the {self.reference} for {self.patience} passes); raise the "
-                            "iteration cap")
+            rule = (f"it still gained more than tol={self.tol:g} of its best within {self.patience} passes"
+                    if self.reference == "best" else
+                    f"change of the objective not below tol={self.tol:g} of the {self.reference} for "
+                    f"{self.patience} passes")
+            messages.append(f"{name}: not converged after {n_max} passes ({rule}); raise the iteration cap")
             warnings.warn(messages[-1], ConvergenceWarning, stacklevel=3)
         return messages

@@ -53,6 +53,7 @@ import numpy as np
 from ..checkpoint import CheckpointPolicy, StopRequest, load_checkpoint, save_checkpoint
 from ..corpus.corpus import gather_sentences
 from ..errors import ConfigError
+from .convergence import ConvergenceMonitor
 from ..modelfile import Field, Schema, reading
 from ..kernels.subchain import guard_messages, stationary_distribution, subchain_batch_pass
 from . import hmm_passes as passes
@@ -235,6 +236,19 @@ def heldout_loglik(counts: GlobalCounts, alpha: float, beta: float, tokens: np.n
     return float(ll / len(tokens))
 
 
+def heldout_sentences(lengths: np.ndarray, fraction: float, max_tokens: int, rng: np.random.Generator) -> np.ndarray:
+    """Sorted ids of a seeded random ``fraction`` of the sentences (rounded; cut to at most ``max_tokens`` tokens,
+    but at least one sentence): the held-out set a fit stops on.  Empty when the share rounds to no sentence or
+    would leave none to train on."""
+    n = len(lengths)
+    n_held = int(round(fraction * n))
+    if n_held == 0 or n_held >= n:
+        return np.zeros(0, dtype=np.int64)
+    pick = rng.permutation(n)[:n_held]
+    fits = int(np.searchsorted(np.cumsum(lengths[pick]), max_tokens, side="right"))
+    return np.sort(pick[:max(1, fits)]).astype(np.int64)
+
+
 def sentence_batches(tokens, offsets, batch_size: int, n_epochs: int, rng: np.random.Generator):
     """Seeded minibatches of whole sentences of an in-memory corpus, epoch after epoch."""
     for idx in minibatches(len(offsets) - 1, batch_size, rng, n_epochs):
@@ -367,6 +381,7 @@ class RunResult:
     tokens_seen: int = 0
     seconds: float = 0.0
     interrupted: bool = False
+    converged: bool = False  # the stopping rule fired (``monitor`` of :func:`run`)
 
 
 def saved_settings(checkpoint: str | None) -> dict:
@@ -416,9 +431,12 @@ class _Evaluation:
         self.counts, self.heldout, self.alpha, self.beta = counts, heldout, alpha, beta
         self.callback, self.wall0 = callback, wall0
 
-    def __call__(self, result: RunResult, rho: float, batch_ll: float, batch_tokens: int) -> None:
+    def __call__(self, result: RunResult, rho: float, batch_ll: float, batch_tokens: int,
+                 epoch: int | None = None) -> None:
         rec = {"batch": result.batches, "tokens_seen": result.tokens_seen, "seconds": round(result.seconds, 4),
                "wall_seconds": round(time.perf_counter() - self.wall0, 4), "rho": rho}
+        if epoch is not None:
+            rec["epoch"] = epoch
         if batch_tokens:
             rec["minibatch_log_likelihood_per_token"] = batch_ll / batch_tokens
         if self.heldout is not None:
@@ -464,7 +482,8 @@ def run(counts: GlobalCounts, updater, batches: Iterable, *, tau: float, kappa: 
         checkpoint: str | None = None, checkpoint_every: int = 0, checkpoint_minutes: float = 0.0,
         resume: bool = False, meta: dict | None = None,
         callback: Callable[[dict], None] | None = None, progress: bool = False,
-        stop_after: int | None = None, total_batches: int | None = None) -> RunResult:
+        stop_after: int | None = None, total_batches: int | None = None,
+        epoch_tokens: int | None = None, monitor: ConvergenceMonitor | None = None) -> RunResult:
     """Apply ``updater`` to ``counts`` for each minibatch of ``batches`` (an iterator that the
     same seed reproduces), with step sizes ``rho_m = (tau + m + 1)^-kappa``.
 
@@ -482,6 +501,14 @@ def run(counts: GlobalCounts, updater, batches: Iterable, *, tau: float, kappa: 
     minibatches the schedule makes) is the progress bar's total, capped by
     ``max_batches``.  ``stop_after`` stops (as if
     interrupted) after that many minibatches in total; tests use it.
+
+    Epochs: every schedule visits each training token once an epoch and no
+    minibatch spans two, so an epoch ends where the tokens seen reach a
+    multiple of ``epoch_tokens``.  There the held-out log-likelihood is traced
+    (with the record's ``epoch``) and fed to ``monitor``
+    (:class:`~induce.infer.convergence.ConvergenceMonitor`); the run stops when
+    it says so (``converged``).  A resumed run replays the traced epochs into
+    the monitor, so it stops where the uninterrupted run would.
     Steps: :func:`_resume`, :func:`_step`, :class:`_Evaluation`, :func:`_save`.
     """
     meta = dict(meta or {})
@@ -499,15 +526,22 @@ def run(counts: GlobalCounts, updater, batches: Iterable, *, tau: float, kappa: 
     evaluate = _Evaluation(counts, heldout, alpha, beta, callback, time.perf_counter() - result.seconds)
     if start_batch == 0 and (heldout is not None and heldout_every > 0):
         evaluate(result, 0.0, 0.0, 0)
+    stopping = monitor is not None and heldout is not None and bool(epoch_tokens)
+    if stopping:
+        for rec in result.trace:  # a resumed run: the epochs already done
+            if "epoch" in rec:
+                monitor.update(rec["heldout_log_likelihood_per_token"])
+        result.converged = monitor.converged
     bar = _progress_bar(start_batch, max_batches, total_batches, meta.get("infer", "stochastic")) if progress else None
     rho, ll, ntok = 0.0, 0.0, 0
     evaluated_last = True
     with StopRequest() if checkpoint else _NoStop() as stop:
-        for batch in _remaining(batches, start_batch, max_batches):
+        for batch in () if result.converged else _remaining(batches, start_batch, max_batches):
             rho, ll, ntok = _step(counts, updater, batch, result, tau, kappa)
-            evaluated_last = heldout_every > 0 and result.batches % heldout_every == 0
+            epoch_end = stopping and ntok > 0 and result.tokens_seen % epoch_tokens == 0
+            evaluated_last = epoch_end or (heldout_every > 0 and result.batches % heldout_every == 0)
             if evaluated_last:
-                evaluate(result, rho, ll, ntok)
+                evaluate(result, rho, ll, ntok, epoch=result.tokens_seen // epoch_tokens if epoch_end else None)
             if bar is not None:
                 bar.update(1)
                 shown = dict(updater.meter.postfix()) if hasattr(updater, "meter") else {}  # on a dask cluster
@@ -515,6 +549,9 @@ def run(counts: GlobalCounts, updater, batches: Iterable, *, tau: float, kappa: 
                     shown["heldout"] = f"{result.trace[-1]['heldout_log_likelihood_per_token']:.4f}"
                 if shown:
                     bar.set_postfix(shown)
+            if epoch_end and monitor.update(result.trace[-1]["heldout_log_likelihood_per_token"]):
+                result.converged = monitor.converged
+                break
             if stop.requested or (stop_after is not None and result.batches >= stop_after):
                 result.interrupted = True
                 break

@@ -35,7 +35,7 @@ from scipy import sparse
 from .. import modelfile
 from ..base import SCHEDULE, AnyOf, Boolean, InduceEstimator, Integer, Items, Options, Real, Seed
 from ..infer.convergence import ConvergenceMonitor
-from ..corpus.corpus import Corpus, as_corpus
+from ..corpus.corpus import Corpus, as_corpus, gather_sentences
 from ..corpus.vocab import Vocabulary
 from ..errors import ConfigError
 from ..resources import check_memory, corpus_source, hmm_bytes, sentence_label
@@ -69,16 +69,31 @@ _NO_MASK = np.zeros((0, 0), dtype=np.uint8)
 #: tagging.md) for the batch algorithms (cgs and cvi3 share cvi2's model and take its point; em is MAP over the
 #: grid shifted by 1, i.e. pseudo-counts alpha - 1, beta - 1, its point (2, 1.003) the best of that grid on wsjdev
 #: at 3 seeds and 10 seeds there (37.8 M-1, 4.2 above the one-seed grid's (1.03, 1.03); oracle_wsjdev.json), the
-#: oracle on wsj1k and ptb-sample too), and alpha = beta = 0.1, the setting of the stochastic experiments, for
-#: the minibatch algorithms.  Learned priors start here.
+#: oracle on wsj1k and ptb-sample too).  svi and scvi: the best point of the same grid on wsjdev at 3 seeds under
+#: their default epoch cap and held-out stop (benchmarks/results/stoch_dev_wsjdev.json; docs/experiments/
+#: defaults.md, "The minibatch algorithms"): alpha 1 for both, beta 0.003 (svi) and 0.01 (scvi), 9-10 M-1 above
+#: alpha = beta = 0.1, the setting of the thesis' stochastic experiments, which the single-sequence algorithms
+#: keep.  Learned priors start here.
 DEFAULT_PRIORS = {"em": (2.0, 1.003), "vi": (1.0, 0.01), "cvi1": (0.03, 0.01), "cvi2": (1.0, 0.003),
-                  "cgs": (1.0, 0.003), "cvi3": (1.0, 0.003)}
+                  "cgs": (1.0, 0.003), "cvi3": (1.0, 0.003), "svi": (1.0, 0.003), "scvi": (1.0, 0.01)}
 STOCHASTIC_PRIORS = (0.1, 0.1)
 #: The pass cap when ``n_iter`` is ``None`` (the default): 500, and 2,000 for em, whose MAP point converges slowly:
 #: on EWT in 676-1,111 passes, 1.1 M-1 above the same runs stopped at 500 (4 seeds; docs/experiments/defaults.md,
 #: "em's cap"); the other batch algorithms converge within 500 passes on ptb-sample, EWT and Brown-12.
 MAX_ITER = 500
 DEFAULT_MAX_ITER = {"em": 2000}
+#: The minibatch algorithms (``n_epochs=None``): at most MAX_EPOCHS passes over the data, stopped once the held-out
+#: log-likelihood, computed at the end of each epoch on a seeded HELDOUT_FRACTION of the sentences (at most
+#: HELDOUT_MAX_TOKENS tokens; the single-sequence algorithms: the end of the sequence), has gained no more than
+#: STOCHASTIC_TOL of its best for STOCHASTIC_PATIENCE epochs (docs/experiments/defaults.md, "The minibatch
+#: algorithms").
+MAX_EPOCHS = 50
+HELDOUT_FRACTION = 0.05
+HELDOUT_MAX_TOKENS = 100_000
+STOCHASTIC_TOL = 1e-4
+STOCHASTIC_PATIENCE = 3
+#: tol=None: the batch algorithms' relative tolerance (against the progress since the first pass)
+TOL = 1e-5
 #: What ``learn_hyper=None`` (the default) learns per algorithm: ``(mode, priors held at DEFAULT_PRIORS)``.
 #: cvi2 learns an emission concentration per state, capped at the pooled estimate, with alpha held at 1 (the
 #: uniform prior on each transition row): within 1 M-1 point of the grid's best point on wsj1k (+1.3, 10
@@ -129,9 +144,13 @@ class HMMTagger(InduceEstimator):
     n_iter : maximum passes over the corpus (batch algorithms); em, vi, cvi2
         and cvi3 stop earlier on convergence (``tol``); cgs and cvi1 run all.
         ``None`` (default): 500, for em 2,000 (:data:`DEFAULT_MAX_ITER`).
-    tol : a pass whose objective changes by less than ``tol`` times the progress
-        since the first pass, three passes running, ends training
-        (:class:`induce.infer.convergence.ConvergenceMonitor`); 0 runs all ``n_iter``.
+    tol : batch algorithms: a pass whose objective changes by less than ``tol``
+        times the progress since the first pass, three passes running, ends
+        training; minibatch algorithms: ``STOCHASTIC_PATIENCE`` epochs whose
+        held-out log-likelihood gains no more than ``tol`` of its best end it
+        (:class:`induce.infer.convergence.ConvergenceMonitor`); 0 runs every pass
+        or epoch of the cap.  ``None`` (default): ``1e-5`` (:data:`TOL`), for the
+        minibatch algorithms ``1e-4`` (:data:`STOCHASTIC_TOL`).
     alpha, beta : symmetric Dirichlet priors on transitions and emissions;
         ``None`` (default): the algorithm's evidence-chosen value
         (:data:`DEFAULT_PRIORS`), or learned with ``learn_hyper``.
@@ -170,11 +189,19 @@ class HMMTagger(InduceEstimator):
     tau, kappa : step size ``rho_m = (tau + m + 1)^-kappa`` for minibatch ``m = 0, 1, ...``;
         the default ``tau = 1`` is the thesis' ``(1 + m)^-kappa`` with ``m`` from 1
         (so the first step keeps half the exponential initialisation at kappa = 1).
-    n_epochs : stochastic algorithms: passes over the data.
+    n_epochs : stochastic algorithms: at most this many passes over the data,
+        fewer when the held-out log-likelihood stops gaining (``tol``); ``None``
+        (default): 50 (:data:`MAX_EPOCHS`).  The epochs run are ``n_iter_``.
+    heldout_fraction, heldout_max_tokens : stochastic algorithms fitted without
+        a ``heldout`` set: the seeded share of the sentences (at most
+        ``heldout_max_tokens`` tokens) left out of training to stop on (the
+        single-sequence algorithms: the end of the sequence); they are still
+        decoded (``labels_``).  0: none, and every epoch of ``n_epochs`` runs.
+        The size taken is ``heldout_tokens_``.
     max_batches : stop after this many minibatches (``None``: all epochs).
     subseq_length : ``cvi3`` and the single-sequence algorithms: subsequence length ``T``.
     buffer : ``svi-buffered``: observations padded on each side (Foti et al. 2014).
-    heldout_every : stochastic algorithms: held-out log-likelihood every N minibatches.
+    heldout_every : stochastic algorithms: held-out log-likelihood every N minibatches (and each epoch's end).
     checkpoint, checkpoint_every, checkpoint_minutes, resume : stochastic
         algorithms: checkpoint file, written every N minibatches / M minutes,
         and whether to resume from it (see :func:`induce.infer.stochastic_hmm.run`).
@@ -195,12 +222,13 @@ class HMMTagger(InduceEstimator):
 
     _parameter_constraints = {
         "n_states": Integer(1), "infer": Options(*ALGORITHMS), "n_iter": AnyOf(Options(None), Integer(1)),
-        "tol": Real(0.0),
+        "tol": AnyOf(Options(None), Real(0.0)),
         "alpha": AnyOf(Options(None), Real(0.0)), "beta": AnyOf(Options(None), Real(0.0)),
         "learn_hyper": AnyOf(Boolean(), Options("per-state", None)), "hyper_burn_in": Integer(0), "decode": Options(*DECODERS),
         "map_estimate": Boolean(), "temperature": Items(Real(0.0, min_open=True), 2), "cgs_keep": Integer(0),
         "order": Options("sequential", "shuffle"), "cvi2_block": Integer(0), "random_state": Seed(),
-        "verbose": Boolean(), "eval_every": Integer(1), "n_epochs": Integer(1),
+        "verbose": Boolean(), "eval_every": Integer(1), "n_epochs": AnyOf(Options(None), Integer(1)),
+        "heldout_fraction": Real(0.0, 1.0, max_open=True), "heldout_max_tokens": Integer(1),
         "max_batches": AnyOf(Options(None), Integer(0)), "subseq_length": Integer(1), "buffer": Integer(0),
         "heldout_every": Integer(0), "checkpoint_every": Integer(0), "checkpoint_minutes": Real(0.0),
         "resume": Boolean(), **SCHEDULE,
@@ -211,7 +239,7 @@ class HMMTagger(InduceEstimator):
         n_states: int = 45,
         infer: str = "cvi2",
         n_iter: int | None = None,
-        tol: float = 1e-5,
+        tol: float | None = None,
         alpha: float | None = None,
         beta: float | None = None,
         learn_hyper: bool | str | None = None,
@@ -230,7 +258,9 @@ class HMMTagger(InduceEstimator):
         batch_size: int | None = None,
         tau: float = 1.0,
         kappa: float = 0.5,
-        n_epochs: int = 1,
+        n_epochs: int | None = None,
+        heldout_fraction: float = HELDOUT_FRACTION,
+        heldout_max_tokens: int = HELDOUT_MAX_TOKENS,
         max_batches: int | None = None,
         subseq_length: int = 10,
         buffer: int = 10,
@@ -264,6 +294,8 @@ class HMMTagger(InduceEstimator):
         self.tau = tau
         self.kappa = kappa
         self.n_epochs = n_epochs
+        self.heldout_fraction = heldout_fraction
+        self.heldout_max_tokens = heldout_max_tokens
         self.max_batches = max_batches
         self.subseq_length = subseq_length
         self.buffer = buffer
@@ -352,13 +384,24 @@ class HMMTagger(InduceEstimator):
         """``n_iter``, or where it is ``None`` the algorithm's default cap (:data:`DEFAULT_MAX_ITER`)."""
         return int(self.n_iter) if self.n_iter is not None else DEFAULT_MAX_ITER.get(self.infer, MAX_ITER)
 
+    def _max_epochs(self) -> int:
+        """``n_epochs``, or where it is ``None`` the minibatch algorithms' default cap (:data:`MAX_EPOCHS`)."""
+        return int(self.n_epochs) if self.n_epochs is not None else MAX_EPOCHS
+
+    def _tol(self) -> float:
+        """``tol``, or where it is ``None`` the default of the algorithm's stopping rule."""
+        tol = getattr(self, "tol", 0.0)  # (subclasses without tol run their cap)
+        if tol is not None:
+            return float(tol)
+        return STOCHASTIC_TOL if self.infer in STOCHASTIC_ALGORITHMS else TOL
+
     _progress_label = ""  # appended to the progress bar's name (HDPHMMTagger n_init: " start i/N")
 
     def _iterations(self):
         """The iteration numbers 1..n_iter (a tqdm bar with ``verbose``); also starts the stopping rule."""
         learning = bool(getattr(self, "learned_hyper_", ()))  # (subclasses without learned priors or tol)
         monotone = self.infer in ("em", "vi") and not self.map_estimate and not learning
-        self._convergence = ConvergenceMonitor(getattr(self, "tol", 0.0), monotone=monotone, reference="progress")
+        self._convergence = ConvergenceMonitor(self._tol(), monotone=monotone, reference="progress")
         it = range(1, self._max_iter() + 1)
         if self.verbose:
             from tqdm import tqdm
@@ -642,12 +685,12 @@ class HMMTagger(InduceEstimator):
         self._local_labels = votes.argmax(axis=1) if self.cgs_keep > 0 else z.copy()
         self._finish(Ct.astype(np.float64), Ce.astype(np.float64), data)
 
-    def fit_stream(self, path, format: str = "auto", *, lowercase: bool = False, heldout_fraction: float = 0.0,
-                   heldout_max_tokens: int = 100_000, buffer_sentences: int = 10_000) -> "HMMTagger":
+    def fit_stream(self, path, format: str = "auto", *, lowercase: bool = False, buffer_sentences: int = 10_000
+                   ) -> "HMMTagger":
         """``svi`` / ``scvi`` on a corpus streamed from disk (:mod:`induce.corpus.stream`).
 
         Memory is ``O(K^2 + K W)`` plus one shuffle buffer of ``buffer_sentences``
-        and the held-out sample (a seeded ``heldout_fraction`` of the sentences,
+        and the held-out sample the run stops on (a seeded ``heldout_fraction`` of the sentences,
         at most ``heldout_max_tokens`` tokens).  The vocabulary is every word of
         the input; ``labels_`` is not set (the corpus is never in memory; use
         :meth:`predict`).  With ``client`` the workers read the file(s) themselves, each keeping its shard in
@@ -660,13 +703,13 @@ class HMMTagger(InduceEstimator):
         self._check_priors(allow_zero=False)
         self._init_hyper()
         init_seq, batch_seq, held_seq = np.random.SeedSequence(self.random_state).spawn(3)
-        info = stream.scan(path, format, lowercase=lowercase, heldout_fraction=heldout_fraction,
-                           heldout_max_tokens=heldout_max_tokens, seed=int(held_seq.generate_state(1)[0]))
+        info = stream.scan(path, format, lowercase=lowercase, heldout_fraction=self.heldout_fraction,
+                           heldout_max_tokens=self.heldout_max_tokens, seed=int(held_seq.generate_state(1)[0]))
         self._start_run()
         K, W = int(self.n_states), len(info.vocab)
         self.n_states_, self.tag_vocab_, self.vocab_, self.allowed_ = K, None, info.vocab, _NO_MASK
-        counts = stochastic.GlobalCounts.exponential(np.random.default_rng(init_seq), K, W, info.n_tokens)
-        n_train = info.n_sentences - len(info.heldout_ids)
+        n_train, train_tokens = info.n_sentences, info.n_tokens  # (the held-out sentences are not counted)
+        counts = stochastic.GlobalCounts.exponential(np.random.default_rng(init_seq), K, W, train_tokens)
         schedule = self._schedule(n_train, batch_seq, buffer_sentences=buffer_sentences)
         if self.client is not None:  # the workers read and keep their shards (induce.distributed.shards)
             from ..distributed import WorkerCorpus, WorkerSentenceUpdater
@@ -677,16 +720,15 @@ class HMMTagger(InduceEstimator):
             self.cluster_meter_ = updater.meter
             batches = updater.batches(stream.sharded_batches(shards.sentence_bounds, **schedule))
         else:
-            updater = self._sentence_updater(info.n_sentences)
+            updater = self._sentence_updater(n_train)
             batches = stream.shuffled_minibatches(path, format, info.vocab, lowercase=lowercase,
                                                   skip=info.heldout_ids, **schedule)
         heldout = (info.heldout_tokens, info.heldout_offsets) if len(info.heldout_tokens) else None
-        settings = {"infer": self.infer, "n_states": K, "n_words": W, "n_tokens": info.n_tokens, "alpha": self.alpha_,
+        settings = {"infer": self.infer, "n_states": K, "n_words": W, "n_tokens": train_tokens, "alpha": self.alpha_,
                     "beta": self.beta_, "batch_size": self.batch_size_, "tau": self.tau, "kappa": self.kappa,
                     "random_state": self.random_state, "buffer_sentences": buffer_sentences, "stream": str(path)}
-        self._run_stochastic(counts, updater, batches, heldout, settings, n_train)
+        self._run_stochastic(counts, updater, batches, heldout, settings, n_train, train_tokens)
         self.stream_sentences_, self.stream_tokens_ = info.n_sentences, info.n_tokens
-        self.heldout_tokens_ = int(len(info.heldout_tokens))
         self.transition_counts_ = counts.trans.copy()
         self.emission_counts_ = counts.emissions()
         self._set_parameters()
@@ -708,63 +750,101 @@ class HMMTagger(InduceEstimator):
         return ids, offsets
 
     def _fit_stochastic(self, data, gold, heldout):
-        """``svi``/``scvi`` and the single-sequence algorithms via :mod:`induce.infer.stochastic_hmm`."""
+        """``svi``/``scvi`` and the single-sequence algorithms via :mod:`induce.infer.stochastic_hmm`; without a
+        ``heldout`` set they hold out part of ``data`` to stop on (:meth:`_split_heldout`), and decode all of it."""
         K = self.n_states_
-        init_seq, batch_seq = np.random.SeedSequence(self.random_state).spawn(2)
-        counts = stochastic.GlobalCounts.exponential(np.random.default_rng(init_seq), K, data.W,
-                                                     int(data.tokens.shape[0]))
-        I = data.offsets.shape[0] - 1
+        init_seq, batch_seq, held_seq = np.random.SeedSequence(self.random_state).spawn(3)
+        train_ids, heldout = (None, heldout) if heldout is not None else self._split_heldout(data, held_seq)
+        if self.infer in stochastic.SINGLE_SEQUENCE:
+            n_train = int(data.tokens.shape[0]) - (len(heldout[0]) if train_ids is not None else 0)
+            train = _Data(data.tokens[:n_train], np.array([0, n_train], dtype=np.int64), data.W)
+        elif train_ids is not None:
+            train = _Data(*gather_sentences(data.tokens, data.offsets, train_ids), data.W)
+        else:
+            train, train_ids = data, np.arange(data.offsets.shape[0] - 1, dtype=np.int64)
+        n_tokens = int(train.tokens.shape[0])
+        counts = stochastic.GlobalCounts.exponential(np.random.default_rng(init_seq), K, data.W, n_tokens)
+        I = train.offsets.shape[0] - 1
         if self.infer in stochastic.STOCHASTIC and self.client is not None:  # minibatches as sentence indices
             from ..distributed import WorkerSentenceUpdater
 
             updater = WorkerSentenceUpdater(self._worker_corpus(data), self.infer, self.alpha_, self.beta_,
-                                            self.allowed_)
+                                            self.allowed_, n_sentences=I)
             self.cluster_meter_ = updater.meter
             s = self._schedule(I, batch_seq)
-            batches = updater.batches(np.sort(idx) for idx in minibatches(I, s["batch_size"], s["rng"], s["n_epochs"]))
+            batches = updater.batches(np.sort(train_ids[idx])
+                                      for idx in minibatches(I, s["batch_size"], s["rng"], s["n_epochs"]))
         elif self.infer in stochastic.STOCHASTIC:
             updater = self._sentence_updater(I)
             s = self._schedule(I, batch_seq)
-            batches = stochastic.sentence_batches(data.tokens, data.offsets, s["batch_size"], s["n_epochs"], s["rng"])
+            batches = stochastic.sentence_batches(train.tokens, train.offsets, s["batch_size"], s["n_epochs"],
+                                                  s["rng"])
         else:
-            updater = stochastic.SubchainUpdater(self.infer, self.alpha_, self.beta_, data.tokens, self.subseq_length,
-                                                 self.buffer, K)
+            updater = stochastic.SubchainUpdater(self.infer, self.alpha_, self.beta_, train.tokens,
+                                                 self.subseq_length, self.buffer, K)
             s = self._schedule(updater.n_sub, batch_seq)
             batches = minibatches(updater.n_sub, s["batch_size"], s["rng"], s["n_epochs"])
-        settings = {"infer": self.infer, "n_states": K, "n_words": int(data.W), "n_tokens": int(data.tokens.shape[0]),
+        settings = {"infer": self.infer, "n_states": K, "n_words": int(data.W), "n_tokens": n_tokens,
                     "alpha": self.alpha_, "beta": self.beta_, "batch_size": self.batch_size_, "tau": self.tau,
                     "kappa": self.kappa, "random_state": self.random_state, "subseq_length": self.subseq_length,
                     "buffer": self.buffer}
         self._run_stochastic(counts, updater, batches, heldout, settings,
-                             I if self.infer in stochastic.STOCHASTIC else updater.n_sub)
+                             I if self.infer in stochastic.STOCHASTIC else updater.n_sub, n_tokens)
         self._finish(counts.trans, counts.emissions(), data)
+
+    def _split_heldout(self, data, held_seq):
+        """``(training sentence ids or None, held-out (tokens, offsets) or None)``: a seeded
+        ``heldout_fraction`` of the sentences, at most ``heldout_max_tokens`` tokens
+        (:func:`~induce.infer.stochastic_hmm.heldout_sentences`); for the single-sequence algorithms the last
+        ``heldout_fraction`` of the sequence.  ``(None, None)`` when that is nothing."""
+        if self.infer in stochastic.SINGLE_SEQUENCE:
+            N = int(data.tokens.shape[0])
+            n = min(int(round(self.heldout_fraction * N)), int(self.heldout_max_tokens))
+            if n == 0 or n >= N:
+                return None, None
+            return np.arange(1), (data.tokens[N - n:], np.array([0, n], dtype=np.int64))
+        held = stochastic.heldout_sentences(np.diff(data.offsets), self.heldout_fraction, self.heldout_max_tokens,
+                                            np.random.default_rng(held_seq))
+        if len(held) == 0:
+            return None, None
+        keep = np.ones(data.offsets.shape[0] - 1, dtype=bool)
+        keep[held] = False
+        return np.flatnonzero(keep), gather_sentences(data.tokens, data.offsets, held)
 
     def _schedule(self, n_items: int, batch_seq, **extra) -> dict:
         """The minibatch schedule: ``batch_size`` (:meth:`_resolve_batch_size`: default 100, the best of
         sizes 20, 100 and 500 on Figure 3.15's WSJ data for scvi, benchmarks/RESULTS.md; on a cluster the
-        largest that keeps 500 minibatches in the run; a resumed run keeps its checkpoint's), ``n_epochs``
-        and the seeded ``rng``, with ``extra``."""
+        largest that keeps 500 minibatches in the run; a resumed run keeps its checkpoint's), the epoch cap
+        ``n_epochs`` and the seeded ``rng``, with ``extra``."""
         saved = stochastic.saved_settings(self.checkpoint).get("batch_size") if self.resume else None
-        size = self._resolve_batch_size(100, n_items, saved, int(self.n_epochs))
-        return dict(batch_size=size, n_epochs=self.n_epochs, rng=np.random.default_rng(batch_seq), **extra)
+        size = self._resolve_batch_size(100, n_items, saved, self._max_epochs())
+        return dict(batch_size=size, n_epochs=self._max_epochs(), rng=np.random.default_rng(batch_seq), **extra)
 
     def _sentence_updater(self, n_sentences: int):
         """The svi / scvi minibatch step in this process."""
         return stochastic.SentenceUpdater(self.infer, self.alpha_, self.beta_, n_sentences, self.allowed_)
 
-    def _run_stochastic(self, counts, updater, batches, heldout, settings, n_items: int):
-        """Drive :func:`induce.infer.stochastic_hmm.run` with this model's schedule and checkpoint options;
-        ``n_items`` sentences (or subsequences) make one epoch."""
+    def _run_stochastic(self, counts, updater, batches, heldout, settings, n_items: int, epoch_tokens: int):
+        """Drive :func:`induce.infer.stochastic_hmm.run` with this model's schedule, stopping rule and
+        checkpoint options; ``n_items`` sentences (or subsequences) of ``epoch_tokens`` tokens make one epoch."""
+        monitor = ConvergenceMonitor(self._tol(), STOCHASTIC_PATIENCE, reference="best")
+        settings = {**settings, "heldout_tokens": len(heldout[0]) if heldout is not None else 0}
         result = stochastic.run(counts, updater, batches, tau=self.tau, kappa=self.kappa, heldout=heldout,
                                 heldout_every=self.heldout_every, alpha=self.alpha_, beta=self.beta_,
                                 max_batches=self.max_batches, checkpoint=self.checkpoint,
                                 checkpoint_every=self.checkpoint_every, checkpoint_minutes=self.checkpoint_minutes,
                                 resume=self.resume, meta=settings, callback=self.callback, progress=self.verbose,
-                                total_batches=-(-int(n_items) // self.batch_size_) * int(self.n_epochs))
+                                total_batches=-(-int(n_items) // self.batch_size_) * self._max_epochs(),
+                                epoch_tokens=epoch_tokens, monitor=monitor)
         self.trace_ = result.trace
-        self.n_iter_ = result.batches
         self.interrupted_ = result.interrupted
         self.n_batches_ = result.batches
+        self.heldout_tokens_ = settings["heldout_tokens"]
+        epochs = result.tokens_seen // max(1, epoch_tokens)
+        if heldout is not None and not result.interrupted:
+            self._end_iterations(monitor, f"hmm {self.infer}", epochs, self._max_epochs())
+        else:  # no held-out set: no stopping rule, every epoch of the cap (or max_batches) runs
+            self.n_iter_ = int(epochs)
         self._warn_cluster_overhead()
 
     def _fit_cvi3(self, data, gold, seeds):

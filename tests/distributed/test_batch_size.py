@@ -53,11 +53,13 @@ def sentences():
 def test_hmm_scvi_on_a_cluster_plans_its_minibatch_size(client, sentences, three_steps):
     from induce import HMMTagger
 
-    model = HMMTagger(n_states=4, infer="scvi", n_epochs=2, random_state=1, client=client).fit(sentences)
+    model = HMMTagger(n_states=4, infer="scvi", n_epochs=2, heldout_fraction=0, random_state=1,
+                      client=client).fit(sentences)
     assert model.batch_size_ == 600 and model.n_batches_ == 4  # 900 sentences x 2 epochs / 3; two a pass
-    again = HMMTagger(n_states=4, infer="scvi", n_epochs=2, random_state=1, client=client, batch_size=600).fit(sentences)
+    again = HMMTagger(n_states=4, infer="scvi", n_epochs=2, heldout_fraction=0, random_state=1, client=client,
+                      batch_size=600).fit(sentences)
     np.testing.assert_array_equal(again.emissions_, model.emissions_)
-    single = HMMTagger(n_states=4, infer="scvi", n_epochs=2, random_state=1).fit(sentences)
+    single = HMMTagger(n_states=4, infer="scvi", n_epochs=2, heldout_fraction=0, random_state=1).fit(sentences)
     assert single.batch_size_ == 100 and single.n_batches_ == 18  # one process keeps the default
 
 
@@ -75,7 +77,7 @@ def test_stream_resume_keeps_the_checkpoints_size(client, sentences, tmp_path, t
     path = tmp_path / "text.txt"
     path.write_text("".join(" ".join(s) + "\n" for s in sentences))
     ckpt = str(tmp_path / "run.ckpt")
-    kw = dict(n_states=4, infer="scvi", n_epochs=2, random_state=1, client=client, checkpoint=ckpt)
+    kw = dict(n_states=4, infer="scvi", n_epochs=2, heldout_fraction=0, random_state=1, client=client, checkpoint=ckpt)
     first = HMMTagger(max_batches=2, **kw).fit_stream(path)
     assert first.batch_size_ == 600
     monkeypatch.setattr(cluster, "MIN_STEPS", 9)  # a new plan would be 200: the resumed run keeps 600
@@ -99,13 +101,13 @@ def test_cli_reports_the_planned_size(client, sentences, tmp_path, capsys, three
 
     path = tmp_path / "text.txt"
     path.write_text("".join(" ".join(s) + "\n" for s in sentences))
-    assert main(["tag", str(path), "--infer", "scvi", "--states", "3", "--quiet", "--json",
-                 "--cluster", client.scheduler.address]) == 0
+    assert main(["tag", str(path), "--infer", "scvi", "--states", "3", "--quiet", "--json", "--epochs", "1",
+                 "--heldout", "0", "--cluster", client.scheduler.address]) == 0
     got = json.loads(capsys.readouterr().out)
     assert got["batch_size"] == 300 and got["minibatches"] == 3
     # streamed (6 minibatches: the overhead is judged from 5 on), and the overhead warning in the JSON too
     monkeypatch.setattr(cluster, "MIN_STEPS", 6)
     assert main(["tag", str(path), "--infer", "scvi", "--states", "3", "--quiet", "--json", "--stream",
-                 "--cluster", client.scheduler.address]) == 0
+                 "--epochs", "1", "--heldout", "0", "--cluster", client.scheduler.address]) == 0
     got = json.loads(capsys.readouterr().out)
     assert got["batch_size"] == 150 and any("small for a cluster" in w for w in got["warnings"])

@@ -33,7 +33,7 @@ def test_cluster_address_em_equals_single_process(client, text, capsys):
 
 
 def test_local_workers_scvi_equals_single_process(text, capsys):
-    argv = [text, "--infer", "scvi", "--states", "3", "--batch-size", "20", "--epochs", "2"]
+    argv = [text, "--infer", "scvi", "--states", "3", "--batch-size", "20", "--epochs", "2", "--heldout", "0"]
     ref = _tag(capsys, *argv)
     got = _tag(capsys, *argv, "--workers", "1")
     assert got["workers"] == 1 and got["tokens_per_s_per_worker"] == got["tokens_per_s"]
@@ -68,8 +68,8 @@ def test_unsupported_cluster_options_are_usage_errors(text, capsys, extra):
 
 
 def test_stream_hdp_and_align_report_the_cluster(client, text, tmp_path, capsys):
-    got = _tag(capsys, text, "--infer", "scvi", "--stream", "--states", "3", "--batch-size", "20",
-               "--cluster", client.scheduler.address)
+    got = _tag(capsys, text, "--infer", "scvi", "--stream", "--states", "3", "--batch-size", "20", "--epochs", "1",
+               "--heldout", "0", "--cluster", client.scheduler.address)
     assert got["workers"] == 2 and len(got["worker_peak_memory_mb"]) == 2 and got["steps"] == 8
     got = _tag(capsys, text, "--model", "hdp-hmm", "--infer", "svi", "--truncation", "4", "--iterations", "1",
                "--batch-size", "50", "--cluster", client.scheduler.address)

@@ -53,8 +53,9 @@ def test_worker_held_state_survives_a_killed_worker(own_client, tmp_path, case):
     path = tmp_path / "text.txt"
     path.write_text("".join(" ".join(f"w{t}" for t in tokens[a:b]) + "\n" for a, b in zip(offsets[:-1], offsets[1:])))
     if case == "stream-scvi":
-        kw = dict(n_states=4, infer="scvi", batch_size=10, n_epochs=2, random_state=3, heldout_every=3)
-        fit = lambda model: model.fit_stream(path, "plain", heldout_fraction=0.1)  # noqa: E731
+        kw = dict(n_states=4, infer="scvi", batch_size=10, n_epochs=2, random_state=3, heldout_every=3,
+                  heldout_fraction=0.1)
+        fit = lambda model: model.fit_stream(path, "plain")  # noqa: E731
         step = "batch"
     elif case == "em-file":
         kw = dict(n_states=4, infer="em", n_iter=5, tol=0, random_state=3)

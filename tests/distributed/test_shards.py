@@ -158,8 +158,9 @@ def test_estep_on_read_shards_equals_shipped_shards(client, plain):
 def test_fit_stream_on_read_shards(client, plain, infer, monkeypatch):
     """Two shards: every step has a piece on each worker (:func:`stream.sharded_batches`), a run repeats exactly
     and lands near the single-process run (another minibatch order); one shard: the single-process run exactly."""
-    kw = dict(n_states=4, infer=infer, batch_size=12, n_epochs=2, random_state=7, heldout_every=5)
-    fit = dict(heldout_fraction=0.1, buffer_sentences=50)
+    kw = dict(n_states=4, infer=infer, batch_size=12, n_epochs=2, random_state=7, heldout_every=5,
+              heldout_fraction=0.1)
+    fit = dict(buffer_sentences=50)
     ref = HMMTagger(**kw).fit_stream(plain, "plain", **fit)
     pieces, cut = [], dist.minibatch.cut_pieces
     monkeypatch.setattr(dist.minibatch, "cut_pieces", lambda corpus, idx: pieces.append(cut(corpus, idx)) or pieces[-1])

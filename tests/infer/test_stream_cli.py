@@ -34,10 +34,13 @@ def test_scan_and_minibatches_cover_the_training_sentences(tmp_path):
                                                n_epochs=1, rng=np.random.default_rng(0), skip=info.heldout_ids))
     assert sum(len(o) - 1 for _, o in batches) == info.n_sentences
     assert sum(len(t) for t, _ in batches) == info.n_tokens
-    fits = [HMMTagger(n_states=4, infer="scvi", batch_size=16, n_epochs=2, heldout_every=10)
-            .fit_stream(path, "plain", heldout_fraction=0.1, buffer_sentences=64) for _ in range(2)]
+    fits = [HMMTagger(n_states=4, infer="scvi", batch_size=16, n_epochs=2, heldout_every=10, heldout_fraction=0.1)
+            .fit_stream(path, "plain", buffer_sentences=64) for _ in range(2)]
     np.testing.assert_array_equal(fits[0].emission_counts_, fits[1].emission_counts_)
-    assert [r["batch"] for r in fits[0].trace_] == [0, 10, 20, 30, fits[0].n_batches_]
+    # every 10 minibatches and at each epoch's end (18 minibatches of the 270-odd training sentences)
+    assert [(r["batch"], r.get("epoch")) for r in fits[0].trace_] == [(0, None), (10, None), (18, 1), (20, None),
+                                                                      (30, None), (36, 2)]
+    assert fits[0].n_batches_ == 36 and fits[0].n_iter_ == 2
     assert fits[0].emission_counts_.shape == (len(info.vocab), 4)
 
 
