@@ -582,7 +582,7 @@ def stochastic(args) -> None:
     rows = []
     common = dict(batch_size=args.batch_size, tau=args.tau, kappa=args.kappa, random_state=args.seed)
     runs = [("HMM scvi (alpha=beta=0.1)", lambda: HMMTagger(n_states=45, infer="scvi", alpha=0.1, beta=0.1,
-                                                             n_epochs=args.epochs, **common))]
+                                                             n_epochs=args.epochs, heldout_fraction=0, **common))]
     hdp_kw = dict(truncation=45, n_iter=args.epochs, gamma=10, sigma=5, beta=0.1, fix_hyper=args.fix_hyper, **common)
     for infer in args.hdp_infer:
         runs.append((f"HDP-HMM {infer} ({'fixed' if args.fix_hyper else 'learned'} gamma, sigma)",

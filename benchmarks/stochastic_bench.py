@@ -97,7 +97,7 @@ def fig315(args) -> None:
         for infer in ("svi", "scvi"):
             batches_per_epoch = -(-train.n_sentences // M)
             m = HMMTagger(n_states=45, infer=infer, alpha=0.1, beta=0.1, batch_size=M, kappa=kappa, tau=args.tau,
-                          n_epochs=args.epochs, heldout_every=max(1, batches_per_epoch // 4),
+                          n_epochs=args.epochs, tol=0, heldout_every=max(1, batches_per_epoch // 4),
                           random_state=args.seed)
             t0 = time.perf_counter()
             m.fit(train, heldout=held)
@@ -157,7 +157,7 @@ def fig317(args) -> None:
             finals, secs, traces = [], [], []
             for seed in range(args.seeds):
                 m = HMMTagger(n_states=45, infer=infer, alpha=0.1, beta=0.1, subseq_length=T, batch_size=M,
-                              kappa=0.5, buffer=10, n_epochs=100, max_batches=args.steps,
+                              kappa=0.5, buffer=10, n_epochs=100, tol=0, max_batches=args.steps,
                               heldout_every=max(1, args.steps // 5), random_state=seed)
                 m.fit(train_seq, heldout=held_seq)
                 finals.append(m.trace_[-1]["heldout_log_likelihood_per_token"])

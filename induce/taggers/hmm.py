@@ -1000,7 +1000,8 @@ class HMMTagger(InduceEstimator):
 
     # ------------------------------------------------------------- save/load
     _PARAMS = ("n_states", "infer", "n_iter", "tol", "alpha", "beta", "learn_hyper", "hyper_burn_in", "decode", "map_estimate", "cgs_keep", "order",
-               "cvi2_block", "random_state", "batch_size", "tau", "kappa", "n_epochs", "max_batches", "subseq_length", "buffer")
+               "cvi2_block", "random_state", "batch_size", "tau", "kappa", "n_epochs", "heldout_fraction", "heldout_max_tokens",
+               "max_batches", "subseq_length", "buffer")
 
     @staticmethod
     def _schema(header: dict) -> modelfile.Schema:
