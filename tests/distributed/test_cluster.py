@@ -76,13 +76,17 @@ def test_batch_estep_fills_token_marginals_in_corpus_order(client, corpus):
 
 @pytest.mark.parametrize("infer", ["scvi", "svi"])
 def test_stochastic_one_shard_equals_single_process(client, corpus, infer, monkeypatch):
-    """One shard per minibatch: the same kernel on the same inputs, so the counts are equal exactly."""
-    kw = dict(n_states=4, infer=infer, batch_size=10, n_epochs=2, random_state=5)
+    """One shard per minibatch: the same kernel on the same inputs, so the counts are equal exactly; with the
+    default held-out share and stop, the cluster run leaves out the same sentences and stops at the same epoch."""
+    kw = dict(n_states=4, infer=infer, batch_size=10, random_state=5)
     ref = HMMTagger(**kw).fit(corpus)
     monkeypatch.setattr(dist.cluster, "n_workers", lambda client: 1)
     got = HMMTagger(client=client, **kw).fit(corpus)
     np.testing.assert_array_equal(got.transition_counts_, ref.transition_counts_)
     np.testing.assert_array_equal(got.emission_counts_, ref.emission_counts_)
+    assert ref.converged_ and ref.heldout_tokens_ > 0
+    assert (got.n_iter_, got.n_batches_, got.heldout_tokens_) == (ref.n_iter_, ref.n_batches_, ref.heldout_tokens_)
+    np.testing.assert_array_equal(got.labels_, ref.labels_)
 
 
 def test_stochastic_two_shards_within_float_reordering(client, corpus):

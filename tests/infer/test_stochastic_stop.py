@@ -112,3 +112,15 @@ def test_tag_reports_epochs_convergence_and_the_heldout_share(tmp_path, capsys):
     assert (got["epochs"], got["heldout_tokens"], got["converged"]) == (3, 0, False) and not got.get("warnings")
     assert main(["tag", str(path), "--infer", "cvi2", "--heldout", "0.1", "--quiet"]) == 2
     assert "--heldout applies to the stochastic algorithms" in capsys.readouterr().err
+
+
+def test_fit_stream_stops_on_its_heldout_sample(tmp_path):
+    tokens, offsets, _, _ = sample_hmm(300, 6)
+    path = tmp_path / "text.txt"
+    path.write_text("".join(" ".join(f"w{t}" for t in tokens[a:b]) + "\n" for a, b in zip(offsets[:-1], offsets[1:])))
+    m = HMMTagger(n_states=3, infer="scvi", batch_size=20, random_state=2).fit_stream(path, "plain",
+                                                                                     buffer_sentences=64)
+    assert m.converged_ and STOCHASTIC_PATIENCE < m.n_iter_ < MAX_EPOCHS and m.heldout_tokens_ > 0
+    assert m.stream_tokens_ + m.heldout_tokens_ == len(tokens)
+    assert m.trace_[-1]["tokens_seen"] == m.n_iter_ * m.stream_tokens_
+    assert [r["epoch"] for r in m.trace_ if "epoch" in r] == list(range(1, m.n_iter_ + 1))
