@@ -7,6 +7,7 @@ Usage::
     python benchmarks/stochastic_bench.py scale [--tokens 100000000] [--minutes 9]
     python benchmarks/stochastic_bench.py resume
     python benchmarks/stochastic_bench.py memory [--repeat 4]
+    python benchmarks/stochastic_bench.py epochs [--seeds 3]
 
 ``fig315``: WSJ (ptb-sample + CoNLL-2000 train and test, lowercased; only the
 text is used, so the CoNLL-2000 tags being silver does not matter), 90:10
@@ -27,6 +28,11 @@ SIGTERM in the middle and resumed with ``--resume``, against an uninterrupted
 run with the same seed.
 ``memory``: peak RSS of ``induce tag --stream`` on Brown as plain text and on
 the same text repeated 4x on disk, the same number of minibatches each.
+``epochs``: the default epoch cap and held-out stop of ``svi`` / ``scvi`` on ptb-sample (K = 45, gold POS):
+M-1 after 1, 3, 10, 30 and 100 epochs (``tol=0``) and the epoch of the best held-out log-likelihood, at
+alpha = beta = 0.1 and at the default priors (seed 0); then, over ``--seeds``, what ``--infer svi|scvi`` gave
+before 2026-11-25 (one epoch at 0.1 / 0.1), the default (stop on held-out), and the default priors run to the
+50-epoch cap.
 Every mode prints a table and writes JSON under ``benchmarks/results/``.
 """
 
@@ -298,6 +304,52 @@ def memory(args) -> None:
     save("stochastic_memory.json", {"rows": rows, "command": " ".join(sys.argv)})
 
 
+# ----------------------------------------------------------------- epochs
+def epochs(args) -> None:
+    import warnings
+
+    from induce.corpus.formats import load_corpus
+    from induce.eval.tagging import tagging_report
+
+    corpus = load_corpus(CORPORA / "ptb-sample")
+    gold = corpus.tags["pos"]
+    K = len(corpus.tag_vocabs["pos"])
+
+    def fit(infer, seed, **kw):
+        t0 = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            m = HMMTagger(n_states=K, infer=infer, random_state=seed, **kw).fit(corpus)
+        rep = tagging_report(m.labels_, gold, corpus.offsets)
+        held = [r["heldout_log_likelihood_per_token"] for r in m.trace_ if "epoch" in r]
+        return {"infer": infer, "seed": seed, **{k: v for k, v in kw.items()}, "m1": rep["m1"], "vm": rep["vm"],
+                "epochs": m.n_iter_, "converged": m.converged_, "heldout_by_epoch": held,
+                "seconds": time.perf_counter() - t0}
+
+    curves = []
+    for infer in ("scvi", "svi"):
+        for priors in ({"alpha": 0.1, "beta": 0.1}, {}):
+            runs = [fit(infer, 0, n_epochs=e, tol=0, **priors) for e in (1, 3, 10, 30, 100)]
+            held = runs[-1]["heldout_by_epoch"]
+            curves.append({"infer": infer, **priors, "m1_by_epochs": {r["epochs"]: r["m1"] for r in runs},
+                           "best_heldout_epoch": int(np.argmax(held)) + 1, "heldout_by_epoch": held})
+            print(f"{infer:4s} {priors or 'default priors'}: M-1 after 1/3/10/30/100 epochs "
+                  + " / ".join(f"{100 * r['m1']:.1f}" for r in runs)
+                  + f"; best held-out LL at epoch {curves[-1]['best_heldout_epoch']}", flush=True)
+    variants = {"before": dict(n_epochs=1, alpha=0.1, beta=0.1, heldout_fraction=0), "default": {},
+                "cap 50": dict(n_epochs=50, tol=0)}
+    rows = []
+    for infer in ("scvi", "svi"):
+        for name, kw in variants.items():
+            runs = [fit(infer, s, **kw) for s in range(args.seeds)]
+            rows.append({"infer": infer, "variant": name, "runs": runs})
+            print(f"{infer:4s} {name:8s} M-1 {100 * statistics.fmean(r['m1'] for r in runs):.1f} "
+                  f"V-M {100 * statistics.fmean(r['vm'] for r in runs):.1f} "
+                  f"epochs {[r['epochs'] for r in runs]} {statistics.fmean(r['seconds'] for r in runs):.1f} s",
+                  flush=True)
+    save("stochastic_epochs.json", {"curves": curves, "rows": rows, "command": " ".join(sys.argv)})
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="mode", required=True)
@@ -321,8 +373,11 @@ def main() -> None:
     p = sub.add_parser("memory")
     p.add_argument("--repeat", type=int, default=4)
     p.add_argument("--batches", type=int, default=50)
+    p = sub.add_parser("epochs")
+    p.add_argument("--seeds", type=int, default=3)
     args = ap.parse_args()
-    {"fig315": fig315, "fig317": fig317, "scale": scale, "resume": resume, "memory": memory}[args.mode](args)
+    {"fig315": fig315, "fig317": fig317, "scale": scale, "resume": resume, "memory": memory,
+     "epochs": epochs}[args.mode](args)
 
 
 if __name__ == "__main__":

@@ -755,12 +755,8 @@ class HMMTagger(InduceEstimator):
         ``heldout`` set they hold out part of ``data`` to stop on (:meth:`_split_heldout`), and decode all of it."""
         K = self.n_states_
         init_seq, batch_seq, held_seq = np.random.SeedSequence(self.random_state).spawn(3)
-        train_ids, heldout = (None, heldout) if heldout is not None else self._split_heldout(data, held_seq)
-        if self.infer in stochastic.SINGLE_SEQUENCE:
-            n_train = int(data.tokens.shape[0]) - (len(heldout[0]) if train_ids is not None else 0)
-            train = _Data(data.tokens[:n_train], np.array([0, n_train], dtype=np.int64), data.W)
-        elif train_ids is not None:
-            train = _Data(*gather_sentences(data.tokens, data.offsets, train_ids), data.W)
+        if heldout is None:
+            train, train_ids, heldout = self._split_heldout(data, held_seq)
         else:
             train, train_ids = data, np.arange(data.offsets.shape[0] - 1, dtype=np.int64)
         n_tokens = int(train.tokens.shape[0])
@@ -794,23 +790,28 @@ class HMMTagger(InduceEstimator):
         self._finish(counts.trans, counts.emissions(), data)
 
     def _split_heldout(self, data, held_seq):
-        """``(training sentence ids or None, held-out (tokens, offsets) or None)``: a seeded
+        """``(training data, its sentence ids in data (none for one sequence), held-out (tokens, offsets) or None)``:
+        a seeded
         ``heldout_fraction`` of the sentences, at most ``heldout_max_tokens`` tokens
         (:func:`~induce.infer.stochastic_hmm.heldout_sentences`); for the single-sequence algorithms the last
-        ``heldout_fraction`` of the sequence.  ``(None, None)`` when that is nothing."""
+        ``heldout_fraction`` of the sequence.  All of ``data`` and no held-out set when that is nothing."""
+        everything = (data, np.arange(data.offsets.shape[0] - 1, dtype=np.int64), None)
         if self.infer in stochastic.SINGLE_SEQUENCE:
             N = int(data.tokens.shape[0])
             n = min(int(round(self.heldout_fraction * N)), int(self.heldout_max_tokens))
             if n == 0 or n >= N:
-                return None, None
-            return np.arange(1), (data.tokens[N - n:], np.array([0, n], dtype=np.int64))
+                return everything
+            head = _Data(data.tokens[:N - n], np.array([0, N - n], dtype=np.int64), data.W)
+            return head, np.zeros(0, dtype=np.int64), (data.tokens[N - n:], np.array([0, n], dtype=np.int64))
         held = stochastic.heldout_sentences(np.diff(data.offsets), self.heldout_fraction, self.heldout_max_tokens,
                                             np.random.default_rng(held_seq))
         if len(held) == 0:
-            return None, None
+            return everything
         keep = np.ones(data.offsets.shape[0] - 1, dtype=bool)
         keep[held] = False
-        return np.flatnonzero(keep), gather_sentences(data.tokens, data.offsets, held)
+        train_ids = np.flatnonzero(keep)
+        return (_Data(*gather_sentences(data.tokens, data.offsets, train_ids), data.W), train_ids,
+                gather_sentences(data.tokens, data.offsets, held))
 
     def _schedule(self, n_items: int, batch_seq, **extra) -> dict:
         """The minibatch schedule: ``batch_size`` (:meth:`_resolve_batch_size`: default 100, the best of
@@ -1001,8 +1002,8 @@ class HMMTagger(InduceEstimator):
 
     # ------------------------------------------------------------- save/load
     _PARAMS = ("n_states", "infer", "n_iter", "tol", "alpha", "beta", "learn_hyper", "hyper_burn_in", "decode", "map_estimate", "cgs_keep", "order",
-               "cvi2_block", "random_state", "batch_size", "tau", "kappa", "n_epochs", "heldout_fraction", "heldout_max_tokens",
-               "max_batches", "subseq_length", "buffer")
+               "cvi2_block", "random_state", "batch_size", "tau", "kappa", "n_epochs", "heldout_fraction",
+               "heldout_max_tokens", "max_batches", "subseq_length", "buffer")
 
     @staticmethod
     def _schema(header: dict) -> modelfile.Schema:
