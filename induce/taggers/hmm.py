@@ -93,6 +93,10 @@ HELDOUT_FRACTION = 0.05
 HELDOUT_MAX_TOKENS = 100_000
 STOCHASTIC_TOL = 1e-4
 STOCHASTIC_PATIENCE = 3
+#: On a cluster the minibatch size is planned to keep 500 minibatches in the run (``planned_batch_size``); a run
+#: that stops on held-out data is planned for at most PLANNED_EPOCHS epochs, about the fewest the default runs
+#: took before the stop (9-14 on wsjdev, wsj1k, ptb-sample and EWT), so that a stopped run still has its 500.
+PLANNED_EPOCHS = 10
 #: tol=None: the batch algorithms' relative tolerance (against the progress since the first pass)
 TOL = 1e-5
 #: What ``learn_hyper=None`` (the default) learns per algorithm: ``(mode, priors held at DEFAULT_PRIORS)``.
@@ -184,7 +188,7 @@ class HMMTagger(InduceEstimator):
     batch_size : stochastic algorithms: sentences (``svi``, ``scvi``) or
         subsequences (single-sequence algorithms) per minibatch ``M``.  ``None``
         (default): 100 in one process; on a cluster (``client``) the largest
-        size that keeps 500 minibatches in the run, at least 100
+        size that keeps 500 minibatches in the run (of at most 10 epochs, :data:`PLANNED_EPOCHS`), at least 100
         (:func:`induce.distributed.cluster.planned_batch_size`: the step
         overhead shrinks as minibatches grow).  The size used is ``batch_size_``.
     tau, kappa : step size ``rho_m = (tau + m + 1)^-kappa`` for minibatch ``m = 0, 1, ...``;
@@ -816,10 +820,11 @@ class HMMTagger(InduceEstimator):
     def _schedule(self, n_items: int, batch_seq, **extra) -> dict:
         """The minibatch schedule: ``batch_size`` (:meth:`_resolve_batch_size`: default 100, the best of
         sizes 20, 100 and 500 on Figure 3.15's WSJ data for scvi, benchmarks/RESULTS.md; on a cluster the
-        largest that keeps 500 minibatches in the run; a resumed run keeps its checkpoint's), the epoch cap
+        largest that keeps 500 minibatches in the run, at most :data:`PLANNED_EPOCHS` of them; a resumed run keeps
+        its checkpoint's), the epoch cap
         ``n_epochs`` and the seeded ``rng``, with ``extra``."""
         saved = stochastic.saved_settings(self.checkpoint).get("batch_size") if self.resume else None
-        size = self._resolve_batch_size(100, n_items, saved, self._max_epochs())
+        size = self._resolve_batch_size(100, n_items, saved, min(self._max_epochs(), PLANNED_EPOCHS))
         return dict(batch_size=size, n_epochs=self._max_epochs(), rng=np.random.default_rng(batch_seq), **extra)
 
     def _sentence_updater(self, n_sentences: int):

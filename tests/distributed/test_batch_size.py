@@ -61,6 +61,10 @@ def test_hmm_scvi_on_a_cluster_plans_its_minibatch_size(client, sentences, three
     np.testing.assert_array_equal(again.emissions_, model.emissions_)
     single = HMMTagger(n_states=4, infer="scvi", n_epochs=2, heldout_fraction=0, random_state=1).fit(sentences)
     assert single.batch_size_ == 100 and single.n_batches_ == 18  # one process keeps the default
+    # with the default epoch cap (50) and stop the plan is for PLANNED_EPOCHS = 10 epochs: 900 x 10 / 3
+    stopping = HMMTagger(n_states=4, infer="scvi", heldout_fraction=0, max_batches=1, random_state=1,
+                         client=client).fit(sentences)
+    assert stopping.batch_size_ == 3000
 
 
 def test_hdp_scvi_and_svi_on_a_cluster_plan_their_minibatch_size(client, sentences, three_steps):
