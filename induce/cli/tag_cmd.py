@@ -177,7 +177,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "the sequence) to stop on and trace their per-token log-likelihood; they are still tagged "
                         "(default 0.05; 0: none, and every epoch runs)")
     s.add_argument("--heldout-every", type=nonneg_int, default=0, metavar="N",
-                   help="held-out log-likelihood every N minibatches and at the start (default 0: only at the end)")
+                   help="held-out log-likelihood also every N minibatches and at the start (default 0: at the end "
+                        "of each epoch only)")
     s.add_argument("--heldout-max-tokens", type=positive_int, metavar="N",
                    help="cap on the held-out sample (default 100000)")
     s.add_argument("--trace", type=output_path, metavar="FILE.json|FILE.csv", help="write the trace (held-out LL vs tokens and time)")
