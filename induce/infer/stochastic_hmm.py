@@ -238,12 +238,14 @@ def heldout_loglik(counts: GlobalCounts, alpha: float, beta: float, tokens: np.n
 
 def heldout_sentences(lengths: np.ndarray, fraction: float, max_tokens: int, rng: np.random.Generator) -> np.ndarray:
     """Sorted ids of a seeded random ``fraction`` of the sentences (rounded; cut to at most ``max_tokens`` tokens,
-    but at least one sentence): the held-out set a fit stops on.  Empty when the share rounds to no sentence or
-    would leave none to train on."""
+    but at least one sentence): the held-out set a fit stops on.  Empty when the share rounds to no sentence; an
+    error when it would leave none to train on."""
     n = len(lengths)
     n_held = int(round(fraction * n))
-    if n_held == 0 or n_held >= n:
+    if n_held == 0:
         return np.zeros(0, dtype=np.int64)
+    if n_held >= n:
+        raise ConfigError(f"a held-out fraction of {fraction:g} of {n} sentences leaves none to train on")
     pick = rng.permutation(n)[:n_held]
     fits = int(np.searchsorted(np.cumsum(lengths[pick]), max_tokens, side="right"))
     return np.sort(pick[:max(1, fits)]).astype(np.int64)

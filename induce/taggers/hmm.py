@@ -805,8 +805,11 @@ class HMMTagger(InduceEstimator):
         if self.infer in stochastic.SINGLE_SEQUENCE:
             N = int(data.tokens.shape[0])
             n = min(int(round(self.heldout_fraction * N)), int(self.heldout_max_tokens))
-            if n == 0 or n >= N:
+            if n == 0:
                 return everything
+            if n >= N:
+                raise ConfigError(f"a held-out fraction of {self.heldout_fraction:g} of a {N}-token sequence leaves "
+                                  "none to train on")
             head = _Data(data.tokens[:N - n], np.array([0, N - n], dtype=np.int64), data.W)
             return head, np.zeros(0, dtype=np.int64), (data.tokens[N - n:], np.array([0, n], dtype=np.int64))
         held = stochastic.heldout_sentences(np.diff(data.offsets), self.heldout_fraction, self.heldout_max_tokens,

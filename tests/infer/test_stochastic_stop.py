@@ -9,6 +9,7 @@ import pytest
 
 from induce import HMMTagger
 from induce.cli import main
+from induce.errors import ConfigError
 from induce.infer import stochastic_hmm as sh
 from induce.infer.convergence import ConvergenceMonitor
 from induce.taggers.hmm import MAX_EPOCHS, STOCHASTIC_PATIENCE, STOCHASTIC_TOL
@@ -36,6 +37,8 @@ def test_heldout_sentences_are_a_seeded_share_capped_in_tokens():
     assert 1 <= len(capped) < 10 and lengths[capped].sum() <= 120 and set(capped) <= set(held)
     assert len(sh.heldout_sentences(lengths, 0.1, 1, np.random.default_rng(0))) == 1  # at least one sentence
     assert len(sh.heldout_sentences(lengths[:4], 0.1, 10**6, np.random.default_rng(0))) == 0  # rounds to none
+    with pytest.raises(ConfigError, match="leaves none to train on"):
+        sh.heldout_sentences(lengths[:4], 0.9, 10**6, np.random.default_rng(0))
 
 
 def test_scvi_by_default_stops_on_its_heldout_share_and_tags_every_sentence():
@@ -110,6 +113,8 @@ def test_tag_reports_epochs_convergence_and_the_heldout_share(tmp_path, capsys):
                  "--epochs", "3"]) == 0
     got = json.loads(capsys.readouterr().out)
     assert (got["epochs"], got["heldout_tokens"], got["converged"]) == (3, 0, False) and not got.get("warnings")
+    assert main(["tag", str(path), "--infer", "scvi", "--heldout", "0.999", "--quiet"]) == 2
+    assert "leaves none to train on" in capsys.readouterr().err
     assert main(["tag", str(path), "--infer", "cvi2", "--heldout", "0.1", "--quiet"]) == 2
     assert "--heldout applies to the stochastic algorithms" in capsys.readouterr().err
 
