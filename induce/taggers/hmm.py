@@ -715,9 +715,9 @@ class HMMTagger(InduceEstimator):
         self._start_run()
         K, W = int(self.n_states), len(info.vocab)
         self.n_states_, self.tag_vocab_, self.vocab_, self.allowed_ = K, None, info.vocab, _NO_MASK
-        n_train, train_tokens = info.n_sentences, info.n_tokens  # (the held-out sentences are not counted)
-        counts = stochastic.GlobalCounts.exponential(np.random.default_rng(init_seq), K, W, train_tokens)
-        schedule = self._schedule(n_train, batch_seq, buffer_sentences=buffer_sentences)
+        # info counts the training sentences and tokens only (not the held-out sample)
+        counts = stochastic.GlobalCounts.exponential(np.random.default_rng(init_seq), K, W, info.n_tokens)
+        schedule = self._schedule(info.n_sentences, batch_seq, buffer_sentences=buffer_sentences)
         if self.client is not None:  # the workers read and keep their shards (induce.distributed.shards)
             from ..distributed import WorkerCorpus, WorkerSentenceUpdater
 
@@ -727,14 +727,14 @@ class HMMTagger(InduceEstimator):
             self.cluster_meter_ = updater.meter
             batches = updater.batches(stream.sharded_batches(shards.sentence_bounds, **schedule))
         else:
-            updater = self._sentence_updater(n_train)
+            updater = self._sentence_updater(info.n_sentences)
             batches = stream.shuffled_minibatches(path, format, info.vocab, lowercase=lowercase,
                                                   skip=info.heldout_ids, **schedule)
         heldout = (info.heldout_tokens, info.heldout_offsets) if len(info.heldout_tokens) else None
-        settings = {"infer": self.infer, "n_states": K, "n_words": W, "n_tokens": train_tokens, "alpha": self.alpha_,
+        settings = {"infer": self.infer, "n_states": K, "n_words": W, "n_tokens": info.n_tokens, "alpha": self.alpha_,
                     "beta": self.beta_, "batch_size": self.batch_size_, "tau": self.tau, "kappa": self.kappa,
                     "random_state": self.random_state, "buffer_sentences": buffer_sentences, "stream": str(path)}
-        self._run_stochastic(counts, updater, batches, heldout, settings, n_train, train_tokens)
+        self._run_stochastic(counts, updater, batches, heldout, settings, info.n_sentences, info.n_tokens)
         self.stream_sentences_, self.stream_tokens_ = info.n_sentences, info.n_tokens
         self.transition_counts_ = counts.trans.copy()
         self.emission_counts_ = counts.emissions()
@@ -758,16 +758,24 @@ class HMMTagger(InduceEstimator):
 
     def _fit_stochastic(self, data, gold, heldout):
         """``svi``/``scvi`` and the single-sequence algorithms via :mod:`induce.infer.stochastic_hmm`; without a
-        ``heldout`` set they hold out part of ``data`` to stop on (:meth:`_split_heldout`), and decode all of it."""
+        ``heldout`` set they hold out part of ``data`` to stop on (:meth:`_heldout_tail`,
+        :meth:`_heldout_sentences`), and decode all of it."""
         K = self.n_states_
         init_seq, batch_seq, held_seq = np.random.SeedSequence(self.random_state).spawn(3)
-        if heldout is None:
-            train, train_ids, heldout = self._split_heldout(data, held_seq)
+        if self.infer in stochastic.SINGLE_SEQUENCE:
+            N = int(data.tokens.shape[0])
+            n_held = self._heldout_tail(N) if heldout is None else 0
+            if n_held:
+                heldout = (data.tokens[N - n_held:], np.array([0, n_held], dtype=np.int64))
+            n_tokens = N - n_held
         else:
-            train, train_ids = data, np.arange(data.offsets.shape[0] - 1, dtype=np.int64)
-        n_tokens = int(train.tokens.shape[0])
+            held = self._heldout_sentences(data, held_seq) if heldout is None else np.zeros(0, dtype=np.int64)
+            if len(held):
+                heldout = gather_sentences(data.tokens, data.offsets, held)
+            train_ids = np.setdiff1d(np.arange(data.offsets.shape[0] - 1, dtype=np.int64), held)
+            n_tokens = int(data.tokens.shape[0]) - (len(heldout[0]) if len(held) else 0)
+            I = len(train_ids)
         counts = stochastic.GlobalCounts.exponential(np.random.default_rng(init_seq), K, data.W, n_tokens)
-        I = train.offsets.shape[0] - 1
         if self.infer in stochastic.STOCHASTIC and self.client is not None:  # minibatches as sentence indices
             from ..distributed import WorkerSentenceUpdater
 
@@ -780,10 +788,11 @@ class HMMTagger(InduceEstimator):
         elif self.infer in stochastic.STOCHASTIC:
             updater = self._sentence_updater(I)
             s = self._schedule(I, batch_seq)
-            batches = stochastic.sentence_batches(train.tokens, train.offsets, s["batch_size"], s["n_epochs"],
-                                                  s["rng"])
+            tokens, offsets = (gather_sentences(data.tokens, data.offsets, train_ids) if len(held)
+                               else (data.tokens, data.offsets))
+            batches = stochastic.sentence_batches(tokens, offsets, s["batch_size"], s["n_epochs"], s["rng"])
         else:
-            updater = stochastic.SubchainUpdater(self.infer, self.alpha_, self.beta_, train.tokens,
+            updater = stochastic.SubchainUpdater(self.infer, self.alpha_, self.beta_, data.tokens[:n_tokens],
                                                  self.subseq_length, self.buffer, K)
             s = self._schedule(updater.n_sub, batch_seq)
             batches = minibatches(updater.n_sub, s["batch_size"], s["rng"], s["n_epochs"])
@@ -795,32 +804,20 @@ class HMMTagger(InduceEstimator):
                              I if self.infer in stochastic.STOCHASTIC else updater.n_sub, n_tokens)
         self._finish(counts.trans, counts.emissions(), data)
 
-    def _split_heldout(self, data, held_seq):
-        """``(training data, its sentence ids in data (none for one sequence), held-out (tokens, offsets) or None)``:
-        a seeded
-        ``heldout_fraction`` of the sentences, at most ``heldout_max_tokens`` tokens
-        (:func:`~induce.infer.stochastic_hmm.heldout_sentences`); for the single-sequence algorithms the last
-        ``heldout_fraction`` of the sequence.  All of ``data`` and no held-out set when that is nothing."""
-        everything = (data, np.arange(data.offsets.shape[0] - 1, dtype=np.int64), None)
-        if self.infer in stochastic.SINGLE_SEQUENCE:
-            N = int(data.tokens.shape[0])
-            n = min(int(round(self.heldout_fraction * N)), int(self.heldout_max_tokens))
-            if n == 0:
-                return everything
-            if n >= N:
-                raise ConfigError(f"a held-out fraction of {self.heldout_fraction:g} of a {N}-token sequence leaves "
-                                  "none to train on")
-            head = _Data(data.tokens[:N - n], np.array([0, N - n], dtype=np.int64), data.W)
-            return head, np.zeros(0, dtype=np.int64), (data.tokens[N - n:], np.array([0, n], dtype=np.int64))
-        held = stochastic.heldout_sentences(np.diff(data.offsets), self.heldout_fraction, self.heldout_max_tokens,
+    def _heldout_sentences(self, data, held_seq) -> np.ndarray:
+        """Sorted ids of the sentences held out to stop on: a seeded ``heldout_fraction`` of them, at most
+        ``heldout_max_tokens`` tokens (:func:`~induce.infer.stochastic_hmm.heldout_sentences`)."""
+        return stochastic.heldout_sentences(np.diff(data.offsets), self.heldout_fraction, self.heldout_max_tokens,
                                             np.random.default_rng(held_seq))
-        if len(held) == 0:
-            return everything
-        keep = np.ones(data.offsets.shape[0] - 1, dtype=bool)
-        keep[held] = False
-        train_ids = np.flatnonzero(keep)
-        return (_Data(*gather_sentences(data.tokens, data.offsets, train_ids), data.W), train_ids,
-                gather_sentences(data.tokens, data.offsets, held))
+
+    def _heldout_tail(self, n_tokens: int) -> int:
+        """Tokens at the end of one long sequence held out to stop on: ``heldout_fraction`` of them, at most
+        ``heldout_max_tokens``."""
+        n = min(int(round(self.heldout_fraction * n_tokens)), int(self.heldout_max_tokens))
+        if n and n >= n_tokens:
+            raise ConfigError(f"a held-out fraction of {self.heldout_fraction:g} of a {n_tokens}-token sequence "
+                              "leaves none to train on")
+        return n
 
     def _schedule(self, n_items: int, batch_seq, **extra) -> dict:
         """The minibatch schedule: ``batch_size`` (:meth:`_resolve_batch_size`: default 100, the best of
