@@ -322,7 +322,7 @@ def epochs(args) -> None:
             m = HMMTagger(n_states=K, infer=infer, random_state=seed, **kw).fit(corpus)
         rep = tagging_report(m.labels_, gold, corpus.offsets)
         held = [r["heldout_log_likelihood_per_token"] for r in m.trace_ if "epoch" in r]
-        return {"infer": infer, "seed": seed, **{k: v for k, v in kw.items()}, "m1": rep["m1"], "vm": rep["vm"],
+        return {"infer": infer, "seed": seed, **kw, "m1": rep["m1"], "vm": rep["vm"],
                 "epochs": m.n_iter_, "converged": m.converged_, "heldout_by_epoch": held,
                 "seconds": time.perf_counter() - t0}
 
