@@ -107,6 +107,7 @@ def recovery(args) -> None:
                 corpus = make(data_seed)
                 t0 = time.perf_counter()
                 model = HDPHMMTagger(truncation=K, infer=infer, n_iter=iters[infer], **hyper, order=args.order,
+                                     tol=None if args.stop else 0,
                                      random_state=data_seed - 1000, batch_size=args.batch_size,
                                      n_init=args.n_init if infer == "cvi" else 1, merge_moves=not args.no_moves,
                                      scvi_memory=args.scvi_memory or None).fit(corpus)
@@ -118,6 +119,7 @@ def recovery(args) -> None:
                              "moves": [[r["iteration"], r["splits"], r["merges"]] for r in model.trace_
                                        if "splits" in r],
                              "fit_seconds": fit_seconds, "init_objectives": model.init_objectives_,
+                             "passes": model.n_iter_, "converged": model.converged_,
                              "gamma": model.gamma_, "sigma": model.sigma_, "hyper_burn_in": model.hyper_burn_in_})
                 print(f"{name:9s} {infer:4s} dataset {data_seed}: final {eff[-1]:2d} states, settles at iteration "
                       f"{_settled(eff)} ({secs[_settled(eff) - 1]:.1f} s), {fit_seconds:6.1f} s", flush=True)
@@ -134,6 +136,8 @@ def recovery(args) -> None:
         suffix += "_learned"
     if args.no_moves:
         suffix += "_nomoves"
+    if args.stop:
+        suffix += "_stop"
     if args.scvi_memory and "scvi" in args.algorithms:
         suffix += "_memory"
     if "scvi" in args.algorithms:
@@ -203,7 +207,7 @@ def runaway(args) -> None:
     grid = np.exp(np.linspace(np.log(0.01), np.log(1e5), 400))
     rows = []
     for label, kw in fits.items():
-        m = HDPHMMTagger(truncation=10, n_iter=args.iterations, beta=1, random_state=args.dataset - 1000,
+        m = HDPHMMTagger(truncation=10, n_iter=args.iterations, tol=0, beta=1, random_state=args.dataset - 1000,
                          **kw).fit(corpus)
         C, prior, sigma = m.transition_counts_, m.state_prior_, m.sigma_
         first = hdp.expected_tables(C, m.qc_positive_, prior).sum()
@@ -227,7 +231,7 @@ def speed(args) -> None:
                             ("grammar", sample_beal_grammar(seed=1000), 12)):
         for infer in ("cvi", "beam"):
             HDPHMMTagger(truncation=K, infer=infer, n_iter=2, gamma=1, sigma=1, beta=1, fix_hyper=True).fit(corpus)
-            model = HDPHMMTagger(truncation=K, infer=infer, n_iter=args.iterations, gamma=1, sigma=1, beta=1,
+            model = HDPHMMTagger(truncation=K, infer=infer, n_iter=args.iterations, tol=0, gamma=1, sigma=1, beta=1,
                                  fix_hyper=True).fit(corpus)
             sec = float(np.median([r["seconds"] for r in model.trace_]))
             rows.append({"data": name, "infer": infer, "seconds_per_iteration": sec})
@@ -419,7 +423,8 @@ def _size_tag(n_sentences: int) -> str:
 
 def _text_models(iterations: int, seed: int, which: list[str] | None, burn_in: int, beta_start: float = 10.0):
     """``(key, label, constructor)`` of the models named in ``which`` (``None``: every model)."""
-    hdp_kw = dict(truncation=45, infer="cvi", n_iter=iterations, gamma=10, sigma=5, beta=0.1, random_state=seed)
+    hdp_kw = dict(truncation=45, infer="cvi", n_iter=iterations, tol=0, gamma=10, sigma=5, beta=0.1,
+                  random_state=seed)
     asym_w = dict(emission_prior="asymmetric", emission_concentration="symmetric")  # beta from W x 0.1 (hdp.md)
 
     def asym_burn_from(start: float):
@@ -583,7 +588,8 @@ def stochastic(args) -> None:
     common = dict(batch_size=args.batch_size, tau=args.tau, kappa=args.kappa, random_state=args.seed)
     runs = [("HMM scvi (alpha=beta=0.1)", lambda: HMMTagger(n_states=45, infer="scvi", alpha=0.1, beta=0.1,
                                                              n_epochs=args.epochs, heldout_fraction=0, **common))]
-    hdp_kw = dict(truncation=45, n_iter=args.epochs, gamma=10, sigma=5, beta=0.1, fix_hyper=args.fix_hyper, **common)
+    hdp_kw = dict(truncation=45, n_iter=args.epochs, tol=0, gamma=10, sigma=5, beta=0.1, fix_hyper=args.fix_hyper,
+                  **common)
     for infer in args.hdp_infer:
         runs.append((f"HDP-HMM {infer} ({'fixed' if args.fix_hyper else 'learned'} gamma, sigma)",
                      lambda infer=infer: HDPHMMTagger(infer=infer, **hdp_kw)))
@@ -627,7 +633,7 @@ def tagging(args) -> None:
     for K in args.truncations:
         for seed in range(args.first_seed, args.first_seed + args.runs):
             t0 = time.perf_counter()
-            model = HDPHMMTagger(truncation=K, infer="cvi", n_iter=args.iterations, gamma=10, sigma=5, beta=0.01,
+            model = HDPHMMTagger(truncation=K, infer="cvi", n_iter=args.iterations, tol=0, gamma=10, sigma=5, beta=0.01,
                                  fix_hyper=not (args.learn or args.asymmetric), hyper_burn_in=50, random_state=seed,
                                  **prior).fit(corpus)
             rep = tagging_report(model.labels_, corpus.tags["pos"], corpus.offsets)
@@ -668,6 +674,9 @@ def main() -> None:
                    help="scvi with the sentence memory (scvi_memory=True: each sentence's own counts left out)")
     r.add_argument("--n-init", type=int, default=1,
                    help="cvi: best of N random starts by the final objective (the time column covers all N)")
+    r.add_argument("--stop", action="store_true",
+                   help="cvi / scvi stop on convergence (the model's default tol) with --cvi-iter as the cap; "
+                        "default: every pass runs (tol=0, the recorded protocol)")
     ra = sub.add_parser("runaway")
     ra.add_argument("--dataset", type=int, default=1000, help="theta_pos dataset seed")
     ra.add_argument("--iterations", type=int, default=300)

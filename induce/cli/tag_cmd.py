@@ -74,11 +74,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--iterations", type=positive_int, default=None, metavar="N",
                    help="maximum passes over the corpus; training stops earlier when the objective's change per "
                         "pass stays below --tol of its progress since the first pass, 3 passes running (default "
-                        "500, em 2000; hdp-hmm: 50, no early stop)")
+                        "500, em 2000; hdp-hmm: cvi 1000, scvi and svi 300, which stop on --tol too, and beam "
+                        "3000 sweeps, all run)")
     p.add_argument("--tol", type=finite_nonneg_float, default=None,
                    help="convergence tolerance: a pass's change of the objective relative to the progress so far "
                         "(default 1e-5); minibatch algorithms: an epoch's gain of held-out log-likelihood relative to "
-                        "its best (default 1e-4); 0: run all --iterations / --epochs")
+                        "its best (default 1e-4; hdp-hmm scvi and svi: an epoch's summed minibatch log-likelihood); 0: run all "
+                        "--iterations / --epochs")
     p.add_argument("--alpha", type=finite_positive_float, default=None,
                    help="transition Dirichlet prior (default: the value the thesis grid chose for --infer on "
                         "held-out WSJ, e.g. 1 for cvi2; see --learn-hyper)")
@@ -385,7 +387,8 @@ def _model(args, hdp: bool, corpus, gold_column, tag_dict):
             emission_prior=args.emission_prior, emission_concentration=args.emission_concentration,
             new_word_mass=args.new_word_mass, hyper_burn_in=args.hyper_burn_in, qc=args.qc,
             qc_samples=args.qc_samples, table_estimate=args.table_estimate, table_samples=args.table_samples,
-            n_init=args.n_init, merge_moves=args.merge_moves, batch_size=args.batch_size, tau=args.tau, kappa=args.kappa, client=args.client,
+            n_init=args.n_init, merge_moves=args.merge_moves, batch_size=args.batch_size, tau=args.tau,
+            kappa=args.kappa, client=args.client, tol=args.tol,
             **common, **given, **({"beta": args.beta} if args.beta is not None else {}))
     n_states = len(tag_dict.tags) if tag_dict is not None else default_n_states(corpus, gold_column, args.states)
     learn_hyper = {"all": True, "per-state": "per-state", "none": False}.get(args.learn_hyper)  # None: the default

@@ -80,7 +80,7 @@ def fit_svi(model, data, gold, seeds) -> None:
 
         cluster = ClusterHDPSVI(model._worker_corpus(data))
         model.cluster_meter_ = cluster.meter
-    size = model._resolve_batch_size(100, I, epochs=int(model.n_iter))
+    size = model._resolve_batch_size(100, I, epochs=model._planned_epochs())
     m = 0
     bar = model._iterations()
     for it in bar:
@@ -107,6 +107,9 @@ def fit_svi(model, data, gold, seeds) -> None:
         usage = (lam_e - model.beta).sum(axis=0)
         model._hdp_record(bar, it, ll, "minibatch_log_likelihood", time.perf_counter() - t0, data, usage,
                           None, None, step=rho)
+        if model._converging(it, ll):
+            break
+    model._close(bar)
     counts = np.maximum(lam[:, :K] - sigma * b[None, :K], 0.0)
     emit = np.maximum(lam_e - model.beta, 0.0)
     order = hdp.usage_order(emit.sum(axis=0))

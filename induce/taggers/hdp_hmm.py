@@ -50,6 +50,7 @@ from ..resources import check_memory, corpus_source, hmm_bytes, sentence_label
 from .. import modelfile
 from ..infer import hdp
 from ..infer import hmm_passes as passes
+from ..infer.convergence import ConvergenceMonitor
 from ..infer.hdp_passes import (emission_log_q0, hdp_cvi_pass, hdp_minibatch_pass,
                                 hdp_minibatch_pass_emission_q0)
 from ..infer.hdp_merge import instant_merges, merge_locals, move_round
@@ -57,9 +58,15 @@ from ..infer.schedules import blend, exponential_init, minibatches, step_size
 from ..kernels.hdp_qc import QC_METHODS
 from ..modelfile import Field
 from ..names import HDP_ALGORITHMS, HDP_HYPERPARAMETERS, TABLE_ESTIMATES
-from .hmm import _NO_MASK, ONE_SENTENCE, HMMTagger, _Data
+from .hmm import _NO_MASK, ONE_SENTENCE, PLANNED_EPOCHS, STOCHASTIC_PATIENCE, HMMTagger, _Data
 
 HYPERPARAMETERS = HDP_HYPERPARAMETERS  # the names ``fix_hyper`` accepts
+#: ``n_iter=None``: the cap on cvi's passes and scvi's / svi's epochs, which stop earlier on convergence (``tol``),
+#: and the sweeps the beam sampler runs (a sampler has no stop).  cvi 1,000 and scvi 300, the lengths of the
+#: recorded recovery runs (whose split-merge schedule, laid out over the cap, the stopped runs keep); beam 3,000,
+#: the sweeps its recovery needs (thesis 5.5.1: > 2,500; RESULTS "HDP-HMM").  docs/experiments/hdp_defaults.md,
+#: "Stopping on convergence".
+MAX_ITER = {"cvi": 1000, "scvi": 300, "svi": 300, "beam": 3000}
 ASYMMETRIC_BURN_IN = {"cvi": 50, "scvi": 5}  # hyper_burn_in=None with Dir(beta tau) (docs/experiments/hdp.md)
 DEFAULT_EMISSION_CONCENTRATION = 10.0  # beta's start for Dir(beta tau) (docs/experiments/hdp.md)
 SYMMETRY_BREAK_GAIN = 0.01  # hyper_burn_in=None with Dir(beta), cvi: objective gain over pass 1 that ends the burn-in
@@ -103,7 +110,18 @@ class HDPHMMTagger(HMMTagger):
     ----------
     truncation : the truncation level ``K`` (for ``beam``: the initial number of states).
     infer : ``cvi`` (default), ``scvi``, ``svi`` or ``beam``.
-    n_iter : passes over the corpus (``scvi``/``svi``: epochs; ``beam``: sweeps).
+    n_iter : the most passes over the corpus (``scvi``/``svi``: epochs); ``beam``: the sweeps it runs.
+        ``None`` (default): :data:`MAX_ITER` (cvi 1,000, scvi and svi 300, beam 3,000).  The split-merge
+        schedule below is laid out over this cap.  The passes run are ``n_iter_``.
+    tol : the stopping rule (:class:`induce.infer.convergence.ConvergenceMonitor`), once the burn-in has ended
+        (before, the symmetric start is a plateau): ``cvi`` stops when its objective's change per pass stays
+        below ``tol`` of its progress since the burn-in for 3 passes (``None``: 1e-5, as
+        :class:`HMMTagger`'s batch algorithms); ``scvi``/``svi`` when an epoch's summed minibatch
+        log-likelihood (every sentence is visited once an epoch) gains no more than ``tol`` of its best for 3
+        epochs (``None``: 1e-4).  With split-merge moves a converged fit first gets a round of moves (if the
+        budget allows a trial): if it changes the fit, the rule starts again.  ``0``: run all ``n_iter``.
+        ``beam`` runs all its sweeps.  ``converged_`` says whether the rule stopped the run; hitting the cap
+        is a ``ConvergenceWarning``.
     gamma, sigma : initial top-level and transition concentrations.
     beta : symmetric Dirichlet prior on the emissions (per word).
     emission_prior : ``symmetric`` (default) or ``asymmetric``: ``Dir(beta tau)``
@@ -227,7 +245,8 @@ class HDPHMMTagger(HMMTagger):
     """
 
     _parameter_constraints = {
-        "truncation": Integer(1), "infer": Options(*HDP_ALGORITHMS), "n_iter": Integer(1),
+        "truncation": Integer(1), "infer": Options(*HDP_ALGORITHMS), "n_iter": AnyOf(Options(None), Integer(1)),
+        "tol": AnyOf(Options(None), Real(0.0)),
         "gamma": Real(0.0, min_open=True), "sigma": Real(0.0, min_open=True), "beta": Real(0.0, min_open=True),
         "emission_prior": Options("symmetric", "asymmetric"),
         "emission_concentration": AnyOf(Options(None, "symmetric"), Real(0.0, min_open=True)),
@@ -242,7 +261,8 @@ class HDPHMMTagger(HMMTagger):
         self,
         truncation: int = 45,
         infer: str = "cvi",
-        n_iter: int = 50,
+        n_iter: int | None = None,
+        tol: float | None = None,
         gamma: float = 1.0,
         sigma: float = 1.0,
         beta: float = 0.1,
@@ -274,6 +294,7 @@ class HDPHMMTagger(HMMTagger):
         self.truncation = truncation
         self.infer = infer
         self.n_iter = n_iter
+        self.tol = tol
         self.gamma = gamma
         self.sigma = sigma
         self.beta = beta
@@ -348,7 +369,7 @@ class HDPHMMTagger(HMMTagger):
         self._start_run()
         gold = corpus.tags[self.eval_column] if self.eval_column else None
         rng = np.random.default_rng(self.random_state)
-        seeds = rng.integers(0, 2**31 - 1, size=self.n_iter + 1)
+        seeds = rng.integers(0, 2**31 - 1, size=self._max_iter() + 1)
         self.gamma_, self.sigma_ = float(self.gamma), float(self.sigma)
         self._learn_from = None  # the adaptive burn-in's first learning pass (see _symmetry_broken)
         learned = self.new_word_mass == "learned"
@@ -428,16 +449,70 @@ class HDPHMMTagger(HMMTagger):
             return int(self.hyper_burn_in)
         if self.emission_prior != "asymmetric":
             return None if self.infer == "cvi" else 0
-        return min(ASYMMETRIC_BURN_IN.get(self.infer, 0), int(self.n_iter) // 2)
+        return min(ASYMMETRIC_BURN_IN.get(self.infer, 0), self._max_iter() // 2)
+
+    def _past_burn_in(self, it: int) -> bool:
+        """Whether pass ``it`` comes after the burn-in (:meth:`_burn_in`; adaptive: the symmetric start has broken)."""
+        burn_in = self._burn_in()
+        return self._learn_from is not None and it >= self._learn_from if burn_in is None else it > burn_in
 
     def _held_passes(self) -> int:
-        """Passes during which the burn-in held the hyperparameters (``n_iter`` if it never ended)."""
+        """Passes during which the burn-in held the hyperparameters (all passes run if it never ended)."""
+        run = int(self._last_iteration)
         if self._fixed_hyper() >= frozenset(HYPERPARAMETERS):
-            return int(self.n_iter)
+            return run
         burn_in = self._burn_in()
         if burn_in is not None:
-            return min(burn_in, int(self.n_iter))
-        return int(self.n_iter) if self._learn_from is None else self._learn_from - 1
+            return min(burn_in, run)
+        return run if self._learn_from is None else self._learn_from - 1
+
+    def _max_iter(self) -> int:
+        """``n_iter``, or where it is ``None`` the algorithm's default (:data:`MAX_ITER`)."""
+        return int(self.n_iter) if self.n_iter is not None else MAX_ITER[self.infer]
+
+    def _monitor(self) -> ConvergenceMonitor:
+        """The stopping rule of ``infer`` (see ``tol``): cvi's as :class:`HMMTagger`'s batch algorithms, scvi's and
+        svi's on the epoch's summed minibatch log-likelihood against its best; none for the beam sampler."""
+        if self.infer == "beam":
+            return ConvergenceMonitor(0.0)
+        if self.infer == "cvi":
+            return ConvergenceMonitor(self._tol(), reference="progress")
+        return ConvergenceMonitor(self._tol(), STOCHASTIC_PATIENCE, reference="best")
+
+    def _converging(self, it: int, objective: float) -> bool:
+        """Feed pass ``it``'s objective to the stopping rule; True when it says stop.  Until the burn-in has
+        ended, and where split-merge rounds run (:meth:`_runs_rounds`) until the first round of their schedule
+        (:meth:`_merge_due`), the rule starts afresh every pass: it catches a non-finite objective, never a
+        plateau.  (A cvi fit stopped at its first plateau and given its rounds then, before the schedule's
+        first, kept 4 merged states on 4 of 10 grammar datasets where the schedule's rounds find the 7;
+        docs/experiments/hdp_defaults.md, "Stopping on convergence".)"""
+        if not self._past_burn_in(it) or (self._runs_rounds() and not self._rounds_run):
+            self._convergence = self._monitor()
+        return self._convergence.update(objective)
+
+    def _planned_epochs(self) -> int:
+        """The epochs a cluster run plans its minibatch size for (as :class:`HMMTagger`'s: at most
+        :data:`~induce.taggers.hmm.PLANNED_EPOCHS` of the cap, since the stopping rule ends runs earlier)."""
+        return min(self._max_iter(), PLANNED_EPOCHS)
+
+    @staticmethod
+    def _close(bar) -> None:
+        """Close the progress bar of a run the stopping rule ended early."""
+        if hasattr(bar, "close"):
+            bar.close()
+
+    def _unless_moved(self, stop: bool, moves: dict) -> bool:
+        """After a split-merge round: a fit the round changed has not converged (the stopping rule starts again)."""
+        if moves.get("merges") or moves.get("splits"):
+            self._convergence = self._monitor()
+            return False
+        return stop
+
+    def _round_left(self, stop: bool) -> bool:
+        """Whether a converged fit (``stop``) first gets a split-merge round: its objective is finite and the
+        budget of :meth:`_start_moves` still holds a trial."""
+        return (stop and not self._convergence.diverged
+                and self._move_budget >= 2 * MERGE_TRIAL_PASSES[self.infer])
 
     def _symmetry_broken(self, it: int, objective: float) -> None:
         """Adaptive burn-in: learning starts at the first pass whose objective beats the first pass's by
@@ -453,6 +528,7 @@ class HDPHMMTagger(HMMTagger):
 
     def _hdp_record(self, bar, it, objective, name, seconds, data, usage, states, gold, **extra):
         eff = hdp.effective_states(usage, self.coverage)
+        self._last_iteration = it
         self._record(bar, it, objective, name, seconds, data.tokens.shape[0], states, gold, data.offsets,
                      effective_states=eff, gamma=self.gamma_, sigma=self.sigma_, **extra)
 
@@ -464,15 +540,17 @@ class HDPHMMTagger(HMMTagger):
         passes.init_chain_posteriors(data.tokens, data.offsets, K, int(seeds[0]), st.sent_trans, st.gamma)
         learn_emission = self.emission_prior == "asymmetric" and "emission" not in self._fixed_hyper()
         logq0_emit = np.zeros((data.W, K)) if learn_emission else None
-        merges = self._merges()
+        merges = self._runs_rounds()
         self._start_moves()
         bar = self._iterations()
         for it in bar:
             t0 = time.perf_counter()
             ll = self._cvi_step(st, data, seeds[it], it, sample_tables, gate=True)
+            stop = self._converging(it, ll)
             extra = {}
-            if merges and self._merge_due(it):
+            if merges and (self._merge_due(it) or self._round_left(stop)):
                 st, extra = self._move_round(st, data, seeds[it], it)
+                stop = self._unless_moved(stop, extra)
             self._emission = em = st.emission
             self.gamma_, self.sigma_ = st.glob.gamma, st.glob.sigma
             # thesis 5.5.3: Dir(beta tau) from the emission table counts, once per pass
@@ -483,6 +561,9 @@ class HDPHMMTagger(HMMTagger):
             self._hdp_record(bar, it, ll, self._OBJECTIVE, time.perf_counter() - t0, data, st.emit.sum(axis=0),
                              st.gamma.argmax(axis=1) if gold is not None else None, gold,
                              tables=st.stats["tables"], **extra)
+            if stop:
+                break
+        self._close(bar)
         self.bound_ = self._bound(st)
         self._end_moves()
         self.qc_positive_ = st.stats["qpos"]
@@ -525,6 +606,11 @@ class HDPHMMTagger(HMMTagger):
         return hdp.collapsed_bound(st.trans, st.emit, st.glob, em.pseudo_counts(), em.concentration,
                                    st.entropy.sum())
 
+    def _runs_rounds(self) -> bool:
+        """Whether this fit runs split-merge rounds (:meth:`_move_round`): cvi, or scvi with its sentence memory,
+        with :meth:`_merges`."""
+        return self._merges() and (self.infer == "cvi" or self.infer == "scvi" and self._scvi_keeps_memory())
+
     def _merges(self) -> bool:
         """Whether this fit tries merge moves (``merge_moves`` with the symmetric emission prior; scvi runs them on
         its sentence memory, or instant merges without one)."""
@@ -535,7 +621,8 @@ class HDPHMMTagger(HMMTagger):
         for all rounds (``scvi``: ``n_iter / 3``, :data:`MOVE_BUDGET_SHARE`; a trial and its baseline count
         ``2 x`` :data:`MERGE_TRIAL_PASSES`)."""
         self._next_move = self._move_gap = None
-        self._move_budget = int(self.n_iter) // MOVE_BUDGET_SHARE[self.infer]
+        self._rounds_run = 0
+        self._move_budget = self._max_iter() // MOVE_BUDGET_SHARE[self.infer]
 
     def _end_moves(self) -> None:
         """Drop the split-merge schedule and budget of :meth:`_start_moves` (not fitted attributes)."""
@@ -552,6 +639,7 @@ class HDPHMMTagger(HMMTagger):
         st, records = move_round(st, lambda s: self._cvi_step(s, data, seed, it, sample_tables), self._bound,
                                  passes, MERGE_MIN_USAGE, trials, data, int(seed), joint)
         self._move_budget -= 2 * passes * len(records)
+        self._rounds_run += 1
         extra = {"merges": [r["merge"] for r in records if r["accepted"] and "merge" in r],
                  "splits": [r["split"] for r in records if r["accepted"] and "split" in r],
                  "move_trials": len(records)}
@@ -562,17 +650,17 @@ class HDPHMMTagger(HMMTagger):
         """Whether pass ``it`` ends with a split-merge round: the first ``every = min(MERGE_EVERY, n_iter // 10)``
         passes after the burn-in (the hyperparameters learn), then ``every`` passes after a round that changed
         the fit and twice the last gap after one that did not; never in the last ``every`` passes."""
-        every = max(1, min(MERGE_EVERY, int(self.n_iter) // 10))
+        every = max(1, min(MERGE_EVERY, self._max_iter() // 10))
         if self._next_move is None:
             start = self._learn_from if self._burn_in() is None else self._burn_in() + 1
             if start is None:
                 return False
             self._next_move, self._move_gap = start + every - 1, every
-        return it == self._next_move and it <= int(self.n_iter) - every
+        return it == self._next_move and it <= self._max_iter() - every
 
     def _moved(self, it: int, changed: bool) -> None:
         """Schedule the next split-merge round after the one at pass ``it`` (see :meth:`_merge_due`)."""
-        every = max(1, min(MERGE_EVERY, int(self.n_iter) // 10))
+        every = max(1, min(MERGE_EVERY, self._max_iter() // 10))
         self._move_gap = every if changed else 2 * self._move_gap
         self._next_move = it + self._move_gap
 
@@ -585,14 +673,14 @@ class HDPHMMTagger(HMMTagger):
         N_trans = exponential_init(rng, (K + 1, K), N / K**2)
         N_emit = exponential_init(rng, (W, K), N / (K * W))
         # the minibatches are fixed so that each one's q(C^m = 0) can be replaced (thesis 5.3)
-        batches = [b.astype(np.int64) for b in minibatches(I, self._resolve_batch_size(100, I, epochs=int(self.n_iter)),
-                                                           rng, 1)]
+        batches = [b.astype(np.int64) for b in minibatches(
+            I, self._resolve_batch_size(100, I, epochs=self._planned_epochs()), rng, 1)]
         logq0_b = np.zeros((len(batches), K + 1, K))
         logq0_row_b = np.zeros((len(batches), K + 1))
         # each sentence's expected counts of its last visit, left out of the counts its surrogate uses
         memory = (np.zeros((I, K + 1, K)), np.zeros((N, K))) if self._scvi_keeps_memory() else (
             np.zeros((0, K + 1, K)), np.zeros((0, K)))
-        memoized = self._merges() and memory[0].shape[0] > 0  # split-merge rounds on the memory, else instant merges
+        memoized = self._runs_rounds()  # split-merge rounds on the memory, else instant merges
         if self._merges() and self.client is not None and self.scvi_memory is None:
             self._warn("on a cluster scvi keeps no sentence memory: instant merges replace the memoized split-merge "
                        "moves of the single-process default (docs/experiments/hdp_defaults.md)")
@@ -656,11 +744,14 @@ class HDPHMMTagger(HMMTagger):
                         extra = {"emission_tables": em.stochastic_step(N_emit, logq0_emit, rho),
                                  "beta": em.concentration, "new_word_mass": em.new_mass}
                 m += 1
-            if memoized and self._merge_due(it):
+            stop = self._converging(it, ll)
+            if memoized and (self._merge_due(it) or self._round_left(stop)):
                 G_state, moves = self._scvi_move_round(data, seeds[it], it, memory, N_trans, N_emit, u, v, batches,
                                                        logq0_b, logq0_row_b, G_state)
                 extra |= moves
-            elif not memoized and self._scvi_merges(it):
+                stop = self._unless_moved(stop, moves)
+            elif not memoized and (self._scvi_merges(it) or self._merges() and stop
+                                   and not self._convergence.diverged):
                 pi = G_state.copy()
                 merged = instant_merges(N_trans, N_emit, pi, self.sigma_, em.pseudo_counts(), em.concentration,
                                         MERGE_MIN_USAGE, MERGE_MAX_TRIALS)
@@ -671,8 +762,12 @@ class HDPHMMTagger(HMMTagger):
                     if memory[0].shape[0]:
                         merge_locals(memory[0], memory[1], k, l)
                 extra["merges"] = [list(p) for p in merged]
+                stop = self._unless_moved(stop, extra)
             self._hdp_record(bar, it, ll, "minibatch_log_likelihood", time.perf_counter() - t0, data,
                              N_emit.sum(axis=0), None, None, step=rho, **extra)
+            if stop:
+                break
+        self._close(bar)
         self._end_moves()
         order = hdp.usage_order(N_emit.sum(axis=0))
         self.qc_positive_ = hdp.q_positive(logq0_b.sum(axis=0))
@@ -726,11 +821,12 @@ class HDPHMMTagger(HMMTagger):
 
     def _scvi_merges(self, it: int) -> bool:
         """``scvi`` with ``merge_moves``: instant merges (:func:`induce.infer.hdp_merge.instant_merges`) after
-        every ``min(10, n_iter // 10)`` epochs of the second half but the last (earlier, states that differ
-        only in their context, as the Beal grammar's, can still look alike and be merged)."""
-        every = max(1, min(MERGE_EVERY // 10, int(self.n_iter) // 10))
-        return (bool(self.merge_moves) and self.emission_prior == "symmetric" and it % every == 0
-                and int(self.n_iter) <= 2 * it < 2 * int(self.n_iter))
+        every ``min(10, n_iter // 10)`` epochs of the second half of the cap but the last (earlier, states that
+        differ only in their context, as the Beal grammar's, can still look alike and be merged), and once the
+        stopping rule holds (:meth:`_fit_scvi`)."""
+        cap = self._max_iter()
+        every = max(1, min(MERGE_EVERY // 10, cap // 10))
+        return self._merges() and it % every == 0 and cap <= 2 * it < 2 * cap
 
     def _set_sticks(self, u_sorted, v_sorted, order):
         self.stick_u_ = np.asarray(u_sorted, dtype=np.float64)
@@ -748,8 +844,12 @@ class HDPHMMTagger(HMMTagger):
         self.transition_counts_ = np.asarray(trans, dtype=np.float64)
         self.emission_counts_ = np.asarray(emit, dtype=np.float64)
         self._set_parameters()
-        self.n_iter_ = self.n_iter
+        self._end_iterations(self._convergence, f"hdp-hmm {self.infer}", self._last_iteration, self._max_iter())
         self.hyper_burn_in_ = self._held_passes()
+        if self._burn_in() is None and self._learn_from is None:
+            self._warn(f"hdp-hmm {self.infer}: the symmetric start never broke (no pass's objective rose "
+                       f"{SYMMETRY_BREAK_GAIN:.0%} above the first's), so the hyperparameters were held and no "
+                       "split-merge round ran; try another --seed or more --iterations")
         self.__dict__.pop("_learn_from")
         self.__dict__.pop("_first_objective", None)
         self.effective_states_ = hdp.effective_states(self.emission_counts_.sum(axis=0), self.coverage)
@@ -778,14 +878,15 @@ class HDPHMMTagger(HMMTagger):
             raise ConfigError("this HDPHMMTagger is not fitted yet; call fit() or load() first")
 
     # ------------------------------------------------------------- save/load
-    _PARAMS = ("truncation", "infer", "n_iter", "gamma", "sigma", "beta", "emission_prior", "emission_concentration",
+    _PARAMS = ("truncation", "infer", "n_iter", "tol", "gamma", "sigma", "beta", "emission_prior", "emission_concentration",
                "new_word_mass",
                "fix_hyper", "hyper_burn_in", "qc", "qc_samples", "table_estimate", "table_samples",
                "batch_size", "tau", "kappa", "coverage", "n_init", "merge_moves",
                "scvi_memory", "decode", "order", "random_state")
     _ARRAYS = ("transitions_", "emissions_", "transition_counts_", "emission_counts_", "stick_u_", "stick_v_",
                "stick_order_", "state_prior_", "qc_positive_", "emission_base_")
-    _FITTED = ("gamma_", "sigma_", "effective_states_", "emission_concentration_", "emission_new_mass_")
+    _FITTED = ("gamma_", "sigma_", "effective_states_", "emission_concentration_", "emission_new_mass_", "n_iter_",
+               "converged_")
 
     @staticmethod
     def _schema(header: dict) -> modelfile.Schema:
@@ -795,17 +896,21 @@ class HDPHMMTagger(HMMTagger):
         emissions ``(W+1, K)`` end with the unseen-word row; ``stick_order``
         is a permutation of the states; ``emission_base`` (``tau``, W+1
         entries) is missing in files saved before the asymmetric prior.
+        ``svi`` (a point estimate of the top-level weights) and ``beam`` (sampled
+        weights) keep no sticks, and ``svi`` no ``q(C > 0)``: those arrays are empty.
         """
+        infer = header["params"].get("infer")
+        sticks = ("K",) if infer in ("cvi", "scvi") else (0,)
         return modelfile.Schema((
             Field("transitions", "f8", ("K+1", "K"), nonnegative=True),
             Field("emissions", "f8", ("W+1", "K"), nonnegative=True),
             Field("transition_counts", "f8", ("K+1", "K"), nonnegative=True),
             Field("emission_counts", "f8", ("W", "K"), nonnegative=True),
-            Field("stick_u", "f8", ("K",), nonnegative=True),
-            Field("stick_v", "f8", ("K",), nonnegative=True),
+            Field("stick_u", "f8", sticks, nonnegative=True),
+            Field("stick_v", "f8", sticks, nonnegative=True),
             Field("stick_order", "i8", ("K",), bound="K"),
             Field("state_prior", "f8", ("K",), nonnegative=True),
-            Field("qc_positive", "f8", ("K+1", "K"), nonnegative=True),
+            Field("qc_positive", "f8", (0 if infer == "svi" else "K+1", "K"), nonnegative=True),
             Field("emission_base", "f8", ("W+1",), nonnegative=True, optional=True),
         ), {"W": len(header["vocab"]["items"])})
 
@@ -846,5 +951,6 @@ class HDPHMMTagger(HMMTagger):
         model.tag_vocab_ = None
         model.allowed_ = _NO_MASK
         model.n_states_ = model.transitions_.shape[1]
-        model.n_iter_ = model.n_iter
+        if "n_iter_" not in meta["fitted"]:  # saved before the stopping rule: all n_iter passes ran
+            model.n_iter_, model.converged_ = len(model.trace_), False
         return model

@@ -404,11 +404,16 @@ class HMMTagger(InduceEstimator):
 
     _progress_label = ""  # appended to the progress bar's name (HDPHMMTagger n_init: " start i/N")
 
-    def _iterations(self):
-        """The iteration numbers 1..n_iter (a tqdm bar with ``verbose``); also starts the stopping rule."""
+    def _monitor(self) -> ConvergenceMonitor:
+        """The batch algorithms' stopping rule: the change per pass against the progress since the first pass
+        (EM's and VI's objective must not fall, unless a prior is learned or MAP moves it)."""
         learning = bool(getattr(self, "learned_hyper_", ()))  # (subclasses without learned priors or tol)
         monotone = self.infer in ("em", "vi") and not self.map_estimate and not learning
-        self._convergence = ConvergenceMonitor(self._tol(), monotone=monotone, reference="progress")
+        return ConvergenceMonitor(self._tol(), monotone=monotone, reference="progress")
+
+    def _iterations(self):
+        """The iteration numbers 1..n_iter (a tqdm bar with ``verbose``); also starts the stopping rule."""
+        self._convergence = self._monitor()
         it = range(1, self._max_iter() + 1)
         if self.verbose:
             from tqdm import tqdm

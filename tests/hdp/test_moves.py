@@ -176,7 +176,7 @@ def test_scvi_defaults_merge_a_split_state():
     """scvi with its defaults (learned gamma and sigma, instant merges; beta = 1, minibatches of 10) on a small
     theta_pos set: exactly the 4 true states, where the same run without the merges keeps a split one."""
     data = sample_zhang("pos", n_sequences=50, length=100, seed=1012)
-    kw = dict(truncation=8, infer="scvi", n_iter=100, beta=1.0, batch_size=10, random_state=12)
+    kw = dict(truncation=8, infer="scvi", n_iter=100, beta=1.0, batch_size=10, random_state=12, tol=0)
     on = HDPHMMTagger(**kw).fit(data)
     assert on.effective_states_ == 4 and any(r.get("merges") for r in on.trace_)
     assert HDPHMMTagger(merge_moves=False, **kw).fit(data).effective_states_ == 5

@@ -1,0 +1,95 @@
+"""The HDP-HMM's stopping rule (issue 19, section 2): ``n_iter`` is a cap, cvi / scvi / svi stop on convergence.
+
+cvi and scvi with their split-merge rounds stop only at a round that changes nothing, once the objective has
+settled after the first round of the schedule; svi stops where the fixed-length run's trace says the rule
+holds; the beam sampler runs all its sweeps; the cap is a ConvergenceWarning.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.exceptions import ConvergenceWarning
+
+from induce import HDPHMMTagger
+from induce.corpus.corpus import as_corpus
+from induce.infer.convergence import ConvergenceMonitor
+from induce.taggers.hdp_hmm import MAX_ITER
+from induce.taggers.synthetic import sample_zhang
+
+
+@pytest.fixture(scope="module")
+def theta_pos():
+    return sample_zhang("pos", n_sequences=60, length=100, seed=1011)
+
+
+def _objective(record):
+    return record.get("predictive_log_likelihood", record.get("minibatch_log_likelihood"))
+
+
+@pytest.mark.parametrize("infer", ["cvi", "scvi"])
+def test_rounds_then_stop_at_a_round_that_changes_nothing(theta_pos, infer):
+    model = HDPHMMTagger(truncation=8, infer=infer, beta=1.0, random_state=11).fit(theta_pos)
+    cap = MAX_ITER[infer]
+    assert model.converged_ and model.n_iter_ == len(model.trace_) < cap
+    assert model.effective_states_ == 4 and not model.warnings_
+    rounds = [r for r in model.trace_ if "move_trials" in r]
+    # the first round comes from the schedule (every min(100, cap / 10) passes after the burn-in) ...
+    assert rounds[0]["iteration"] == model.hyper_burn_in_ + min(100, cap // 10)
+    # ... and the run ends on a round that accepted nothing
+    last = model.trace_[-1]
+    assert last in rounds and last["move_trials"] > 0 and not last["splits"] and not last["merges"]
+    # the rule, restarted after the last round that changed the fit, holds at the last pass
+    changed = max(r["iteration"] for r in rounds if r["splits"] or r["merges"])
+    monitor = model._monitor()
+    stops = [monitor.update(_objective(r)) for r in model.trace_[changed:]]
+    assert stops[-1] and not any(stops[:-1])
+
+
+def test_svi_stops_where_the_fixed_length_trace_says(theta_pos):
+    kw = dict(truncation=8, infer="svi", beta=1.0, random_state=3)
+    stopped = HDPHMMTagger(**kw).fit(theta_pos)
+    full = HDPHMMTagger(n_iter=stopped.n_iter_ + 20, tol=0, **kw).fit(theta_pos)
+    assert stopped.converged_ and not full.converged_ and full.n_iter_ == stopped.n_iter_ + 20
+    assert [_objective(r) for r in stopped.trace_] == [_objective(r) for r in full.trace_[:stopped.n_iter_]]
+    monitor = ConvergenceMonitor(1e-4, 3, reference="best")
+    first = next(i for i, r in enumerate(full.trace_, 1) if monitor.update(_objective(r)))
+    assert first == stopped.n_iter_
+
+
+def test_cap_is_a_convergence_warning_and_tol_zero_runs_it(theta_pos):
+    with pytest.warns(ConvergenceWarning, match="not converged after 5 passes"):
+        capped = HDPHMMTagger(truncation=8, n_iter=5, beta=1.0, hyper_burn_in=0).fit(theta_pos)
+    assert capped.n_iter_ == 5 and not capped.converged_ and any("not converged" in w for w in capped.warnings_)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        fixed = HDPHMMTagger(truncation=8, n_iter=12, tol=0, beta=1.0).fit(theta_pos)
+    assert fixed.n_iter_ == len(fixed.trace_) == 12 and not fixed.converged_
+
+
+def test_beam_runs_all_its_sweeps(theta_pos):
+    assert MAX_ITER["beam"] == 3000
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        model = HDPHMMTagger(truncation=8, infer="beam", n_iter=15, beta=1.0).fit(theta_pos)
+    assert model.n_iter_ == len(model.trace_) == 15 and not model.converged_
+
+
+def test_a_start_that_never_breaks_says_so():
+    """One word type: every state is alike, no pass rises above the first, the burn-in never ends."""
+    corpus = as_corpus([["a"] * 20] * 10)
+    with pytest.warns(UserWarning):
+        model = HDPHMMTagger(truncation=4, n_iter=20, beta=1.0).fit(corpus)
+    assert model.n_iter_ == 20 and not model.converged_ and model.hyper_burn_in_ == 20
+    assert any("symmetric start never broke" in w for w in model.warnings_)
+
+
+@pytest.mark.parametrize("infer", ["svi", "beam"])
+def test_save_load_keeps_passes_and_convergence(theta_pos, tmp_path, infer):
+    """(svi and beam keep no sticks; their files used to fail the loader's shape check.)"""
+    n_iter = 15 if infer == "beam" else None
+    model = HDPHMMTagger(truncation=8, infer=infer, n_iter=n_iter, beta=1.0, random_state=3).fit(theta_pos)
+    model.save(tmp_path / "m.npz")
+    back = HDPHMMTagger.load(tmp_path / "m.npz")
+    assert (back.n_iter_, back.converged_, back.tol, back.n_iter) == (model.n_iter_, infer == "svi", None, n_iter)
+    np.testing.assert_array_equal(back.predict(theta_pos)[0], model.predict(theta_pos)[0])
