@@ -5,6 +5,7 @@ settled after the first round of the schedule; svi stops where the fixed-length 
 holds; the beam sampler runs all its sweeps; the cap is a ConvergenceWarning.
 """
 
+import json
 import warnings
 
 import numpy as np
@@ -12,6 +13,7 @@ import pytest
 from sklearn.exceptions import ConvergenceWarning
 
 from induce import HDPHMMTagger
+from induce.cli import main
 from induce.corpus.corpus import as_corpus
 from induce.infer.convergence import ConvergenceMonitor
 from induce.taggers.hdp_hmm import MAX_ITER
@@ -93,3 +95,14 @@ def test_save_load_keeps_passes_and_convergence(theta_pos, tmp_path, infer):
     back = HDPHMMTagger.load(tmp_path / "m.npz")
     assert (back.n_iter_, back.converged_, back.tol, back.n_iter) == (model.n_iter_, infer == "svi", None, n_iter)
     np.testing.assert_array_equal(back.predict(theta_pos)[0], model.predict(theta_pos)[0])
+
+
+def test_cli_reports_the_stop(tmp_path):
+    out = tmp_path / "res.json"
+    base = ["tag", "demo", "--model", "hdp-hmm", "--infer", "svi", "--truncation", "8", "--quiet", "--json", str(out)]
+    assert main(base) == 0
+    res = json.loads(out.read_text())
+    assert res["converged"] is True and res["iterations"] == len(res["trace"]) < MAX_ITER["svi"]
+    assert main(base + ["--tol", "0", "--iterations", "4"]) == 0
+    res = json.loads(out.read_text())
+    assert (res["converged"], res["iterations"], len(res["trace"])) == (False, 4, 4)
