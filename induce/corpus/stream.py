@@ -18,6 +18,7 @@ minibatches it has already done.
 
 from __future__ import annotations
 
+import heapq
 import itertools
 import os
 from dataclasses import dataclass
@@ -49,34 +50,48 @@ def scan(path: str | os.PathLike, format: str = "auto", *, lowercase: bool = Fal
          heldout_max_tokens: int = 100_000, seed: int = 0) -> StreamInfo:
     """One streaming pass: vocabulary, training size and a seeded held-out sample.
 
-    Each sentence is held out with probability ``heldout_fraction`` until the
-    sample reaches ``heldout_max_tokens`` tokens.
+    The sample is :func:`induce.infer.stochastic_hmm.heldout_sentences`'s, drawn in one pass: each sentence is a
+    candidate with probability ``heldout_fraction`` and gets a random key; the candidates are taken in key order
+    while they fit in ``heldout_max_tokens`` tokens (at least one).  A max-heap keeps only the sentences that fit
+    so far (memory bounded by the cap), and a candidate pushed out returns to training; so every part of the file
+    is sampled alike, not only its start.
     """
     if not 0.0 <= heldout_fraction < 1.0:
         raise ConfigError(f"the held-out fraction must be in [0, 1), got {heldout_fraction}")
     rng = np.random.default_rng(seed)
     vocab = Vocabulary()
     n_sent = n_tok = 0
-    held_ids: list[int] = []
-    held: list[np.ndarray] = []
+    heap: list[tuple[float, int, np.ndarray]] = []  # (-key, sentence, ids) of the sentences held out so far
     held_tok = 0
+    bound = np.inf  # the smallest key pushed out: a candidate above it comes after the cap in key order
     for i, sent in enumerate(_sentences(path, format, lowercase)):
         ids = vocab.encode(sent.words, grow=True)
         if len(ids) == 0:
             continue
-        if heldout_fraction > 0 and held_tok < heldout_max_tokens and rng.random() < heldout_fraction:
-            held_ids.append(i)
-            held.append(ids)
-            held_tok += len(ids)
-            continue
         n_sent += 1
         n_tok += len(ids)
+        if heldout_fraction == 0 or rng.random() >= heldout_fraction:
+            continue
+        key = rng.random()
+        if key >= bound:
+            continue
+        heapq.heappush(heap, (-key, i, ids))
+        held_tok += len(ids)
+        n_sent -= 1
+        n_tok -= len(ids)
+        while held_tok > heldout_max_tokens and len(heap) > 1:
+            neg, _, out = heapq.heappop(heap)
+            bound = -neg
+            held_tok -= len(out)
+            n_sent += 1
+            n_tok += len(out)
     if n_tok == 0:
         raise ConfigError(f"{path}: no training tokens")
+    held = sorted((i, ids) for _, i, ids in heap)
     offsets = np.zeros(len(held) + 1, dtype=np.int64)
-    np.cumsum([len(h) for h in held], out=offsets[1:])
-    tokens = np.concatenate(held).astype(np.int32) if held else np.zeros(0, dtype=np.int32)
-    return StreamInfo(vocab, n_sent, n_tok, np.asarray(held_ids, dtype=np.int64), tokens, offsets)
+    np.cumsum([len(ids) for _, ids in held], out=offsets[1:])
+    tokens = np.concatenate([ids for _, ids in held]).astype(np.int32) if held else np.zeros(0, dtype=np.int32)
+    return StreamInfo(vocab, n_sent, n_tok, np.asarray([i for i, _ in held], dtype=np.int64), tokens, offsets)
 
 
 def sentence_chunks(path, format: str, vocab: Vocabulary, *, chunk_sentences: int, lowercase: bool = False,

@@ -24,6 +24,25 @@ def write_plain(path, n=300, seed=0):
             out.write(" ".join(rng.choice(words, size=rng.integers(3, 12))) + "\n")
 
 
+def test_capped_heldout_sample_spans_the_whole_file(tmp_path):
+    """Under a token cap the sample is a random subset of the whole file's candidates (it used to stop at the
+    file's start once the cap was reached); what is pushed out returns to training; at least one sentence."""
+    path = tmp_path / "text.txt"
+    with open(path, "w") as out:
+        for i in range(2000):
+            out.write(" ".join(f"w{(i + j) % 50}" for j in range(5)) + "\n")
+    info = stream.scan(path, "plain", heldout_fraction=0.5, heldout_max_tokens=100, seed=4)
+    ids = info.heldout_ids
+    assert len(ids) == 20 and len(info.heldout_tokens) == 100 and np.all(np.diff(ids) > 0)
+    assert ids.min() < 500 and ids.max() > 1500  # spread over the file
+    assert (info.n_sentences, info.n_tokens) == (1980, 9900)
+    words = open(path).read().split("\n")
+    held = [info.heldout_tokens[a:b] for a, b in zip(info.heldout_offsets[:-1], info.heldout_offsets[1:])]
+    assert [[info.vocab.itos[t] for t in h] for h in held] == [words[i].split() for i in ids]
+    one = stream.scan(path, "plain", heldout_fraction=0.5, heldout_max_tokens=3, seed=4)
+    assert len(one.heldout_ids) == 1 and one.n_sentences == 1999
+
+
 def test_scan_and_minibatches_cover_the_training_sentences(tmp_path):
     path = tmp_path / "text.txt"
     write_plain(path)
@@ -37,10 +56,10 @@ def test_scan_and_minibatches_cover_the_training_sentences(tmp_path):
     fits = [HMMTagger(n_states=4, infer="scvi", batch_size=16, n_epochs=2, heldout_every=10, heldout_fraction=0.1)
             .fit_stream(path, "plain", buffer_sentences=64) for _ in range(2)]
     np.testing.assert_array_equal(fits[0].emission_counts_, fits[1].emission_counts_)
-    # every 10 minibatches and at each epoch's end (18 minibatches of the 270-odd training sentences)
-    assert [(r["batch"], r.get("epoch")) for r in fits[0].trace_] == [(0, None), (10, None), (18, 1), (20, None),
-                                                                      (30, None), (36, 2)]
-    assert fits[0].n_batches_ == 36 and fits[0].n_iter_ == 2
+    # every 10 minibatches and at each epoch's end (17 minibatches of the 260-odd training sentences)
+    assert [(r["batch"], r.get("epoch")) for r in fits[0].trace_] == [(0, None), (10, None), (17, 1), (20, None),
+                                                                      (30, None), (34, 2)]
+    assert fits[0].n_batches_ == 34 and fits[0].n_iter_ == 2
     assert fits[0].emission_counts_.shape == (len(info.vocab), 4)
 
 
