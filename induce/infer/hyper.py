@@ -120,6 +120,37 @@ def fit_symmetric_dirichlet(counts, a0: float, max_iter: int = 100, tol: float =
     return float(np.clip(np.exp(u), *BOUNDS))
 
 
+def fit_symmetric_dirichlet_vb(counts, a_q: float, a0: float, max_iter: int = 100, tol: float = 1e-7) -> float:
+    """Mean-field VI's empirical Bayes step (the ELBO's hyperparameter update; Blei, Ng & Jordan 2003, appendix
+    A.4.2, for LDA's topic prior): the ``a`` maximising the prior's part of the bound
+
+        L(a) = J [lnG(K a) - K lnG(a)] + (a - 1) S,   S = sum_jk E_q[log theta_jk]
+
+    for ``J`` rows ``q(theta_j) = Dir(n_j + a_q)`` over ``K`` outcomes, held fixed (``counts`` = ``n``, dense, rows
+    by outcomes; ``E_q[log theta_jk] = psi(n_jk + a_q) - psi(n_j. + K a_q)``).  ``L`` is concave in ``a``: it is
+    the log-likelihood of a symmetric Dirichlet with the mean log-probabilities ``S / (J K)`` (Minka 2000,
+    "Estimating a Dirichlet distribution", eq. 8 with equal ``a_k``), maximised by Newton's method on ``log a``
+    from ``a0``, clipped to :data:`BOUNDS`.
+    """
+    counts = np.asarray(counts, dtype=np.float64)
+    J, K = counts.shape
+    S = float((digamma(counts + a_q).sum(axis=1) - K * digamma(counts.sum(axis=1) + K * a_q)).sum())
+    lo, hi = np.log(BOUNDS[0]), np.log(BOUNDS[1])
+    u = float(np.clip(np.log(a0), lo, hi))
+    for _ in range(max_iter):
+        a = np.exp(u)
+        g = J * K * (digamma(K * a) - digamma(a)) + S
+        h = J * K * (K * polygamma(1, K * a) - polygamma(1, a))
+        du_curv = a * g + a * a * h
+        step = -a * g / du_curv if du_curv < 0 else np.sign(g) * 1.0
+        new_u = float(np.clip(u + step, lo, hi))
+        if abs(new_u - u) < tol:
+            u = new_u
+            break
+        u = new_u
+    return float(np.clip(np.exp(u), *BOUNDS))
+
+
 def fit_row_dirichlets(counts, a0, cap: float = np.inf, max_iter: int = 100, tol: float = 1e-7) -> np.ndarray:
     """Per-row concentrations: ``a_j`` maximising the evidence of row ``j`` of ``counts`` alone, started at
     ``a0[j]``, then capped at ``cap``.

@@ -384,6 +384,8 @@ class RunResult:
     seconds: float = 0.0
     interrupted: bool = False
     converged: bool = False  # the stopping rule fired (``monitor`` of :func:`run`)
+    alpha: float = 0.0  # the priors the run ended with (learned ones: ``hyper`` of :func:`run`)
+    beta: float = 0.0
 
 
 def saved_settings(checkpoint: str | None) -> dict:
@@ -427,14 +429,14 @@ def _save(checkpoint: str, meta: dict, counts: GlobalCounts, updater, result: Ru
 class _Evaluation:
     """A trace record: minibatch, tokens seen, training and wall seconds, step size, the minibatch's
     per-token log-likelihood and the held-out per-token predictive log-likelihood (thesis eq.
-    3.108-3.109, when there is a held-out set), passed to ``callback``."""
+    3.108-3.109, when there is a held-out set), with ``extra`` entries, passed to ``callback``."""
 
     def __init__(self, counts: GlobalCounts, heldout, alpha: float, beta: float, callback, wall0: float):
         self.counts, self.heldout, self.alpha, self.beta = counts, heldout, alpha, beta
         self.callback, self.wall0 = callback, wall0
 
     def __call__(self, result: RunResult, rho: float, batch_ll: float, batch_tokens: int,
-                 epoch: int | None = None) -> None:
+                 epoch: int | None = None, **extra) -> None:
         rec = {"batch": result.batches, "tokens_seen": result.tokens_seen, "seconds": round(result.seconds, 4),
                "wall_seconds": round(time.perf_counter() - self.wall0, 4), "rho": rho}
         if epoch is not None:
@@ -443,6 +445,7 @@ class _Evaluation:
             rec["minibatch_log_likelihood_per_token"] = batch_ll / batch_tokens
         if self.heldout is not None:
             rec["heldout_log_likelihood_per_token"] = heldout_loglik(self.counts, self.alpha, self.beta, *self.heldout)
+        rec.update(extra)
         result.trace.append(rec)
         if self.callback is not None:
             self.callback(rec)
@@ -485,7 +488,8 @@ def run(counts: GlobalCounts, updater, batches: Iterable, *, tau: float, kappa: 
         resume: bool = False, meta: dict | None = None,
         callback: Callable[[dict], None] | None = None, progress: bool = False,
         stop_after: int | None = None, total_batches: int | None = None,
-        epoch_tokens: int | None = None, monitor: ConvergenceMonitor | None = None) -> RunResult:
+        epoch_tokens: int | None = None, monitor: ConvergenceMonitor | None = None,
+        hyper: Callable[[GlobalCounts, int, float, float], tuple[float, float]] | None = None) -> RunResult:
     """Apply ``updater`` to ``counts`` for each minibatch of ``batches`` (an iterator that the
     same seed reproduces), with step sizes ``rho_m = (tau + m + 1)^-kappa``.
 
@@ -511,7 +515,11 @@ def run(counts: GlobalCounts, updater, batches: Iterable, *, tau: float, kappa: 
     (:class:`~induce.infer.convergence.ConvergenceMonitor`); the run stops when
     it says so (``converged``).  A resumed run replays the traced epochs into
     the monitor, so it stops where the uninterrupted run would.
-    Steps: :func:`_resume`, :func:`_step`, :class:`_Evaluation`, :func:`_save`.
+
+    ``hyper`` (empirical Bayes of the priors): at each epoch's end ``hyper(counts, epoch, alpha, beta)`` gives
+    the priors the next epoch's local steps (and the held-out evaluation) use; the epoch's record holds them,
+    and a resumed run takes them from its last such record.  ``alpha``, ``beta`` of the result are the final
+    ones.  Steps: :func:`_resume`, :func:`_step`, :class:`_Evaluation`, :func:`_save`.
     """
     meta = dict(meta or {})
     result = RunResult()
@@ -526,6 +534,13 @@ def run(counts: GlobalCounts, updater, batches: Iterable, *, tau: float, kappa: 
             policy.written()
 
     evaluate = _Evaluation(counts, heldout, alpha, beta, callback, time.perf_counter() - result.seconds)
+
+    def set_priors(a: float, b: float) -> None:
+        result.alpha = updater.alpha = evaluate.alpha = a
+        result.beta = updater.beta = evaluate.beta = b
+
+    learned = [rec for rec in result.trace if "beta" in rec]  # a resumed run: the priors learned so far
+    set_priors(*((learned[-1]["alpha"], learned[-1]["beta"]) if learned else (alpha, beta)))
     if start_batch == 0 and (heldout is not None and heldout_every > 0):
         evaluate(result, 0.0, 0.0, 0)
     stopping = monitor is not None and heldout is not None and bool(epoch_tokens)
@@ -540,10 +555,15 @@ def run(counts: GlobalCounts, updater, batches: Iterable, *, tau: float, kappa: 
     with StopRequest() if checkpoint else _NoStop() as stop:
         for batch in () if result.converged else _remaining(batches, start_batch, max_batches):
             rho, ll, ntok = _step(counts, updater, batch, result, tau, kappa)
-            epoch_end = stopping and ntok > 0 and result.tokens_seen % epoch_tokens == 0
+            epoch_end = ((stopping or hyper is not None) and bool(epoch_tokens) and ntok > 0
+                         and result.tokens_seen % epoch_tokens == 0)
             evaluated_last = epoch_end or (heldout_every > 0 and result.batches % heldout_every == 0)
+            if epoch_end and hyper is not None:
+                set_priors(*hyper(counts, result.tokens_seen // epoch_tokens, result.alpha, result.beta))
             if evaluated_last:
-                evaluate(result, rho, ll, ntok, epoch=result.tokens_seen // epoch_tokens if epoch_end else None)
+                priors = dict(alpha=result.alpha, beta=result.beta) if epoch_end and hyper is not None else {}
+                evaluate(result, rho, ll, ntok, epoch=result.tokens_seen // epoch_tokens if epoch_end else None,
+                         **priors)
             if bar is not None:
                 bar.update(1)
                 shown = dict(updater.meter.postfix()) if hasattr(updater, "meter") else {}  # on a dask cluster
@@ -551,7 +571,7 @@ def run(counts: GlobalCounts, updater, batches: Iterable, *, tau: float, kappa: 
                     shown["heldout"] = f"{result.trace[-1]['heldout_log_likelihood_per_token']:.4f}"
                 if shown:
                     bar.set_postfix(shown)
-            if epoch_end and monitor.update(result.trace[-1]["heldout_log_likelihood_per_token"]):
+            if epoch_end and stopping and monitor.update(result.trace[-1]["heldout_log_likelihood_per_token"]):
                 result.converged = monitor.converged
                 break
             if stop.requested or (stop_after is not None and result.batches >= stop_after):

@@ -45,7 +45,7 @@ from ..infer import stochastic_hmm as stochastic
 from ..infer.cvi3 import cvi3_pass, cvi3_totals, init_from_parameters, subsequence_offsets
 from ..infer.schedules import exponential_init, minibatches
 from ..infer.estimators import cvi_params, dirichlet_kl, em_params, map_params, vi_params
-from ..infer.hyper import fit_row_dirichlets, fit_symmetric_dirichlet
+from ..infer.hyper import fit_row_dirichlets, fit_symmetric_dirichlet, fit_symmetric_dirichlet_vb
 from ..kernels.hmm import forward_backward, gather_emissions, viterbi
 from ..modelfile import Field
 from ..names import HMM_ALGORITHMS, HMM_DECODERS
@@ -164,7 +164,10 @@ class HMMTagger(InduceEstimator):
     learn_hyper : learn the priors left at ``None`` by empirical Bayes
         (:mod:`induce.infer.hyper`, on the decoded assignment) after
         ``hyper_burn_in`` passes; the learned values are ``alpha_``, ``beta_``
-        (batch algorithms; docs/experiments/defaults.md).  ``"per-state"``
+        (batch algorithms; docs/experiments/defaults.md).  svi and scvi: at every
+        epoch's end from the global counts (svi: the ELBO's update; scvi: the
+        evidence of the expected counts; :meth:`_stochastic_hyper`), traced in the
+        epochs' records; the single-sequence algorithms hold their priors.  ``"per-state"``
         (cvi2): as ``True``, with emission row ``k`` ~ ``Dir(beta_k)``, ``beta_``
         the (K,) array of per-state concentrations.  ``None`` (default): the
         algorithm's choice (:data:`DEFAULT_LEARNING`: cvi2 learns ``beta_k``
@@ -465,8 +468,9 @@ class HMMTagger(InduceEstimator):
 
         A prior given as a number is held; ``None`` starts at :data:`DEFAULT_PRIORS`
         and, with ``learn_hyper``, is re-estimated by empirical Bayes after every
-        pass past ``hyper_burn_in`` (:mod:`induce.infer.hyper`).  Plain EM has no
-        prior to learn (``map_estimate`` gives it one); the stochastic
+        pass past ``hyper_burn_in`` (:mod:`induce.infer.hyper`; svi and scvi:
+        :meth:`_stochastic_hyper`).  Plain EM has no
+        prior to learn (``map_estimate`` gives it one); the single-sequence
         algorithms keep the starting values (a ``learn_hyper`` given for either
         is reported in a warning, not ignored silently).
         """
@@ -479,11 +483,11 @@ class HMMTagger(InduceEstimator):
         start = default_priors(self.infer)
         self.alpha_ = max(floor, start[0]) if self.alpha is None else float(self.alpha)
         self.beta_ = max(floor, start[1]) if self.beta is None else float(self.beta)
-        learns = (bool(mode) and self.infer not in STOCHASTIC_ALGORITHMS
+        learns = (bool(mode) and self.infer not in stochastic.SINGLE_SEQUENCE
                   and (self.infer != "em" or self.map_estimate))
         if self.learn_hyper and not learns:  # asked for, and nothing to learn: say so rather than ignore it
-            why = (f"the minibatch algorithms keep their priors (alpha {self.alpha_:g}, beta {self.beta_:g})"
-                   if self.infer in STOCHASTIC_ALGORITHMS
+            why = (f"the single-sequence algorithms keep their priors (alpha {self.alpha_:g}, beta {self.beta_:g})"
+                   if self.infer in stochastic.SINGLE_SEQUENCE
                    else "maximum-likelihood em has no prior (map_estimate=True gives it one)")
             self._warn(f"hmm {self.infer}: learn_hyper ignored: {why}")
         self.learned_hyper_ = tuple(name for name in ("alpha", "beta")
@@ -533,6 +537,26 @@ class HMMTagger(InduceEstimator):
             self.beta_ = fit_row_dirichlets(rows, self.beta_, cap=pooled)
         else:
             self.beta_ = max(floor, fit_symmetric_dirichlet(rows, self.beta_))
+
+    def _stochastic_hyper(self, counts: "stochastic.GlobalCounts", epoch: int, alpha: float, beta: float
+                          ) -> tuple[float, float]:
+        """svi / scvi with ``learn_hyper``: the empirical Bayes step at an epoch's end, from the global counts
+        (every epoch, from the first: ``hyper_burn_in`` counts batch passes).  svi, mean-field VI: the ELBO's
+        own hyperparameter update with ``q`` held (:func:`induce.infer.hyper.fit_symmetric_dirichlet_vb`);
+        scvi, whose collapsed objective is the Dirichlet-multinomial evidence of the expected counts: Minka's
+        maximiser of that evidence (:func:`induce.infer.hyper.fit_symmetric_dirichlet`, the estimator the issue
+        names).  Transitions: the ``K+1`` rows (start row included) over ``K`` states; emissions: the ``K``
+        state rows over the ``W`` words."""
+        if self.infer == "svi":
+            def fit(n, a):
+                return fit_symmetric_dirichlet_vb(n, a, a)
+        else:
+            fit = fit_symmetric_dirichlet
+        if "alpha" in self.learned_hyper_:
+            alpha = fit(counts.trans, alpha)
+        if "beta" in self.learned_hyper_:
+            beta = fit(counts.emissions().T, beta)
+        return alpha, beta
 
     def _step(self, bar, iteration: int, data: "_Data", labels) -> bool:
         """End of an iteration: learn the hyperparameters, check the objective; ``True`` stops the loop.
@@ -849,7 +873,9 @@ class HMMTagger(InduceEstimator):
                                 checkpoint_every=self.checkpoint_every, checkpoint_minutes=self.checkpoint_minutes,
                                 resume=self.resume, meta=settings, callback=self.callback, progress=self.verbose,
                                 total_batches=-(-int(n_items) // self.batch_size_) * self._max_epochs(),
-                                epoch_tokens=epoch_tokens, monitor=monitor)
+                                epoch_tokens=epoch_tokens, monitor=monitor,
+                                hyper=self._stochastic_hyper if self.learned_hyper_ else None)
+        self.alpha_, self.beta_ = result.alpha, result.beta
         self.trace_ = result.trace
         self.interrupted_ = result.interrupted
         self.n_batches_ = result.batches

@@ -135,6 +135,22 @@ def test_interrupted_and_resumed_run_matches_uninterrupted(tmp_path, infer):
         HMMTagger(checkpoint=ck, resume=True, **(opts | {"batch_size": 7})).fit(corpus)
 
 
+@pytest.mark.parametrize("infer", ["svi", "scvi"])
+def test_resumed_run_keeps_the_priors_it_learned(tmp_path, infer):
+    """learn_hyper: a run cut after its first epoch's prior step resumes with the learned priors (from the
+    checkpoint's trace) and ends where the uninterrupted run ends."""
+    tokens, offsets, _, _ = sample_hmm(120, 7)
+    corpus = as_corpus(tokens, offsets, 12)
+    opts = dict(n_states=3, infer=infer, batch_size=10, n_epochs=3, tol=0, learn_hyper=True, random_state=9)
+    full = HMMTagger(**opts).fit(corpus)
+    assert [r["epoch"] for r in full.trace_ if "beta" in r] == [1, 2, 3] and full.beta_ != 0.003
+    ck = str(tmp_path / "run.ckpt")
+    HMMTagger(checkpoint=ck, max_batches=15, **opts).fit(corpus)  # 12 minibatches an epoch
+    resumed = HMMTagger(checkpoint=ck, resume=True, **opts).fit(corpus)
+    assert (resumed.alpha_, resumed.beta_) == (full.alpha_, full.beta_)
+    np.testing.assert_allclose(resumed.emission_counts_, full.emission_counts_, rtol=1e-12)
+
+
 def test_stop_request_writes_checkpoint_and_resumes(tmp_path):
     tokens, offsets, _, _ = sample_hmm(80, 8)
     K, W = 3, 12
