@@ -489,7 +489,7 @@ def run(counts: GlobalCounts, updater, batches: Iterable, *, tau: float, kappa: 
         callback: Callable[[dict], None] | None = None, progress: bool = False,
         stop_after: int | None = None, total_batches: int | None = None,
         epoch_tokens: int | None = None, monitor: ConvergenceMonitor | None = None,
-        hyper: Callable[[GlobalCounts, int, float, float], tuple[float, float]] | None = None) -> RunResult:
+        hyper: Callable[[GlobalCounts, float, float], tuple[float, float]] | None = None) -> RunResult:
     """Apply ``updater`` to ``counts`` for each minibatch of ``batches`` (an iterator that the
     same seed reproduces), with step sizes ``rho_m = (tau + m + 1)^-kappa``.
 
@@ -516,7 +516,7 @@ def run(counts: GlobalCounts, updater, batches: Iterable, *, tau: float, kappa: 
     it says so (``converged``).  A resumed run replays the traced epochs into
     the monitor, so it stops where the uninterrupted run would.
 
-    ``hyper`` (empirical Bayes of the priors): at each epoch's end ``hyper(counts, epoch, alpha, beta)`` gives
+    ``hyper`` (empirical Bayes of the priors): at each epoch's end ``hyper(counts, alpha, beta)`` gives
     the priors the next epoch's local steps (and the held-out evaluation) use; the epoch's record holds them,
     and a resumed run takes them from its last such record.  ``alpha``, ``beta`` of the result are the final
     ones.  Steps: :func:`_resume`, :func:`_step`, :class:`_Evaluation`, :func:`_save`.
@@ -559,7 +559,7 @@ def run(counts: GlobalCounts, updater, batches: Iterable, *, tau: float, kappa: 
                          and result.tokens_seen % epoch_tokens == 0)
             evaluated_last = epoch_end or (heldout_every > 0 and result.batches % heldout_every == 0)
             if epoch_end and hyper is not None:
-                set_priors(*hyper(counts, result.tokens_seen // epoch_tokens, result.alpha, result.beta))
+                set_priors(*hyper(counts, result.alpha, result.beta))
             if evaluated_last:
                 priors = dict(alpha=result.alpha, beta=result.beta) if epoch_end and hyper is not None else {}
                 evaluate(result, rho, ll, ntok, epoch=result.tokens_seen // epoch_tokens if epoch_end else None,

@@ -626,7 +626,7 @@ class HDPHMMTagger(HMMTagger):
 
     def _end_moves(self) -> None:
         """Drop the split-merge schedule and budget of :meth:`_start_moves` (not fitted attributes)."""
-        del self._next_move, self._move_gap, self._move_budget
+        del self._next_move, self._move_gap, self._move_budget, self._rounds_run
 
     def _move_round(self, st: _CVIState, data, seed, it: int, joint: bool = False) -> tuple[_CVIState, dict]:
         """One split-merge round (:func:`induce.infer.hdp_merge.move_round`) from the batch-CVI state ``st``, its

@@ -538,8 +538,7 @@ class HMMTagger(InduceEstimator):
         else:
             self.beta_ = max(floor, fit_symmetric_dirichlet(rows, self.beta_))
 
-    def _stochastic_hyper(self, counts: "stochastic.GlobalCounts", epoch: int, alpha: float, beta: float
-                          ) -> tuple[float, float]:
+    def _stochastic_hyper(self, counts: "stochastic.GlobalCounts", alpha: float, beta: float) -> tuple[float, float]:
         """svi / scvi with ``learn_hyper``: the empirical Bayes step at an epoch's end, from the global counts
         (every epoch, from the first: ``hyper_burn_in`` counts batch passes).  svi, mean-field VI: the ELBO's
         own hyperparameter update with ``q`` held (:func:`induce.infer.hyper.fit_symmetric_dirichlet_vb`);
