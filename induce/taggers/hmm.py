@@ -942,15 +942,16 @@ class HMMTagger(InduceEstimator):
                 self.n_iter_ = self._last_iteration
         self._check_collapse(self.labels_, self.n_states_)
 
-    def _check_collapse(self, labels: np.ndarray, K: int) -> None:
-        """Warn when the states collapsed: fewer than a quarter of the K states used, or one holding most tokens."""
+    def _check_collapse(self, labels: np.ndarray, K: int, count_used: bool = True) -> None:
+        """Warn when the states collapsed: fewer than a quarter of the K states used (unless not ``count_used``:
+        the HDP-HMM learns how many it uses), or one holding most tokens."""
         if len(labels) == 0:
             return
         sizes = np.bincount(labels, minlength=K)
         used, share = int((sizes > 0).sum()), sizes.max() / len(labels)
-        if K >= 4 and (used < K / 4 or share > 0.5):
+        if K >= 4 and ((count_used and used < K / 4) or share > 0.5):
             self._warn(f"the states collapsed: {used} of {K} states used, the largest holds {share:.0%} of the "
-                       "tokens; try another --seed or fewer --states")
+                       f"tokens; try another --seed or fewer --{'states' if count_used else 'truncation'}")
 
     def _set_parameters(self):
         """Point parameters: EM's theta*, VI's theta~, else the posterior mean (C + a) / (C. + K a)."""

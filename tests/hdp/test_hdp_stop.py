@@ -84,6 +84,7 @@ def test_a_start_that_never_breaks_says_so():
         model = HDPHMMTagger(truncation=4, n_iter=20, beta=1.0).fit(corpus)
     assert model.n_iter_ == 20 and not model.converged_ and model.hyper_burn_in_ == 20
     assert any("symmetric start never broke" in w for w in model.warnings_)
+    assert any("the states collapsed" in w and "--truncation" in w for w in model.warnings_)
 
 
 @pytest.mark.parametrize("infer", ["svi", "beam"])
