@@ -164,10 +164,10 @@ class HMMTagger(InduceEstimator):
     learn_hyper : learn the priors left at ``None`` by empirical Bayes
         (:mod:`induce.infer.hyper`, on the decoded assignment) after
         ``hyper_burn_in`` passes; the learned values are ``alpha_``, ``beta_``
-        (batch algorithms; docs/experiments/defaults.md).  svi and scvi: at every
-        epoch's end from the global counts (svi: the ELBO's update; scvi: the
-        evidence of the expected counts; :meth:`_stochastic_hyper`), traced in the
-        epochs' records; the single-sequence algorithms hold their priors.  ``"per-state"``
+        (batch algorithms; docs/experiments/defaults.md).  The minibatch
+        algorithms: at every epoch's end from the global counts (svi and the other
+        mean-field ones: the ELBO's update; scvi, scvi3: the evidence of the
+        expected counts; :meth:`_stochastic_hyper`), traced in the epochs' records.  ``"per-state"``
         (cvi2): as ``True``, with emission row ``k`` ~ ``Dir(beta_k)``, ``beta_``
         the (K,) array of per-state concentrations.  ``None`` (default): the
         algorithm's choice (:data:`DEFAULT_LEARNING`: cvi2 learns ``beta_k``
@@ -468,11 +468,10 @@ class HMMTagger(InduceEstimator):
 
         A prior given as a number is held; ``None`` starts at :data:`DEFAULT_PRIORS`
         and, with ``learn_hyper``, is re-estimated by empirical Bayes after every
-        pass past ``hyper_burn_in`` (:mod:`induce.infer.hyper`; svi and scvi:
-        :meth:`_stochastic_hyper`).  Plain EM has no
-        prior to learn (``map_estimate`` gives it one); the single-sequence
-        algorithms keep the starting values (a ``learn_hyper`` given for either
-        is reported in a warning, not ignored silently).
+        pass past ``hyper_burn_in`` (:mod:`induce.infer.hyper`; the minibatch
+        algorithms: :meth:`_stochastic_hyper`).  Plain EM has no prior to learn
+        (``map_estimate`` gives it one; a ``learn_hyper`` given for it is reported
+        in a warning, not ignored silently).
         """
         if self.learn_hyper == "per-state" and self.infer != "cvi2":
             raise ConfigError(f"learn_hyper='per-state' (an emission concentration per state) needs infer='cvi2', "
@@ -483,13 +482,10 @@ class HMMTagger(InduceEstimator):
         start = default_priors(self.infer)
         self.alpha_ = max(floor, start[0]) if self.alpha is None else float(self.alpha)
         self.beta_ = max(floor, start[1]) if self.beta is None else float(self.beta)
-        learns = (bool(mode) and self.infer not in stochastic.SINGLE_SEQUENCE
-                  and (self.infer != "em" or self.map_estimate))
+        learns = bool(mode) and (self.infer != "em" or self.map_estimate)
         if self.learn_hyper and not learns:  # asked for, and nothing to learn: say so rather than ignore it
-            why = (f"the single-sequence algorithms keep their priors (alpha {self.alpha_:g}, beta {self.beta_:g})"
-                   if self.infer in stochastic.SINGLE_SEQUENCE
-                   else "maximum-likelihood em has no prior (map_estimate=True gives it one)")
-            self._warn(f"hmm {self.infer}: learn_hyper ignored: {why}")
+            self._warn(f"hmm {self.infer}: learn_hyper ignored: maximum-likelihood em has no prior "
+                       "(map_estimate=True gives it one)")
         self.learned_hyper_ = tuple(name for name in ("alpha", "beta")
                                     if learns and getattr(self, name) is None and name not in held)
         if mode == "per-state" and "beta" in self.learned_hyper_:
@@ -539,14 +535,15 @@ class HMMTagger(InduceEstimator):
             self.beta_ = max(floor, fit_symmetric_dirichlet(rows, self.beta_))
 
     def _stochastic_hyper(self, counts: "stochastic.GlobalCounts", alpha: float, beta: float) -> tuple[float, float]:
-        """svi / scvi with ``learn_hyper``: the empirical Bayes step at an epoch's end, from the global counts
-        (every epoch, from the first: ``hyper_burn_in`` counts batch passes).  svi, mean-field VI: the ELBO's
-        own hyperparameter update with ``q`` held (:func:`induce.infer.hyper.fit_symmetric_dirichlet_vb`);
-        scvi, whose collapsed objective is the Dirichlet-multinomial evidence of the expected counts: Minka's
-        maximiser of that evidence (:func:`induce.infer.hyper.fit_symmetric_dirichlet`, the estimator the issue
-        names).  Transitions: the ``K+1`` rows (start row included) over ``K`` states; emissions: the ``K``
-        state rows over the ``W`` words."""
-        if self.infer == "svi":
+        """The minibatch algorithms with ``learn_hyper``: the empirical Bayes step at an epoch's end, from the
+        global counts (every epoch, from the first: ``hyper_burn_in`` counts batch passes).  Mean-field VI (svi,
+        svi-buffered, svi-vanilla): the ELBO's own hyperparameter update with ``q`` held
+        (:func:`induce.infer.hyper.fit_symmetric_dirichlet_vb`); the collapsed ones (scvi, scvi3,
+        scvi3-vanilla), whose objective is the Dirichlet-multinomial evidence of the expected counts: Minka's
+        maximiser of that evidence (:func:`induce.infer.hyper.fit_symmetric_dirichlet`).  Transitions: the
+        ``K+1`` rows (start row included) over ``K`` states; emissions: the ``K`` state rows over the ``W``
+        words."""
+        if stochastic.ESTIMATOR[self.infer] == "vi":
             def fit(n, a):
                 return fit_symmetric_dirichlet_vb(n, a, a)
         else:
