@@ -151,7 +151,7 @@ def recovery(args) -> None:
             finals = [r["effective_states"][-1] for r in runs]
             settle = [_settled(r["effective_states"]) for r in runs]
             settle_s = [r["seconds"][i - 1] for r, i in zip(runs, settle)]
-            n_iter = len(runs[0]["effective_states"])
+            n_iter = int(np.median([len(r["effective_states"]) for r in runs]))  # --stop: the median passes run
             at = [f"{sum(r['effective_states'][i - 1] == truth for r in runs)}" if i <= n_iter else "-"
                   for i in (300, 1000, 2000, 3000, 5000)]
             print(f"{name:9s}  {infer:4s}  {n_iter:5d}  {str(finals):28s} "
