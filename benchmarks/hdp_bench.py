@@ -152,7 +152,9 @@ def recovery(args) -> None:
             settle = [_settled(r["effective_states"]) for r in runs]
             settle_s = [r["seconds"][i - 1] for r, i in zip(runs, settle)]
             n_iter = int(np.median([len(r["effective_states"]) for r in runs]))  # --stop: the median passes run
-            at = [f"{sum(r['effective_states'][i - 1] == truth for r in runs)}" if i <= n_iter else "-"
+            # a run the stop ended keeps its last count
+            at = [f"{sum(r['effective_states'][min(i, len(r['effective_states'])) - 1] == truth for r in runs)}"
+                  if i <= max(len(r["effective_states"]) for r in runs) else "-"
                   for i in (300, 1000, 2000, 3000, 5000)]
             print(f"{name:9s}  {infer:4s}  {n_iter:5d}  {str(finals):28s} "
                   f"{sum(f == truth for f in finals):2d}/{len(runs)}       {np.mean(finals):4.1f}  "
