@@ -114,8 +114,9 @@ class HDPHMMTagger(HMMTagger):
         ``None`` (default): :data:`MAX_ITER` (cvi 1,000, scvi and svi 300, beam 3,000).  The split-merge
         schedule below is laid out over this cap.  The passes run are ``n_iter_``.
     tol : the stopping rule (:class:`induce.infer.convergence.ConvergenceMonitor`), once the burn-in has ended
-        (before, the symmetric start is a plateau): ``cvi`` stops when its objective's change per pass stays
-        below ``tol`` of its progress since the burn-in for 3 passes (``None``: 1e-5, as
+        (before, the symmetric start is a plateau) and, with split-merge rounds, the schedule's first round has
+        run: ``cvi`` stops when its objective's change per pass stays below ``tol`` of its progress since then
+        (or since the last round that changed the fit) for 3 passes (``None``: 1e-5, as
         :class:`HMMTagger`'s batch algorithms); ``scvi``/``svi`` when an epoch's summed minibatch
         log-likelihood (every sentence is visited once an epoch) gains no more than ``tol`` of its best for 3
         epochs (``None``: 1e-4).  With split-merge moves a converged fit first gets a round of moves (if the
