@@ -89,6 +89,12 @@ class ConvergenceMonitor:
         self.passes += 1
         return self.converged
 
+    def restart_streak(self) -> None:
+        """The fit changed in a way its objective's trend does not show (a split-merge move): the calm passes
+        count again from zero, against the same reference."""
+        self.streak = 0
+        self.converged = False
+
     def finish(self, name: str, n_iter: int, n_max: int) -> list[str]:
         """Warnings for the run's end (also issued through :mod:`warnings`): cap hit, non-finite or decreasing objective."""
         messages = []

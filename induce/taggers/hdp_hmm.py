@@ -481,15 +481,17 @@ class HDPHMMTagger(HMMTagger):
         return ConvergenceMonitor(self._tol(), STOCHASTIC_PATIENCE, reference="best")
 
     def _converging(self, it: int, objective: float) -> bool:
-        """Feed pass ``it``'s objective to the stopping rule; True when it says stop.  Until the burn-in has
-        ended, and where split-merge rounds run (:meth:`_runs_rounds`) until the first round of their schedule
-        (:meth:`_merge_due`), the rule starts afresh every pass: it catches a non-finite objective, never a
-        plateau.  (A cvi fit stopped at its first plateau and given its rounds then, before the schedule's
-        first, kept 4 merged states on 4 of 10 grammar datasets where the schedule's rounds find the 7;
+        """Feed pass ``it``'s objective to the stopping rule; True when it says stop (or the objective is not
+        finite).  Until the burn-in has ended the rule starts afresh every pass (the symmetric start is a
+        plateau), so its progress counts from the burn-in's end; where split-merge rounds run
+        (:meth:`_runs_rounds`) its verdict waits for the first round of their schedule (:meth:`_merge_due`).
+        (A cvi fit stopped at its first plateau and given its rounds then, before the schedule's first, kept 4
+        merged states on 4 of 10 grammar datasets where the schedule's rounds find the 7;
         docs/experiments/hdp_defaults.md, "Stopping on convergence".)"""
-        if not self._past_burn_in(it) or (self._runs_rounds() and not self._rounds_run):
+        if not self._past_burn_in(it):
             self._convergence = self._monitor()
-        return self._convergence.update(objective)
+        calm = self._convergence.update(objective)
+        return self._convergence.diverged or (calm and not (self._runs_rounds() and not self._rounds_run))
 
     def _planned_epochs(self) -> int:
         """The epochs a cluster run plans its minibatch size for (as :class:`HMMTagger`'s: at most
@@ -503,9 +505,10 @@ class HDPHMMTagger(HMMTagger):
             bar.close()
 
     def _unless_moved(self, stop: bool, moves: dict) -> bool:
-        """After a split-merge round: a fit the round changed has not converged (the stopping rule starts again)."""
+        """After a split-merge round: a fit the round changed has not converged (its calm passes count again,
+        against the same reference: progress since the burn-in, or the best epoch)."""
         if moves.get("merges") or moves.get("splits"):
-            self._convergence = self._monitor()
+            self._convergence.restart_streak()
             return False
         return stop
 

@@ -28,6 +28,16 @@ def test_best_reference_counts_epochs_without_a_gain_on_the_best():
     assert nan.update(-3.0) is False and nan.update(math.nan) and nan.diverged and not nan.converged
 
 
+def test_restart_streak_counts_calm_passes_again_against_the_same_reference():
+    """(the HDP-HMM after a split-merge move that changed the fit)"""
+    monitor = ConvergenceMonitor(tol=0.01, patience=2, reference="progress")
+    # progress from -100: -50 (50), -49.9 (0.1 <= 0.501: 1), -49.85 (0.05 <= 0.5015: 2, converged)
+    assert [monitor.update(v) for v in (-100.0, -50.0, -49.9, -49.85)] == [False, False, False, True]
+    monitor.restart_streak()
+    assert not monitor.converged and monitor.first == -100.0
+    assert [monitor.update(v) for v in (-49.84, -49.83)] == [False, True]
+
+
 def test_heldout_sentences_are_a_seeded_share_capped_in_tokens():
     lengths = np.arange(1, 101)
     held = sh.heldout_sentences(lengths, 0.1, 10**6, np.random.default_rng(0))
