@@ -652,6 +652,33 @@ def tagging(args) -> None:
     _save(f"hdp_tagging_{name}{suffix}{kind}.json", {"args": vars(args), "rows": rows})
 
 
+def beta_grid(args) -> None:
+    """The HDP-HMM's defaults (``HDPHMMTagger(random_state=seed)``: cvi, truncation 45, learned gamma and sigma,
+    split-merge moves, the stop) with the symmetric emission prior ``beta`` from ``--betas``, on a corpus of
+    ``benchmarks/hmm_bench.py`` (wsjdev: the held-out WSJ set the HMM's priors were chosen on): M-1, V-M, passes,
+    effective states and the states the labels use.  Writes ``results/hdp_beta_<corpus>.json``."""
+    from hmm_bench import corpus_by_name
+
+    from induce.eval.tagging import tagging_report
+
+    corpus, gold = corpus_by_name(args.corpus)
+    rows = []
+    for beta in args.betas:
+        for seed in range(args.first_seed, args.first_seed + args.runs):
+            t0 = time.perf_counter()
+            model = HDPHMMTagger(beta=beta, random_state=seed).fit(corpus)
+            rep = tagging_report(model.labels_, corpus.tags[gold], corpus.offsets)
+            rows.append({"beta": beta, "seed": seed, "m1": rep["m1"], "vm": rep["vm"], "passes": model.n_iter_,
+                         "converged": model.converged_, "effective_states": model.effective_states_,
+                         "label_states": int(len(np.unique(model.labels_))), "seconds": time.perf_counter() - t0})
+            print(rows[-1], flush=True)
+    for beta in args.betas:
+        sel = [r for r in rows if r["beta"] == beta]
+        print(f"beta {beta:g}: M-1 {np.mean([r['m1'] for r in sel]):.3f}  V-M {np.mean([r['vm'] for r in sel]):.3f}  "
+              f"label states {np.mean([r['label_states'] for r in sel]):.1f}  passes {np.mean([r['passes'] for r in sel]):.0f}")
+    _save(f"hdp_beta_{args.corpus}{args.suffix}.json", {"args": vars(args), "rows": rows})
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="mode", required=True)
@@ -743,9 +770,15 @@ def main() -> None:
     g.add_argument("--learn", action="store_true", help="learn gamma and sigma after 50 passes")
     g.add_argument("--asymmetric", action="store_true",
                    help="Dir(beta tau) at its defaults (beta from 10), everything learned after 50 passes")
+    bg = sub.add_parser("beta-grid", help="the defaults with beta from a grid, tagging metrics (beta_grid)")
+    bg.add_argument("--corpus", default="wsjdev", help="a corpus name of benchmarks/hmm_bench.py")
+    bg.add_argument("--betas", type=float, nargs="+", default=[0.003, 0.01, 0.03, 0.1])
+    bg.add_argument("--runs", type=int, default=3)
+    bg.add_argument("--first-seed", type=int, default=0)
+    bg.add_argument("--suffix", default="")
     args = p.parse_args()
     {"recovery": recovery, "runaway": runaway, "speed": speed, "qc-sim": qc_sim, "qc-alice": qc_alice, "text": text,
-     "text-grid": text_grid, "tagging": tagging, "stochastic": stochastic}[args.mode](args)
+     "text-grid": text_grid, "tagging": tagging, "stochastic": stochastic, "beta-grid": beta_grid}[args.mode](args)
 
 
 if __name__ == "__main__":

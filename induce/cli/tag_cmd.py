@@ -86,7 +86,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "held-out WSJ, e.g. 1 for cvi2; see --learn-hyper)")
     p.add_argument("--beta", type=finite_positive_float, default=None,
                    help="emission Dirichlet prior (default: the grid's value for --infer, e.g. 0.003 for "
-                        "cvi2; hdp-hmm: 0.1)")
+                        "cvi2; hdp-hmm: 0.01, its best on held-out WSJ)")
     add_learn_hyper_option(p, extra=("per-state",), default=None,
                    help="default: cvi2 learns an emission prior per state (each at most the pooled estimate, alpha "
                         "held at 1) after a burn-in of 50 passes, the other algorithms hold the grid's priors; "
