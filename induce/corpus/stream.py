@@ -50,8 +50,9 @@ def scan(path: str | os.PathLike, format: str = "auto", *, lowercase: bool = Fal
          heldout_max_tokens: int = 100_000, seed: int = 0) -> StreamInfo:
     """One streaming pass: vocabulary, training size and a seeded held-out sample.
 
-    The sample is :func:`induce.infer.stochastic_hmm.heldout_sentences`'s, drawn in one pass: each sentence is a
-    candidate with probability ``heldout_fraction`` and gets a random key; the candidates are taken in key order
+    The rule of :func:`induce.infer.stochastic_hmm.heldout_sentences`, in one pass: each sentence is a candidate
+    with probability ``heldout_fraction`` (a binomial count where that function rounds the share) and gets a
+    random key; the candidates are taken in key order
     while they fit in ``heldout_max_tokens`` tokens (at least one).  A max-heap keeps only the sentences that fit
     so far (memory bounded by the cap), and a candidate pushed out returns to training; so every part of the file
     is sampled alike, not only its start.
