@@ -113,3 +113,13 @@ def test_cli_reports_the_stop(tmp_path):
     assert main(base + ["--tol", "0", "--iterations", "4"]) == 0
     res = json.loads(out.read_text())
     assert (res["converged"], res["iterations"], len(res["trace"])) == (False, 4, 4)
+
+
+def test_a_file_saved_before_the_stop_loads(theta_pos, tmp_path, monkeypatch):
+    """Files without ``n_iter_`` / ``converged_`` (saved when every pass ran) take the trace's length."""
+    model = HDPHMMTagger(truncation=8, n_iter=7, tol=0, beta=1.0).fit(theta_pos)
+    monkeypatch.setattr(HDPHMMTagger, "_FITTED", tuple(f for f in HDPHMMTagger._FITTED
+                                                       if f not in ("n_iter_", "converged_")))
+    model.save(tmp_path / "old.npz")
+    back = HDPHMMTagger.load(tmp_path / "old.npz")
+    assert (back.n_iter_, back.converged_) == (7, False)
