@@ -58,7 +58,7 @@ from ..infer.schedules import blend, exponential_init, minibatches, step_size
 from ..kernels.hdp_qc import QC_METHODS
 from ..modelfile import Field
 from ..names import HDP_ALGORITHMS, HDP_HYPERPARAMETERS, TABLE_ESTIMATES
-from .hmm import _NO_MASK, ONE_SENTENCE, PLANNED_EPOCHS, STOCHASTIC_PATIENCE, HMMTagger, _Data
+from .hmm import _NO_MASK, ONE_SENTENCE, STOCHASTIC_PATIENCE, HMMTagger, _Data
 
 HYPERPARAMETERS = HDP_HYPERPARAMETERS  # the names ``fix_hyper`` accepts
 DEFAULT_BETA = 0.01  # the symmetric emission prior's default (see ``beta``)
@@ -498,10 +498,9 @@ class HDPHMMTagger(HMMTagger):
         calm = self._convergence.update(objective)
         return self._convergence.diverged or (calm and not (self._runs_rounds() and not self._rounds_run))
 
-    def _planned_epochs(self) -> int:
-        """The epochs a cluster run plans its minibatch size for (as :class:`HMMTagger`'s: at most
-        :data:`~induce.taggers.hmm.PLANNED_EPOCHS` of the cap, since the stopping rule ends runs earlier)."""
-        return min(self._max_iter(), PLANNED_EPOCHS)
+    def _max_epochs(self) -> int:
+        """scvi's / svi's epoch cap is ``n_iter``'s (:meth:`_max_iter`; :meth:`_planned_epochs` plans with it)."""
+        return self._max_iter()
 
     @staticmethod
     def _close(bar) -> None:

@@ -394,6 +394,11 @@ class HMMTagger(InduceEstimator):
         """``n_iter``, or where it is ``None`` the algorithm's default cap (:data:`DEFAULT_MAX_ITER`)."""
         return int(self.n_iter) if self.n_iter is not None else DEFAULT_MAX_ITER.get(self.infer, MAX_ITER)
 
+    def _planned_epochs(self) -> int:
+        """The epochs a cluster run plans its minibatch size for: at most :data:`PLANNED_EPOCHS` of the cap, since
+        the stopping rule ends runs earlier."""
+        return min(self._max_epochs(), PLANNED_EPOCHS)
+
     def _max_epochs(self) -> int:
         """``n_epochs``, or where it is ``None`` the minibatch algorithms' default cap (:data:`MAX_EPOCHS`)."""
         return int(self.n_epochs) if self.n_epochs is not None else MAX_EPOCHS
@@ -798,7 +803,7 @@ class HMMTagger(InduceEstimator):
             if len(held):
                 heldout = gather_sentences(data.tokens, data.offsets, held)
             train_ids = np.setdiff1d(np.arange(data.offsets.shape[0] - 1, dtype=np.int64), held)
-            n_tokens = int(data.tokens.shape[0]) - (len(heldout[0]) if len(held) else 0)
+            n_tokens = int(np.diff(data.offsets)[train_ids].sum())
             I = len(train_ids)
         counts = stochastic.GlobalCounts.exponential(np.random.default_rng(init_seq), K, data.W, n_tokens)
         if self.infer in stochastic.STOCHASTIC and self.client is not None:  # minibatches as sentence indices
@@ -851,7 +856,7 @@ class HMMTagger(InduceEstimator):
         its checkpoint's), the epoch cap
         ``n_epochs`` and the seeded ``rng``, with ``extra``."""
         saved = stochastic.saved_settings(self.checkpoint).get("batch_size") if self.resume else None
-        size = self._resolve_batch_size(100, n_items, saved, min(self._max_epochs(), PLANNED_EPOCHS))
+        size = self._resolve_batch_size(100, n_items, saved, self._planned_epochs())
         return dict(batch_size=size, n_epochs=self._max_epochs(), rng=np.random.default_rng(batch_seq), **extra)
 
     def _sentence_updater(self, n_sentences: int):
