@@ -26,7 +26,8 @@ Every run has the CLI's stopping rule (tol 1e-5, cap ``--cap``; ``svi`` / ``scvi
 held-out stop, ``passes`` their epochs) and K = the number of gold tags.  Runs go to a
 process pool (one numba thread each); every finished run is appended to ``OUT/oracle_<corpus>.jsonl`` at once,
 and a run already there is skipped, so an interrupted invocation resumes.  ``summary`` writes
-``benchmarks/results/<name of OUT>_<corpus>.json`` (``oracle_<corpus>.json``): mean and sd of M-1 and V-M per
+``benchmarks/results/<name of OUT>_<corpus>.json`` (``oracle_<corpus>.json``; an algorithm of that file which the
+runs do not hold is kept): mean and sd of M-1 and V-M per
 variant, and the paired differences from the oracle (from the default when no grid was run, ``--grid-seeds 0``).
 """
 
@@ -208,7 +209,9 @@ def summary(args) -> None:
                   f"converged {row['converged']}/{row['seeds']}")
         report["algorithms"][infer] = {"best_point": point, "reference": ref, "variants": rows}
     path = ROOT / "results" / f"{Path(args.out).name}_{args.corpus}.json"  # --out .../oracle: oracle_<corpus>.json
-    path.write_text(json.dumps(report, indent=1))
+    if path.exists():  # the algorithms of an earlier summary that these runs do not hold are kept
+        report["algorithms"] = {**json.loads(path.read_text())["algorithms"], **report["algorithms"]}
+    path.write_text(json.dumps(report, indent=1) + "\n")
     print(f"wrote {path}")
 
 

@@ -7,6 +7,7 @@ def client():
     distributed = pytest.importorskip("distributed")
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   dashboard_address=":0") as cluster, distributed.Client(cluster) as c:
+        c.wait_for_workers(2, timeout=120)  # the two-shard tests plan their shards on the workers connected
         yield c
 
 
