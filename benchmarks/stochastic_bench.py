@@ -8,6 +8,7 @@ Usage::
     python benchmarks/stochastic_bench.py resume
     python benchmarks/stochastic_bench.py memory [--repeat 4]
     python benchmarks/stochastic_bench.py epochs [--seeds 3]
+    python benchmarks/stochastic_bench.py svi-steps [--seeds 3]
 
 ``fig315``: WSJ (ptb-sample + CoNLL-2000 train and test, lowercased; only the
 text is used, so the CoNLL-2000 tags being silver does not matter), 90:10
@@ -33,6 +34,10 @@ M-1 after 1, 3, 10, 30 and 100 epochs (``tol=0``) and the epoch of the best held
 alpha = beta = 0.1 and at the default priors (seed 0); then, over ``--seeds``, what ``--infer svi|scvi`` gave
 before 2026-11-25 (one epoch at 0.1 / 0.1), the default (stop on held-out), and the default priors run to the
 50-epoch cap.
+``svi-steps``: is svi's gap on Brown-12 (its default priors, (1, 0.003), against its grid's best point, beta 0.3)
+the step schedule? ``svi`` on Brown with the 12 universal tags (K = 12) at the default priors under other
+minibatch sizes, ``tau``, ``kappa`` and all 100 epochs, beside batch ``vi`` at the same priors and ``svi`` at
+beta 0.3; M-1, V-M and the tokens' share of the largest state over ``--seeds`` seeds.
 Every mode prints a table and writes JSON under ``benchmarks/results/``.
 """
 
@@ -350,6 +355,43 @@ def epochs(args) -> None:
     save("stochastic_epochs.json", {"curves": curves, "rows": rows, "command": " ".join(sys.argv)})
 
 
+SVI_STEPS = {"default (M 100, tau 1, kappa 0.5)": {}, "tau 64": {"tau": 64}, "tau 1024": {"tau": 1024},
+             "kappa 0.7": {"kappa": 0.7}, "kappa 1": {"kappa": 1.0}, "M 300": {"batch_size": 300},
+             "M 1000": {"batch_size": 1000}, "M 3000": {"batch_size": 3000},
+             "100 epochs (tol 0)": {"n_epochs": 100, "tol": 0}, "beta 0.3": {"beta": 0.3},
+             "batch vi, the same priors": {"infer": "vi", "alpha": 1.0, "beta": 0.003}}
+
+
+def svi_steps(args) -> None:
+    import warnings
+
+    from induce.corpus.formats import load_corpus
+    from induce.eval.tagging import tagging_report
+
+    corpus = load_corpus(CORPORA / "brown", universal_map="en-brown")
+    gold = corpus.tags["universal"]
+    K = len(corpus.tag_vocabs["universal"])
+    rows = []
+    for name, kw in SVI_STEPS.items():
+        runs = []
+        for seed in range(args.seeds):
+            t0 = time.perf_counter()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                m = HMMTagger(n_states=K, random_state=seed, **{"infer": "svi", **kw}).fit(corpus)
+            rep = tagging_report(m.labels_, gold, corpus.offsets)
+            runs.append({"seed": seed, "m1": rep["m1"], "vm": rep["vm"], "passes": m.n_iter_,
+                         "largest_state": float(np.bincount(m.labels_).max() / len(m.labels_)),
+                         "seconds": time.perf_counter() - t0})
+        rows.append({"variant": name, **kw, "runs": runs})
+        each = ", ".join(f"{100 * r['m1']:.1f}" for r in runs)
+        print(f"{name:30s} M-1 {100 * statistics.fmean(r['m1'] for r in runs):.1f} ({each}) "
+              f"V-M {100 * statistics.fmean(r['vm'] for r in runs):.1f} "
+              f"passes {[r['passes'] for r in runs]}", flush=True)
+    save("stochastic_svi_steps.json", {"corpus": "brown, 12 universal tags", "K": K, "rows": rows,
+                                       "command": " ".join(sys.argv)})
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="mode", required=True)
@@ -375,9 +417,11 @@ def main() -> None:
     p.add_argument("--batches", type=int, default=50)
     p = sub.add_parser("epochs")
     p.add_argument("--seeds", type=int, default=3)
+    p = sub.add_parser("svi-steps")
+    p.add_argument("--seeds", type=int, default=3)
     args = ap.parse_args()
     {"fig315": fig315, "fig317": fig317, "scale": scale, "resume": resume, "memory": memory,
-     "epochs": epochs}[args.mode](args)
+     "epochs": epochs, "svi-steps": svi_steps}[args.mode](args)
 
 
 if __name__ == "__main__":

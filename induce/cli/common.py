@@ -25,6 +25,7 @@ import contextlib
 import json
 import math
 import os
+import statistics
 import sys
 import warnings
 from typing import Any, Callable
@@ -177,9 +178,15 @@ def emit(result: dict, as_json, stream=None) -> None:
 RATE_SUFFIXES = ("_per_s", "_per_second", "_per_worker")
 
 
+#: a list of more numbers than this is summarised in the text table (the JSON keeps every value)
+LIST_SUMMARY_ABOVE = 8
+
+
 def _cell(value, key: str = "") -> str:
     """One value of the text table: a float to 4 decimals (scores, seconds; a rate, see :data:`RATE_SUFFIXES`,
-    to 1), none from 1000 on; a list comma-separated (``none`` when empty); a record as ``key value`` pairs."""
+    to 1), none from 1000 on; a list comma-separated (``none`` when empty), a list of more than
+    :data:`LIST_SUMMARY_ABOVE` numbers (per-state priors) as its count, range and median; a record as ``key
+    value`` pairs."""
     if isinstance(value, float):
         if abs(value) >= 1000:
             return f"{value:.0f}"
@@ -187,6 +194,11 @@ def _cell(value, key: str = "") -> str:
     if isinstance(value, dict):
         return "  ".join(f"{k} {_cell(v, k)}" for k, v in value.items())
     if isinstance(value, (list, tuple)):
+        if len(value) > LIST_SUMMARY_ABOVE and all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                                                   for v in value):
+            lo, mid, hi = float(min(value)), float(statistics.median(value)), float(max(value))
+            return (f"{len(value)} values, {_cell(lo, key)} to {_cell(hi, key)}, median {_cell(mid, key)} "
+                    f"(--json: all)")
         return ", ".join(_cell(v, key) for v in value) if value else "none"
     return str(value)
 

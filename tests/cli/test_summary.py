@@ -1,4 +1,4 @@
-"""The text summary of every subcommand: readable lists and records, rates without spurious decimals, ``states``
+"""The text summary of every subcommand: readable lists (long number lists summarised) and records, rates without spurious decimals, ``states``
 meaning K with and without ``--stream``, no plain accuracy for induced labels."""
 
 from __future__ import annotations
@@ -27,6 +27,20 @@ def test_table_prints_lists_records_and_rates_readably():
     assert lines[6:9] == ["dev_scores:", "  alpha 1.0000  f1 0.8123", "  alpha 0.1000  f1 0.8000"]
     assert lines[9:] == ["warnings:", "  - hmm cvi2: not converged after 3 passes (change of the objective below tol)"]
     assert "[" not in out.getvalue() and "{" not in out.getvalue()
+
+
+def test_table_summarises_long_number_lists_and_json_keeps_them():
+    """A per-state prior (K values) prints as count, range and median; a short list in full; JSON has all."""
+    beta = [0.0125, 0.0003] + [0.01] * 7
+    result = {"beta": beta, "alpha": [1.0, 2.0], "columns": [f"c{i}" for i in range(12)]}
+    out = io.StringIO()
+    emit(result, False, out)
+    lines = out.getvalue().splitlines()
+    assert lines[0].split(None, 1) == ["beta", "9 values, 0.0003 to 0.0125, median 0.0100 (--json: all)"]
+    assert lines[1].split() == ["alpha", "1.0000,", "2.0000"] and lines[2].count(",") == 11
+    out = io.StringIO()
+    emit(result, True, out)
+    assert json.loads(out.getvalue())["beta"] == beta
 
 
 def _run(capsys, argv) -> dict:
