@@ -19,6 +19,11 @@ Sections (``--sections``, default all):
 * ``synthetic`` -- the Sesotho data of thesis 4.5.1 is absent, so CVI and the
   collapsed MH sampler are compared on strings sampled from a known sparse
   grammar: test perplexity and rule-probability recovery vs iterations and time.
+* ``learned``   -- learned priors (``learn_hyper``) against the default alpha = 1, seed 0 of each, the default
+  stopping rule: the DMV (cvi, vi; burn-in 0, 10, 30) on the WSJ10 condition (punctuation removed, at most 10
+  words; trained and scored on the same sentences) of wsj-dep-sample (pos), el_gdt and tr_imst train (xpos);
+  the PCFG (cvi, vi) of the ``pcfg`` section, seeds 0 to ``--seeds`` - 1 (docs/experiments/grammar_defaults.md,
+  "Learned priors").
 * ``speed``     -- seconds per iteration (median), peak RSS of a fresh process per
   row (mostly the numba/LLVM runtime) and peak traced numpy memory during ``fit``
   on WSJ10 and EWT train <= 20 words, and the inside/Viterbi kernels against
@@ -149,6 +154,44 @@ def dmv_table(args, plan, section: str) -> dict:
     return {"rows": rows}
 
 
+# ------------------------------------------------------------ learned priors
+LEARNED_DMV_DATA = (("wsj10", "wsj-dep-sample", "pos"), ("el_gdt", "ud/el_gdt/el_gdt-ud-train.conllu", "xpos"),
+                    ("tr_imst", "ud/tr_imst/tr_imst-ud-train.conllu", "xpos"))
+
+
+def run_learned(args) -> dict:
+    rows = []
+
+    def keep(row):
+        rows.append(row)
+        print("  ".join(f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}" for k, v in row.items()), flush=True)
+        save(args, "learned", {"seed": "0 (DMV); 0..seeds-1 (PCFG)", "rows": rows})
+
+    for name, rel, column in LEARNED_DMV_DATA:
+        corpus = load_ptb_wsj10(rel)
+        for infer in ("cvi", "vi"):
+            for variant, kw in (("alpha 1", {}), ("learned, burn-in 0", dict(learn_hyper=True)),
+                                ("learned, burn-in 10", dict(learn_hyper=True, hyper_burn_in=10)),
+                                ("learned, burn-in 30", dict(learn_hyper=True, hyper_burn_in=30))):
+                model = DMVParser(infer=infer, tag_column=column, random_state=0, **kw).fit(corpus)
+                s = attachment_scores(model.predict_flat(corpus), corpus.heads, corpus.offsets)
+                alpha = model.alpha_ if isinstance(model.alpha_, dict) else {"all": model.alpha_}
+                keep({"model": "dmv", "data": name, "sentences": corpus.n_sentences, "infer": infer,
+                      "variant": variant, "directed": s["directed"], "undirected": s["undirected"],
+                      "passes": model.n_iter_, **{f"alpha_{k}": float(v) for k, v in alpha.items()}})
+    corpus = load_ptb_wsj10()
+    gold = [s.tree for s in corpus.sentences]
+    for infer in ("cvi", "vi"):
+        for variant, kw in (("alpha 1", dict(alpha=1.0, learn_hyper=False)), ("learned", dict(learn_hyper=True))):
+            for seed in range(args.seeds):
+                model = PCFGInducer(n_nonterminals=args.nonterminals, infer=infer, tag_column="pos",
+                                    random_state=seed, **kw).fit(corpus)
+                sc = bracket_scores(model.parse(corpus), gold, labeled=False)
+                keep({"model": "pcfg", "data": "wsj10 ptb-sample", "infer": infer, "variant": variant,
+                      "seed": seed, "f1": sc["f1"], "passes": model.n_iter_, "alpha_": float(model.alpha_)})
+    return {"rows": rows}
+
+
 # ------------------------------------------------------------------- PCFG
 def run_pcfg(args) -> dict:
     corpus = load_ptb_wsj10()
@@ -181,10 +224,11 @@ def run_pcfg(args) -> dict:
     return {"rows": rows}
 
 
-def load_ptb_wsj10() -> Corpus:
+def load_ptb_wsj10(rel: str = "ptb-sample") -> Corpus:
+    """The ``induce parse --wsj10`` condition of ``CORPORA / rel``: punctuation removed, at most 10 words."""
     from induce.corpus.formats import load_corpus
 
-    return load_corpus(CORPORA / "ptb-sample", wsj10=True, strip_punct=True)
+    return load_corpus(CORPORA / rel, wsj10=True, strip_punct=True)
 
 
 # -------------------------------------------------------------- synthetic
@@ -441,7 +485,8 @@ def main() -> None:
     if args.speed_one:
         print(json.dumps(speed_one(*args.speed_one, args.speed_iterations, args.nonterminals)))
         return
-    runners = {"dmv": run_dmv, "dmv_disjoint": run_dmv_disjoint, "pcfg": run_pcfg, "synthetic": run_synthetic, "speed": run_speed}
+    runners = {"dmv": run_dmv, "dmv_disjoint": run_dmv_disjoint, "pcfg": run_pcfg, "synthetic": run_synthetic,
+               "learned": run_learned, "speed": run_speed}
     for section in args.sections.split(","):
         print(f"== {section}", flush=True)
         runners[section](args)
