@@ -6,6 +6,7 @@ Usage::
         [--first-dataset 1010 --datasets theta_pos theta_neg --algorithms cvi scvi] [--n-init 3] [--learn]
     python benchmarks/hdp_bench.py runaway [--dataset 1000] [--iterations 300]
     python benchmarks/hdp_bench.py speed [--iterations 300]
+    python benchmarks/hdp_bench.py move-cost [--first-dataset 1011 --datasets 2 --repeats 2]
     python benchmarks/hdp_bench.py qc-sim [--runs 5]
     python benchmarks/hdp_bench.py qc-alice [--K 10] [--iterations 100] [--runs 1] [--driver heuristic --eval-every 20]
     python benchmarks/hdp_bench.py text [--sentences 1000|5000|0] [--iterations 100] [--lowercase] [--models ...]
@@ -22,6 +23,11 @@ wall time for cvi, beam and scvi (``--cvi-iter`` epochs of ``--batch-size``).
 ``runaway`` (docs/experiments/hdp_defaults.md): table counts and the sigma evidence (eq. 5.10) of fits with sigma
 learned from pass 1, after the default burn-in and fixed, on one theta_pos dataset.
 ``speed``: seconds per cvi iteration and per beam sweep on the same data, same run.
+``move-cost`` (docs/experiments/hdp_defaults.md, "Cost"): seconds per fit of the defaults (learned gamma and
+sigma, beta = 1, every pass: cvi 1,000 passes, scvi 300 epochs) with the split-merge moves, without them
+(``merge_moves=False``) and, for scvi, with instant merges in place of the memoized moves
+(``scvi_memory=False``), on theta_pos, theta_neg and grammar datasets; the variants alternate in the orders
+ABC, CBA, ... (``--repeats``) in one process, so that drift in the machine's load falls on all of them.
 ``qc-sim`` (Figure 5.2): mean absolute error (eq. 5.68) of the approximate
 q(C>0) against the exact one on random chains of total length I*T.
 ``qc-alice`` (Figures 5.4-5.5): the same error over cvi iterations on the
@@ -239,6 +245,38 @@ def speed(args) -> None:
             rows.append({"data": name, "infer": infer, "seconds_per_iteration": sec})
             print(f"{name:9s} {infer:4s} {1000 * sec:7.2f} ms / iteration", flush=True)
     _save("hdp_speed.json", {"args": vars(args), "rows": rows})
+
+
+MOVE_VARIANTS = {"cvi": {"moves": {}, "no moves": dict(merge_moves=False)},
+                 "scvi": {"memoized moves": {}, "instant merges": dict(scvi_memory=False),
+                          "no moves": dict(merge_moves=False)}}
+
+
+def move_cost(args) -> None:
+    """Seconds per fit with and without the split-merge moves, interleaved (see the module docstring)."""
+    makers = {"theta_pos": (lambda s: sample_zhang("pos", seed=s), 10),
+              "theta_neg": (lambda s: sample_zhang("neg", seed=s), 10),
+              "grammar": (lambda s: sample_beal_grammar(seed=s), 12)}
+    rows = []
+    for infer, variants in MOVE_VARIANTS.items():
+        names = list(variants)
+        seconds = {v: [] for v in names}
+        for name, (make, K) in makers.items():
+            for seed in range(args.first_dataset, args.first_dataset + args.datasets):
+                corpus = make(seed)
+                for rep in range(args.repeats):
+                    for v in (names if rep % 2 == 0 else names[::-1]):
+                        t0 = time.perf_counter()
+                        HDPHMMTagger(truncation=K, infer=infer, n_iter=1000 if infer == "cvi" else 300, tol=0,
+                                     beta=1, random_state=seed - 1000, **variants[v]).fit(corpus)
+                        seconds[v].append(time.perf_counter() - t0)
+        base = float(np.mean(seconds["no moves"]))
+        for v in names:
+            rows.append({"infer": infer, "variant": v, "fits": len(seconds[v]), "seconds": float(np.mean(seconds[v])),
+                         "against_no_moves": float(np.mean(seconds[v])) / base})
+            print(f"{infer:4s} {v:15s} {rows[-1]['seconds']:7.2f} s a fit ({rows[-1]['fits']} fits)  "
+                  f"{rows[-1]['against_no_moves']:.2f}x no moves", flush=True)
+    _save("hdp_move_cost.json", {"args": vars(args), "machine": _machine(), "rows": rows})
 
 
 # ------------------------------------------------------------------ q(C>0)
@@ -711,6 +749,10 @@ def main() -> None:
     ra.add_argument("--iterations", type=int, default=300)
     sp = sub.add_parser("speed")
     sp.add_argument("--iterations", type=int, default=300)
+    mc = sub.add_parser("move-cost")
+    mc.add_argument("--first-dataset", type=int, default=1011)
+    mc.add_argument("--datasets", type=int, default=2, help="datasets of each kind")
+    mc.add_argument("--repeats", type=int, default=2, help="fits of each variant on each dataset (orders alternate)")
     s = sub.add_parser("qc-sim")
     s.add_argument("--runs", type=int, default=5)
     s.add_argument("--max-exp", type=int, default=5, help="largest I*T = 10^max_exp")
@@ -778,7 +820,8 @@ def main() -> None:
     bg.add_argument("--suffix", default="")
     args = p.parse_args()
     {"recovery": recovery, "runaway": runaway, "speed": speed, "qc-sim": qc_sim, "qc-alice": qc_alice, "text": text,
-     "text-grid": text_grid, "tagging": tagging, "stochastic": stochastic, "beta-grid": beta_grid}[args.mode](args)
+     "text-grid": text_grid, "tagging": tagging, "stochastic": stochastic, "beta-grid": beta_grid,
+     "move-cost": move_cost}[args.mode](args)
 
 
 if __name__ == "__main__":
