@@ -12,8 +12,9 @@ For each algorithm (docs/experiments/defaults.md, "Against the oracle"):
   same grid (plain maximum likelihood has no prior);
 * ``oracle``: ``--seeds`` seeds (0, 1, ...) at the grid point with the best mean M-1 on this corpus;
 * ``default``: ``HMMTagger`` with no priors given (:data:`induce.taggers.hmm.DEFAULT_PRIORS`, and for cvi2 since
-  2026-11-24 beta learned per state, :data:`~induce.taggers.hmm.DEFAULT_LEARNING`; the ``default`` runs in the
-  JSON files committed before then are the grid's point held, today's ``fixed``);
+  2026-11-24 beta learned per state, for svi since 2026-11-25 both priors learned,
+  :data:`~induce.taggers.hmm.DEFAULT_LEARNING`; the ``default`` runs in the JSON files committed before then
+  are the grid's point held, today's ``fixed``);
 * ``fixed``: the default priors held (``learn_hyper=False``);
 * ``eb-beta``, ``eb``: empirical Bayes of beta (alpha at its default) or of both (``learn_hyper=True``);
   not for ``em``, whose MAP priors are floored at 1 and learn to plain maximum likelihood;

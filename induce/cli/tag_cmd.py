@@ -89,7 +89,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "cvi2; hdp-hmm: 0.01, its best on held-out WSJ)")
     add_learn_hyper_option(p, extra=("per-state",), default=None,
                    help="default: cvi2 learns an emission prior per state (each at most the pooled estimate, alpha "
-                        "held at 1) after a burn-in of 50 passes, the other algorithms hold the grid's priors; "
+                        "held at 1) after a burn-in of 50 passes, svi both priors at each epoch's end, the other "
+                        "algorithms hold the grid's priors; "
                         "all: learn every prior not given (a symmetric beta; svi and scvi at each epoch's end); "
                         "per-state (cvi2): as all, with an emission prior per state; none: hold them all")
     p.add_argument("--seed", type=seed, default=0, help="random seed (default 0)")

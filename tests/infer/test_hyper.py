@@ -173,5 +173,10 @@ def test_minibatch_taggers_learn_the_priors_of_a_sampled_bayesian_hmm(infer):
     hard_counts(corpus.tokens.astype(np.int32), corpus.offsets.astype(np.int64), z, W, K, trans, emit)
     reference = fit_symmetric_dirichlet(emit.T, 1.0)
     assert reference < model.beta_ < (2 if infer == "svi" else 5) * reference
-    held = HMMTagger(n_states=K, infer=infer, random_state=0).fit(corpus)
+    held = HMMTagger(n_states=K, infer=infer, learn_hyper=False, random_state=0).fit(corpus)
     assert held.learned_hyper_ == () and all("beta" not in r for r in held.trace_)
+    # the default (learn_hyper=None): svi learns both priors (DEFAULT_LEARNING), scvi holds them
+    default = HMMTagger(n_states=K, infer=infer, random_state=0).fit(corpus)
+    same = model if infer == "svi" else held
+    assert default.learned_hyper_ == same.learned_hyper_ and (default.alpha_, default.beta_) == (same.alpha_, same.beta_)
+    np.testing.assert_array_equal(default.emission_counts_, same.emission_counts_)
