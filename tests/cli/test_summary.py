@@ -1,5 +1,6 @@
-"""The text summary of every subcommand: readable lists (long number lists summarised) and records, rates without spurious decimals, ``states``
-meaning K with and without ``--stream``, no plain accuracy for induced labels."""
+"""The text summary of every subcommand: readable lists (long number lists summarised) and records, rates
+without spurious decimals, ``states`` meaning K with and without ``--stream``, no plain accuracy for induced
+labels."""
 
 from __future__ import annotations
 
