@@ -72,6 +72,7 @@ from induce.infer.hmm_passes import init_chain_posteriors, totals_from_local
 from induce.kernels.hdp_qc import EXACT, HEURISTIC, MEANFIELD, SAMPLING, accumulate_qc
 from induce.kernels.hmm import forward_backward
 from induce.taggers import HDPHMMTagger, HMMTagger
+from induce.taggers.hdp_hmm import MAX_ITER
 from induce.taggers.synthetic import sample_beal_grammar, sample_zhang
 
 ROOT = Path(__file__).resolve().parent
@@ -94,12 +95,15 @@ def _save(name: str, payload: dict, directory: Path = RESULTS) -> None:
 
 
 # ------------------------------------------------------------------ recovery
+#: the recovery data: name -> (sampler of the dataset with a seed, truncation K, true number of states)
+RECOVERY_DATA = {"theta_pos": (lambda s: sample_zhang("pos", seed=s), 10, 4),
+                 "theta_neg": (lambda s: sample_zhang("neg", seed=s), 10, 4),
+                 "grammar": (lambda s: sample_beal_grammar(seed=s), 12, 7)}
+
+
 def recovery(args) -> None:
     """Fresh datasets ``first_dataset .. first_dataset + runs - 1`` (seeds of the samplers), ``random_state`` = offset."""
-    datasets = {"theta_pos": (lambda s: sample_zhang("pos", seed=s), 10, 4),
-                "theta_neg": (lambda s: sample_zhang("neg", seed=s), 10, 4),
-                "grammar": (lambda s: sample_beal_grammar(seed=s), 12, 7)}
-    datasets = {k: v for k, v in datasets.items() if k in args.datasets}
+    datasets = {k: v for k, v in RECOVERY_DATA.items() if k in args.datasets}
     iters = {"cvi": args.cvi_iter, "beam": args.beam_iter, "scvi": args.cvi_iter}
     # --learn: gamma and sigma learned with the default burn-in (beta = 1 as the thesis); else all fixed at 1
     hyper = dict(beta=1) if args.learn else dict(gamma=1, sigma=1, beta=1, fix_hyper=True)
@@ -254,21 +258,18 @@ MOVE_VARIANTS = {"cvi": {"moves": {}, "no moves": dict(merge_moves=False)},
 
 def move_cost(args) -> None:
     """Seconds per fit with and without the split-merge moves, interleaved (see the module docstring)."""
-    makers = {"theta_pos": (lambda s: sample_zhang("pos", seed=s), 10),
-              "theta_neg": (lambda s: sample_zhang("neg", seed=s), 10),
-              "grammar": (lambda s: sample_beal_grammar(seed=s), 12)}
     rows = []
     for infer, variants in MOVE_VARIANTS.items():
         names = list(variants)
         seconds = {v: [] for v in names}
-        for name, (make, K) in makers.items():
+        for make, K, _ in RECOVERY_DATA.values():
             for seed in range(args.first_dataset, args.first_dataset + args.datasets):
                 corpus = make(seed)
                 for rep in range(args.repeats):
                     for v in (names if rep % 2 == 0 else names[::-1]):
                         t0 = time.perf_counter()
-                        HDPHMMTagger(truncation=K, infer=infer, n_iter=1000 if infer == "cvi" else 300, tol=0,
-                                     beta=1, random_state=seed - 1000, **variants[v]).fit(corpus)
+                        HDPHMMTagger(truncation=K, infer=infer, n_iter=MAX_ITER[infer], tol=0, beta=1,
+                                     random_state=seed - 1000, **variants[v]).fit(corpus)
                         seconds[v].append(time.perf_counter() - t0)
         base = float(np.mean(seconds["no moves"]))
         for v in names:

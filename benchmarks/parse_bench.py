@@ -175,10 +175,9 @@ def run_learned(args) -> dict:
                                 ("learned, burn-in 30", dict(learn_hyper=True, hyper_burn_in=30))):
                 model = DMVParser(infer=infer, tag_column=column, random_state=0, **kw).fit(corpus)
                 s = attachment_scores(model.predict_flat(corpus), corpus.heads, corpus.offsets)
-                alpha = model.alpha_ if isinstance(model.alpha_, dict) else {"all": model.alpha_}
                 keep({"model": "dmv", "data": name, "sentences": corpus.n_sentences, "infer": infer,
                       "variant": variant, "directed": s["directed"], "undirected": s["undirected"],
-                      "passes": model.n_iter_, **{f"alpha_{k}": float(v) for k, v in alpha.items()}})
+                      "passes": model.n_iter_, **{f"alpha_{k}": float(v) for k, v in model.alpha_.items()}})
     corpus = load_ptb_wsj10()
     gold = [s.tree for s in corpus.sentences]
     for infer in ("cvi", "vi"):

@@ -77,13 +77,23 @@ def _gradient_hessian(values, weights, totals, ks, a):
     return float(g), float(h)
 
 
+def _newton_step_log(u: float, g: float, h: float, lo: float, hi: float) -> float:
+    """One Newton step on ``u = log a`` for an objective with first and second derivatives ``g``, ``h`` in
+    ``a = exp(u)`` (``d/du = a g``, ``d2/du2 = a g + a^2 h``); where the curvature in ``u`` is not negative, a
+    unit step uphill.  Clipped to ``[lo, hi]``."""
+    a = np.exp(u)
+    du_grad, du_curv = a * g, a * g + a * a * h
+    step = -du_grad / du_curv if du_curv < 0 else np.sign(du_grad) * 1.0
+    return float(np.clip(u + step, lo, hi))
+
+
 def fit_symmetric_dirichlet(counts, a0: float, max_iter: int = 100, tol: float = 1e-7, outcomes=None) -> float:
     """The concentration ``a`` maximising :func:`log_evidence` of ``counts``, started at ``a0``.
 
-    Newton's method on ``u = log a`` (``d/du = a g``, ``d2/du2 = a g + a^2 h``),
-    guarded: a step that lowers the evidence is replaced by Minka's fixed-point
-    step.  Stops when ``|delta log a| < tol``; the result is clipped to
-    :data:`BOUNDS`.  Rows with no counts carry no information and are ignored;
+    Newton's method on ``u = log a`` (:func:`_newton_step_log`), guarded: a step
+    that lowers the evidence is replaced by Minka's fixed-point step.  Stops when
+    ``|delta log a| < tol``; the result is clipped to :data:`BOUNDS`.  Rows with
+    no counts carry no information and are ignored;
     with no counts at all ``a0`` is returned.  ``counts`` and ``outcomes`` as in :func:`_rows`.
     """
     values, weights, totals, ks = _rows(counts, outcomes)
@@ -100,10 +110,7 @@ def fit_symmetric_dirichlet(counts, a0: float, max_iter: int = 100, tol: float =
     f = objective(u)
     for _ in range(max_iter):
         a = np.exp(u)
-        g, h = _gradient_hessian(values, weights, totals, ks, a)
-        du_grad, du_curv = a * g, a * g + a * a * h
-        step = -du_grad / du_curv if du_curv < 0 else np.sign(du_grad) * 1.0
-        new_u = float(np.clip(u + step, lo, hi))
+        new_u = _newton_step_log(u, *_gradient_hessian(values, weights, totals, ks, a), lo, hi)
         new_f = objective(new_u)
         if not new_f >= f:
             # Minka's fixed point (eq. 55): the ratio of the two digamma sums
@@ -141,9 +148,7 @@ def fit_symmetric_dirichlet_vb(counts, a_q: float, a0: float, max_iter: int = 10
         a = np.exp(u)
         g = J * K * (digamma(K * a) - digamma(a)) + S
         h = J * K * (K * polygamma(1, K * a) - polygamma(1, a))
-        du_curv = a * g + a * a * h
-        step = -a * g / du_curv if du_curv < 0 else np.sign(g) * 1.0
-        new_u = float(np.clip(u + step, lo, hi))
+        new_u = _newton_step_log(u, g, h, lo, hi)
         if abs(new_u - u) < tol:
             u = new_u
             break
