@@ -147,33 +147,50 @@ def _fixed(i, j, n):
 
 
 @njit(cache=True)
-def _scores(yid, cid, a, n, lcy, ldy, lcx, ldx, score):
-    """Fill ``score`` (log phi, 0 on fixed spans); return the tree-independent part of ``log P(S)``."""
+def _scores(cy, dy, cx, dx, n, score):
+    """Fill ``score`` (log phi, 0 on fixed spans) from the per-span log factors ``cy[t] = log P(a_t | c)``,
+    ``dy`` (distituent), ``cx``, ``dx`` (contexts); return the tree-independent part of ``log P(S)``."""
     base = -log_n_trees(n)
     for i in range(n):
         for j in range(i + 1, n + 1):
             t = tri(i, j, n)
-            y, x = yid[a + t], cid[a + t]
             if _fixed(i, j, n):
                 score[t] = 0.0
-                base += lcy[y] + lcx[x]
+                base += cy[t] + cx[t]
             else:
-                score[t] = lcy[y] + lcx[x] - ldy[y] - ldx[x]
-                base += ldy[y] + ldx[x]
+                score[t] = cy[t] + cx[t] - dy[t] - dx[t]
+                base += dy[t] + dx[t]
     return base
 
 
 @njit(cache=True)
+def _gathered(yid, cid, a, b, n, lcy, ldy, lcx, ldx, score):
+    """:func:`_scores` of the spans ``a:b`` under the log tables."""
+    return _scores(lcy[yid[a:b]], ldy[yid[a:b]], lcx[cid[a:b]], ldx[cid[a:b]], n, score)
+
+
+@njit(cache=True)
+def _surrogates(yid, cid, a, b, n, cy, dy, cx, dx, totals, priors, score):
+    """:func:`_scores` under cvi's surrogates ``(C + a) / (C. + V a)`` (thesis eq. 3.49-3.50), entry by entry."""
+    ac, ad = priors[0], priors[1]
+    y, x = yid[a:b], cid[a:b]
+    nc_y, nd_y = math.log(totals[0] + len(cy) * ac), math.log(totals[1] + len(cy) * ad)
+    nc_x, nd_x = math.log(totals[0] + len(cx) * ac), math.log(totals[1] + len(cx) * ad)
+    return _scores(np.log(cy[y] + ac) - nc_y, np.log(dy[y] + ad) - nd_y, np.log(cx[x] + ac) - nc_x,
+                   np.log(dx[x] + ad) - nd_x, n, score)
+
+
+@njit(cache=True)
 def _add_counts(yid, cid, a, post, sign, cy, dy, cx, dx, totals):
-    """Add ``sign`` times one sentence's expected counts (``totals``: constituent, distituent)."""
+    """Add ``sign`` times one sentence's expected counts (``totals``: constituent, distituent); entries
+    are kept non-negative against rounding."""
     for t in range(len(post)):
-        p = post[t]
-        cy[yid[a + t]] += sign * p
-        cx[cid[a + t]] += sign * p
-        dy[yid[a + t]] += sign * (1.0 - p)
-        dx[cid[a + t]] += sign * (1.0 - p)
-        totals[0] += sign * p
-        totals[1] += sign * (1.0 - p)
+        p = sign * post[t]
+        q = sign * (1.0 - post[t])
+        y, x = yid[a + t], cid[a + t]
+        cy[y], cx[x] = max(cy[y] + p, 0.0), max(cx[x] + p, 0.0)
+        dy[y], dx[x] = max(dy[y] + q, 0.0), max(dx[x] + q, 0.0)
+        totals[0], totals[1] = max(totals[0] + p, 0.0), max(totals[1] + q, 0.0)
 
 
 @njit(cache=True)
@@ -183,7 +200,7 @@ def estep_pass(yid, cid, soff, lengths, lcy, ldy, lcx, ldx, post, cy, dy, cx, dx
     for s in range(len(lengths)):
         n, a, b = lengths[s], soff[s], soff[s + 1]
         score = np.empty(b - a)
-        base = _scores(yid, cid, a, n, lcy, ldy, lcx, ldx, score)
+        base = _gathered(yid, cid, a, b, n, lcy, ldy, lcx, ldx, score)
         ll += base + inside_outside(score, n, post[a:b])
         _add_counts(yid, cid, a, post[a:b], 1.0, cy, dy, cx, dx, totals)
     return ll
@@ -198,32 +215,15 @@ def counts_pass(yid, cid, soff, post, cy, dy, cx, dx, totals):
 
 
 @njit(cache=True)
-def _surrogate_logs(cy, dy, cx, dx, totals, priors):
-    """Log posterior means ``(C + a) / (C. + V a)`` of the four tables (cvi's surrogates)."""
-    vy, vx = len(cy), len(cx)
-    ac, ad = priors[0], priors[1]
-    lcy = np.log(cy + ac) - math.log(totals[0] + vy * ac)
-    ldy = np.log(dy + ad) - math.log(totals[1] + vy * ad)
-    lcx = np.log(cx + ac) - math.log(totals[0] + vx * ac)
-    ldx = np.log(dx + ad) - math.log(totals[1] + vx * ad)
-    return lcy, ldy, lcx, ldx
-
-
-@njit(cache=True)
 def cvi_pass(order, yid, cid, soff, lengths, post, cy, dy, cx, dx, totals, priors):
     """One collapsed pass (thesis eq. 3.49-3.50 for the CCM): per sentence in ``order``, subtract its
-    expected counts, recompute its posteriors under the surrogates, add them back.  Counts are kept
-    non-negative against rounding.  Returns the sum of the sentences' surrogate ``log P(S)``."""
+    expected counts, recompute its posteriors under the surrogates, add them back.  Returns the sum of the sentences' surrogate ``log P(S)``."""
     ll = 0.0
     for s in order:
         n, a, b = lengths[s], soff[s], soff[s + 1]
         _add_counts(yid, cid, a, post[a:b], -1.0, cy, dy, cx, dx, totals)
-        for table in (cy, dy, cx, dx):
-            np.maximum(table, 0.0, table)
-        totals[0], totals[1] = max(totals[0], 0.0), max(totals[1], 0.0)
-        lcy, ldy, lcx, ldx = _surrogate_logs(cy, dy, cx, dx, totals, priors)
         score = np.empty(b - a)
-        base = _scores(yid, cid, a, n, lcy, ldy, lcx, ldx, score)
+        base = _surrogates(yid, cid, a, b, n, cy, dy, cx, dx, totals, priors, score)
         ll += base + inside_outside(score, n, post[a:b])
         _add_counts(yid, cid, a, post[a:b], 1.0, cy, dy, cx, dx, totals)
     return ll
@@ -237,7 +237,7 @@ def decode_pass(yid, cid, soff, lengths, toff, lcy, ldy, lcx, ldx, mbr, left, ri
     for s in range(len(lengths)):
         n, a, b = lengths[s], soff[s], soff[s + 1]
         score = np.empty(b - a)
-        _scores(yid, cid, a, n, lcy, ldy, lcx, ldx, score)
+        _gathered(yid, cid, a, b, n, lcy, ldy, lcx, ldx, score)
         if mbr:
             post = np.empty(b - a)
             inside_outside(score, n, post)
@@ -252,4 +252,4 @@ def log_likelihood_pass(yid, cid, soff, lengths, lcy, ldy, lcx, ldx, out):
         n, a, b = lengths[s], soff[s], soff[s + 1]
         score = np.empty(b - a)
         post = np.empty(b - a)
-        out[s] = _scores(yid, cid, a, n, lcy, ldy, lcx, ldx, score) + inside_outside(score, n, post)
+        out[s] = _gathered(yid, cid, a, b, n, lcy, ldy, lcx, ldx, score) + inside_outside(score, n, post)

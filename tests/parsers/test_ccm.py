@@ -167,7 +167,7 @@ def test_cvi_pass_matches_subtract_recompute_add():
     logs = rest.logs("cvi", priors)
     ref = np.zeros(b - a)
     score = np.zeros(b - a)
-    K._scores(table.yid, table.cid, a, int(table.lengths[0]), *logs, score)
+    K._gathered(table.yid, table.cid, a, b, int(table.lengths[0]), *logs, score)
     K.inside_outside(score, int(table.lengths[0]), ref)
     state.cvi_pass(np.array([0]), priors)
     np.testing.assert_allclose(state.post[a:b], ref, atol=1e-12)
