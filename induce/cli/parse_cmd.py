@@ -31,6 +31,9 @@ chosen from 1, 0.1, 0.01, 0.001 by dev F1) or reads ``--load MODEL``, then
 parses INPUT (tokenized sentences, with gold POS used under ``--use-tags``) to
 PTB brackets; when INPUT has gold trees the labeled evalb scores (all lengths
 and <= 40 words) are printed.
+
+``--model ccm`` (Klein & Manning 2002, :mod:`induce.cli.parse_ccm`) brackets
+INPUT's tag sequences (``--use-tags``), trained on them plus ``--train``'s.
 """
 
 from __future__ import annotations
@@ -50,7 +53,7 @@ HELP = "grammar induction: PCFG or DMV with em/vi/cvi/mh"
 
 
 #: Inference algorithm when ``--infer`` is not given: the thesis's CVI for the DMV.
-DEFAULT_INFER = {"dmv": "cvi", "pcfg": "em", "pcfg-la": "em"}
+DEFAULT_INFER = {"dmv": "cvi", "pcfg": "em", "pcfg-la": "em", "ccm": "em"}
 #: sweeps of the PCFG's mh sampler when --iterations is not given (it has no stopping rule)
 MH_SWEEPS = 20
 
@@ -62,7 +65,7 @@ def register(subparsers) -> None:
                               description=__doc__)
     p.add_argument("input", metavar="INPUT", type=corpus_path, help="corpus file or directory")
     p.add_argument("-o", "--output", required=True, type=output_path, help="parsed output file")
-    p.add_argument("--model", choices=("pcfg", "dmv", "pcfg-la"), default="dmv")
+    p.add_argument("--model", choices=("pcfg", "dmv", "pcfg-la", "ccm"), default="dmv")
     p.add_argument("--infer", choices=PCFG_ALGORITHMS,
                    help="inference algorithm (default: cvi for dmv, em for pcfg and pcfg-la; mh: PCFG only)")
     g = p.add_mutually_exclusive_group()
@@ -76,7 +79,8 @@ def register(subparsers) -> None:
                    help="dmv, pcfg: stop when the objective's relative change is below T for 3 passes (default "
                         "dmv 1e-6, pcfg 1e-4; 0 runs all --iterations)")
     p.add_argument("--subtypes", type=positive_int, default=2, metavar="H", help="pcfg-la: latent subtypes per symbol")
-    p.add_argument("--train", type=corpus_path, metavar="TREEBANK", help="pcfg-la: training treebank (file or directory)")
+    p.add_argument("--train", type=corpus_path, metavar="TREEBANK",
+                   help="pcfg-la: training treebank (file or directory); ccm, dmv+ccm: more training text")
     p.add_argument("--dev", type=corpus_path, metavar="TREEBANK", help="pcfg-la: dev treebank choosing the prior of vi/cvi")
     p.add_argument("--load", type=existing_file, metavar="MODEL", help="pcfg-la: parse with a saved grammar instead of training")
     p.add_argument("--decode", choices=LATENT_PCFG_DECODERS, default=LATENT_PCFG_DECODERS[0], help="pcfg-la decoder")
@@ -170,6 +174,10 @@ def run(args) -> int:
     args.infer = args.infer or DEFAULT_INFER[args.model]
     if args.model == "pcfg-la":
         return _run_latent(args)
+    if args.model == "ccm":
+        from .parse_ccm import run_ccm
+
+        return run_ccm(args)
 
     skipped: dict[str, int] = {}
     corpus = load_corpus(args.input, args.format, encoding=args.encoding, max_length=args.max_length,

@@ -1,0 +1,81 @@
+"""``induce parse --model ccm``: the constituent-context model (Klein & Manning 2002).
+
+Trains on INPUT's sentences plus those of ``--train`` (both read with the same
+``--wsj10`` / ``--strip-punct`` / ``--max-length`` filters; K&M trained on their
+test sentences' tags, and more text helps), with ``--infer em`` (default,
+K&M's), ``vi`` or ``cvi``, then writes INPUT's binary bracketings as PTB trees.
+When INPUT has gold trees the unlabeled F1 is printed under Klein & Manning's
+convention (punctuation removed, spans of one word and the whole sentence not
+counted, brackets as sets; :mod:`induce.parsers.ccm_eval`) and under evalb's
+default (:mod:`induce.eval.brackets`), each with the left- and right-branching
+baselines on the same sentences.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from ..errors import ConfigError
+from .common import reported_warnings
+
+
+def _load(path, args, skipped: dict):
+    from ..corpus.formats import load_corpus
+
+    return load_corpus(path, args.format if path == args.input else "auto", encoding=args.encoding,
+                       max_length=args.max_length, wsj10=args.wsj10, strip_punct=args.strip_punct, skipped=skipped)
+
+
+def _bracket_table(trees, gold) -> dict:
+    """F1 of ``trees`` and of the branching baselines, K&M's convention and evalb's default."""
+    from ..eval.brackets import bracket_scores
+    from ..parsers.ccm_eval import branching_baselines, km_bracket_scores
+
+    keep = ("precision", "recall", "f1")
+    systems = {"model": trees, **branching_baselines(gold)}
+    return {name: {"km": {k: v for k, v in km_bracket_scores(t, gold).items() if k in keep},
+                   "evalb": {k: v for k, v in bracket_scores(t, gold, labeled=False).items() if k in keep}}
+            for name, t in systems.items()}
+
+
+def run_ccm(args) -> int:
+    from ..corpus.corpus import Corpus
+    from ..corpus.writers import write_ptb
+    from ..parsers.ccm import MAX_ITER, TOL, CCMParser
+    from .parse_cmd import _finish, _report_skipped, _tag_column
+
+    if args.infer == "mh":
+        raise ConfigError("--model ccm supports --infer em, vi and cvi")
+    if args.alpha is not None or args.grammar:
+        raise ConfigError("--model ccm takes neither --alpha nor --grammar (its priors are K&M's pseudo-counts)")
+    skipped: dict[str, int] = {}
+    corpus = _load(args.input, args, skipped)
+    _report_skipped(skipped, args)
+    if corpus.n_sentences == 0:
+        raise ConfigError(f"{args.input}: no sentences left to parse")
+    column = _tag_column(corpus, args)
+    train = corpus
+    if args.train:
+        extra = _load(args.train, args, {})
+        if column is not None and column not in extra.tags:
+            raise ConfigError(f"--train {args.train}: no tag column {column!r}")
+        train = Corpus.from_sentences(list(extra.sentences) + list(corpus.sentences))
+        print(f"induce parse: training on {train.n_sentences} sentences ({extra.n_sentences} from --train)",
+              file=sys.stderr)
+    model = CCMParser(infer=args.infer, n_iter=args.iterations or MAX_ITER, tol=TOL if args.tol is None else args.tol,
+                      tag_column=column, random_state=args.seed, verbose=not args.quiet)
+    result = {"model": "ccm", "infer": args.infer, "sentences": corpus.n_sentences, "tokens": corpus.n_tokens,
+              "train_sentences": train.n_sentences}
+    start = time.perf_counter()
+    with reported_warnings(result):
+        model.fit(train)
+    result.update({"iterations": model.n_iter_, "train_seconds": time.perf_counter() - start,
+                   "converged": model.converged_, "objective": model.history_[-1]["objective"]})
+    trees = model.parse(corpus)
+    write_ptb(args.output, trees)
+    if corpus.sentences and all(s.tree is not None for s in corpus.sentences):
+        result["unlabeled_brackets"] = _bracket_table(trees, [s.tree for s in corpus.sentences])
+    if "warnings" in result:
+        result["warnings"] = result.pop("warnings")
+    return _finish(model, result, args, corpus)
