@@ -1,7 +1,11 @@
 """Compiled charts of the constituent-context model (Klein & Manning 2002).
 
 A sentence of ``n`` tags has the spans ``[i, j)``, ``0 <= i < j <= n``, stored in
-the triangular order of :func:`tri` (``n (n + 1) / 2`` entries per sentence).
+the triangular order of :func:`tri` (``n (n + 1) / 2`` entries per sentence),
+followed by its ``n + 1`` empty spans ``[i, i)``: K&M 2002 (Figure 2) score
+every span of ``0 <= i <= j <= n``, and an empty span is a distituent in every
+tree (it adds the empty yield and the context ``(tag i-1, tag i)``; their
+distituent counts are the same in every tree, and its posterior is 0).
 Each span has a yield id (its tag subsequence) and a context id (the tags just
 outside it, sentence boundaries included); the model has four multinomials over
 them, constituent (``c``) and distituent (``d``): ``P(yield | c)``,
@@ -13,7 +17,7 @@ tree has ``2n - 1`` constituents; spans of length 1 and the whole sentence are
 constituents in all of them, the other spans vary.  With
 ``phi(i, j) = P(a|c) P(x|c) / (P(a|d) P(x|d))`` for the varying spans,
 
-    P(S) = [prod_fixed P(a|c) P(x|c)] [prod_varying P(a|d) P(x|d)]
+    P(S) = [prod_fixed P(a|c) P(x|c)] [prod_varying and empty P(a|d) P(x|d)]
            * sum_B prod_{varying (i,j) in B} phi(i, j) / Catalan(n - 1),
 
 and the sum over trees is an inside pass over binary bracketings (in logs:
@@ -160,6 +164,8 @@ def _scores(cy, dy, cx, dx, n, score):
             else:
                 score[t] = cy[t] + cx[t] - dy[t] - dx[t]
                 base += dy[t] + dx[t]
+    for t in range(n * (n + 1) // 2, len(cy)):  # the empty spans: distituents in every tree
+        base += dy[t] + dx[t]
     return base
 
 

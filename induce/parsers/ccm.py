@@ -4,7 +4,8 @@ Model (K&M 2002, eq. 1; chart in :mod:`induce.kernels.ccm`): a sentence of tags
 and a binary bracketing ``B`` drawn uniformly; every span ``[i, j)`` is a
 constituent or a distituent of ``B`` and generates its yield (the tag
 subsequence) and its context (the tags just outside, ``<s>`` / ``</s>`` at the
-sentence edges) from the constituent or the distituent multinomials.  Yields
+sentence edges) from the constituent or the distituent multinomials; the
+``n + 1`` empty spans are distituents of every tree (K&M 2002, Figure 2).  Yields
 and contexts are the items seen in training plus one unknown item each.
 
 Priors: symmetric Dirichlets, ``constituent_prior`` (``a_c``) on both
@@ -62,7 +63,8 @@ TOL = 1e-5
 
 
 class SpanTable:
-    """Yield and context ids of every span of every sentence (:func:`induce.kernels.ccm.tri` order).
+    """Yield and context ids of every span of every sentence: the ``n (n + 1) / 2`` non-empty spans in
+    :func:`induce.kernels.ccm.tri` order, then the ``n + 1`` empty ones.
 
     ``yields`` / ``contexts`` map byte keys to ids, id 0 being the unknown item;
     with ``grow`` new items get new ids, otherwise they map to 0.
@@ -72,7 +74,7 @@ class SpanTable:
                  grow: bool):
         self.lengths = np.diff(offsets).astype(np.int64)
         self.soff = np.zeros(len(self.lengths) + 1, dtype=np.int64)
-        np.cumsum(self.lengths * (self.lengths + 1) // 2, out=self.soff[1:])
+        np.cumsum((self.lengths + 1) * (self.lengths + 2) // 2, out=self.soff[1:])
         self.yid = np.zeros(self.soff[-1], dtype=np.int64)
         self.cid = np.zeros(self.soff[-1], dtype=np.int64)
         edge = np.array([n_tags], dtype=np.int32)
@@ -81,14 +83,11 @@ class SpanTable:
             seq = tags[offsets[s]:offsets[s + 1]].astype(np.int32)
             padded = np.concatenate([edge, seq, edge + 1]).tobytes()
             words, n = seq.tobytes(), len(seq)
-            for i in range(n):
-                for j in range(i + 1, n + 1):
-                    self.yid[t] = _lookup(yields, words[4 * i:4 * j], grow)
-                    self.cid[t] = _lookup(contexts, padded[4 * i:4 * i + 4] + padded[4 * j + 4:4 * j + 8], grow)
-                    t += 1
-
-    def n_spans(self, s: int) -> int:
-        return int(self.soff[s + 1] - self.soff[s])
+            spans = [(i, j) for i in range(n) for j in range(i + 1, n + 1)] + [(i, i) for i in range(n + 1)]
+            for i, j in spans:
+                self.yid[t] = _lookup(yields, words[4 * i:4 * j], grow)
+                self.cid[t] = _lookup(contexts, padded[4 * i:4 * i + 4] + padded[4 * j + 4:4 * j + 8], grow)
+                t += 1
 
 
 def _lookup(table: dict, key: bytes, grow: bool) -> int:

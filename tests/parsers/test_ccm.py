@@ -42,7 +42,7 @@ def brute(table, s, logs):
     """(log P(S), span posteriors in tri order) by enumerating every bracketing of sentence ``s``."""
     lcy, ldy, lcx, ldx = logs
     n, a = int(table.lengths[s]), int(table.soff[s])
-    spans = [(i, j) for i in range(n) for j in range(i + 1, n + 1)]
+    spans = [(i, j) for i in range(n) for j in range(i + 1, n + 1)] + [(i, i) for i in range(n + 1)]
     joint = []
     trees = list(bracketings(0, n))
     for tree in trees:
@@ -54,6 +54,7 @@ def brute(table, s, logs):
     joint = np.array(joint)
     logz = np.logaddexp.reduce(joint)
     post = np.array([sum(np.exp(lp - logz) for lp, tree in zip(joint, trees) if span in tree) for span in spans])
+    assert not post[n * (n + 1) // 2:].any()  # empty spans are never constituents
     return logz, post
 
 
@@ -121,7 +122,7 @@ def log_evidence(sents, priors):
     per_sentence = []
     for s in range(len(sents)):
         n = int(table.lengths[s])
-        spans = [(i, j) for i in range(n) for j in range(i + 1, n + 1)]
+        spans = [(i, j) for i in range(n) for j in range(i + 1, n + 1)] + [(i, i) for i in range(n + 1)]
         per_sentence.append([(tree, spans) for tree in bracketings(0, n)])
     total = -np.inf
     for combo in np.ndindex(*[len(options) for options in per_sentence]):
@@ -192,38 +193,28 @@ def test_spans_to_tree_and_km_scores():
     assert (scores["matched"], scores["predicted"], scores["gold"]) == (0, 2, 2)
 
 
-def sample_tree(rng):
-    """A gold tree of ``S -> NP VP``, ``VP -> V | V NP``, ``NP -> D N | D (A N)`` with uniform choices."""
+#: a small PCFG with distinct tags per category: ``(lhs: [(children, probability)])``; unary rules are spliced out
+RULES = {"S": [(["NP", "VP"], 1.0)], "VP": [(["V", "NP"], 0.4), (["V", "PP"], 0.3), (["V"], 0.3)],
+         "NP": [(["D", "N"], 0.4), (["D", "NX"], 0.3), (["Pr"], 0.3)], "NX": [(["A", "N"], 1.0)],
+         "PP": [(["P", "NP"], 1.0)]}
+
+
+def sample_tree(rng, symbol="S"):
+    """A binary gold tree drawn from :data:`RULES` (preterminal ``T`` over the word ``t``)."""
     from nltk import Tree
 
-    def np_():
-        d, n = Tree("D", ["d"]), Tree("N", ["n"])
-        return Tree("NP", [d, n]) if rng.random() < 0.5 else Tree("NP", [d, Tree("NX", [Tree("A", ["a"]), n])])
+    if symbol not in RULES:
+        return Tree(symbol, [symbol.lower()])
+    options = RULES[symbol]
+    children, _ = options[rng.choice(len(options), p=[p for _, p in options])]
+    kids = [sample_tree(rng, child) for child in children]
+    return kids[0] if len(kids) == 1 else Tree(symbol, kids)
 
-    verb = Tree("V", ["v"])
-    return Tree("S", [np_(), verb if rng.random() < 0.5 else Tree("VP", [verb, np_()])])
 
-
-def test_recovers_the_phrases_of_sampled_data():
-    """Every noun phrase of the sampled trees is a constituent of the induced ones (the subject-verb
-    attachment is ambiguous for a span model here: "D N V" is a whole sentence half the time)."""
-    from nltk import Tree
-
-    from induce.parsers.ccm_eval import km_spans
-
+def test_recovers_the_bracketing_of_sampled_trees():
     rng = np.random.default_rng(0)
-    golds = [sample_tree(rng) for _ in range(60)]
+    golds = [sample_tree(rng) for _ in range(100)]
     sents = [[tag for _, tag in tree.pos()] for tree in golds]
-    trees = CCMParser(n_iter=30, constituent_prior=0.1, distituent_prior=0.4).fit(sents).parse(sents)
-    for tree, gold in zip(trees, golds):
-        spans = km_spans(tree, set()) | {(0, len(tree.leaves()))}
-        phrases = [pos for pos in gold.treepositions() if isinstance(gold[pos], Tree) and gold[pos].label() == "NP"]
-        assert all(_span(gold, pos) in spans for pos in phrases), (tree, gold)
-    scores = km_bracket_scores(trees, golds)["f1"]
-    assert all(scores > km_bracket_scores(base, golds)["f1"] for base in branching_baselines(golds).values())
-
-
-def _span(tree, position):
-    leaves = tree.treepositions("leaves")
-    inside = [k for k, leaf in enumerate(leaves) if leaf[:len(position)] == position]
-    return inside[0], inside[-1] + 1
+    f1 = km_bracket_scores(CCMParser(n_iter=50).fit(sents).parse(sents), golds)["f1"]
+    right = km_bracket_scores(branching_baselines(golds)["right_branching"], golds)["f1"]
+    assert f1 > 0.85 and f1 > right + 0.2  # 0.88 against 0.59 when written
