@@ -256,7 +256,12 @@ class _Counts:
                 kccm.split_uniform_posteriors(int(n), post)
             else:
                 kccm.inside_outside(np.zeros(len(post)), int(n), post)
+        self.recount()
+
+    def recount(self) -> None:
+        """The count tables of the current span posteriors."""
         self._reset()
+        t = self.table
         kccm.counts_pass(t.yid, t.cid, t.soff, self.post, self.cy, self.dy, self.cx, self.dx, self.totals)
 
     def rows(self, priors: np.ndarray) -> list[tuple[np.ndarray, float]]:
