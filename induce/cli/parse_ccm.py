@@ -1,9 +1,13 @@
-"""``induce parse --model ccm``: the constituent-context model (Klein & Manning 2002).
+"""``induce parse --model ccm|dmv+ccm``: the constituent-context model (Klein & Manning 2002) and its
+product with the DMV (Klein & Manning 2004).
 
 Trains on INPUT's sentences plus those of ``--train`` (both read with the same
 ``--wsj10`` / ``--strip-punct`` / ``--max-length`` filters; K&M trained on their
 test sentences' tags, and more text helps), with ``--infer em`` (default,
-K&M's), ``vi`` or ``cvi``, then writes INPUT's binary bracketings as PTB trees.
+K&M's), ``vi`` or ``cvi`` (``dmv+ccm``: EM), then writes INPUT's binary
+bracketings as PTB trees; ``dmv+ccm`` also writes the heads of its best trees
+to ``OUTPUT.heads.conllu`` (CoNLL-U input) or ``OUTPUT.heads.conll`` (CoNLL-X)
+and, when INPUT has gold heads, prints the attachment scores as ``--model dmv``.
 When INPUT has gold trees the unlabeled F1 is printed under Klein & Manning's
 convention (punctuation removed, spans of one word and the whole sentence not
 counted, brackets as sets; :mod:`induce.parsers.ccm_eval`) and under evalb's
@@ -42,13 +46,13 @@ def _bracket_table(trees, gold) -> dict:
 def run_ccm(args) -> int:
     from ..corpus.corpus import Corpus
     from ..corpus.writers import write_ptb
-    from ..parsers.ccm import MAX_ITER, TOL, CCMParser
     from .parse_cmd import _finish, _report_skipped, _tag_column
 
-    if args.infer == "mh":
-        raise ConfigError("--model ccm supports --infer em, vi and cvi")
+    if args.infer not in (("em",) if args.model == "dmv+ccm" else ("em", "vi", "cvi")):
+        raise ConfigError(f"--model {args.model} supports --infer " + ("em" if args.model == "dmv+ccm" else "em, vi and cvi"))
     if args.alpha is not None or args.grammar:
-        raise ConfigError("--model ccm takes neither --alpha nor --grammar (its priors are K&M's pseudo-counts)")
+        raise ConfigError(f"--model {args.model} takes neither --alpha nor --grammar (the CCM's priors are K&M's "
+                          "pseudo-counts)")
     skipped: dict[str, int] = {}
     corpus = _load(args.input, args, skipped)
     _report_skipped(skipped, args)
@@ -63,9 +67,8 @@ def run_ccm(args) -> int:
         train = Corpus.from_sentences(list(extra.sentences) + list(corpus.sentences))
         print(f"induce parse: training on {train.n_sentences} sentences ({extra.n_sentences} from --train)",
               file=sys.stderr)
-    model = CCMParser(infer=args.infer, n_iter=args.iterations or MAX_ITER, tol=TOL if args.tol is None else args.tol,
-                      tag_column=column, random_state=args.seed, verbose=not args.quiet)
-    result = {"model": "ccm", "infer": args.infer, "sentences": corpus.n_sentences, "tokens": corpus.n_tokens,
+    model = _build(args, column)
+    result = {"model": args.model, "infer": args.infer, "sentences": corpus.n_sentences, "tokens": corpus.n_tokens,
               "train_sentences": train.n_sentences}
     start = time.perf_counter()
     with reported_warnings(result):
@@ -76,6 +79,33 @@ def run_ccm(args) -> int:
     write_ptb(args.output, trees)
     if corpus.sentences and all(s.tree is not None for s in corpus.sentences):
         result["unlabeled_brackets"] = _bracket_table(trees, [s.tree for s in corpus.sentences])
+    if args.model == "dmv+ccm":
+        result.update(_write_heads(model, corpus, args))
     if "warnings" in result:
         result["warnings"] = result.pop("warnings")
     return _finish(model, result, args, corpus)
+
+
+def _build(args, column):
+    if args.model == "dmv+ccm":
+        from ..parsers.dmv_ccm import MAX_ITER, TOL, DMVCCMParser
+
+        return DMVCCMParser(n_iter=args.iterations or MAX_ITER, tol=TOL if args.tol is None else args.tol,
+                            tag_column=column, random_state=args.seed, verbose=not args.quiet)
+    from ..parsers.ccm import MAX_ITER, TOL, CCMParser
+
+    return CCMParser(infer=args.infer, n_iter=args.iterations or MAX_ITER, tol=TOL if args.tol is None else args.tol,
+                     tag_column=column, random_state=args.seed, verbose=not args.quiet)
+
+
+def _write_heads(model, corpus, args) -> dict:
+    """The heads of the best product trees, written and scored as ``--model dmv`` does."""
+    from argparse import Namespace
+
+    from ..corpus.formats import detect_format
+    from .parse_cmd import _output_dmv
+
+    fmt = detect_format(args.input, args.encoding) if args.format == "auto" else args.format
+    heads_args = Namespace(**{**vars(args), "output": f"{args.output}.heads.{'conllu' if fmt == 'conllu' else 'conll'}"})
+    out = _output_dmv(model, corpus, heads_args, fmt)
+    return {**out, "heads_output": heads_args.output}

@@ -32,8 +32,9 @@ parses INPUT (tokenized sentences, with gold POS used under ``--use-tags``) to
 PTB brackets; when INPUT has gold trees the labeled evalb scores (all lengths
 and <= 40 words) are printed.
 
-``--model ccm`` (Klein & Manning 2002, :mod:`induce.cli.parse_ccm`) brackets
-INPUT's tag sequences (``--use-tags``), trained on them plus ``--train``'s.
+``--model ccm`` (Klein & Manning 2002) and ``--model dmv+ccm`` (their 2004
+product model; also writes heads) bracket INPUT's tag sequences (``--use-tags``),
+trained on them plus ``--train``'s (:mod:`induce.cli.parse_ccm`).
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ HELP = "grammar induction: PCFG or DMV with em/vi/cvi/mh"
 
 
 #: Inference algorithm when ``--infer`` is not given: the thesis's CVI for the DMV.
-DEFAULT_INFER = {"dmv": "cvi", "pcfg": "em", "pcfg-la": "em", "ccm": "em"}
+DEFAULT_INFER = {"dmv": "cvi", "pcfg": "em", "pcfg-la": "em", "ccm": "em", "dmv+ccm": "em"}
 #: sweeps of the PCFG's mh sampler when --iterations is not given (it has no stopping rule)
 MH_SWEEPS = 20
 
@@ -65,7 +66,7 @@ def register(subparsers) -> None:
                               description=__doc__)
     p.add_argument("input", metavar="INPUT", type=corpus_path, help="corpus file or directory")
     p.add_argument("-o", "--output", required=True, type=output_path, help="parsed output file")
-    p.add_argument("--model", choices=("pcfg", "dmv", "pcfg-la", "ccm"), default="dmv")
+    p.add_argument("--model", choices=("pcfg", "dmv", "pcfg-la", "ccm", "dmv+ccm"), default="dmv")
     p.add_argument("--infer", choices=PCFG_ALGORITHMS,
                    help="inference algorithm (default: cvi for dmv, em for pcfg and pcfg-la; mh: PCFG only)")
     g = p.add_mutually_exclusive_group()
@@ -174,7 +175,7 @@ def run(args) -> int:
     args.infer = args.infer or DEFAULT_INFER[args.model]
     if args.model == "pcfg-la":
         return _run_latent(args)
-    if args.model == "ccm":
+    if args.model in ("ccm", "dmv+ccm"):
         from .parse_ccm import run_ccm
 
         return run_ccm(args)
