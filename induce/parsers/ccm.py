@@ -59,7 +59,7 @@ DECODERS = ("viterbi", "mbr")
 #: K&M 2002's pseudo-counts: constituent 2, distituent 8
 CONSTITUENT_PRIOR, DISTITUENT_PRIOR = 2.0, 8.0
 MAX_ITER = 200
-TOL = 1e-5
+TOL = 1e-6
 
 
 class SpanTable:

@@ -35,7 +35,7 @@ from ..kernels import dmv_ccm as kprod
 from .ccm import CONSTITUENT_PRIOR, DISTITUENT_PRIOR, CCMParser, _Counts, spans_to_tree
 
 MAX_ITER = 100
-TOL = 1e-5
+TOL = 1e-6
 
 
 class DMVCCMParser(InduceEstimator):
