@@ -93,11 +93,15 @@ def run_choices(args, train, test, deps) -> list[dict]:
 
 
 def table(rows) -> str:
-    lines = ["| model | seed | K&M F1 | evalb F1 | iterations | s/iteration |", "|---|---|---|---|---|---|"]
+    """Markdown: one row per fit or baseline (variant parameters after the model name)."""
+    keys = ("constituent_prior", "distituent_prior", "init", "decode")
+    lines = ["| model | seed | K&M F1 | evalb F1 | directed | iterations | s/iteration |", "|---|---|---|---|---|---|---|"]
     for r in rows:
-        lines.append(f"| {r['model']} | {r.get('seed', '')} | {100 * r['km_f1']:.1f} | {100 * r['evalb_f1']:.1f} | "
-                     f"{r.get('iterations', '')} | {r['s_per_iteration']:.3f} |" if "iterations" in r else
-                     f"| {r['model']} | | {100 * r['km_f1']:.1f} | {100 * r['evalb_f1']:.1f} | | |")
+        name = " ".join([r["model"]] + [f"{k}={r[k]}" for k in keys if k in r])
+        cells = [name, r.get("seed", ""), f"{100 * r['km_f1']:.1f}", f"{100 * r['evalb_f1']:.1f}",
+                 f"{100 * r['directed']:.1f}" if "directed" in r else "", r.get("iterations", ""),
+                 f"{r['s_per_iteration']:.3f}" if "s_per_iteration" in r else ""]
+        lines.append("| " + " | ".join(map(str, cells)) + " |")
     return "\n".join(lines)
 
 
@@ -107,7 +111,15 @@ def main() -> None:
     p.add_argument("--seeds", type=int, default=3)
     p.add_argument("--text", choices=("conll2000+sample", "sample"), default="conll2000+sample")
     p.add_argument("--out", default="benchmarks/results/ccm.json")
+    p.add_argument("--report", action="store_true", help="print the tables of --out and exit")
     args = p.parse_args()
+    if args.report:
+        with open(args.out) as f:
+            saved = json.load(f)
+        for section in ("main", "choices"):
+            if section in saved:
+                print(table(saved[section]))
+        return
     train, test, deps = data(args.text)
     result = {"load_start": os.getloadavg(), "train_sentences": train.n_sentences, "test_sentences": test.n_sentences}
     for section in args.sections.split(","):
