@@ -10,7 +10,9 @@ import pytest
 from induce.align import WordAligner
 from induce.base import AnyOf, Boolean, InduceEstimator, Integer, Items, Options, Real, Seed
 from induce.errors import ConfigError
+from induce.parsers.ccm import CCMParser
 from induce.parsers.dmv import DMVParser
+from induce.parsers.dmv_ccm import DMVCCMParser
 from induce.parsers.latent_pcfg import LatentPCFGParser
 from induce.parsers.pcfg import PCFGInducer
 from induce.series.hsmm import HSMMSegmenter
@@ -19,7 +21,7 @@ from induce.taggers import HMMTagger
 from induce.taggers.hdp_hmm import HDPHMMTagger
 
 ESTIMATORS = (HMMTagger, HDPHMMTagger, HMMSegmenter, HSMMSegmenter, WordAligner, PCFGInducer, DMVParser,
-              LatentPCFGParser)
+              LatentPCFGParser, CCMParser, DMVCCMParser)
 
 
 def candidates(c) -> list:

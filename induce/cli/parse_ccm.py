@@ -50,6 +50,8 @@ def run_ccm(args) -> int:
 
     if args.infer not in (("em",) if args.model == "dmv+ccm" else ("em", "vi", "cvi")):
         raise ConfigError(f"--model {args.model} supports --infer " + ("em" if args.model == "dmv+ccm" else "em, vi and cvi"))
+    if args.save_model or args.report:
+        raise ConfigError(f"--model {args.model} has no --save-model or --report yet")
     if args.alpha is not None or args.grammar:
         raise ConfigError(f"--model {args.model} takes neither --alpha nor --grammar (the CCM's priors are K&M's "
                           "pseudo-counts)")

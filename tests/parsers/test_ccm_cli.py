@@ -43,7 +43,7 @@ def test_parse_writes_trees_and_scores_them(treebank, tmp_path, capsys, model, i
 
 
 def test_ccm_rejects_mh_and_alpha(treebank, tmp_path, capsys):
-    for extra in (["--infer", "mh"], ["--alpha", "0.5"]):
+    for extra in (["--infer", "mh"], ["--alpha", "0.5"], ["--save-model", str(tmp_path / "m.npz")]):
         assert main(["parse", str(treebank), "--model", "ccm", *extra, "--quiet", "-o", str(tmp_path / "o")]) == 2
     assert main(["parse", str(treebank), "--model", "dmv+ccm", "--infer", "cvi", "--quiet",
                  "-o", str(tmp_path / "o")]) == 2
