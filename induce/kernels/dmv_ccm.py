@@ -1,31 +1,37 @@
 """The product of the DMV and the CCM over dependency trees (Klein & Manning 2004), one sentence at a time.
 
-K&M 2004 score a dependency tree ``D`` by ``P_DMV(D) P_CCM(S, B(D))``, where
-``B(D)`` is the binary bracketing of ``D``'s head-outward derivation: here a head
-first takes its right dependents, nearest first, then its left ones, and every
-attachment makes one binary node whose span (head's span so far plus the
-dependent's) is a constituent; single words and the whole sentence are
-constituents of every ``B(D)``.  ``P_CCM(S, B)`` is the CCM's tree-independent
-part times ``prod_{varying (i, j) in B} phi(i, j)`` (:mod:`induce.kernels.ccm`),
-so the product model's sum over trees is a chart over headed spans (the DMV's
-original O(n^5) one) with ``phi`` multiplied in at every attachment:
+K&M 2004 score a dependency tree ``D`` by ``P_DMV(D) P_CCM(S, B)`` with ``B`` a
+binary bracketing consistent with ``D``: the head-outward derivation of ``D``
+attaches each head's dependents one at a time (nearest first on each side), and
+every attachment makes one binary node whose span -- the head's span so far
+plus the dependent's whole span -- is a constituent; single words and the whole
+sentence are constituents of every ``B``.  Which derivations count is
+``order``: ``RIGHT_FIRST`` (a head takes its right dependents, then its left
+ones: one ``B`` per ``D``), ``LEFT_FIRST``, or ``ANY`` interleaving of the two
+sides (every bracketing consistent with ``D``; the sum then runs over the
+pairs ``(D, B)``).  ``P_CCM(S, B)`` is the CCM's tree-independent part times
+``prod_{varying (i, j) in B} phi(i, j)`` (:mod:`induce.kernels.ccm`), so the
+product's sum is a chart over headed spans (the DMV's original O(n^5) one)
+with ``phi`` multiplied in at every attachment; the STOP factors, which do not
+depend on the order, are applied when a head's span is complete:
 
-    R[h, h+1] = 1
-    R[h, j]   = phi(h, j) sum_{h<k<j} R[h, k] cont(h, R, v(k > h+1)) sum_{k<=a<j} att(h->a) C[k, j, a]
-    L[h, h, j] = R[h, j] stop(h, R, v(j > h+1))
-    L[i, h, j] = phi(i, j) sum_{i<k<=h} sum_{i<=a<k} C[i, k, a] att(h->a) cont(h, L, v(k < h)) L[k, h, j]
-    C[i, j, h] = L[i, h, j] stop(h, L, v(i < h))
+    I[h, h, h+1] = 1
+    I[i, h, j] = phi(i, j) [ sum_{h<k<j} I[i, h, k] cont(h, R, v(k > h+1)) sum_{k<=a<j} att(h->a) C[k, j, a]
+                           + sum_{i<k<=h} I[k, h, j] cont(h, L, v(k < h)) sum_{i<=a<k} att(h->a) C[i, k, a] ]
+    C[i, j, h] = I[i, h, j] stop(h, L, v(i < h)) stop(h, R, v(j > h+1))
     Z = sum_h root(h) C[0, n, h]
 
-(``stop``/``cont``/``att``/``root`` the per-position DMV factors of
-:func:`induce.kernels.dmv.sentence_factors`).  The outside pass is the adjoint;
-each rule application's expected count is ``outside x weight x insides / Z``,
-giving the DMV's expected counts and the CCM's span posteriors under the
-product.  With ``use_max`` both passes run in the Viterbi semiring and a rule
-application lies on the best tree iff its ratio is 1: that gives the best
-tree's heads and brackets.  Linear space; the word factors are scaled as in the
-DMV kernel and the ``phi`` by one constant per sentence (every tree has the
-same number of varying brackets), fine for sentences of a few dozen words.
+where the right term requires ``i == h`` under ``RIGHT_FIRST`` and the left
+term ``j == h + 1`` under ``LEFT_FIRST`` (``stop``/``cont``/``att``/``root``:
+the per-position DMV factors of :func:`induce.kernels.dmv.sentence_factors`).
+The outside pass is the adjoint; each rule application's expected count is
+``outside x weight x insides / Z``, giving the DMV's expected counts and the
+CCM's span posteriors under the product.  With ``use_max`` both passes run in
+the Viterbi semiring and a rule application lies on the best tree iff its
+ratio is 1: that gives the best tree's heads and brackets.  Linear space; the
+word factors are scaled as in the DMV kernel and the ``phi`` by one constant
+per sentence (every tree has the same number of varying brackets), fine for
+sentences of a few dozen words.
 """
 
 from __future__ import annotations
@@ -40,6 +46,8 @@ from .dmv import CONT, LEFT, RIGHT, STOP, sentence_factors
 
 #: a rule application whose max-product ratio is at least this lies on the Viterbi tree
 ON_BEST = 1.0 - 1e-9
+#: attachment orders (``order``): any interleaving of the two sides, right dependents first, left first
+ANY, RIGHT_FIRST, LEFT_FIRST = 0, 1, 2
 
 
 @njit(cache=True)
@@ -48,43 +56,52 @@ def _acc(x, v, use_max):
 
 
 @njit(cache=True)
-def _inside(n, att, stop, phi, use_max):
-    """The charts ``R[h, j]``, ``L[i, h, j]``, ``C[i, j, h]`` (module docstring)."""
-    R = np.zeros((n + 1, n + 1))
-    L = np.zeros((n + 1, n + 1, n + 1))
+def _right_last(order, i, h):
+    """May an attachment on the right be the last one of head ``h`` whose span starts at ``i``?"""
+    return order != RIGHT_FIRST or i == h
+
+
+@njit(cache=True)
+def _left_last(order, h, j):
+    """May an attachment on the left be the last one of head ``h`` whose span ends at ``j``?"""
+    return order != LEFT_FIRST or j == h + 1
+
+
+@njit(cache=True)
+def _inside(n, att, stop, phi, use_max, order):
+    """The charts ``I[i, h, j]`` and ``C[i, j, h]`` (module docstring)."""
+    I = np.zeros((n + 1, n + 1, n + 1))
     C = np.zeros((n + 1, n + 1, n + 1))
     for length in range(1, n + 1):
         for i in range(n - length + 1):
             j = i + length
-            if length == 1:
-                R[i, j] = 1.0
-            else:
-                acc = 0.0
-                for k in range(i + 1, j):
-                    w = R[i, k] * stop[i, RIGHT, 1 if k > i + 1 else 0, CONT]
-                    for a in range(k, j):
-                        acc = _acc(acc, w * att[i, a] * C[k, j, a], use_max)
-                R[i, j] = phi[i, j] * acc
-            L[i, i, j] = R[i, j] * stop[i, RIGHT, 1 if j > i + 1 else 0, STOP]
-            for h in range(i + 1, j):
-                acc = 0.0
-                for k in range(i + 1, h + 1):
-                    w = L[k, h, j] * stop[h, LEFT, 1 if k < h else 0, CONT]
-                    for a in range(i, k):
-                        acc = _acc(acc, w * att[h, a] * C[i, k, a], use_max)
-                L[i, h, j] = phi[i, j] * acc
             for h in range(i, j):
-                C[i, j, h] = L[i, h, j] * stop[h, LEFT, 1 if i < h else 0, STOP]
-    return R, L, C
+                if length == 1:
+                    I[i, h, j] = 1.0
+                else:
+                    acc = 0.0
+                    if _right_last(order, i, h):
+                        for k in range(h + 1, j):
+                            w = I[i, h, k] * stop[h, RIGHT, 1 if k > h + 1 else 0, CONT]
+                            for a in range(k, j):
+                                acc = _acc(acc, w * att[h, a] * C[k, j, a], use_max)
+                    if _left_last(order, h, j):
+                        for k in range(i + 1, h + 1):
+                            w = I[k, h, j] * stop[h, LEFT, 1 if k < h else 0, CONT]
+                            for a in range(i, k):
+                                acc = _acc(acc, w * att[h, a] * C[i, k, a], use_max)
+                    I[i, h, j] = phi[i, j] * acc
+                C[i, j, h] = (I[i, h, j] * stop[h, LEFT, 1 if i < h else 0, STOP]
+                              * stop[h, RIGHT, 1 if j > h + 1 else 0, STOP])
+    return I, C
 
 
 @njit(cache=True)
-def _outside(n, att, stop, phi, R, L, C, z, use_max, root, mass):
+def _outside(n, att, stop, phi, I, C, z, use_max, order, root, mass):
     """Adjoint pass; ``mass`` receives ``root[h]``, ``stop[h, d, v, s]``, ``att[h, a]`` and bracket
     ``span[i, j]`` expectations (or, with ``use_max``, best-tree ratios) in its four arrays."""
     root_m, stop_m, att_m, span_m = mass
-    oR = np.zeros((n + 1, n + 1))
-    oL = np.zeros((n + 1, n + 1, n + 1))
+    oI = np.zeros((n + 1, n + 1, n + 1))
     oC = np.zeros((n + 1, n + 1, n + 1))
     for h in range(n):
         oC[0, n, h] = root[h] / z
@@ -93,35 +110,41 @@ def _outside(n, att, stop, phi, R, L, C, z, use_max, root, mass):
         for i in range(n - length + 1):
             j = i + length
             for h in range(i, j):
-                v = 1 if i < h else 0
-                oL[i, h, j] = _acc(oL[i, h, j], oC[i, j, h] * stop[h, LEFT, v, STOP], use_max)
-                stop_m[h, LEFT, v, STOP] = _acc(stop_m[h, LEFT, v, STOP], oC[i, j, h] * C[i, j, h], use_max)
-            for h in range(i + 1, j):
-                out = oL[i, h, j] * phi[i, j]
-                for k in range(i + 1, h + 1):
-                    v = 1 if k < h else 0
-                    w = out * stop[h, LEFT, v, CONT]
-                    for a in range(i, k):
-                        m = w * att[h, a] * C[i, k, a] * L[k, h, j]
-                        oC[i, k, a] = _acc(oC[i, k, a], w * att[h, a] * L[k, h, j], use_max)
-                        oL[k, h, j] = _acc(oL[k, h, j], w * att[h, a] * C[i, k, a], use_max)
-                        att_m[h, a] = _acc(att_m[h, a], m, use_max)
-                        stop_m[h, LEFT, v, CONT] = _acc(stop_m[h, LEFT, v, CONT], m, use_max)
-                        span_m[i, j] = _acc(span_m[i, j], m, use_max)
-            v = 1 if j > i + 1 else 0
-            oR[i, j] = _acc(oR[i, j], oL[i, i, j] * stop[i, RIGHT, v, STOP], use_max)
-            stop_m[i, RIGHT, v, STOP] = _acc(stop_m[i, RIGHT, v, STOP], oL[i, i, j] * L[i, i, j], use_max)
-            out = oR[i, j] * phi[i, j]
-            for k in range(i + 1, j):
-                v = 1 if k > i + 1 else 0
-                w = out * stop[i, RIGHT, v, CONT]
-                for a in range(k, j):
-                    m = w * R[i, k] * att[i, a] * C[k, j, a]
-                    oR[i, k] = _acc(oR[i, k], w * att[i, a] * C[k, j, a], use_max)
-                    oC[k, j, a] = _acc(oC[k, j, a], w * R[i, k] * att[i, a], use_max)
-                    att_m[i, a] = _acc(att_m[i, a], m, use_max)
-                    stop_m[i, RIGHT, v, CONT] = _acc(stop_m[i, RIGHT, v, CONT], m, use_max)
-                    span_m[i, j] = _acc(span_m[i, j], m, use_max)
+                vl, vr = 1 if i < h else 0, 1 if j > h + 1 else 0
+                oI[i, h, j] = _acc(oI[i, h, j], oC[i, j, h] * stop[h, LEFT, vl, STOP] * stop[h, RIGHT, vr, STOP],
+                                   use_max)
+                m = oC[i, j, h] * C[i, j, h]
+                stop_m[h, LEFT, vl, STOP] = _acc(stop_m[h, LEFT, vl, STOP], m, use_max)
+                stop_m[h, RIGHT, vr, STOP] = _acc(stop_m[h, RIGHT, vr, STOP], m, use_max)
+                if length == 1:
+                    continue
+                out = oI[i, h, j] * phi[i, j]
+                if _right_last(order, i, h):
+                    for k in range(h + 1, j):
+                        v = 1 if k > h + 1 else 0
+                        w = out * stop[h, RIGHT, v, CONT]
+                        for a in range(k, j):
+                            m = w * I[i, h, k] * att[h, a] * C[k, j, a]
+                            oI[i, h, k] = _acc(oI[i, h, k], w * att[h, a] * C[k, j, a], use_max)
+                            oC[k, j, a] = _acc(oC[k, j, a], w * I[i, h, k] * att[h, a], use_max)
+                            _count(att_m, stop_m, span_m, h, a, RIGHT, v, i, j, m, use_max)
+                if _left_last(order, h, j):
+                    for k in range(i + 1, h + 1):
+                        v = 1 if k < h else 0
+                        w = out * stop[h, LEFT, v, CONT]
+                        for a in range(i, k):
+                            m = w * I[k, h, j] * att[h, a] * C[i, k, a]
+                            oI[k, h, j] = _acc(oI[k, h, j], w * att[h, a] * C[i, k, a], use_max)
+                            oC[i, k, a] = _acc(oC[i, k, a], w * I[k, h, j] * att[h, a], use_max)
+                            _count(att_m, stop_m, span_m, h, a, LEFT, v, i, j, m, use_max)
+
+
+@njit(cache=True)
+def _count(att_m, stop_m, span_m, h, a, side, v, i, j, m, use_max):
+    """Credit one attachment ``h -> a`` (making the bracket ``[i, j)``) with ``m``."""
+    att_m[h, a] = _acc(att_m[h, a], m, use_max)
+    stop_m[h, side, v, CONT] = _acc(stop_m[h, side, v, CONT], m, use_max)
+    span_m[i, j] = _acc(span_m[i, j], m, use_max)
 
 
 @njit(cache=True)
@@ -143,7 +166,7 @@ def _phi(score, n):
 
 
 @njit(cache=True)
-def product_sentence(tags, root_p, stop_p, attach_p, score, use_max, root_c, stop_c, attach_c, post, heads):
+def product_sentence(tags, root_p, stop_p, attach_p, score, use_max, order, root_c, stop_c, attach_c, post, heads):
     """One sentence under the product: returns ``log sum_D P_DMV(D) prod_{B(D)} phi`` (or the max).
 
     Sum mode adds the expected DMV counts to ``root_c[T]``, ``stop_c[T, 2, 2, 2]``, ``attach_c[T, 2, T]``
@@ -153,12 +176,12 @@ def product_sentence(tags, root_p, stop_p, attach_p, score, use_max, root_c, sto
     n = len(tags)
     root, att, stop, log_scale = sentence_factors(tags, root_p, stop_p, attach_p)
     phi, log_phi = _phi(score, n)
-    R, L, C = _inside(n, att, stop, phi, use_max)
+    I, C = _inside(n, att, stop, phi, use_max, order)
     z = 0.0
     for h in range(n):
         z = _acc(z, root[h] * C[0, n, h], use_max)
     mass = (np.zeros(n), np.zeros((n, 2, 2, 2)), np.zeros((n, n)), np.zeros((n + 1, n + 1)))
-    _outside(n, att, stop, phi, R, L, C, z, use_max, root, mass)
+    _outside(n, att, stop, phi, I, C, z, use_max, order, root, mass)
     root_m, stop_m, att_m, span_m = mass
     for i in range(n):
         for j in range(i + 1, n + 1):
@@ -181,7 +204,7 @@ def product_sentence(tags, root_p, stop_p, attach_p, score, use_max, root_c, sto
 
 
 @njit(cache=True)
-def product_pass(tags, offsets, yid, cid, soff, lcy, ldy, lcx, ldx, root_p, stop_p, attach_p, use_max,
+def product_pass(tags, offsets, yid, cid, soff, lcy, ldy, lcx, ldx, root_p, stop_p, attach_p, use_max, order,
                  root_c, stop_c, attach_c, post, heads):
     """:func:`product_sentence` over a corpus (CCM spans as in :mod:`induce.kernels.ccm`); returns the sum of
     ``log P_DMV P_CCM`` summed (or maximised) over each sentence's trees."""
@@ -191,5 +214,5 @@ def product_pass(tags, offsets, yid, cid, soff, lcy, ldy, lcx, ldx, root_p, stop
         score = np.empty(b - a)
         base = _gathered(yid, cid, a, b, n, lcy, ldy, lcx, ldx, score)
         total += base + product_sentence(tags[offsets[s]:offsets[s + 1]], root_p, stop_p, attach_p, score, use_max,
-                                         root_c, stop_c, attach_c, post[a:b], heads[offsets[s]:offsets[s + 1]])
+                                         order, root_c, stop_c, attach_c, post[a:b], heads[offsets[s]:offsets[s + 1]])
     return total

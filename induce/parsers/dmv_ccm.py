@@ -1,8 +1,11 @@
 """DMV+CCM: the product of the DMV and the CCM (Klein & Manning 2004), trained by EM.
 
-Each dependency tree ``D`` of a sentence is scored by ``P_DMV(D) P_CCM(S, B(D))``
-with ``B(D)`` the binary bracketing of its head-outward derivation (right
-dependents first; :mod:`induce.kernels.dmv_ccm`).  The E-step is exact over
+Each dependency tree ``D`` of a sentence is scored by ``P_DMV(D) P_CCM(S, B)``
+with ``B`` the binary bracketing of a head-outward derivation of ``D``
+(``order``: ``"right-first"``, the default, ``"left-first"`` or ``"any"``
+interleaving; :mod:`induce.kernels.dmv_ccm`).  On WSJ10 right-first brackets
+best (K&M F1 70.3, directed 43.5) and left-first attaches best (47.2, 61.5;
+docs/experiments/ccm.md).  The E-step is exact over
 that product: one chart over headed spans gives the DMV's expected root, stop
 and attachment counts and the CCM's span posteriors under the product; the
 M-step re-estimates each model from its own counts (the DMV by maximum
@@ -25,7 +28,7 @@ import time
 import numpy as np
 from tqdm import tqdm
 
-from ..base import Boolean, InduceEstimator, Integer, Real, Seed
+from ..base import Boolean, InduceEstimator, Integer, Options, Real, Seed
 from ..corpus.corpus import as_corpus
 from ..infer.convergence import ConvergenceMonitor
 from ..infer.estimators import em_params
@@ -34,6 +37,10 @@ from ..kernels import dmv as kdmv
 from ..kernels import dmv_ccm as kprod
 from .ccm import CONSTITUENT_PRIOR, DISTITUENT_PRIOR, CCMParser, _Counts, spans_to_tree
 
+#: ``right-first``: a head takes its right dependents, then its left ones (one bracketing per dependency
+#: tree); ``left-first`` the reverse; ``any``: every interleaving, i.e. every binary bracketing consistent
+#: with the dependency tree (the sum runs over both)
+ORDERS = {"right-first": kprod.RIGHT_FIRST, "left-first": kprod.LEFT_FIRST, "any": kprod.ANY}
 MAX_ITER = 100
 TOL = 1e-6
 
@@ -43,6 +50,7 @@ class DMVCCMParser(InduceEstimator):
 
     Parameters
     ----------
+    order : the attachment orders whose bracketings count (:data:`ORDERS`, module docstring).
     constituent_prior, distituent_prior : the CCM's pseudo-counts (K&M's 2 and 8).
     n_iter : maximum passes; tol : relative change below which (3 passes) the run stops.
     tag_column : the tag column read (``None``: the words).
@@ -50,13 +58,14 @@ class DMVCCMParser(InduceEstimator):
     """
 
     _parameter_constraints = {
-        "constituent_prior": Real(0.0, min_open=True), "distituent_prior": Real(0.0, min_open=True),
+        "order": Options(*ORDERS), "constituent_prior": Real(0.0, min_open=True), "distituent_prior": Real(0.0, min_open=True),
         "n_iter": Integer(0), "tol": Real(0.0), "random_state": Seed(), "verbose": Boolean(),
     }
 
-    def __init__(self, constituent_prior: float = CONSTITUENT_PRIOR, distituent_prior: float = DISTITUENT_PRIOR,
+    def __init__(self, order: str = "right-first", constituent_prior: float = CONSTITUENT_PRIOR, distituent_prior: float = DISTITUENT_PRIOR,
                  n_iter: int = MAX_ITER, tol: float = TOL, tag_column: str | None = None,
                  random_state: int | None = None, verbose: bool = False):
+        self.order = order
         self.constituent_prior = constituent_prior
         self.distituent_prior = distituent_prior
         self.n_iter = n_iter
@@ -102,7 +111,7 @@ class DMVCCMParser(InduceEstimator):
                 c[...] = 0.0
             ccm.post[...] = 0.0
             objective = penalty + kprod.product_pass(tags, offsets, table.yid, table.cid, table.soff, *logs,
-                                                     *self.dmv_, False, *dmv, ccm.post, np.zeros(len(tags), np.int32))
+                                                     *self.dmv_, False, ORDERS[self.order], *dmv, ccm.post, np.zeros(len(tags), np.int32))
             ccm.recount()
             self.history_.append({"iteration": it, "seconds": time.perf_counter() - t0, "objective": objective})
             self.n_iter_ = it
@@ -122,7 +131,7 @@ class DMVCCMParser(InduceEstimator):
         n_tags = len(self.ccm_.tags_) + 1
         scratch = (np.zeros(n_tags), np.zeros((n_tags, 2, 2, 2)), np.zeros((n_tags, 2, n_tags)))
         kprod.product_pass(tags, corpus.offsets, table.yid, table.cid, table.soff, *self.ccm_.logs_, *self.dmv_,
-                           True, *scratch, post, heads)
+                           True, ORDERS[self.order], *scratch, post, heads)
         return corpus, table, heads, post
 
     def predict_flat(self, X) -> np.ndarray:

@@ -44,32 +44,44 @@ def _reaches_root(heads, k):
     return True
 
 
-def tree_score(tags, heads, root, stop, attach, phi):
-    """``P_DMV(D) prod phi(B(D))`` by the head-outward derivation, right dependents first; and B(D)."""
+def derivations(tags, heads, root, stop, attach, phi, order):
+    """``(P_DMV(D) prod phi(B), B)`` for every bracketing ``B`` of ``D``'s head-outward derivations allowed by
+    ``order`` (each head interleaves its right and left dependents, nearest first on each side)."""
     n = len(tags)
     deps = [[k for k in range(n) if heads[k] == h + 1] for h in range(n)]
-    brackets = set()
+    p_dmv = root[tags[heads.index(0)]]
+    for h in range(n):
+        for side, ds in ((RIGHT, [d for d in deps[h] if d > h]), (LEFT, [d for d in deps[h] if d < h])):
+            for v, a in enumerate(ds):
+                p_dmv *= stop[tags[h], side, min(v, 1), CONT] * attach[tags[h], side, tags[a]]
+            p_dmv *= stop[tags[h], side, 1 if ds else 0, STOP]
 
-    def derive(h):
-        p, lo, hi = 1.0, h, h + 1
-        for side, order in ((RIGHT, sorted(d for d in deps[h] if d > h)),
-                            (LEFT, sorted((d for d in deps[h] if d < h), reverse=True))):
-            for v, a in enumerate(order):
-                q, a_lo, a_hi = derive(a)
-                p *= stop[tags[h], side, min(v, 1), CONT] * attach[tags[h], side, tags[a]] * q
-                lo, hi = min(lo, a_lo), max(hi, a_hi)
+    def span_of(h):
+        return [h] + [k for d in deps[h] for k in span_of(d)]
+
+    def sequences(h):
+        right = sorted(d for d in deps[h] if d > h)
+        left = sorted((d for d in deps[h] if d < h), reverse=True)
+        for where in itertools.combinations(range(len(right) + len(left)), len(right)):
+            seq, r, l = [], iter(right), iter(left)
+            for slot in range(len(right) + len(left)):
+                seq.append(next(r) if slot in where else next(l))
+            if order == K.RIGHT_FIRST and seq != right + left or order == K.LEFT_FIRST and seq != left + right:
+                continue
+            brackets, lo, hi = set(), h, h + 1
+            for d in seq:
+                lo, hi = min(lo, min(span_of(d))), max(hi, max(span_of(d)) + 1)
                 brackets.add((lo, hi))
-                p *= phi.get((lo, hi), 1.0)
-            p *= stop[tags[h], side, 1 if order else 0, STOP]
-        return p, lo, hi
+            yield brackets
 
-    r = heads.index(0)
-    p, _, _ = derive(r)
-    return root[tags[r]] * p, brackets
+    for choice in itertools.product(*[list(sequences(h)) for h in range(n)]):
+        brackets = set().union(*choice)
+        yield p_dmv * math.prod(phi.get(b, 1.0) for b in brackets), brackets
 
 
+@pytest.mark.parametrize("order", [K.ANY, K.RIGHT_FIRST, K.LEFT_FIRST])
 @pytest.mark.parametrize("use_max", [False, True])
-def test_product_chart_matches_enumeration(use_max):
+def test_product_chart_matches_enumeration(use_max, order):
     rng = np.random.default_rng(3)
     t, n = 3, 5
     tags = np.array([0, 2, 1, 1, 0], dtype=np.int32)
@@ -86,9 +98,12 @@ def test_product_chart_matches_enumeration(use_max):
                 phi[(i, j)] = math.exp(score[KC.tri(i, j, n)])
     counts = (np.zeros(t), np.zeros((t, 2, 2, 2)), np.zeros((t, 2, t)))
     post, heads = np.zeros(m), np.zeros(n, dtype=np.int32)
-    value = K.product_sentence(tags, root, stop, attach, score, use_max, *counts, post, heads)
-    trees = [(h, *tree_score(tags, h, root, stop, attach, phi)) for h in projective_trees(n)]
-    assert len(trees) == 143  # projective trees of 5 words with one root word (OEIS A006013)
+    value = K.product_sentence(tags, root, stop, attach, score, use_max, order, *counts, post, heads)
+    dependency_trees = list(projective_trees(n))
+    assert len(dependency_trees) == 143  # projective trees of 5 words with one root word (OEIS A006013)
+    trees = [(h, w, b) for h in dependency_trees for w, b in derivations(tags, h, root, stop, attach, phi, order)]
+    if order != K.ANY:
+        assert len(trees) == 143  # one bracketing per dependency tree
     weights = np.array([w for _, w, _ in trees])
     if use_max:
         best = int(np.argmax(weights))
