@@ -10,8 +10,9 @@ ptb-sample's alone).  Dependencies of DMV+CCM are scored on wsj-dep-sample
 
 * ``main``    -- CCM em / vi / cvi and DMV+CCM at the defaults, seeds 0..``--seeds``-1 (only cvi's
   sentence order depends on the seed);
-* ``choices`` -- the CCM's design choices with em: priors, start, decoder, empty spans (evidence for
-  docs/experiments/ccm.md).
+* ``choices`` -- the CCM's design choices with em: priors, start, decoder (evidence for
+  docs/experiments/ccm.md);
+* ``orders``  -- DMV+CCM with each attachment order (right-first, left-first, any interleaving).
 
     nice -n 10 python benchmarks/ccm_bench.py --out benchmarks/results/ccm.json
 
@@ -92,9 +93,18 @@ def run_choices(args, train, test, deps) -> list[dict]:
     return rows
 
 
+def run_orders(args, train, test, deps) -> list[dict]:
+    rows = []
+    for order in ("right-first", "left-first", "any"):
+        rows.append({"model": "dmv+ccm em", "order": order,
+                     **fit_row(DMVCCMParser(order=order, tag_column="pos"), train, test, deps)})
+        print(rows[-1], flush=True)
+    return rows
+
+
 def table(rows) -> str:
     """Markdown: one row per fit or baseline (variant parameters after the model name)."""
-    keys = ("constituent_prior", "distituent_prior", "init", "decode")
+    keys = ("constituent_prior", "distituent_prior", "init", "decode", "order")
     lines = ["| model | seed | K&M F1 | evalb F1 | directed | iterations | s/iteration |", "|---|---|---|---|---|---|---|"]
     for r in rows:
         name = " ".join([r["model"]] + [f"{k}={r[k]}" for k in keys if k in r])
@@ -107,7 +117,7 @@ def table(rows) -> str:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--sections", default="main,choices")
+    p.add_argument("--sections", default="main,choices,orders")
     p.add_argument("--seeds", type=int, default=3)
     p.add_argument("--text", choices=("conll2000+sample", "sample"), default="conll2000+sample")
     p.add_argument("--out", default="benchmarks/results/ccm.json")
@@ -116,14 +126,14 @@ def main() -> None:
     if args.report:
         with open(args.out) as f:
             saved = json.load(f)
-        for section in ("main", "choices"):
+        for section in ("main", "choices", "orders"):
             if section in saved:
                 print(table(saved[section]))
         return
     train, test, deps = data(args.text)
     result = {"load_start": os.getloadavg(), "train_sentences": train.n_sentences, "test_sentences": test.n_sentences}
     for section in args.sections.split(","):
-        result[section] = {"main": run_main, "choices": run_choices}[section](args, train, test, deps)
+        result[section] = {"main": run_main, "choices": run_choices, "orders": run_orders}[section](args, train, test, deps)
         print(table(result[section]))
     result["load_end"] = os.getloadavg()
     with atomic_write(args.out) as f:

@@ -94,6 +94,8 @@ def register(subparsers) -> None:
                                 "Viterbi trees (dmv: root, stop, attach separately; vi, cvi, mh); none: hold them at "
                                 "1 (default: learned for the pcfg with cvi, where it gains ~12 F1 points, held "
                                 "otherwise: the dmv's learned ~0.1 parses WSJ10 1.9 points worse with cvi)")
+    p.add_argument("--attach-order", choices=("right-first", "left-first", "any"), default="right-first",
+                   help="dmv+ccm: the head-outward derivations whose bracketings the CCM scores")
     p.add_argument("--init", choices=DMV_INITS, default=DMV_INITS[0], help="DMV initialiser")
     p.add_argument("--use-tags", action="store_true", help="model a tag column instead of the words")
     p.add_argument("--tag-column", help="which tag column with --use-tags (default: first informative of "
