@@ -23,11 +23,12 @@ def treebank(tmp_path):
     return path
 
 
-@pytest.mark.parametrize("model,infer", [("ccm", "em"), ("ccm", "vi"), ("ccm", "cvi"), ("dmv+ccm", "em")])
-def test_parse_writes_trees_and_scores_them(treebank, tmp_path, capsys, model, infer):
+@pytest.mark.parametrize("model,infer,extra", [("ccm", "em", []), ("ccm", "vi", []), ("ccm", "cvi", []),
+                                               ("dmv+ccm", "em", []), ("dmv+ccm", "em", ["--attach-order", "any"])])
+def test_parse_writes_trees_and_scores_them(treebank, tmp_path, capsys, model, infer, extra):
     out = tmp_path / "out.mrg"
     rc = main(["parse", str(treebank), "--model", model, "--infer", infer, "--use-tags", "--wsj10", "--train",
-               str(treebank), "--iterations", "3", "--quiet", "--json", "-o", str(out)])
+               str(treebank), "--iterations", "3", "--quiet", "--json", "-o", str(out), *extra])
     assert rc == 0
     result = json.loads(capsys.readouterr().out)
     assert result["train_sentences"] == 6
