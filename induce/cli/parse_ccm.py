@@ -93,7 +93,7 @@ def _build(args, column):
         from ..parsers.dmv_ccm import MAX_ITER, TOL, DMVCCMParser
 
         return DMVCCMParser(order=args.attach_order, n_iter=args.iterations or MAX_ITER, tol=TOL if args.tol is None else args.tol,
-                            tag_column=column, random_state=args.seed, verbose=not args.quiet)
+                            tag_column=column, verbose=not args.quiet)
     from ..parsers.ccm import MAX_ITER, TOL, CCMParser
 
     return CCMParser(infer=args.infer, n_iter=args.iterations or MAX_ITER, tol=TOL if args.tol is None else args.tol,

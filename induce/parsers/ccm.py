@@ -153,7 +153,7 @@ class CCMParser(InduceEstimator):
         corpus = as_corpus(X)
         corpus = corpus.subset(np.nonzero(corpus.lengths > 0)[0])
         table = self._table(corpus, grow=True)
-        state = _Counts(table, len(self.yields_) + 1, len(self.contexts_) + 1)
+        state = SpanCounts(table, len(self.yields_) + 1, len(self.contexts_) + 1)
         state.initial(self.init)
         rng = np.random.default_rng(self.random_state)
         priors = np.array([self.constituent_prior, self.distituent_prior], dtype=np.float64)
@@ -229,7 +229,7 @@ def spans_to_tree(spans: np.ndarray, words: list[str], tags: list[str]) -> Tree:
     return tree if len(words) > 1 else Tree("X", [tree])
 
 
-class _Counts:
+class SpanCounts:
     """Expected count tables (constituent / distituent yields and contexts) and the span posteriors."""
 
     def __init__(self, table: SpanTable, n_yields: int, n_contexts: int):

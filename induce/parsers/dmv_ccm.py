@@ -28,14 +28,14 @@ import time
 import numpy as np
 from tqdm import tqdm
 
-from ..base import Boolean, InduceEstimator, Integer, Options, Real, Seed
+from ..base import Boolean, InduceEstimator, Integer, Options, Real
 from ..corpus.corpus import as_corpus
 from ..infer.convergence import ConvergenceMonitor
 from ..infer.estimators import em_params
 from ..kernels import ccm as kccm
 from ..kernels import dmv as kdmv
 from ..kernels import dmv_ccm as kprod
-from .ccm import CONSTITUENT_PRIOR, DISTITUENT_PRIOR, CCMParser, _Counts, spans_to_tree
+from .ccm import CONSTITUENT_PRIOR, DISTITUENT_PRIOR, CCMParser, SpanCounts, spans_to_tree
 
 #: ``right-first``: a head takes its right dependents, then its left ones (one bracketing per dependency
 #: tree); ``left-first`` the reverse; ``any``: every interleaving, i.e. every binary bracketing consistent
@@ -54,24 +54,22 @@ class DMVCCMParser(InduceEstimator):
     constituent_prior, distituent_prior : the CCM's pseudo-counts (K&M's 2 and 8).
     n_iter : maximum passes; tol : relative change below which (3 passes) the run stops.
     tag_column : the tag column read (``None``: the words).
-    random_state : unused by EM (kept for the CLI's common options).
     """
 
     _parameter_constraints = {
         "order": Options(*ORDERS), "constituent_prior": Real(0.0, min_open=True), "distituent_prior": Real(0.0, min_open=True),
-        "n_iter": Integer(0), "tol": Real(0.0), "random_state": Seed(), "verbose": Boolean(),
+        "n_iter": Integer(0), "tol": Real(0.0), "verbose": Boolean(),
     }
 
     def __init__(self, order: str = "right-first", constituent_prior: float = CONSTITUENT_PRIOR, distituent_prior: float = DISTITUENT_PRIOR,
                  n_iter: int = MAX_ITER, tol: float = TOL, tag_column: str | None = None,
-                 random_state: int | None = None, verbose: bool = False):
+                 verbose: bool = False):
         self.order = order
         self.constituent_prior = constituent_prior
         self.distituent_prior = distituent_prior
         self.n_iter = n_iter
         self.tol = tol
         self.tag_column = tag_column
-        self.random_state = random_state
         self.verbose = verbose
 
     def _ccm(self) -> CCMParser:
@@ -95,7 +93,7 @@ class DMVCCMParser(InduceEstimator):
         table = self.ccm_._table(corpus, grow=True)
         tags, offsets = self._tags(corpus), corpus.offsets
         n_tags = len(self.ccm_.tags_) + 1
-        ccm = _Counts(table, len(self.ccm_.yields_) + 1, len(self.ccm_.contexts_) + 1)
+        ccm = SpanCounts(table, len(self.ccm_.yields_) + 1, len(self.ccm_.contexts_) + 1)
         ccm.initial("split")
         dmv = [np.zeros(n_tags), np.zeros((n_tags, 2, 2, 2)), np.zeros((n_tags, 2, n_tags))]
         kdmv.harmonic_counts(tags, offsets, *dmv)

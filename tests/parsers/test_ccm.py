@@ -9,7 +9,7 @@ import pytest
 from scipy.special import gammaln
 
 from induce.kernels import ccm as K
-from induce.parsers.ccm import CCMParser, SpanTable, _Counts, spans_to_tree
+from induce.parsers.ccm import CCMParser, SpanTable, SpanCounts, spans_to_tree
 from induce.parsers.ccm_eval import branching_baselines, km_bracket_scores
 
 SENTS = [["D", "N", "V"], ["D", "N", "V", "D", "N"], ["N", "V", "N"], ["D", "A", "N", "V"]]
@@ -68,7 +68,7 @@ def test_tri_order_and_catalan():
 def test_chart_matches_enumeration():
     table, vy, vx = encode(SENTS)
     logs = random_logs(np.random.default_rng(0), vy, vx)
-    state = _Counts(table, vy, vx)
+    state = SpanCounts(table, vy, vx)
     ll = K.estep_pass(table.yid, table.cid, table.soff, table.lengths, *logs, state.post, state.cy, state.dy,
                       state.cx, state.dx, state.totals)
     total = 0.0
@@ -155,14 +155,14 @@ def test_vi_elbo_bounds_the_evidence():
 def test_cvi_pass_matches_subtract_recompute_add():
     table, vy, vx = encode(SENTS)
     priors = np.array([2.0, 8.0])
-    state = _Counts(table, vy, vx)
+    state = SpanCounts(table, vy, vx)
     state.initial("split")
     before = [a.copy() for a in (state.cy, state.dy, state.cx, state.dx, state.totals, state.post)]
     a, b = table.soff[0], table.soff[1]
-    own = _Counts(table, vy, vx)
+    own = SpanCounts(table, vy, vx)
     own.post[a:b] = state.post[a:b]
     K.counts_pass(table.yid, table.cid, table.soff[:2], own.post, own.cy, own.dy, own.cx, own.dx, own.totals)
-    rest = _Counts(table, vy, vx)
+    rest = SpanCounts(table, vy, vx)
     for mine, full, other in zip((rest.cy, rest.dy, rest.cx, rest.dx), before[:4], (own.cy, own.dy, own.cx, own.dx)):
         mine[...] = full - other
     logs = rest.logs("cvi", priors)
@@ -173,7 +173,7 @@ def test_cvi_pass_matches_subtract_recompute_add():
     state.cvi_pass(np.array([0]), priors)
     np.testing.assert_allclose(state.post[a:b], ref, atol=1e-12)
     np.testing.assert_allclose(state.post[b:], before[5][b:])
-    fresh = _Counts(table, vy, vx)
+    fresh = SpanCounts(table, vy, vx)
     K.counts_pass(table.yid, table.cid, table.soff, state.post, fresh.cy, fresh.dy, fresh.cx, fresh.dx, fresh.totals)
     for x, y in zip((state.cy, state.dy, state.cx, state.dx, state.totals),
                     (fresh.cy, fresh.dy, fresh.cx, fresh.dx, fresh.totals)):
