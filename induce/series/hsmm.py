@@ -36,6 +36,9 @@ from .segmenter import HMMSegmenter, as_sequences, load_series_model, save_serie
 #: of the longest segment of the HMM's Viterbi path (docs/experiments/hsmm_defaults.md)
 MAX_R = 3
 DURATION_MARGIN = 4
+#: the advice of the warnings about a short ``max_duration``
+_RAISE_D = ("refit with a larger max_duration (--max-duration), or fixed-r negbin durations (--negbin-r R), which "
+            "have no maximum")
 
 
 def hmm_start(seqs: list[np.ndarray], emission, n_states: int, seed) -> tuple[np.ndarray, int]:
@@ -142,6 +145,9 @@ class HSMMSegmenter(InduceEstimator):
         family.default_prior(np.vstack(seqs))
         gamma0, longest = hmm_start(seqs, self.emission, int(self.n_states), self.random_state)
         self.max_duration_, self.max_duration_rule_ = self._max_duration(seqs, longest)
+        if longest > self.max_duration_ and not uses_embedding(self._duration_family(self.max_duration_)):
+            self._warn(f"max_duration = {self.max_duration_} is shorter than the longest segment of the HMM's "
+                       f"Viterbi path ({longest} steps), so such segments are cut into several; {_RAISE_D}")
         durations = self._duration_family(self.max_duration_)
         fit = self._fit_object(family, durations, infer=self.infer, n_iter=int(self.n_iter), tol=float(self.tol),
                                batch_size=int(self.batch_size), tau=float(self.tau), kappa=float(self.kappa),
@@ -255,9 +261,8 @@ class HSMMSegmenter(InduceEstimator):
             return
         D = self.durations_.max_duration
         if max(e - s for path in paths for s, e, _ in runs(path)) >= D:
-            self._warn(f"a decoded segment reaches max_duration = {D} steps, so longer segments were cut; refit "
-                       f"with a larger max_duration (--max-duration), or fixed-r negbin durations (--negbin-r R), "
-                       f"which have no maximum")
+            self._warn(f"a decoded segment reaches max_duration = {D} steps, so longer segments were cut; "
+                       f"{_RAISE_D}")
 
     def segments(self, X) -> list[list[tuple[int, int, int]]]:
         """``(start, end, state)`` rows (end exclusive) of each sequence's Viterbi segmentation."""
