@@ -146,8 +146,8 @@ class HSMMSegmenter(InduceEstimator):
         gamma0, longest = hmm_start(seqs, self.emission, int(self.n_states), self.random_state)
         self.max_duration_, self.max_duration_rule_ = self._max_duration(seqs, longest)
         if longest > self.max_duration_ and not uses_embedding(self._duration_family(self.max_duration_)):
-            self._warn(f"max_duration = {self.max_duration_} is shorter than the longest segment of the HMM's "
-                       f"Viterbi path ({longest} steps), so such segments are cut into several; {_RAISE_D}")
+            self._warn_short_d(f"max_duration = {self.max_duration_} is shorter than the longest segment of the "
+                               f"HMM's Viterbi path ({longest} steps), so such segments are cut into several")
         durations = self._duration_family(self.max_duration_)
         fit = self._fit_object(family, durations, infer=self.infer, n_iter=int(self.n_iter), tol=float(self.tol),
                                batch_size=int(self.batch_size), tau=float(self.tau), kappa=float(self.kappa),
@@ -261,8 +261,12 @@ class HSMMSegmenter(InduceEstimator):
             return
         D = self.durations_.max_duration
         if max(e - s for path in paths for s, e, _ in runs(path)) >= D:
-            self._warn(f"a decoded segment reaches max_duration = {D} steps, so longer segments were cut; "
-                       f"{_RAISE_D}")
+            self._warn_short_d(f"a decoded segment reaches max_duration = {D} steps, so longer segments were cut")
+
+    def _warn_short_d(self, why: str) -> None:
+        """One warning per model that ``max_duration`` is too short (at fit or at decoding), with the fix."""
+        if not any(w.endswith(_RAISE_D) for w in self.warnings_):
+            self._warn(f"{why}; {_RAISE_D}")
 
     def segments(self, X) -> list[list[tuple[int, int, int]]]:
         """``(start, end, state)`` rows (end exclusive) of each sequence's Viterbi segmentation."""
