@@ -45,6 +45,7 @@ All modes print a markdown table and write JSON under ``benchmarks/out/``.
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import sys
@@ -374,8 +375,13 @@ def draw_defaults(paths, data):
                          f"{len(runs(states))} segments", fontsize=7)
             ax.tick_params(labelsize=5)
     fig.tight_layout()
-    fig.savefig(ROOT / "benchmarks" / "results" / "hsmm_defaults.png")
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png")
     plt.close(fig)
+    from PIL import Image  # a 16-colour palette keeps the committed picture small
+
+    Image.open(buffer).convert("RGB").quantize(colors=16).save(ROOT / "benchmarks" / "results" / "hsmm_defaults.png",
+                                                                optimize=True)
 
 
 def main():
