@@ -8,7 +8,7 @@ Usage::
     python benchmarks/hsmm_bench.py nbfig2 [--sequences 55 --length 3000 --iterations 20 --samples 1,5,10,50]
                                            [--infer vi|svi --batch-size 5]
     python benchmarks/hsmm_bench.py fig1b [--seeds 3] [--budget 40]
-    python benchmarks/hsmm_bench.py defaults [--seeds 3] [--series nile,faithful,...]
+    python benchmarks/hsmm_bench.py defaults [--seeds 3] [--series nile,faithful,...] [--states 2,3,4]
 
 ``real``: Old Faithful ``geyser.csv`` (waiting, duration; Gaussian) and monthly sunspots
 (``sunspot_month.csv`` value; Gaussian): fit em on the first 80% of the series, report the held-out
@@ -324,35 +324,48 @@ def defaults(args):
 
     rows, drawn = {}, {}
     for name in args.series.split(","):
-        _, _, family, K, _ = SERIES[name]
+        _, _, family, K0, _ = SERIES[name]
         X = load(name)
-        cut = int(round(0.8 * X.shape[0]))
-        row = {"K": K, "family": family, "steps": int(X.shape[0])}
-        fits = {"hmm": lambda seed: HMMSegmenter(K, family, infer="vi", random_state=seed)}
-        fits.update({v: (lambda seed, kw=kw: HSMMSegmenter(K, family, infer="vi", random_state=seed, **kw))
-                     for v, kw in VARIANTS.items()})
-        for label, make in fits.items():
-            scores, secs = [], []
-            for seed in range(args.seeds):
-                t0 = time.perf_counter()
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    model = make(seed).fit(X[:cut])
-                secs.append(time.perf_counter() - t0)
-                scores.append(model.score(X[cut:], context=X[:cut]))
-                if seed == 0:
-                    path = model.predict(X)[0]
-                    row[label] = {"segments": len(runs(path)), "max_duration": getattr(model, "max_duration_", None)}
-                    if label in ("hmm", "default"):
-                        drawn[(name, label)] = path
-            row[label].update(heldout=float(np.mean(scores)), sd=float(np.std(scores)), runs=scores,
-                              seconds=float(np.median(secs)))
-        rows[name] = row
-        print(f"| {name} | {K} | " + " | ".join(f"{row[v]['heldout']:.4f} ({row[v]['segments']})" for v in fits)
-              + f" | {row['default']['heldout'] - row['hmm']['heldout']:+.4f} | {row['default']['max_duration']} | "
-              f"{row['hmm']['seconds']:.1f} / {row['default']['seconds']:.1f} |", flush=True)
-    draw_defaults(drawn, {n: load(n) for n in rows})
+        for K in args.states or [K0]:
+            key = name if not args.states else f"{name} K={K}"
+            rows[key], paths = defaults_row(X, family, K, args.seeds)
+            if K == K0:
+                drawn.update({(name, label): path for label, path in paths.items()})
+            row = rows[key]
+            print(f"| {name} | {K} | " + " | ".join(f"{row[v]['heldout']:.4f} ({row[v]['segments']})"
+                                                    for v in ("hmm", *VARIANTS))
+                  + f" | {row['default']['heldout'] - row['hmm']['heldout']:+.4f} | {row['default']['max_duration']} | "
+                  f"{row['hmm']['seconds']:.1f} / {row['default']['seconds']:.1f} |", flush=True)
+    if not args.states:
+        draw_defaults(drawn, {n: load(n) for n in rows})
     return rows
+
+
+def defaults_row(X, family, K, seeds):
+    """The HMM and every HSMM variant on one series: held-out scores, segments and seconds; the Viterbi paths
+    of the HMM and the defaults (seed 0)."""
+    cut = int(round(0.8 * X.shape[0]))
+    row, drawn = {"K": K, "family": family, "steps": int(X.shape[0])}, {}
+    fits = {"hmm": lambda seed: HMMSegmenter(K, family, infer="vi", random_state=seed)}
+    fits.update({v: (lambda seed, kw=kw: HSMMSegmenter(K, family, infer="vi", random_state=seed, **kw))
+                 for v, kw in VARIANTS.items()})
+    for label, make in fits.items():
+        scores, secs = [], []
+        for seed in range(seeds):
+            t0 = time.perf_counter()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                model = make(seed).fit(X[:cut])
+            secs.append(time.perf_counter() - t0)
+            scores.append(model.score(X[cut:], context=X[:cut]))
+            if seed == 0:
+                path = model.predict(X)[0]
+                row[label] = {"segments": len(runs(path)), "max_duration": getattr(model, "max_duration_", None)}
+                if label in ("hmm", "default"):
+                    drawn[label] = path
+        row[label].update(heldout=float(np.mean(scores)), sd=float(np.std(scores)), runs=scores,
+                          seconds=float(np.median(secs)))
+    return row, drawn
 
 
 def draw_defaults(paths, data):
@@ -388,6 +401,9 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("mode", choices=("real", "speed", "fig1b", "nbfig2", "nbspeed", "defaults"))
     p.add_argument("--series", default="nile,faithful,geyser,eustock,sunspots,lynx", help="defaults: series")
+    p.add_argument("--states", type=lambda v: [int(k) for k in v.split(",")], default=None,
+                   help="defaults: numbers of states K to run each series at (default: the series' own K, and the "
+                        "picture)")
     p.add_argument("--seeds", type=int, default=3)
     p.add_argument("--iterations", type=int, default=5)
     p.add_argument("--budget", type=int, default=40, help="fig1b: batch vi passes (svi/scvi get 1/8 of it in "
@@ -410,6 +426,8 @@ def main():
     out = ROOT / "benchmarks" / "out"
     out.mkdir(parents=True, exist_ok=True)
     suffix = f"_radius{args.radius:g}" + ("_svi" if args.infer == "svi" else "") if args.mode == "nbfig2" else ""
+    if args.mode == "defaults" and args.states:
+        suffix = "_K" + "-".join(map(str, args.states))
     (out / f"hsmm_{args.mode}{suffix}.json").write_text(json.dumps(rows, indent=1))
 
 

@@ -77,8 +77,8 @@ def register(sub) -> None:
                    help="duration family (default negbin with r learned: geometric, as the HMM's, or more regular, "
                         "state by state; docs/experiments/hsmm_defaults.md)")
     m.add_argument("--max-duration", type=positive_int, default=None, metavar="D",
-                   help="longest segment the HSMM considers; cost O(T K D) (default: 4 x the longest segment of "
-                        "the HMM's Viterbi path, at most the longest sequence)")
+                   help="longest segment the HSMM considers; cost O(T K D) (default: the longest sequence, or "
+                        "where that costs over 3e7 terms a pass 4 x the longest segment of the HMM's Viterbi path)")
     m.add_argument("--negbin-r", type=finite_positive_float, default=None, metavar="R",
                    help="fixed r of negbin durations (an integer r runs on the HMM embedding, no --max-duration); "
                         "default: r learned over 1..--max-r (paper 002 section 5.2)")

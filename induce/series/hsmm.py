@@ -32,9 +32,11 @@ from ..infer.series_hsmm import (HSMM_ALGORITHMS, HSMMFit, duration_rows, hsmm_p
                                  hsmm_transitions, log_survival, runs)
 from .segmenter import HMMSegmenter, as_sequences, load_series_model, save_series_model
 
-#: default largest learned ``r`` of the negative binomial durations, and default ``max_duration`` as a multiple
-#: of the longest segment of the HMM's Viterbi path (docs/experiments/hsmm_defaults.md)
+#: default largest learned ``r`` of the negative binomial durations; the default ``max_duration`` is the longest
+#: sequence while the messages cost at most ``MESSAGE_BUDGET`` terms a pass (about a second), else
+#: ``DURATION_MARGIN`` times the longest segment of the HMM's Viterbi path (docs/experiments/hsmm_defaults.md)
 MAX_R = 3
+MESSAGE_BUDGET = 3e7
 DURATION_MARGIN = 4
 #: the advice of the warnings about a short ``max_duration``
 _RAISE_D = ("refit with a larger max_duration (--max-duration), or fixed-r negbin durations (--negbin-r R), which "
@@ -68,8 +70,9 @@ class HSMMSegmenter(InduceEstimator):
     the variational bound decides, by the exact update (``negbin_samples=0``: explicit-duration messages
     truncated at ``max_duration``) or the sampled update with ``negbin_samples`` models per pass or svi
     minibatch (vi or svi, on the embedding); ``max_duration`` D (messages cost O(T K D + T K^2)), ``None``
-    (default): from the data, :data:`DURATION_MARGIN` times the longest segment of the HMM's Viterbi path, at
-    most the longest sequence; ``infer`` ``em``, ``vi``, ``svi``, ``cvi2`` or ``scvi``; ``alpha`` the Dirichlet
+    (default): from the data, the longest sequence (no segment cut) unless that costs over
+    :data:`MESSAGE_BUDGET` terms a pass, then :data:`DURATION_MARGIN` times the longest segment of the HMM's
+    Viterbi path; ``infer`` ``em``, ``vi``, ``svi``, ``cvi2`` or ``scvi``; ``alpha`` the Dirichlet
     prior of transition rows; ``n_iter``/``tol`` the stopping rule
     (:class:`~induce.infer.convergence.ConvergenceMonitor`); ``batch_size``, ``tau``, ``kappa`` the svi/scvi
     schedule and ``subsequence_length`` the item length of svi/cvi2/scvi (as the HMM's).  The fit starts from
@@ -162,15 +165,20 @@ class HSMMSegmenter(InduceEstimator):
         return self
 
     def _max_duration(self, seqs, longest: int) -> tuple[int, str]:
-        """``(D, why)``: ``max_duration`` when given, else :data:`DURATION_MARGIN` times the longest segment of
-        the HMM's Viterbi path, at most the longest sequence (a segment can be no longer; a smaller ``D``
-        forces switches), at least 2."""
+        """``(D, why)``: ``max_duration`` when given; else the longest sequence ``T``, which cuts no segment,
+        when the messages then cost at most :data:`MESSAGE_BUDGET` terms a pass (``K D`` a step); else
+        :data:`DURATION_MARGIN` times the longest segment of the HMM's Viterbi path, at most ``T`` (at least 2).
+        (The HMM's longest segment alone misleads when the HMM fragments a long segment: Nile at K = 4,
+        docs/experiments/hsmm_defaults.md.)"""
         if self.max_duration is not None:
             return int(self.max_duration), "given"
         T = max(x.shape[0] for x in seqs)
+        steps, K = sum(x.shape[0] for x in seqs), int(self.n_states)
+        if steps * K * T <= MESSAGE_BUDGET:
+            return T, f"the longest sequence: no segment is cut ({steps * K * T:.2g} message terms a pass)"
         D = max(2, min(T, DURATION_MARGIN * longest))
-        return D, (f"{DURATION_MARGIN} x the HMM's longest Viterbi segment ({longest}), at most the longest "
-                   f"sequence ({T})")
+        return D, (f"{DURATION_MARGIN} x the HMM's longest Viterbi segment ({longest}): D = T = {T} would cost "
+                   f"{steps * K * T:.2g} message terms a pass, over {MESSAGE_BUDGET:.0e}")
 
     # ------------------------------------------------------------- decoding
     _check_fitted = HMMSegmenter._check_fitted
