@@ -213,9 +213,10 @@ class HSMMSegmenter(InduceEstimator):
         if isinstance(fam, NegBinLearnedR):
             qr = np.exp(fam.log_qr(self.dur_stats_))
             r, prob = fam.rs[qr.argmax(axis=1)], qr.max(axis=1)
+            used = np.flatnonzero(self.dur_stats_[:, 1] >= 0.5)  # states with a segment (the rest keep the prior)
             out["duration_choice"] = (f"negbin with r learned over 1..{fam.max_r} by the variational bound (r = 1: "
-                                      f"geometric, the HMM's durations); per state the mode of q(r): " + ", ".join(
-                                          f"{k}: r={int(v)} (q={p:.2f})" for k, (v, p) in enumerate(zip(r, prob))))
+                                      f"geometric, the HMM's durations); the mode of q(r) of each state in use: "
+                                      + ", ".join(f"{k}: r={int(r[k])} (q={prob[k]:.2f})" for k in used))
         else:
             r = np.full(K, fam.r)
             out["duration_choice"] = f"negbin with r = {fam.r:g} fixed, as asked"
