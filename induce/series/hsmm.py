@@ -264,12 +264,13 @@ class HSMMSegmenter(InduceEstimator):
         return paths
 
     def _warn_reached(self, paths) -> None:
-        """One warning when a decoded segment is ``max_duration`` steps or longer: the truncated messages
-        cannot hold a longer one, so a longer segment was cut (the embedding has no maximum)."""
+        """One warning when a decoded segment is ``max_duration`` steps or longer in a sequence longer than that:
+        the truncated messages cannot hold a longer one, so a longer segment was cut (the embedding has no
+        maximum)."""
         if uses_embedding(self.durations_):
             return
         D = self.durations_.max_duration
-        if max(e - s for path in paths for s, e, _ in runs(path)) >= D:
+        if any(e - s >= D for path in paths if len(path) > D for s, e, _ in runs(path)):  # else none was cut
             self._warn_short_d(f"a decoded segment reaches max_duration = {D} steps, so longer segments were cut")
 
     def _warn_short_d(self, why: str) -> None:

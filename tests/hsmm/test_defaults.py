@@ -60,3 +60,14 @@ def test_log_survival_is_one_minus_the_cdf():
     p, d = 0.9, np.arange(1, 41)
     logD = np.log((1 - p) * p ** (d - 1))[None, :]
     np.testing.assert_allclose(log_survival(logD)[0], (d - 1) * np.log(p), atol=1e-12)
+
+
+def test_no_warning_when_one_segment_spans_a_sequence_no_longer_than_max_duration():
+    x = np.random.default_rng(0).normal(0.0, 1.0, (30, 1))
+    model = HSMMSegmenter(2, infer="vi", max_duration=30).fit(x)
+    model.warnings_ = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FitWarning)
+        model._warn_reached([np.zeros(30, dtype=np.int64)])  # the whole sequence: nothing was cut
+        with pytest.raises(FitWarning):
+            model._warn_reached([np.zeros(31, dtype=np.int64)])
