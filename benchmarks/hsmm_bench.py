@@ -39,7 +39,7 @@ varies, ratios do not).
 r up to 1 = geometric, up to 10; Poisson), fit on the first 80%, held-out log-likelihood per step of the
 last 20% given the first 80% (mean over seeds), segments on the whole series, seconds; the defaults' fits
 (seed 0) drawn into ``benchmarks/results/hsmm_defaults.png`` (HMM and HSMM Viterbi states per series).
-All modes print a markdown table and write JSON under ``benchmarks/out/``.
+All modes print a markdown table and write JSON under ``benchmarks/out/`` (``defaults``: ``benchmarks/results/``).
 """
 
 from __future__ import annotations
@@ -423,7 +423,7 @@ def main():
             "defaults": defaults}[args.mode](args)
     if args.mode == "fig1b":
         fig1b_table(rows)
-    out = ROOT / "benchmarks" / "out"
+    out = ROOT / "benchmarks" / ("results" if args.mode == "defaults" else "out")  # defaults: the record's JSON
     out.mkdir(parents=True, exist_ok=True)
     suffix = f"_radius{args.radius:g}" + ("_svi" if args.infer == "svi" else "") if args.mode == "nbfig2" else ""
     if args.mode == "defaults" and args.states:
