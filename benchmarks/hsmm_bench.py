@@ -417,7 +417,8 @@ def main():
     p.add_argument("--batch-size", type=int, default=5, help="nbfig2 --infer svi: sequences per minibatch")
     args = p.parse_args()
     if args.mode == "defaults":
-        print("| series | K | HMM | " + " | ".join(f"HSMM {v}" for v in VARIANTS) + " | default - HMM | D | s HMM / HSMM |")
+        print("| series | K | HMM | " + " | ".join(f"HSMM {v}" for v in VARIANTS)
+              + " | default - HMM | D | s HMM / HSMM |")
         print("|---|---|" + "---|" * (len(VARIANTS) + 4))
     rows = {"real": real, "speed": speed, "fig1b": fig1b, "nbfig2": nbfig2, "nbspeed": nbspeed,
             "defaults": defaults}[args.mode](args)

@@ -50,13 +50,12 @@ def hmm_start(seqs: list[np.ndarray], emission, n_states: int, seed) -> tuple[np
     An HSMM started from k-means labels takes its initial durations from their runs, which on a noisy series
     are a few steps long; a concentrated family (Poisson) then never leaves short segments (Nile: 20 segments
     from k-means, 2 from the HMM's start, docs/experiments/hsmm_defaults.md).  The HMM's segmentation is the
-    geometric-duration special case of the HSMM, a start from which flexible durations can only sharpen."""
+    geometric-duration special case of the HSMM, a start that flexible durations then refine."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FitWarning)  # the start's own convergence is not the fit's
         hmm = HMMSegmenter(n_states, copy.deepcopy(emission), infer="vi", random_state=seed).fit(seqs)
     longest = max(e - s for path in hmm.predict(seqs) for s, e, _ in runs(path))
     return np.vstack(hmm.predict_proba(seqs)), longest
-
 
 
 class HSMMSegmenter(InduceEstimator):
@@ -89,9 +88,9 @@ class HSMMSegmenter(InduceEstimator):
     _parameter_constraints = {"max_duration": AnyOf(Options(None), Integer(1)), "max_r": Integer(1),
                               "random_state": Seed()}
 
-    def __init__(self, n_states: int = 3, emission="gaussian", durations: str = "negbin", max_duration: int | None = None,
-                 r: float | None = None, infer: str = "em", n_iter: int = 100, tol: float = 1e-4, alpha: float = 1.0,
-                 batch_size: int = 10, tau: float = 1.0, kappa: float = 0.6, subsequence_length: int | None = None,
+    def __init__(self, n_states: int = 3, emission="gaussian", durations: str = "negbin",
+                 max_duration: int | None = None, r: float | None = None, infer: str = "em", n_iter: int = 100,
+                 tol: float = 1e-4, alpha: float = 1.0, batch_size: int = 10, tau: float = 1.0, kappa: float = 0.6, subsequence_length: int | None = None,
                  random_state: int = 0, max_r: int = MAX_R, negbin_samples: int = 0):
         self.n_states = n_states
         self.emission = emission
