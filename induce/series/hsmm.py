@@ -90,8 +90,9 @@ class HSMMSegmenter(InduceEstimator):
 
     def __init__(self, n_states: int = 3, emission="gaussian", durations: str = "negbin",
                  max_duration: int | None = None, r: float | None = None, infer: str = "em", n_iter: int = 100,
-                 tol: float = 1e-4, alpha: float = 1.0, batch_size: int = 10, tau: float = 1.0, kappa: float = 0.6, subsequence_length: int | None = None,
-                 random_state: int = 0, max_r: int = MAX_R, negbin_samples: int = 0):
+                 tol: float = 1e-4, alpha: float = 1.0, batch_size: int = 10, tau: float = 1.0, kappa: float = 0.6,
+                 subsequence_length: int | None = None, random_state: int = 0, max_r: int = MAX_R,
+                 negbin_samples: int = 0):
         self.n_states = n_states
         self.emission = emission
         self.durations = durations
