@@ -19,7 +19,7 @@ import warnings
 import numpy as np
 
 from .. import modelfile
-from ..base import AnyOf, InduceEstimator, Integer, Options, Seed
+from ..base import AnyOf, Boolean, InduceEstimator, Integer, Options, Seed
 from ..durations import NegBinLearnedR, get_duration
 from ..emissions import get_family
 from ..errors import ConfigError
@@ -74,8 +74,9 @@ class HSMMSegmenter(InduceEstimator):
     Viterbi path; ``infer`` ``em``, ``vi``, ``svi``, ``cvi2`` or ``scvi``; ``alpha`` the Dirichlet
     prior of transition rows; ``n_iter``/``tol`` the stopping rule
     (:class:`~induce.infer.convergence.ConvergenceMonitor`); ``batch_size``, ``tau``, ``kappa`` the svi/scvi
-    schedule and ``subsequence_length`` the item length of svi/cvi2/scvi (as the HMM's).  The fit starts from
-    the posterior of the HMM with the same ``K`` (:func:`hmm_start`).  The defaults (learned ``r`` up to 3,
+    schedule and ``subsequence_length`` the item length of svi/cvi2/scvi (as the HMM's); ``hmm_start`` (default
+    ``True``): the fit starts from the posterior of the HMM with the same ``K`` (:func:`hmm_start`), else from
+    the fit's own start (k-means; the HDP-HSMM: a random segmentation).  The defaults (learned ``r`` up to 3,
     the data's ``D``) come from docs/experiments/hsmm_defaults.md.
 
     Fitted attributes: ``family_``, ``durations_``, ``trans_counts_`` (K+1, K), ``stats_`` (K, n_stats),
@@ -86,13 +87,13 @@ class HSMMSegmenter(InduceEstimator):
 
     #: the checks of n_states, infer (per subclass), n_iter, tol, alpha, subsequence_length stay in _validate
     _parameter_constraints = {"max_duration": AnyOf(Options(None), Integer(1)), "max_r": Integer(1),
-                              "random_state": Seed()}
+                              "random_state": Seed(), "hmm_start": Boolean()}
 
     def __init__(self, n_states: int = 3, emission="gaussian", durations: str = "negbin",
                  max_duration: int | None = None, r: float | None = None, infer: str = "em", n_iter: int = 100,
                  tol: float = 1e-4, alpha: float = 1.0, batch_size: int = 10, tau: float = 1.0, kappa: float = 0.6,
                  subsequence_length: int | None = None, random_state: int = 0, max_r: int = MAX_R,
-                 negbin_samples: int = 0):
+                 negbin_samples: int = 0, hmm_start: bool = True):
         self.n_states = n_states
         self.emission = emission
         self.durations = durations
@@ -109,6 +110,7 @@ class HSMMSegmenter(InduceEstimator):
         self.random_state = random_state
         self.max_r = max_r
         self.negbin_samples = negbin_samples
+        self.hmm_start = hmm_start
 
     def _duration_family(self, max_duration: int):
         kw = {"r": None if self.r is None else float(self.r), "max_r": self.max_r} if self.durations == "negbin" else {}
@@ -155,7 +157,8 @@ class HSMMSegmenter(InduceEstimator):
         fit = self._fit_object(family, durations, infer=self.infer, n_iter=int(self.n_iter), tol=float(self.tol),
                                batch_size=int(self.batch_size), tau=float(self.tau), kappa=float(self.kappa),
                                subsequence_length=self.subsequence_length,
-                               rng=np.random.default_rng(self.random_state), init_gamma=gamma0)
+                               rng=np.random.default_rng(self.random_state),
+                               init_gamma=gamma0 if self.hmm_start else None)
         result = fit.run(seqs)
         self._keep(fit)
         self.family_, self.durations_ = family, durations
@@ -322,9 +325,9 @@ class HDPHSMMSegmenter(HSMMSegmenter):
                  max_duration: int | None = None, r: float | None = None, infer: str = "vi", n_iter: int = 100,
                  tol: float = 1e-4, alpha: float = 1.0, batch_size: int = 10, tau: float = 1.0, kappa: float = 0.6,
                  subsequence_length: int | None = None, gamma: float = 1.0, sigma: float = 1.0,
-                 random_state: int = 0, max_r: int = MAX_R):
+                 random_state: int = 0, max_r: int = MAX_R, hmm_start: bool = True):
         super().__init__(n_states, emission, durations, max_duration, r, infer, n_iter, tol, alpha, batch_size, tau,
-                         kappa, subsequence_length, random_state, max_r)
+                         kappa, subsequence_length, random_state, max_r, hmm_start=hmm_start)
         self.gamma = gamma
         self.sigma = sigma
 
