@@ -8,6 +8,7 @@ Usage::
     python benchmarks/hsmm_bench.py nbfig2 [--sequences 55 --length 3000 --iterations 20 --samples 1,5,10,50]
                                            [--infer vi|svi --batch-size 5]
     python benchmarks/hsmm_bench.py fig1b [--seeds 3] [--budget 40]
+    python benchmarks/hsmm_bench.py defaults [--seeds 3] [--series nile,faithful,...] [--states 2,3,4]
 
 ``real``: Old Faithful ``geyser.csv`` (waiting, duration; Gaussian) and monthly sunspots
 (``sunspot_month.csv`` value; Gaussian): fit em on the first 80% of the series, report the held-out
@@ -32,12 +33,19 @@ training and 3 held out; held-out log-likelihood per step of the plug-in predict
 against fitting time (evaluations not counted) for batch vi, svi, cvi2 and scvi, algorithms alternated
 within each seed; times also in units of one batch vi pass of the same seed (the shared machine's speed
 varies, ratios do not).
-All modes print a markdown table and write JSON under ``benchmarks/out/``.
+``defaults``: every series of ``timeseries/`` as :mod:`series_bench` models it (its family and K): the HMM
+(vi, the CLI's default) against the HSMM with the defaults (vi; negbin durations, r learned over 1..3;
+``max_duration`` from the HMM's Viterbi path; start from the HMM) and with other duration settings (learned
+r up to 1 = geometric, up to 10; Poisson), fit on the first 80%, held-out log-likelihood per step of the
+last 20% given the first 80% (mean over seeds), segments on the whole series, seconds; the defaults' fits
+(seed 0) drawn into ``benchmarks/results/hsmm_defaults.png`` (HMM and HSMM Viterbi states per series).
+All modes print a markdown table and write JSON under ``benchmarks/out/`` (``defaults``: ``benchmarks/results/``).
 """
 
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import sys
@@ -49,8 +57,10 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from induce.series import HMMSegmenter, read_series  # noqa: E402
+from induce.infer.series_hsmm import runs  # noqa: E402
 from induce.series.hsmm import HSMMSegmenter  # noqa: E402
 
 CORPORA = Path(os.environ.get("INDUCE_CORPORA", ROOT.parent / "shared" / "corpora")) / "timeseries"
@@ -305,9 +315,95 @@ def fig1b_table(rows, marks=(0.25, 0.5, 1, 2, 5, 10, 20)):
     print(f"one vi pass: {np.median(list(unit.values())):.2f} s (median over seeds)")
 
 
+#: the HSMM settings of ``defaults``: name -> HSMMSegmenter keywords beyond K, the family and vi
+VARIANTS = {"default": {}, "geometric": {"max_r": 1}, "r<=10": {"max_r": 10}, "poisson": {"durations": "poisson"}}
+
+
+def defaults(args):
+    from series_bench import SERIES, load
+
+    rows, drawn = {}, {}
+    for name in args.series.split(","):
+        _, _, family, K0, _ = SERIES[name]
+        X = load(name)
+        for K in args.states or [K0]:
+            key = name if not args.states else f"{name} K={K}"
+            rows[key], paths = defaults_row(X, family, K, args.seeds)
+            if K == K0:
+                drawn.update({(name, label): path for label, path in paths.items()})
+            row = rows[key]
+            print(f"| {name} | {K} | " + " | ".join(f"{row[v]['heldout']:.4f} ({row[v]['segments']})"
+                                                    for v in ("hmm", *VARIANTS))
+                  + f" | {row['default']['heldout'] - row['hmm']['heldout']:+.4f} | {row['default']['max_duration']} | "
+                  f"{row['hmm']['seconds']:.1f} / {row['default']['seconds']:.1f} |", flush=True)
+    if not args.states:
+        draw_defaults(drawn, {n: load(n) for n in rows})
+    return rows
+
+
+def defaults_row(X, family, K, seeds):
+    """The HMM and every HSMM variant on one series: held-out scores, segments and seconds; the Viterbi paths
+    of the HMM and the defaults (seed 0)."""
+    cut = int(round(0.8 * X.shape[0]))
+    row, drawn = {"K": K, "family": family, "steps": int(X.shape[0])}, {}
+    fits = {"hmm": lambda seed: HMMSegmenter(K, family, infer="vi", random_state=seed)}
+    fits.update({v: (lambda seed, kw=kw: HSMMSegmenter(K, family, infer="vi", random_state=seed, **kw))
+                 for v, kw in VARIANTS.items()})
+    for label, make in fits.items():
+        scores, secs = [], []
+        for seed in range(seeds):
+            t0 = time.perf_counter()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                model = make(seed).fit(X[:cut])
+            secs.append(time.perf_counter() - t0)
+            scores.append(model.score(X[cut:], context=X[:cut]))
+            if seed == 0:
+                path = model.predict(X)[0]
+                row[label] = {"segments": len(runs(path)), "max_duration": getattr(model, "max_duration_", None)}
+                if label in ("hmm", "default"):
+                    drawn[label] = path
+        row[label].update(heldout=float(np.mean(scores)), sd=float(np.std(scores)), runs=scores,
+                          seconds=float(np.median(secs)))
+    return row, drawn
+
+
+def draw_defaults(paths, data):
+    """One small PNG: per series, its first column coloured by the HMM's and the HSMM's Viterbi states."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = list(data)
+    fig, axes = plt.subplots(len(names), 2, figsize=(9, 1.5 * len(names)), dpi=55, squeeze=False)
+    for row, name in zip(axes, names):
+        y = data[name][:, 0]
+        for ax, label in zip(row, ("hmm", "default")):
+            states = paths[(name, label)]
+            ax.plot(y, color="0.75", lw=0.4, zorder=0)
+            ax.scatter(np.arange(len(y)), y, c=states, cmap="tab10", vmin=0, vmax=9, s=2)
+            ax.axvline(int(round(0.8 * len(y))), color="k", ls="--", lw=0.6)
+            ax.set_title(f"{name}: {'HMM' if label == 'hmm' else 'HSMM (defaults)'}, "
+                         f"{len(runs(states))} segments", fontsize=7)
+            ax.tick_params(labelsize=5)
+    fig.tight_layout()
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png")
+    plt.close(fig)
+    from PIL import Image  # a 16-colour palette keeps the committed picture small
+
+    Image.open(buffer).convert("RGB").quantize(colors=16).save(ROOT / "benchmarks" / "results" / "hsmm_defaults.png",
+                                                                optimize=True)
+
+
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("mode", choices=("real", "speed", "fig1b", "nbfig2", "nbspeed"))
+    p.add_argument("mode", choices=("real", "speed", "fig1b", "nbfig2", "nbspeed", "defaults"))
+    p.add_argument("--series", default="nile,faithful,geyser,eustock,sunspots,lynx", help="defaults: series")
+    p.add_argument("--states", type=lambda v: [int(k) for k in v.split(",")], default=None,
+                   help="defaults: numbers of states K to run each series at (default: the series' own K, and the "
+                        "picture)")
     p.add_argument("--seeds", type=int, default=3)
     p.add_argument("--iterations", type=int, default=5)
     p.add_argument("--budget", type=int, default=40, help="fig1b: batch vi passes (svi/scvi get 1/8 of it in "
@@ -320,12 +416,19 @@ def main():
     p.add_argument("--infer", choices=("vi", "svi"), default="vi", help="nbfig2: batch passes or svi epochs")
     p.add_argument("--batch-size", type=int, default=5, help="nbfig2 --infer svi: sequences per minibatch")
     args = p.parse_args()
-    rows = {"real": real, "speed": speed, "fig1b": fig1b, "nbfig2": nbfig2, "nbspeed": nbspeed}[args.mode](args)
+    if args.mode == "defaults":
+        print("| series | K | HMM | " + " | ".join(f"HSMM {v}" for v in VARIANTS)
+              + " | default - HMM | D | s HMM / HSMM |")
+        print("|---|---|" + "---|" * (len(VARIANTS) + 4))
+    rows = {"real": real, "speed": speed, "fig1b": fig1b, "nbfig2": nbfig2, "nbspeed": nbspeed,
+            "defaults": defaults}[args.mode](args)
     if args.mode == "fig1b":
         fig1b_table(rows)
-    out = ROOT / "benchmarks" / "out"
+    out = ROOT / "benchmarks" / ("results" if args.mode == "defaults" else "out")  # defaults: the record's JSON
     out.mkdir(parents=True, exist_ok=True)
     suffix = f"_radius{args.radius:g}" + ("_svi" if args.infer == "svi" else "") if args.mode == "nbfig2" else ""
+    if args.mode == "defaults" and args.states:
+        suffix = "_K" + "-".join(map(str, args.states))
     (out / f"hsmm_{args.mode}{suffix}.json").write_text(json.dumps(rows, indent=1))
 
 

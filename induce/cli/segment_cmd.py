@@ -73,13 +73,16 @@ def register(sub) -> None:
                    help="hmm; hdp-hmm: the HDP-HMM truncated at --states (learns how many it uses); hsmm: explicit "
                         "state durations, no self-transitions; hdp-hsmm: the HDP-HSMM truncated at --states, with "
                         "--gamma and --sigma (fixed) (default hmm)")
-    m.add_argument("--durations", choices=DURATION_FAMILIES, default="poisson", help="duration family (default poisson)")
-    m.add_argument("--max-duration", type=positive_int, default=50, metavar="D",
-                   help="longest segment the HSMM considers; cost O(T K D) (default 50)")
+    m.add_argument("--durations", choices=DURATION_FAMILIES, default="negbin",
+                   help="duration family (default negbin with r learned: geometric, as the HMM's, or more regular, "
+                        "state by state; docs/experiments/hsmm_defaults.md)")
+    m.add_argument("--max-duration", type=positive_int, default=None, metavar="D",
+                   help="longest segment the HSMM considers; cost O(T K D) (default: the longest sequence, or "
+                        "where that costs over 3e7 terms a pass 4 x the longest segment of the HMM's Viterbi path)")
     m.add_argument("--negbin-r", type=finite_positive_float, default=None, metavar="R",
                    help="fixed r of negbin durations (an integer r runs on the HMM embedding, no --max-duration); "
                         "default: r learned over 1..--max-r (paper 002 section 5.2)")
-    m.add_argument("--max-r", type=positive_int, default=10, metavar="R", help="largest learned r (default 10)")
+    m.add_argument("--max-r", type=positive_int, default=3, metavar="R", help="largest learned r (default 3)")
     m.add_argument("--negbin-samples", type=nonneg_int, default=0, metavar="S",
                    help="learned r: the sampled update of q(r, p) with S models per pass on the embedding (vi or svi); "
                         "0 (default): the exact update, explicit messages up to --max-duration")
@@ -151,14 +154,11 @@ def _run(args) -> int:
     if test is not None:
         summary["heldout_steps"] = int(sum(x.shape[0] for x in test))
         summary["heldout_loglik_per_step"] = model.score(test, context=train)
-    paths = model.predict(seqs, decode=args.decode)
+    with reported_warnings(warned):  # a decoded HSMM segment that reaches --max-duration
+        paths = model.predict(seqs, decode=args.decode)
     summary["state_counts"] = np.bincount(np.concatenate(paths), minlength=model.n_states).tolist()
     if args.model in ("hsmm", "hdp-hsmm"):
-        summary.update(durations=model.durations_.name, max_duration=model.durations_.max_duration,
-                       mean_durations=[round(float(v), 3) for v in model.mean_durations()])
-        if model.durations_.name == "negbin":  # fixed r, or the mode of the learned q(r)
-            summary["negbin_r"] = np.broadcast_to(model.duration_params().get("r", model.durations_.r),
-                                                  (model.n_states,)).tolist()
+        summary.update(model.duration_summary())
     if args.infer in SERIES_HDP_ALGORITHMS or args.model == "hdp-hsmm":
         from ..infer.hdp import effective_states
 
@@ -216,10 +216,11 @@ def _model(args, n_columns: int):
         common = dict(n_states=args.states, emission=args.emission, durations=args.durations,
                       max_duration=args.max_duration, r=args.negbin_r, infer=args.infer, n_iter=args.iterations,
                       tol=args.tol, alpha=args.alpha, batch_size=args.batch_size or 10, tau=args.tau,
-                      kappa=args.kappa, subsequence_length=args.subseq_length, random_state=args.seed)
+                      kappa=args.kappa, subsequence_length=args.subseq_length, random_state=args.seed,
+                      max_r=args.max_r)
         if args.model == "hdp-hsmm":
             return HDPHSMMSegmenter(gamma=args.gamma, sigma=args.sigma, **common)
-        return HSMMSegmenter(max_r=args.max_r, negbin_samples=args.negbin_samples, **common)
+        return HSMMSegmenter(negbin_samples=args.negbin_samples, **common)
     return HMMSegmenter(n_states=args.states, emission=args.emission, infer=args.infer, n_iter=args.iterations,
                         tol=args.tol, alpha=args.alpha, batch_size=args.batch_size, tau=args.tau, kappa=args.kappa,
                         subsequence_length=args.subseq_length, gamma=args.gamma, sigma=args.sigma,

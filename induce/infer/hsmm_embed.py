@@ -60,6 +60,8 @@ class NBChain:
     r: np.ndarray
     log_p: np.ndarray
     log_q: np.ndarray
+    #: the last segment is right-censored (decoding and scoring): no exit at the last step
+    censored: bool = False
 
     @property
     def block(self) -> np.ndarray:
@@ -115,10 +117,12 @@ def embedded_transitions(logpi: np.ndarray, logA: np.ndarray, chain: NBChain) ->
 
 def embedded_rows(rows: np.ndarray, chain: NBChain) -> np.ndarray:
     """Emission log-rows repeated per pseudo-state (T, N), with the last step's exit (``log(1 - p)`` at
-    the last stage, ``-inf`` elsewhere) added: the series ends with a segment."""
+    the last stage, ``-inf`` elsewhere) added: the series ends with a segment (unless ``chain.censored``:
+    then the last segment may go on, and every stage may be the last step's)."""
     blk, k = chain.block, chain.stage
     out = rows[:, blk].copy()
-    out[-1] += np.where(k == chain.r[blk] - 1, chain.log_q[blk], -np.inf)
+    if not chain.censored:
+        out[-1] += np.where(k == chain.r[blk] - 1, chain.log_q[blk], -np.inf)
     return out
 
 

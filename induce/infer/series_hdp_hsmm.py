@@ -154,11 +154,15 @@ class HDPHSMMFit(HSMMFit):
         return "hdp-hsmm"
 
     def _initial_gamma(self, stacked, spans):
-        """A random segmentation (J&W section 6 start from random draws): segments of durations uniform on
+        """``init_gamma`` when given (the HMM's posterior, :func:`induce.series.hsmm.hmm_start`: the
+        segmenter's start, far better on the real series, docs/experiments/hsmm_defaults.md); else a random
+        segmentation (J&W section 6 start from random draws): segments of durations uniform on
         ``1..D``, each labelled uniformly over the ``K`` states; 0.9 of every step's responsibility on its
         label, as :meth:`EmissionFamily.init_gamma`.  (The k-means start splits each true state into
         fragments that then alternate or share its segments: 9 effective states for 3 on the test data;
         labels from a GEM(gamma) draw merge states more often; docs/experiments/hsmm.md.)"""
+        if self.init_gamma is not None:
+            return self.init_gamma
         K, Dm = self.n_states, self.durations.max_duration
         gamma0 = np.full((stacked.shape[0], K), 0.1 / K)
         for lo, hi in spans:

@@ -130,6 +130,9 @@ class HSMMFit:
     #: after every svi/scvi minibatch update
     callback: object = None
     batch_callback: object = None
+    #: initial responsibilities ``(sum T, K)`` of the stacked sequences (the HMM's posterior,
+    #: :func:`induce.series.hsmm.hmm_start`); ``None``: the family's k-means start
+    init_gamma: np.ndarray | None = None
     #: vi's objective is the ELBO, checked for monotonicity (not for sampled updates)
     elbo = True
 
@@ -209,7 +212,9 @@ class HSMMFit:
                 "own_C": own_C, "own_S": own_S, "own_Sd": own_Sd, "m": 0, "stacked": stacked, "bounds": spans}
 
     def _initial_gamma(self, stacked: np.ndarray, spans) -> np.ndarray:
-        """Initial responsibilities ``(T, K)``: the family's k-means start."""
+        """Initial responsibilities ``(T, K)``: ``init_gamma`` when given, else the family's k-means start."""
+        if self.init_gamma is not None:
+            return self.init_gamma
         return self.family.init_gamma(stacked, self.n_states, self.rng)
 
     def _pass(self, state) -> float:
@@ -282,14 +287,27 @@ class HSMMFit:
             global_step(self, state, (C, S, Sd), (bC, bS, bSd), n_steps / b_steps)
         return total
 
-def hsmm_posterior(logpi, logA, rows, logD):
-    """``(log Z, gamma (T, K))`` of one series under the potentials."""
-    logz, _, _, _, _, gamma = hsmm_expectations(logpi, logA, rows, logD, logD)
+def log_survival(logD: np.ndarray) -> np.ndarray:
+    """``log P(d' >= d)`` (K, D) of normalised duration log-pmf rows ``logD`` over ``d = 1..D``: the
+    potentials of a right-censored last segment (:mod:`induce.kernels.hsmm`'s ``logLast``).  ``1 - sum_{d' <
+    d} p(d')`` counts the mass beyond ``D`` too; where it cancels to nothing the tail within ``1..D`` (a lower
+    bound, exact when the pmf has decayed by ``D``) takes over."""
+    with np.errstate(divide="ignore"):
+        head = np.log(np.maximum(1.0 - np.cumsum(np.exp(logD), axis=1) + np.exp(logD), 0.0))
+    tail = np.logaddexp.accumulate(logD[:, ::-1], axis=1)[:, ::-1]
+    return np.minimum(np.maximum(head, tail), 0.0)
+
+
+def hsmm_posterior(logpi, logA, rows, logD, logLast=None):
+    """``(log Z, gamma (T, K))`` of one series under the potentials (``logLast``: those of the last
+    segment, default ``logD``: the series ends with a segment)."""
+    logLast = logD if logLast is None else logLast
+    logz, _, _, _, _, gamma = hsmm_expectations(logpi, logA, rows, logD, logLast)
     return logz, gamma
 
 
-def hsmm_path(logpi, logA, rows, logD) -> np.ndarray:
-    """Viterbi state path of one series under the potentials."""
+def hsmm_path(logpi, logA, rows, logD, logLast=None) -> np.ndarray:
+    """Viterbi state path of one series under the potentials (``logLast`` as :func:`hsmm_posterior`)."""
     path = np.empty(rows.shape[0], dtype=np.int64)
-    hsmm_viterbi(logpi, logA, rows, logD, logD, path)
+    hsmm_viterbi(logpi, logA, rows, logD, logD if logLast is None else logLast, path)
     return path

@@ -13,49 +13,87 @@ predictive model, comparable across the Bayesian algorithms.
 from __future__ import annotations
 
 import copy
+import dataclasses
+import warnings
 
 import numpy as np
 
 from .. import modelfile
-from ..base import InduceEstimator, Integer, Seed
-from ..durations import get_duration
+from ..base import AnyOf, Boolean, InduceEstimator, Integer, Options, Seed
+from ..durations import NegBinLearnedR, get_duration
 from ..emissions import get_family
 from ..errors import ConfigError
+from ..infer.convergence import FitWarning
 from ..infer.series import emission_rows
 from ..infer.hdp import effective_states
 from ..infer.hsmm_embed import NBEmbedFit, embed_path, embed_posterior, nb_chain, uses_embedding
 from ..infer.series_hdp_hsmm import HDP_HSMM_ALGORITHMS, HDPHSMMFit, hdp_hsmm_transitions
 from ..infer.series_hsmm import (HSMM_ALGORITHMS, HSMMFit, duration_rows, hsmm_path, hsmm_posterior,
-                                 hsmm_transitions, runs)
+                                 hsmm_transitions, log_survival, runs)
 from .segmenter import HMMSegmenter, as_sequences, load_series_model, save_series_model
 
+#: default largest learned ``r`` of the negative binomial durations; the default ``max_duration`` is the longest
+#: sequence while the messages cost at most ``MESSAGE_BUDGET`` terms a pass (about a second), else
+#: ``DURATION_MARGIN`` times the longest segment of the HMM's Viterbi path (docs/experiments/hsmm_defaults.md)
+MAX_R = 3
+MESSAGE_BUDGET = 3e7
+DURATION_MARGIN = 4
+#: the advice of the warnings about a short ``max_duration``
+_RAISE_D = ("refit with a larger max_duration (--max-duration), or fixed-r negbin durations (--negbin-r R), which "
+            "have no maximum")
+
+
+def hmm_start(seqs: list[np.ndarray], emission, n_states: int, seed) -> tuple[np.ndarray, int]:
+    """The HMM fit an HSMM starts from: ``(gamma (sum T, K), longest)``, the HMM's posterior state marginals
+    of the stacked sequences and the longest run of its Viterbi paths.
+
+    An HSMM started from k-means labels takes its initial durations from their runs, which on a noisy series
+    are a few steps long; a concentrated family (Poisson) then never leaves short segments (Nile: 20 segments
+    from k-means, 2 from the HMM's start, docs/experiments/hsmm_defaults.md).  The HMM's segmentation is the
+    geometric-duration special case of the HSMM, a start that flexible durations then refine."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FitWarning)  # the start's own convergence is not the fit's
+        hmm = HMMSegmenter(n_states, copy.deepcopy(emission), infer="vi", random_state=seed).fit(seqs)
+    longest = max(e - s for path in hmm.predict(seqs) for s, e, _ in runs(path))
+    return np.vstack(hmm.predict_proba(seqs)), longest
 
 
 class HSMMSegmenter(InduceEstimator):
     """Hidden semi-Markov segmentation of numeric time series (paper 002 section 2.4).
 
     Parameters: ``n_states`` K (at least 2: no self-transitions); ``emission`` a family name or
-    instance; ``durations`` ``poisson``, ``negbin`` or ``geometric``; ``max_duration`` D (messages cost
-    O(T K D + T K^2)); ``r`` the negative binomial's fixed ``r`` (an integer ``r`` runs on the HMM embedding
-    for em/vi, :mod:`induce.infer.hsmm_embed`, with no maximum duration) or ``None`` (the default): ``r``
-    learned over ``1..max_r`` with ``q(r) q(p | r)`` (paper 002 section 5.2), by the exact update
-    (``negbin_samples=0``: explicit-duration messages truncated at ``max_duration``) or the sampled update
-    with ``negbin_samples`` models per pass or svi minibatch (vi or svi, on the embedding); ``infer`` ``em``, ``vi``, ``svi``, ``cvi2``
-    or ``scvi``; ``alpha`` the Dirichlet prior of transition rows; ``n_iter``/``tol`` the stopping rule
+    instance; ``durations`` ``negbin`` (the default), ``poisson`` or ``geometric``; ``r`` the negative
+    binomial's fixed ``r`` (an integer ``r`` runs on the HMM embedding for em/vi, :mod:`induce.infer.hsmm_embed`,
+    with no maximum duration) or ``None`` (the default): ``r`` learned over ``1..max_r`` with ``q(r) q(p | r)``
+    (paper 002 section 5.2), so each state's durations are geometric (``r = 1``, the HMM's) or more regular as
+    the variational bound decides, by the exact update (``negbin_samples=0``: explicit-duration messages
+    truncated at ``max_duration``) or the sampled update with ``negbin_samples`` models per pass or svi
+    minibatch (vi or svi, on the embedding); ``max_duration`` D (messages cost O(T K D + T K^2)), ``None``
+    (default): from the data, the longest sequence (no segment cut) unless that costs over
+    :data:`MESSAGE_BUDGET` terms a pass, then :data:`DURATION_MARGIN` times the longest segment of the HMM's
+    Viterbi path; ``infer`` ``em``, ``vi``, ``svi``, ``cvi2`` or ``scvi``; ``alpha`` the Dirichlet
+    prior of transition rows; ``n_iter``/``tol`` the stopping rule
     (:class:`~induce.infer.convergence.ConvergenceMonitor`); ``batch_size``, ``tau``, ``kappa`` the svi/scvi
-    schedule and ``subsequence_length`` the item length of svi/cvi2/scvi (as the HMM's).
+    schedule and ``subsequence_length`` the item length of svi/cvi2/scvi (as the HMM's); ``hmm_start`` (default
+    ``True``): the fit starts from the posterior of the HMM with the same ``K`` (:func:`hmm_start`), else from
+    the fit's own start (k-means; the HDP-HSMM: a random segmentation).  The defaults (learned ``r`` up to 3,
+    the data's ``D``) come from docs/experiments/hsmm_defaults.md.
 
     Fitted attributes: ``family_``, ``durations_``, ``trans_counts_`` (K+1, K), ``stats_`` (K, n_stats),
-    ``dur_stats_`` (K, 2; K, 2 + max_r with learned ``r``), ``trace_``, ``n_iter_``, ``converged_``, ``warnings_``.
+    ``dur_stats_`` (K, 2; K, 2 + max_r with learned ``r``), ``max_duration_`` and ``max_duration_rule_`` (the
+    ``D`` used and why), ``trace_``, ``n_iter_``, ``converged_``, ``warnings_`` (also: a decoded segment that
+    reaches ``D``).
     """
 
     #: the checks of n_states, infer (per subclass), n_iter, tol, alpha, subsequence_length stay in _validate
-    _parameter_constraints = {"max_duration": Integer(1), "max_r": Integer(1), "random_state": Seed()}
+    _parameter_constraints = {"max_duration": AnyOf(Options(None), Integer(1)), "max_r": Integer(1),
+                              "random_state": Seed(), "hmm_start": Boolean()}
 
-    def __init__(self, n_states: int = 3, emission="gaussian", durations: str = "poisson", max_duration: int = 50,
-                 r: float | None = None, infer: str = "em", n_iter: int = 100, tol: float = 1e-4, alpha: float = 1.0,
-                 batch_size: int = 10, tau: float = 1.0, kappa: float = 0.6, subsequence_length: int | None = None,
-                 random_state: int = 0, max_r: int = 10, negbin_samples: int = 0):
+    def __init__(self, n_states: int = 3, emission="gaussian", durations: str = "negbin",
+                 max_duration: int | None = None, r: float | None = None, infer: str = "em", n_iter: int = 100,
+                 tol: float = 1e-4, alpha: float = 1.0, batch_size: int = 10, tau: float = 1.0, kappa: float = 0.6,
+                 subsequence_length: int | None = None, random_state: int = 0, max_r: int = MAX_R,
+                 negbin_samples: int = 0, hmm_start: bool = True):
         self.n_states = n_states
         self.emission = emission
         self.durations = durations
@@ -72,10 +110,11 @@ class HSMMSegmenter(InduceEstimator):
         self.random_state = random_state
         self.max_r = max_r
         self.negbin_samples = negbin_samples
+        self.hmm_start = hmm_start
 
-    def _duration_family(self):
+    def _duration_family(self, max_duration: int):
         kw = {"r": None if self.r is None else float(self.r), "max_r": self.max_r} if self.durations == "negbin" else {}
-        return get_duration(self.durations, int(self.max_duration), **kw)
+        return get_duration(self.durations, int(max_duration), **kw)
 
     def _validate(self):
         if int(self.n_states) < 2:
@@ -102,24 +141,47 @@ class HSMMSegmenter(InduceEstimator):
         """What the model keeps from its fit object beyond the statistics (nothing for the HSMM)."""
 
     def fit(self, X, y=None):
-        """Fit to one ``(T, d)`` array or a list of them."""
+        """Fit to one ``(T, d)`` array or a list of them, starting from the HMM's fit (:func:`hmm_start`)."""
         self._validate()
+        self._start_run()
         seqs = as_sequences(X)
         family = copy.deepcopy(get_family(self.emission))
         seqs = [family.check_data(x) for x in seqs]
         family.default_prior(np.vstack(seqs))
-        durations = self._duration_family()
+        gamma0, longest = hmm_start(seqs, self.emission, int(self.n_states), self.random_state)
+        self.max_duration_, self.max_duration_rule_ = self._max_duration(seqs, longest)
+        if longest > self.max_duration_ and not uses_embedding(self._duration_family(self.max_duration_)):
+            self._warn_short_d(f"max_duration = {self.max_duration_} is shorter than the longest segment of the "
+                               f"HMM's Viterbi path ({longest} steps), so such segments are cut into several")
+        durations = self._duration_family(self.max_duration_)
         fit = self._fit_object(family, durations, infer=self.infer, n_iter=int(self.n_iter), tol=float(self.tol),
                                batch_size=int(self.batch_size), tau=float(self.tau), kappa=float(self.kappa),
                                subsequence_length=self.subsequence_length,
-                               rng=np.random.default_rng(self.random_state))
+                               rng=np.random.default_rng(self.random_state),
+                               init_gamma=gamma0 if self.hmm_start else None)
         result = fit.run(seqs)
         self._keep(fit)
         self.family_, self.durations_ = family, durations
         self.trans_counts_, self.stats_, self.dur_stats_ = result.trans, result.stats, result.dur_stats
         self.trace_, self.n_iter_, self.converged_ = result.trace, result.n_iter, result.converged
-        self.warnings_ = list(result.warnings)
+        self.warnings_ += [w for w in result.warnings if w not in self.warnings_]
         return self
+
+    def _max_duration(self, seqs, longest: int) -> tuple[int, str]:
+        """``(D, why)``: ``max_duration`` when given; else the longest sequence ``T``, which cuts no segment,
+        when the messages then cost at most :data:`MESSAGE_BUDGET` terms a pass (``K D`` a step); else
+        :data:`DURATION_MARGIN` times the longest segment of the HMM's Viterbi path, at most ``T`` (at least 2).
+        (The HMM's longest segment alone misleads when the HMM fragments a long segment: Nile at K = 4,
+        docs/experiments/hsmm_defaults.md.)"""
+        if self.max_duration is not None:
+            return int(self.max_duration), "given"
+        T = max(x.shape[0] for x in seqs)
+        steps, K = sum(x.shape[0] for x in seqs), int(self.n_states)
+        if steps * K * T <= MESSAGE_BUDGET:
+            return T, f"the longest sequence: no segment is cut ({steps * K * T:.2g} message terms a pass)"
+        D = max(2, min(T, DURATION_MARGIN * longest))
+        return D, (f"{DURATION_MARGIN} x the HMM's longest Viterbi segment ({longest}): D = T = {T} would cost "
+                   f"{steps * K * T:.2g} message terms a pass, over {MESSAGE_BUDGET:.0e}")
 
     # ------------------------------------------------------------- decoding
     _check_fitted = HMMSegmenter._check_fitted
@@ -135,6 +197,35 @@ class HSMMSegmenter(InduceEstimator):
         """Mean duration of every state under :meth:`duration_params` (untruncated)."""
         return self.durations_.mean(self.duration_params())
 
+    def duration_summary(self) -> dict:
+        """The duration choices for a run's summary: the family, ``max_duration`` and why (``None`` on the
+        embedding), the messages' cost, the mean durations and, for the negative binomial, each state's ``r``
+        and why (fixed, or the mode of the learned ``q(r)`` with its probability)."""
+        self._check_fitted()
+        fam, K = self.durations_, int(self.n_states)
+        out = {"durations": fam.name, "max_duration": None,
+               "max_duration_rule": "none: fixed-r negbin durations run on the HMM embedding"}
+        if not uses_embedding(fam):
+            D = fam.max_duration
+            out.update(max_duration=D, max_duration_rule=self.max_duration_rule_,
+                       message_cost=f"O(T K D): {K * D} terms a step per pass (the HMM's: K^2 = {K * K})")
+        out["mean_durations"] = [round(float(v), 3) for v in self.mean_durations()]
+        if fam.name != "negbin":
+            out["duration_choice"] = f"{fam.name}, as asked"
+            return out
+        if isinstance(fam, NegBinLearnedR):
+            qr = np.exp(fam.log_qr(self.dur_stats_))
+            r, prob = fam.rs[qr.argmax(axis=1)], qr.max(axis=1)
+            used = np.flatnonzero(self.dur_stats_[:, 1] >= 0.5)  # states with a segment (the rest keep the prior)
+            out["duration_choice"] = (f"negbin with r learned over 1..{fam.max_r} by the variational bound (r = 1: "
+                                      f"geometric, the HMM's durations); the mode of q(r) of each state in use: "
+                                      + ", ".join(f"{k}: r={int(r[k])} (q={prob[k]:.2f})" for k in used))
+        else:
+            r = np.full(K, fam.r)
+            out["duration_choice"] = f"negbin with r = {fam.r:g} fixed, as asked"
+        out["negbin_r"] = [float(v) for v in r]
+        return out
+
     def _decode_rule(self) -> str:
         return "em" if self.infer == "em" else "cvi2"
 
@@ -142,15 +233,20 @@ class HSMMSegmenter(InduceEstimator):
         return hsmm_transitions(rule, self.trans_counts_, float(self.alpha))
 
     def _each(self, X):
+        """Per sequence ``(log pi, log A, emission rows, *durations)`` for :meth:`_decoders`: the chain of the
+        embedding, or the duration rows and the last segment's.  Decoding and scoring treat the last segment
+        as right-censored (it may go on past the end, as the HMM's does), so that ``score`` with ``context``
+        is ``log p(X | context)`` of a process that goes on rather than one that must switch at the cut."""
         self._check_fitted()
         rule = self._decode_rule()
         logpi, logA = self._transitions(rule)
         if uses_embedding(self.durations_):  # fixed r: the embedding, no maximum duration
-            logD = nb_chain(rule, self.durations_, self.dur_stats_)
+            dur = (dataclasses.replace(nb_chain(rule, self.durations_, self.dur_stats_), censored=True),)
         else:
             logD = duration_rows(rule, self.durations_, self.dur_stats_)
+            dur = (logD, log_survival(logD))
         for x in self._sequences(X):
-            yield logpi, logA, emission_rows(rule, self.family_, self.family_.check_data(x), self.stats_), logD
+            yield (logpi, logA, emission_rows(rule, self.family_, self.family_.check_data(x), self.stats_), *dur)
 
     def _decoders(self):
         """``(posterior, path)`` functions of the duration family: the embedding's or the explicit HSMM's."""
@@ -164,8 +260,26 @@ class HSMMSegmenter(InduceEstimator):
         if decode not in ("viterbi", "posterior"):
             raise ConfigError(f"decode must be 'viterbi' or 'posterior', got {decode!r}")
         if decode == "posterior":
-            return [self._decoders()[0](*p)[1].argmax(axis=1) for p in self._each(X)]
-        return [self._decoders()[1](*p) for p in self._each(X)]
+            paths = [self._decoders()[0](*p)[1].argmax(axis=1) for p in self._each(X)]
+        else:
+            paths = [self._decoders()[1](*p) for p in self._each(X)]
+        self._warn_reached(paths)
+        return paths
+
+    def _warn_reached(self, paths) -> None:
+        """One warning when a decoded segment is ``max_duration`` steps or longer in a sequence longer than that:
+        the truncated messages cannot hold a longer one, so a longer segment was cut (the embedding has no
+        maximum)."""
+        if uses_embedding(self.durations_):
+            return
+        D = self.durations_.max_duration
+        if any(e - s >= D for path in paths if len(path) > D for s, e, _ in runs(path)):  # else none was cut
+            self._warn_short_d(f"a decoded segment reaches max_duration = {D} steps, so longer segments were cut")
+
+    def _warn_short_d(self, why: str) -> None:
+        """One warning per model that ``max_duration`` is too short (at fit or at decoding), with the fix."""
+        if not any(w.endswith(_RAISE_D) for w in self.warnings_):
+            self._warn(f"{why}; {_RAISE_D}")
 
     def segments(self, X) -> list[list[tuple[int, int, int]]]:
         """``(start, end, state)`` rows (end exclusive) of each sequence's Viterbi segmentation."""
@@ -184,14 +298,17 @@ class HSMMSegmenter(InduceEstimator):
 
     # ------------------------------------------------------------- model files
     #: this model's own arrays: the duration statistics (K, n_stats of the duration family)
-    _MODEL_ARRAYS = (modelfile.Field("dur_stats", "f8", ("K", None), nonnegative=True),)
+    _MODEL_ARRAYS = (modelfile.Field("dur_stats", "f8", ("K", None), nonnegative=True),
+                     modelfile.Field("max_duration", "f8", (), positive=True, optional=True))
     save = save_series_model
     load = classmethod(load_series_model)
 
     def _restored(self, arrays) -> None:
         """After loading: the checked parameters, the duration family they name and its statistics' width."""
         self._validate()
-        self.durations_ = self._duration_family()
+        arrays.setdefault("max_duration", np.float64(self.max_duration))  # files from before the data's default
+        self.durations_ = self._duration_family(int(arrays["max_duration"]))
+        self.max_duration_rule_, self.warnings_ = "saved model", []
         if arrays["dur_stats"].shape[1] != self.durations_.n_stats:
             raise ConfigError(f"dur_stats has {arrays['dur_stats'].shape[1]} columns; the duration family has "
                               f"{self.durations_.n_stats}")
@@ -204,12 +321,13 @@ class HDPHSMMSegmenter(HSMMSegmenter):
     ``stick_`` (K+1,) the point-estimated top-level weights ``b*`` (the last entry the rest);
     :meth:`effective_states` the number of states in use."""
 
-    def __init__(self, n_states: int = 10, emission="gaussian", durations: str = "poisson", max_duration: int = 50,
-                 r: float = 2.0, infer: str = "vi", n_iter: int = 100, tol: float = 1e-4, alpha: float = 1.0,
-                 batch_size: int = 10, tau: float = 1.0, kappa: float = 0.6, subsequence_length: int | None = None,
-                 gamma: float = 1.0, sigma: float = 1.0, random_state: int = 0):
+    def __init__(self, n_states: int = 10, emission="gaussian", durations: str = "negbin",
+                 max_duration: int | None = None, r: float | None = None, infer: str = "vi", n_iter: int = 100,
+                 tol: float = 1e-4, alpha: float = 1.0, batch_size: int = 10, tau: float = 1.0, kappa: float = 0.6,
+                 subsequence_length: int | None = None, gamma: float = 1.0, sigma: float = 1.0,
+                 random_state: int = 0, max_r: int = MAX_R, hmm_start: bool = True):
         super().__init__(n_states, emission, durations, max_duration, r, infer, n_iter, tol, alpha, batch_size, tau,
-                         kappa, subsequence_length, random_state)
+                         kappa, subsequence_length, random_state, max_r, hmm_start=hmm_start)
         self.gamma = gamma
         self.sigma = sigma
 
