@@ -205,6 +205,7 @@ def run(args) -> int:
 
 def _output_pcfg(model, corpus, args) -> dict:
     from ..corpus.writers import write_ptb
+    from ..eval.baselines import bracket_baselines
     from ..eval.brackets import bracket_scores
 
     trees = model.parse(corpus)
@@ -216,6 +217,7 @@ def _output_pcfg(model, corpus, args) -> dict:
         gold = [s.tree for s in corpus.sentences]
         out["unlabeled_brackets"] = {k: v for k, v in bracket_scores(trees, gold, labeled=False).items()
                                      if k in ("precision", "recall", "f1", "exact", "sentences")}
+        out["unlabeled_brackets"]["baselines"] = bracket_baselines(gold)
     return out
 
 
@@ -235,7 +237,7 @@ def _output_dmv(model, corpus, args, fmt: str) -> dict:
         if args.wsj10 or args.strip_punct:
             found = next((f for f in map(punctuation_column, corpus.sentences) if f is not None), None)
             scores["punctuation"] = f"removed before training ({describe_punctuation(found)})"
-        out["attachment"] = {k: scores[k] for k in ("directed", "undirected", "tokens", "punctuation")}
+        out["attachment"] = {k: scores[k] for k in ("directed", "undirected", "tokens", "punctuation", "baselines")}
     return out
 
 
