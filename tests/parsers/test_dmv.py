@@ -64,7 +64,7 @@ def test_cvi_pass_matches_subtract_recompute_add():
     state = _Counts(t, tags, offsets)
     rng = np.random.default_rng(0)
     tables = [rng.dirichlet(np.ones(s[-1]), size=s[:-1]) for s in [(t,), (t, 2, 2, 2), (t, 2, t)]]
-    state.estep(*tables, per_position=True)
+    state.estep(*tables)
     # reference for sentence 0: tables minus its own counts, posterior-mean factors, inside-outside
     n0 = offsets[1]
     own = _Counts(t, tags[:n0], offsets[:2])
@@ -74,7 +74,7 @@ def test_cvi_pass_matches_subtract_recompute_add():
     ref = [cvi_params(a - b, 0.2) for a, b in [(state.root, own.root), (state.stop, own.stop),
                                                (state.attach, own.attach)]]
     ref_pos = (np.zeros(n0), np.zeros((n0, 2, 2, 2)), np.zeros(n0 * n0))
-    K.position_counts_pass(tags[:n0], offsets[:2], state.sq_offsets[:2], *ref, *ref_pos)
+    K.position_counts_pass(tags[:n0], offsets[:2], state.sq_offsets[:2], *ref, *ref_pos, state.ucls, state.rule_matrix, 1.0)
     state.cvi_pass(np.arange(len(SENTS)), 0.2)
     np.testing.assert_allclose(state.pos[0][:n0], ref_pos[0], atol=1e-12)
     np.testing.assert_allclose(state.pos[1][:n0], ref_pos[1], atol=1e-12)

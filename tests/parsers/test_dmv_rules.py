@@ -1,0 +1,70 @@
+"""Universal rules and the DMV's posterior-regularised E-step."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from induce.corpus.corpus import Corpus
+from induce.corpus.sentence import Sentence
+from induce.kernels import dmv as K
+from induce.parsers.dmv_rules import CLASSES, CONTENT_HEAD_RULES, FUNCTION_HEAD_RULES, ROOT, rule_matrix, token_classes
+
+from .brute import dmv_tree_prob, projective_trees, random_rows
+
+
+def _arc_ok(heads, ucls, rules):
+    """Number of rule-obeying arcs of one tree (1-based heads, 0 = root)."""
+    top = rules.shape[0] - 1
+    return sum(rules[top if h == 0 else ucls[h - 1], ucls[d]] for d, h in enumerate(heads))
+
+
+@pytest.mark.parametrize("n, lam", [(3, 0.7), (4, 1.5), (5, -0.4)])
+def test_rule_biased_estep_matches_enumeration(n, lam):
+    """Counts under q(z) ∝ p(z) exp(lam f(z)) and log sum_z p(z) exp(lam f(z)), against all trees."""
+    rng = np.random.default_rng(n)
+    t = 3
+    root_p, stop_p, attach_p = random_rows(rng, (t,)), random_rows(rng, (t, 2, 2, 2)), random_rows(rng, (t, 2, t))
+    tags = rng.integers(0, t, size=n).astype(np.int32)
+    ucls = rng.integers(0, 3, size=n).astype(np.int32)
+    rules = np.zeros((4, 3))
+    rules[[3, 0, 1, 2], [0, 1, 2, 0]] = 1.0  # ROOT->0, 0->1, 1->2, 2->0
+    z, arcs, root_ref = 0.0, 0.0, np.zeros(n)
+    for heads in projective_trees(n):
+        p, _ = dmv_tree_prob(heads, list(tags), root_p, stop_p, attach_p)
+        f = _arc_ok(heads, ucls, rules)
+        q = p * np.exp(lam * f)
+        z += q
+        arcs += q * f
+        root_ref[heads.index(0)] += q
+    offsets, sq = np.array([0, n]), np.array([0, n * n])
+    pos_root, pos_stop, pos_att = np.zeros(n), np.zeros((n, 2, 2, 2)), np.zeros(n * n)
+    ll = K.position_counts_pass(tags, offsets, sq, root_p, stop_p, attach_p, pos_root, pos_stop, pos_att,
+                                ucls, rules, np.exp(lam))
+    assert ll == pytest.approx(np.log(z), rel=1e-10)
+    np.testing.assert_allclose(pos_root, root_ref / z, atol=1e-10)
+    assert K.rule_arcs(ucls, offsets, sq, pos_root, pos_att, rules) == pytest.approx(arcs / z, rel=1e-10)
+
+
+def test_rule_matrices_reverse_case_and_aux():
+    fun, con = rule_matrix(FUNCTION_HEAD_RULES), rule_matrix(CONTENT_HEAD_RULES)
+    c = {name: i for i, name in enumerate(CLASSES)}
+    assert fun[c["ADP"], c["NOUN"]] == 1 and fun[c["NOUN"], c["ADP"]] == 0
+    assert con[c["NOUN"], c["ADP"]] == 1 and con[c["ADP"], c["NOUN"]] == 0
+    assert fun[c["AUX"], c["VERB"]] == 1 and con[c["VERB"], c["AUX"]] == 1 and con[c["AUX"], c["VERB"]] == 0
+    assert con[ROOT, c["NOUN"]] == 1 and fun[ROOT, c["AUX"]] == 1
+    assert fun.sum() == con.sum() == 13
+
+
+def _corpus(columns):
+    return Corpus.from_sentences([Sentence(words=["a", "dog", "barks"], tags=columns)])
+
+
+def test_token_classes_prefer_upos_then_ptb():
+    column, ucls, rules = token_classes(_corpus({"upos": ["DET", "PROPN", "VERB"], "xpos": ["DT", "NN", "VBZ"]}))
+    assert column == "upos" and [CLASSES[k] for k in ucls] == ["DET", "NOUN", "VERB"]
+    assert rules[CLASSES.index("NOUN"), CLASSES.index("ADP")] == 1  # content heads
+    column, ucls, rules = token_classes(_corpus({"pos": ["DT", "NN", "MD"]}))
+    assert column == "pos" and [CLASSES[k] for k in ucls] == ["DET", "NOUN", "AUX"]
+    assert rules[CLASSES.index("ADP"), CLASSES.index("NOUN")] == 1  # function heads
+    assert token_classes(_corpus({"pos": ["x1", "x2", "x3"]})) is None
