@@ -78,6 +78,9 @@ RULES = ("auto", "none")
 RULE_SHARE = 0.8
 #: Step of the projected dual ascent on the rule constraint's multiplier, per pass.
 RULE_STEP = 5.0
+#: Bound on the multiplier: the dual of a slack penalised by RULE_MAX_LAMBDA per unit (Ganchev et al. 2010,
+#: sec. 2.2), so that a share the model cannot reach (em's zeroed rows) leaves a finite bias.
+RULE_MAX_LAMBDA = 10.0
 #: the rule families, each with its own learned concentration
 FAMILIES = ("root", "stop", "attach")
 #: the prior used when none is given (and where learned priors start)
@@ -149,7 +152,9 @@ class DMVParser(InduceEstimator):
         """Fit the DMV to the (tag) sequences of ``X`` (a Corpus or lists of tokens).
 
         Sets ``n_iter_`` (passes run), ``converged_``, ``history_``, ``warnings_``,
-        ``alpha_`` (the concentration of each family) and ``learned_hyper_``.
+        ``alpha_`` (the concentration of each family), ``learned_hyper_``, ``rule_column_``
+        (the tag column the universal rules read, ``None`` without) and ``rule_lambda_``
+        (the rule constraint's final multiplier).
         """
         start = DEFAULT_ALPHA if self.alpha is None else float(self.alpha)
         self.alpha_ = {family: start for family in FAMILIES}
@@ -277,7 +282,8 @@ class DMVParser(InduceEstimator):
     def save(self, path) -> None:
         modelfile.save(path, "DMVParser", {"params": self.get_params(), "tags": self.tags_, "history": self.history_,
                                            "converged": self.converged_, "warnings": self.warnings_,
-                                           "alpha": self.alpha_, "learned_hyper": list(self.learned_hyper_)},
+                                           "alpha": self.alpha_, "learned_hyper": list(self.learned_hyper_),
+                                           "rule_column": self.rule_column_, "rule_lambda": self.rule_lambda_},
                        {"root": self.root_, "stop": self.stop_, "attach": self.attach_,
                         **{f"counts_{k}": v for k, v in self.counts_.items()}})
 
@@ -298,6 +304,7 @@ class DMVParser(InduceEstimator):
         alpha = DEFAULT_ALPHA if model.alpha is None else model.alpha
         model.alpha_ = {family: float(meta.get("alpha", {}).get(family, alpha)) for family in FAMILIES}
         model.learned_hyper_ = tuple(meta.get("learned_hyper", ()))
+        model.rule_column_, model.rule_lambda_ = meta.get("rule_column"), float(meta.get("rule_lambda", 0.0))
         return model
 
 
@@ -408,11 +415,11 @@ class _Counts:
 
     def step_rules(self, share: float) -> dict:
         """Projected dual ascent on the rule constraint ``E_q[f] / N >= share`` (Ganchev et al. 2010, eq. 7):
-        ``lambda <- max(0, lambda + RULE_STEP (share - E_q[f] / N))`` from the last pass's counts;
+        ``lambda <- clip(lambda + RULE_STEP (share - E_q[f] / N), 0, RULE_MAX_LAMBDA)`` from the last pass's counts;
         returns the trace fields ``rule_share`` (the share reached) and ``rule_lambda`` (the new multiplier)."""
         if self.rules is None:
             return {}
         reached = kdmv.rule_arcs(self.ucls, self.offsets, self.sq_offsets, self.pos[0], self.pos[2],
                                  self.rule_matrix) / len(self.tags)
-        self.rule_lambda = max(0.0, self.rule_lambda + RULE_STEP * (share - reached))
+        self.rule_lambda = min(max(0.0, self.rule_lambda + RULE_STEP * (share - reached)), RULE_MAX_LAMBDA)
         return {"rule_share": reached, "rule_lambda": self.rule_lambda}

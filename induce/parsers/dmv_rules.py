@@ -8,22 +8,18 @@ DMV side is in :mod:`induce.parsers.dmv`).  Their rules follow the
 function-head conventions of the CoNLL treebanks (a preposition heads its noun,
 an auxiliary its verb); Universal Dependencies makes content words heads
 (``case``, ``aux``, ``cop`` attach to the content word), so the UPOS rule set
-reverses those two rules:
+reverses those two rules and roots nominal clauses:
 
-======================  ==========================  ==============================
-Naseem et al. (Table 1)  UD (content heads)          why
-======================  ==========================  ==============================
-ROOT -> AUX              ROOT -> NOUN                nominal predicates head the clause
-ROOT -> VERB             ROOT -> VERB
-AUX -> VERB              VERB -> AUX                 ``aux`` attaches to the verb
-ADP -> NOUN              NOUN -> ADP                 ``case`` attaches to the nominal
-(the other nine, unchanged: VERB -> NOUN, PRON, ADV, VERB; NOUN -> ADJ, DET, NOUN, NUM; ADJ -> ADV)
-======================  ==========================  ==============================
+* Naseem et al. (Table 1): ROOT -> AUX, ROOT -> VERB, AUX -> VERB, ADP -> NOUN;
+* UD (content heads): ROOT -> NOUN (nominal predicates head the clause), ROOT -> VERB,
+  VERB -> AUX (``aux``), NOUN -> ADP (``case``);
+* both: VERB -> NOUN, PRON, ADV, VERB; NOUN -> ADJ, DET, NOUN, NUM; ADJ -> ADV.
 
 Tokens get a class from the first tag column that names one: ``upos`` (the
 content-head rules), else the 12 universal tags of Petrov, Das & McDonald
-(column ``universal``) or Penn Treebank tags (``xpos``/``pos``), both with the
-function-head rules.  PROPN counts as NOUN.
+(column ``universal``), the CoNLL 2007 Spanish CPOS tags, or Penn Treebank tags
+(``xpos``/``pos``), all with the function-head rules, or the CoNLL 2007 Basque
+CPOS tags (content heads: auxiliaries depend on the verb).  PROPN counts as NOUN.
 """
 
 from __future__ import annotations
@@ -54,9 +50,17 @@ PTB_CLASS = {**dict.fromkeys(("NN", "NNS", "NNP", "NNPS"), "NOUN"),
              **dict.fromkeys(("PRP", "PRP$", "WP", "WP$", "EX"), "PRON"),
              **dict.fromkeys(("JJ", "JJR", "JJS"), "ADJ"), **dict.fromkeys(("RB", "RBR", "RBS", "WRB"), "ADV"),
              **dict.fromkeys(("DT", "PDT", "WDT"), "DET"), "CD": "NUM", "IN": "ADP"}
+#: CoNLL 2007 Spanish CPOS (AnCora) -> class; prepositions head their nouns there (function heads)
+ANCORA_CLASS = {"n": "NOUN", "v": "VERB", "a": "ADJ", "r": "ADV", "d": "DET", "p": "PRON", "s": "ADP", "z": "NUM"}
+#: CoNLL 2007 Basque CPOS (3LB) -> class; auxiliaries (ADL) depend on the main verb and case is a
+#: suffix, so the content-head rules apply
+BASQUE_CLASS = {"IZE": "NOUN", "ADI": "VERB", "ADT": "VERB", "ADL": "AUX", "DET": "DET", "ADJ": "ADJ",
+                "ADB": "ADV", "IOR": "PRON"}
 #: (column, class map, rules) tried in order
 SOURCES = (("upos", UPOS_CLASS, CONTENT_HEAD_RULES), ("universal", UNIVERSAL_CLASS, FUNCTION_HEAD_RULES),
-           ("xpos", PTB_CLASS, FUNCTION_HEAD_RULES), ("pos", PTB_CLASS, FUNCTION_HEAD_RULES))
+           ("cpos", ANCORA_CLASS, FUNCTION_HEAD_RULES), ("cpos", BASQUE_CLASS, CONTENT_HEAD_RULES),
+           ("xpos", PTB_CLASS, FUNCTION_HEAD_RULES),
+           ("pos", PTB_CLASS, FUNCTION_HEAD_RULES))
 #: share of a column's tags that must be known to the class map (else it is not that tagset)
 MIN_KNOWN = 0.5
 
