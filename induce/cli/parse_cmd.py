@@ -16,7 +16,7 @@ on passes that stop when the objective's relative change stays below ``--tol``
 (1e-6) for 3 passes; the PCFG stops the same way (cap 300, tol 1e-4; ``mh``
 runs all ``--iterations`` sweeps, default 20). The DMV's posteriors are guided by universal
 head-dependent rules (``--rules auto``, Naseem et al. 2010; :mod:`induce.parsers.dmv_rules`):
-at least 80% of the arcs must obey them in expectation.  The scores are printed next to
+at least 85% of the arcs must obey them in expectation.  The scores are printed next to
 the left- and right-chain baselines (``attachment.baselines``; bracket scores next to
 left- and right-branching).  ``--learn-hyper all`` learns the
 Dirichlet priors by empirical Bayes (DMV: one per rule family; vi, cvi, mh)

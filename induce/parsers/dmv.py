@@ -75,7 +75,7 @@ from .params import UNK, column, encode_with
 ALGORITHMS = ("em", "vi", "cvi")
 RULES = ("auto", "none")
 #: Expected share of arcs obeying the universal rules that the posteriors must reach (Naseem et al. 2010).
-RULE_SHARE = 0.8
+RULE_SHARE = 0.85
 #: Step of the projected dual ascent on the rule constraint's multiplier, per pass.
 RULE_STEP = 5.0
 #: Bound on the multiplier: the dual of a slack penalised by RULE_MAX_LAMBDA per unit (Ganchev et al. 2010,
