@@ -86,3 +86,39 @@ def test_wsj10_with_the_rules_beats_the_chains(corpora):
     assert model.rule_column_ == "pos" and model.converged_ and 0 < model.rule_lambda_ <= 10
     assert model.history_[-1]["rule_share"] > 0.75
     assert directed >= 0.55 and directed >= max(c["directed"] for c in chains.values()) + 0.10
+
+
+@pytest.mark.filterwarnings("ignore")  # two sentences, three passes: not converged, chains
+def test_save_load_keeps_the_rule_fields(tmp_path):
+    from induce.parsers import DMVParser
+
+    sentences = [Sentence(words=list("abc"), tags={"upos": ["DET", "NOUN", "VERB"]}),
+                 Sentence(words=list("de"), tags={"upos": ["PRON", "VERB"]})]
+    corpus = Corpus.from_sentences(sentences)
+    model = DMVParser(tag_column="upos", n_iter=3, random_state=0).fit(corpus)
+    assert model.rule_column_ == "upos" and model.rule_lambda_ > 0
+    model.save(tmp_path / "m.npz")
+    loaded = DMVParser.load(tmp_path / "m.npz")
+    assert (loaded.rule_column_, loaded.rule_lambda_) == (model.rule_column_, model.rule_lambda_)
+    assert DMVParser(tag_column="upos", n_iter=3, rules="none").fit(corpus).rule_column_ is None
+
+
+def test_parse_reports_the_rules_and_the_chains(tmp_path, capsys):
+    import json
+
+    from induce.cli import main
+
+    rows = [("the", "DET", "DT", 2), ("dog", "NOUN", "NN", 3), ("barks", "VERB", "VBZ", 0), (".", "PUNCT", ".", 3)]
+    text = "".join(f"{k}\t{w}\t_\t{u}\t{x}\t_\t{h}\tdep\t_\t_\n" for k, (w, u, x, h) in enumerate(rows, 1))
+    (tmp_path / "in.conllu").write_text((text + "\n") * 3, encoding="utf-8")
+    argv = ["parse", str(tmp_path / "in.conllu"), "-o", str(tmp_path / "out.conllu"), "--use-tags", "--quiet",
+            "--iterations", "3", "--json"]
+    assert main(argv) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["tag_column"] == "xpos" and result["rules"].startswith("universal rules over column upos")
+    # chains over the 4 words the model parsed, scored on the 3 that are not punctuation: left 0 1 2 gets
+    # none; right 2 3 4 gets the two first (barks -> '.' is wrong)
+    chains = result["attachment"]["baselines"]
+    assert (chains["left_chain"]["directed"], chains["right_chain"]["directed"]) == (0.0, pytest.approx(2 / 3))
+    assert main(argv + ["--rules", "none"]) == 0
+    assert json.loads(capsys.readouterr().out)["rules"] == "none"
