@@ -10,13 +10,18 @@ cvi's sentences), trained and scored on the same sentences (as Klein & Manning's
 WSJ10).  Prints directed accuracy of the model (mean over seeds, and min-max), of
 the left chain (head = previous word) and of the right chain (head = next word),
 and the model without the universal rules (``rules="none"``, the old default, seed 0).
+``--shares B ...`` instead fits seed 0 at each rule share ``B`` (the grid behind the default);
+``--pairs`` prints, per treebank, the gold (head UPOS, dependent UPOS) pairs the model gets wrong
+most often, with and without the rules.
 
-    nice -n 10 python benchmarks/dmv_ud_bench.py --out benchmarks/results/dmv_ud.json
+    nice -n 10 python benchmarks/dmv_ud_bench.py --lengths 10 --out benchmarks/results/dmv_ud_10.json
+    nice -n 10 python benchmarks/dmv_ud_bench.py --lengths 10 --shares 0.7 0.8 0.85 0.9
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
 import json
 import os
 import time
@@ -64,6 +69,34 @@ def run_one(path: Path, column: str, encoding: str, length: int, seeds: int) -> 
     return row
 
 
+def pair_errors(corpus, pred: np.ndarray, gold: np.ndarray, top: int = 8) -> list[tuple]:
+    """The gold (head UPOS or ROOT, dependent UPOS) pairs with the most wrong heads: (pair, count, wrong)."""
+    upos = np.asarray(corpus.tag_vocabs["upos"].itos)[corpus.tags["upos"]]
+    start = np.repeat(corpus.offsets[:-1], corpus.lengths)
+    head = np.where(gold == 0, "ROOT", upos[np.maximum(start + gold - 1, 0)])
+    count = collections.Counter(zip(head, upos))
+    wrong = collections.Counter(p for p, bad in zip(zip(head, upos), pred != gold) if bad)
+    return [(f"{h}->{d}", count[(h, d)], n) for (h, d), n in wrong.most_common(top)]
+
+
+def run_shares(path: Path, column: str, encoding: str, length: int, shares: list[float]) -> dict:
+    corpus = load_corpus(path, encoding=encoding, strip_punct=True, max_length=length)
+    gold = gold_heads(corpus)
+    row = {k: v["directed"] for k, v in dependency_baselines(gold, corpus.offsets).items()}
+    for share in shares:
+        model = DMVParser(tag_column=column, random_state=0, rule_share=share).fit(corpus)
+        row[f"share_{share}"] = {"directed": attachment_scores(model.predict_flat(corpus), gold, corpus.offsets)["directed"],
+                                 "rule_lambda": model.rule_lambda_}
+    return row
+
+
+def run_pairs(path: Path, length: int) -> dict:
+    corpus = load_corpus(path, strip_punct=True, max_length=length)
+    gold = gold_heads(corpus)
+    return {rules: pair_errors(corpus, DMVParser(tag_column="upos", random_state=0, rules=rules).fit(corpus)
+                               .predict_flat(corpus), gold) for rules in ("none", "auto")}
+
+
 def table(results: dict) -> str:
     lines = ["| treebank | <= | sent. | DMV directed (min-max) | left chain | right chain | margin | no rules |",
              "|---|---|---|---|---|---|---|---|"]
@@ -82,16 +115,25 @@ def main() -> None:
     p.add_argument("--lengths", type=int, nargs="+", default=[10, 20])
     p.add_argument("--seeds", type=int, default=3)
     p.add_argument("--only", nargs="+", help="treebank names to run (default all)")
+    p.add_argument("--shares", type=float, nargs="+", help="fit seed 0 at each of these rule shares instead")
+    p.add_argument("--pairs", action="store_true", help="print the most frequent wrong gold UPOS pairs (UD only)")
     p.add_argument("--out", type=Path, help="write the results as JSON")
     args = p.parse_args()
     results = {}
     for length in args.lengths:
         for name, rel, column, encoding in TREEBANKS:
-            if args.only and name not in args.only:
+            if args.only and name not in args.only or args.pairs and column != "upos":
                 continue
-            results[f"{name}@{length}"] = row = run_one(CORPORA / rel, column, encoding, length, args.seeds)
+            if args.pairs:
+                row = run_pairs(CORPORA / rel, length)
+            elif args.shares:
+                row = run_shares(CORPORA / rel, column, encoding, length, args.shares)
+            else:
+                row = run_one(CORPORA / rel, column, encoding, length, args.seeds)
+            results[f"{name}@{length}"] = row
             print(name, length, json.dumps({k: v for k, v in row.items() if k != "runs"}), flush=True)
-    print(table(results))
+    if not (args.shares or args.pairs):
+        print(table(results))
     if args.out:
         with atomic_write(args.out) as out:
             json.dump({"load_average": os.getloadavg(), "results": results}, out, indent=1)
