@@ -157,10 +157,13 @@ def score_dependencies(pred_heads, gold: list, punct: str = "exclude", tagset: s
 
     ``punct="exclude"`` leaves out the gold punctuation words
     (:func:`induce.corpus.transforms.punctuation_mask`, restricted to ``tagset`` unless
-    ``"auto"``); ``"punctuation"`` in the result states the convention in one line.
+    ``"auto"``); ``"punctuation"`` in the result states the convention in one line, and
+    ``"baselines"`` holds the left- and right-chain scores on the same words
+    (:func:`induce.eval.baselines.dependency_baselines`).
     """
     from ..corpus.transforms import PUNCT_COLUMNS, describe_punctuation, punctuation_column, punctuation_mask
     from ..eval import attachment_scores
+    from ..eval.baselines import dependency_baselines
 
     if punct not in PUNCT_CHOICES:
         raise ConfigError(f"punct must be one of {', '.join(PUNCT_CHOICES)}; got {punct!r}")
@@ -178,8 +181,10 @@ def score_dependencies(pred_heads, gold: list, punct: str = "exclude", tagset: s
             keep.append(~punctuation_mask(sent, tagset))
     lengths = [len(sent) for sent in gold]
     mask = np.concatenate(keep) if keep else None
-    scores = attachment_scores(np.asarray(pred_heads), np.array(gold_heads), _offsets(lengths), mask)
+    offsets = _offsets(lengths)
+    scores = attachment_scores(np.asarray(pred_heads), np.array(gold_heads), offsets, mask)
     scores["punctuation"] = f"excluded ({convention})" if punct == "exclude" else "included"
+    scores["baselines"] = dependency_baselines(np.array(gold_heads), offsets, mask)
     return scores
 
 
@@ -208,13 +213,15 @@ def _require_tree(sentence, path: str):
 
 def _eval_brackets(args: argparse.Namespace) -> int:
     from ..eval import bracket_scores
+    from ..eval.baselines import bracket_baselines
 
     pred_trees, gold_trees = [], []
     for pred, gold in _paired(args.pred, args.gold, args.format):
         pred_trees.append(_require_tree(pred, args.pred))
         gold_trees.append(_require_tree(gold, args.gold))
     scores = bracket_scores(pred_trees, gold_trees, labeled=not args.unlabeled, max_length=args.max_length)
-    result = {"labeled": not args.unlabeled, "max_length": args.max_length, **scores}
+    result = {"labeled": not args.unlabeled, "max_length": args.max_length, **scores,
+              "baselines": bracket_baselines(gold_trees, args.max_length)}
     emit(result, args.json)
     return 0
 

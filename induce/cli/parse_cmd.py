@@ -14,7 +14,11 @@ DMV defaults follow Klein & Manning (2004) and thesis section 4.5.2:
 ``--infer cvi``, harmonic initialisation, and ``--iterations`` as a cap (500)
 on passes that stop when the objective's relative change stays below ``--tol``
 (1e-6) for 3 passes; the PCFG stops the same way (cap 300, tol 1e-4; ``mh``
-runs all ``--iterations`` sweeps, default 20).  ``--learn-hyper all`` learns the
+runs all ``--iterations`` sweeps, default 20). The DMV's posteriors are guided by universal
+head-dependent rules (``--rules auto``, Naseem et al. 2010; :mod:`induce.parsers.dmv_rules`):
+at least 85% of the arcs must obey them in expectation.  The scores are printed next to
+the left- and right-chain baselines (``attachment.baselines``; bracket scores next to
+left- and right-branching).  ``--learn-hyper all`` learns the
 Dirichlet priors by empirical Bayes (DMV: one per rule family; vi, cvi, mh)
 unless ``--alpha`` fixes them (by default only the PCFG with cvi learns); the
 JSON reports the priors used.
@@ -97,6 +101,10 @@ def register(subparsers) -> None:
     p.add_argument("--attach-order", choices=("right-first", "left-first", "any"), default="right-first",
                    help="dmv+ccm: the head-outward derivations whose bracketings the CCM scores")
     p.add_argument("--init", choices=DMV_INITS, default=DMV_INITS[0], help="DMV initialiser")
+    p.add_argument("--rules", choices=("auto", "none"), default="auto",
+                   help="dmv: auto (default): guide the posteriors with universal head-dependent rules (Naseem et al. "
+                        "2010; content-head rules for UPOS, function-head rules for PTB / universal tags) when the "
+                        "input has such a tag column; none: the plain DMV")
     p.add_argument("--use-tags", action="store_true", help="model a tag column instead of the words")
     p.add_argument("--tag-column", help="which tag column with --use-tags (default: first informative of "
                    "xpos, pos, upos, cpos)")
@@ -151,7 +159,15 @@ def _build_model(args, column):
 
     return DMVParser(infer=args.infer, alpha=args.alpha, n_iter=MAX_ITER if args.iterations is None else args.iterations,
                      tol=TOL if args.tol is None else args.tol, init=args.init, tag_column=column,
-                     random_state=args.seed, verbose=not args.quiet, learn_hyper=args.learn_hyper == "all")
+                     random_state=args.seed, verbose=not args.quiet, learn_hyper=args.learn_hyper == "all",
+                     rules=args.rules)
+
+
+def _describe_rules(model) -> str:
+    """One line naming the universal rules the DMV used (or why none)."""
+    if model.rule_column_ is None:
+        return "none" if model.rules == "none" else "none (no upos, universal or PTB tag column)"
+    return f"universal rules over column {model.rule_column_} (lambda {model.rule_lambda_:.2f})"
 
 
 def _with_heads(sentence, heads):
@@ -201,6 +217,8 @@ def run(args) -> int:
     if hasattr(model, "converged_"):
         result["converged"] = model.converged_
     result.update(alpha=model.alpha_, learned=list(model.learned_hyper_))
+    if args.model == "dmv":
+        result["rules"] = _describe_rules(model)
     history = model.history_[-1]
     if "log_likelihood" in history:
         result["log_likelihood"] = history["log_likelihood"]
@@ -216,6 +234,7 @@ def run(args) -> int:
 
 def _output_pcfg(model, corpus, args) -> dict:
     from ..corpus.writers import write_ptb
+    from ..eval.baselines import bracket_baselines
     from ..eval.brackets import bracket_scores
 
     trees = model.parse(corpus)
@@ -227,6 +246,7 @@ def _output_pcfg(model, corpus, args) -> dict:
         gold = [s.tree for s in corpus.sentences]
         out["unlabeled_brackets"] = {k: v for k, v in bracket_scores(trees, gold, labeled=False).items()
                                      if k in ("precision", "recall", "f1", "exact", "sentences")}
+        out["unlabeled_brackets"]["baselines"] = bracket_baselines(gold)
     return out
 
 
@@ -246,7 +266,7 @@ def _output_dmv(model, corpus, args, fmt: str) -> dict:
         if args.wsj10 or args.strip_punct:
             found = next((f for f in map(punctuation_column, corpus.sentences) if f is not None), None)
             scores["punctuation"] = f"removed before training ({describe_punctuation(found)})"
-        out["attachment"] = {k: scores[k] for k in ("directed", "undirected", "tokens", "punctuation")}
+        out["attachment"] = {k: scores[k] for k in ("directed", "undirected", "tokens", "punctuation", "baselines")}
     return out
 
 

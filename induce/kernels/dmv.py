@@ -310,6 +310,41 @@ def surrogate_factors(tags, root_counts, stop_counts, attach_counts, attach_tota
     return root, att, stop, _scale_words(root, att)
 
 
+@njit(cache=True)
+def rule_bias(ucls, rules, weight, root, att):
+    """Posterior-regularisation factors (Ganchev et al. 2010; Naseem et al. 2010): multiply the root
+    factor of word ``j`` by ``weight`` where ``rules[ROOT, c_j]`` and the arc ``i -> j`` where
+    ``rules[c_i, c_j]`` (``c`` = ``ucls``, ``ROOT`` = the matrix's last row), then rescale the words
+    (:func:`_scale_words`); returns the added log-scale.  ``weight = exp(lambda)``, so the chart
+    sums ``p(z) exp(lambda f(z))`` with ``f(z)`` the number of rule-obeying arcs of tree ``z``."""
+    n = root.shape[0]
+    top = rules.shape[0] - 1
+    for j in range(n):
+        if rules[top, ucls[j]] > 0.0:
+            root[j] *= weight
+        for i in range(n):
+            if i != j and rules[ucls[i], ucls[j]] > 0.0:
+                att[i, j] *= weight
+    return _scale_words(root, att)
+
+
+@njit(cache=True)
+def rule_arcs(ucls, offsets, sq_offsets, pos_root, pos_att, rules):
+    """Expected number of rule-obeying arcs (root arcs included) under the stored position counts."""
+    top = rules.shape[0] - 1
+    total = 0.0
+    for s in range(offsets.shape[0] - 1):
+        a = offsets[s]
+        n = offsets[s + 1] - a
+        att_c = pos_att[sq_offsets[s] : sq_offsets[s + 1]].reshape((n, n))
+        for j in range(n):
+            total += pos_root[a + j] * rules[top, ucls[a + j]]
+            for i in range(n):
+                if i != j:
+                    total += att_c[i, j] * rules[ucls[a + i], ucls[a + j]]
+    return total
+
+
 # -------------------------------------------------------------- corpus passes
 @njit(cache=True)
 def log_likelihood_pass(tags, offsets, root_p, stop_p, attach_p, out):
@@ -338,14 +373,15 @@ def viterbi_pass(tags, offsets, root_p, stop_p, attach_p, heads):
 
 @njit(cache=True)
 def cvi_pass(tags, offsets, sq_offsets, order, root_counts, stop_counts, attach_counts, attach_totals,
-             root_total, pos_root, pos_stop, pos_att, priors):
+             root_total, pos_root, pos_stop, pos_att, priors, ucls, rules, weight):
     """One collapsed variational pass (thesis eq. 4.24 applied to the DMV's rules).
 
     Per sentence: subtract its stored position-indexed expected counts
     (``pos_root``/``pos_stop`` rows ``offsets[s]:offsets[s+1]``, ``pos_att``
     entries ``sq_offsets[s]:sq_offsets[s+1]`` as an ``n x n`` matrix), build the
     surrogate factors from the remaining counts, run inside-outside, store and
-    add back the new counts.  Returns ``sum_i log P(x^i | theta-bar^{\\i})``.
+    add back the new counts.  With ``weight != 1`` the factors carry the rule bias
+    (:func:`rule_bias`).  Returns ``sum_i log P(x^i | theta-bar^{\\i})`` (times the bias).
     """
     total = 0.0
     for s in order:
@@ -359,6 +395,8 @@ def cvi_pass(tags, offsets, sq_offsets, order, root_counts, stop_counts, attach_
         _scatter(t, -1.0, root_c, att_c, stop_c, root_counts, stop_counts, attach_counts, attach_totals, root_total)
         root, att, stop, log_scale = surrogate_factors(
             t, root_counts, stop_counts, attach_counts, attach_totals, root_total, priors)
+        if weight != 1.0:
+            log_scale += rule_bias(ucls[a:b], rules, weight, root, att)
         ch, z = inside_charts(root, att, stop, False)
         root_c[:] = 0.0
         stop_c[:] = 0.0
@@ -370,8 +408,10 @@ def cvi_pass(tags, offsets, sq_offsets, order, root_counts, stop_counts, attach_
 
 
 @njit(cache=True)
-def position_counts_pass(tags, offsets, sq_offsets, root_p, stop_p, attach_p, pos_root, pos_stop, pos_att):
-    """Batch E-step that keeps the counts per position (to seed the CVI pass); returns log-likelihood."""
+def position_counts_pass(tags, offsets, sq_offsets, root_p, stop_p, attach_p, pos_root, pos_stop, pos_att,
+                         ucls, rules, weight):
+    """Batch E-step that keeps the counts per position (to seed the CVI pass); returns log-likelihood.
+    With ``weight != 1`` the factors carry the rule bias (:func:`rule_bias`)."""
     total = 0.0
     for s in range(offsets.shape[0] - 1):
         a = offsets[s]
@@ -379,6 +419,8 @@ def position_counts_pass(tags, offsets, sq_offsets, root_p, stop_p, attach_p, po
         n = b - a
         t = tags[a:b]
         root, att, stop, log_scale = sentence_factors(t, root_p, stop_p, attach_p)
+        if weight != 1.0:
+            log_scale += rule_bias(ucls[a:b], rules, weight, root, att)
         ch, z = inside_charts(root, att, stop, False)
         outside_counts(root, att, stop, ch, z, pos_root[a:b],
                        pos_att[sq_offsets[s] : sq_offsets[s + 1]].reshape((n, n)), pos_stop[a:b])

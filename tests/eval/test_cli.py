@@ -44,6 +44,9 @@ def test_deps_hand_case_with_and_without_punctuation(capsys, dep_files):
     excluded = run_json(capsys, "deps", *dep_files)
     assert (excluded["directed"], excluded["undirected"], excluded["tokens"]) == (0.5, 0.75, 4)
     assert excluded["punctuation"] == "excluded (upos tags of column upos)"
+    # chains on the same 4 words: left 0 1 | 0 1 -> s2 both right, 2/4; right 2 3 | 2 0 -> s1 w1 only, 1/4
+    chains = excluded["baselines"]
+    assert (chains["left_chain"]["directed"], chains["right_chain"]["directed"]) == (0.5, 0.25)
     # the CoNLL-U file has no xpos column to read PTB punctuation tags from
     assert main(["eval", "deps", *dep_files, "--punct-tagset", "ptb"]) == 2
     assert "xpos, pos" in capsys.readouterr().err
@@ -91,6 +94,11 @@ def test_brackets_hand_case(tmp_path, capsys):
     )
     scores = run_json(capsys, "brackets", str(pred), str(gold))
     assert (scores["f1"], scores["exact"], scores["sentences"]) == (pytest.approx(5 / 7), 0.5, 2)
+    # gold brackets (punctuation deleted): s1 (0,4) (0,2) (2,4) (3,4), s2 (0,2) (0,1) (1,2); right-branching
+    # s1 (0,4) (1,4) (2,4), s2 (0,2): 3 of 4 match 3 of 7; left-branching (0,2) (0,3) (0,4) | (0,2): also 3
+    for name in ("left_branching", "right_branching"):
+        assert scores["baselines"][name]["precision"] == pytest.approx(3 / 4)
+        assert scores["baselines"][name]["recall"] == pytest.approx(3 / 7)
     assert run_json(capsys, "brackets", str(pred), str(gold), "--max-length", "4")["sentences"] == 1
 
 

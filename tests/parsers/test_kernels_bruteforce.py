@@ -88,7 +88,8 @@ def test_dmv_inside_outside_matches_enumeration(n):
     offsets = np.array([0, n], dtype=np.int64)
     sq = np.array([0, n * n], dtype=np.int64)
     pos_root, pos_stop, pos_att = np.zeros(n), np.zeros((n, 2, 2, 2)), np.zeros(n * n)
-    ll = K.position_counts_pass(tags, offsets, sq, root_p, stop_p, attach_p, pos_root, pos_stop, pos_att)
+    ll = K.position_counts_pass(tags, offsets, sq, root_p, stop_p, attach_p, pos_root, pos_stop, pos_att,
+                                np.zeros(n, np.int32), np.zeros((1, 1)), 1.0)  # no rule bias
     assert ll == pytest.approx(np.log(z), rel=1e-10)
     root_c, stop_c, att_c = np.zeros(t), np.zeros((t, 2, 2, 2)), np.zeros((t, 2, t))
     att_tot, root_tot = np.zeros((t, 2)), np.zeros(1)
