@@ -48,6 +48,8 @@ from ..base import SCHEDULE, AnyOf, Boolean, Integer, Options, Real
 from ..errors import ConfigError
 from ..resources import check_memory, corpus_source, hmm_bytes, sentence_label
 from .. import modelfile
+from ..algorithms import Loop, visit_order
+from ..algorithms.base import worker_corpus
 from ..infer import hdp
 from ..infer import hmm_passes as passes
 from ..infer.convergence import ConvergenceMonitor
@@ -534,11 +536,21 @@ class HDPHMMTagger(HMMTagger):
     def _qc_code(self) -> int:
         return QC_METHODS.index(self.qc)
 
+    def _iterations(self, data, gold, seeds) -> Loop:
+        """The passes of this fit over ``data`` (:class:`induce.algorithms.Loop`: progress bar, trace records);
+        also starts the stopping rule (``_convergence``, fed by :meth:`_converging`)."""
+        self._convergence = self._monitor()
+        return Loop(self.infer, self._max_iter(), self._convergence, data, gold, seeds, order=self.order,
+                    eval_every=self.eval_every, callback=self.callback, verbose=self.verbose,
+                    label=self._progress_label, trace=self.trace_)
+
     def _hdp_record(self, bar, it, objective, name, seconds, data, usage, states, gold, **extra):
         eff = hdp.effective_states(usage, self.coverage)
         self._last_iteration = it
-        self._record(bar, it, objective, name, seconds, data.tokens.shape[0], states, gold, data.offsets,
-                     effective_states=eff, gamma=self.gamma_, sigma=self.sigma_, **extra)
+        if self.client is not None:
+            bar.meter = getattr(self, "cluster_meter_", None)
+        bar.record(it, objective, name, seconds, states, effective_states=eff, gamma=self.gamma_, sigma=self.sigma_,
+                   **extra)
 
     def _fit_cvi(self, data, gold, seeds):
         K = self.n_states_
@@ -550,7 +562,7 @@ class HDPHMMTagger(HMMTagger):
         logq0_emit = np.zeros((data.W, K)) if learn_emission else None
         merges = self._runs_rounds()
         self._start_moves()
-        bar = self._iterations()
+        bar = self._iterations(data, gold, seeds)
         for it in bar:
             t0 = time.perf_counter()
             ll = self._cvi_step(st, data, seeds[it], it, sample_tables, gate=True)
@@ -599,7 +611,7 @@ class HDPHMMTagger(HMMTagger):
         passes.totals_from_local(data.tokens, data.offsets, st.sent_trans, st.gamma, data.W, st.trans, st.emit)
         em, glob = st.emission, st.glob
         ll = hdp_cvi_pass(st.trans, st.emit, st.sent_trans, st.gamma, data.tokens, data.offsets,
-                          self._order(data, seed), glob.prior(), glob.sigma, em.pseudo_counts(), em.concentration,
+                          visit_order(data.offsets.shape[0] - 1, self.order, seed), glob.prior(), glob.sigma, em.pseudo_counts(), em.concentration,
                           self._qc_code(), int(self.qc_samples), int(seed), st.logq0, st.logq0_row, st.sampled,
                           st.entropy)
         if gate:
@@ -709,10 +721,10 @@ class HDPHMMTagger(HMMTagger):
         if self.client is not None:  # each minibatch's local step on the workers (induce.distributed.hdp)
             from ..distributed import ClusterHDPMinibatch
 
-            cluster = ClusterHDPMinibatch(self._worker_corpus(data))
+            cluster = ClusterHDPMinibatch(worker_corpus(self.client, data, self.vocab_))
             self.cluster_meter_ = cluster.meter
         m = 0
-        bar = self._iterations()
+        bar = self._iterations(data, gold, seeds)
         for it in bar:
             t0 = time.perf_counter()
             ll = 0.0
