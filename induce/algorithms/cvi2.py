@@ -30,7 +30,8 @@ class CVI2(Algorithm):
         if opts.client is not None:  # q(z^i) on the workers, one block per worker (induce.distributed.cvi2)
             from ..distributed import ClusterCVI2
 
-            sweep = ClusterCVI2(worker_corpus(opts.client, data, opts.vocab), K, loop.seeds[0], data.W, core.allowed, opts.cvi2_block)
+            sweep = ClusterCVI2(worker_corpus(opts.client, data, opts.vocab), K, loop.seeds[0], data.W, core.allowed,
+                                opts.cvi2_block)
             loop.meter, labels = sweep.meter, sweep.labels
         else:
             sent_trans, gamma = self.local = random_start(core, data, loop.seeds[0], np.float32)

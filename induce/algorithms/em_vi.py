@@ -81,7 +81,8 @@ class BatchEM(Algorithm):
         if opts.client is not None:
             from ..distributed import ClusterEStep
 
-            estep = ClusterEStep(opts.client, worker_corpus(opts.client, data, opts.vocab), core.allowed, LOCKSTEP_BLOCK)
+            estep = ClusterEStep(opts.client, worker_corpus(opts.client, data, opts.vocab), core.allowed,
+                                 LOCKSTEP_BLOCK)
             loop.meter = estep.meter
             return estep
         lay = Layout(data.tokens, data.offsets, LOCKSTEP_BLOCK)

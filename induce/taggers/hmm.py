@@ -22,14 +22,12 @@ All deterministic algorithms start from the same random local posteriors given
 
 from __future__ import annotations
 
-from pathlib import Path
 from types import SimpleNamespace
 from typing import Callable
 
 import numpy as np
 
-from .. import modelfile
-from ..algorithms import Core, Loop, Priors, Sequences as _Data, get_algorithm
+from ..algorithms import ALGORITHMS as REGISTERED, Core, Loop, Priors, Sequences as _Data, get_algorithm
 from ..algorithms import stochastic as minibatch
 from ..algorithms.em_vi import point_estimate
 from ..base import SCHEDULE, AnyOf, Boolean, InduceEstimator, Integer, Items, Options, Real, Seed
@@ -42,8 +40,8 @@ from ..infer import hmm_passes as passes
 from ..infer import stochastic_hmm as stochastic
 from ..infer.estimators import cvi_params
 from ..kernels.hmm import decode_sentences
-from ..modelfile import Field
 from ..names import HMM_ALGORITHMS, HMM_DECODERS
+from .hmm_file import HMMFile
 from .hmm_defaults import (DEFAULT_LEARNING, DEFAULT_MAX_ITER, DEFAULT_PRIORS, HELDOUT_FRACTION,  # noqa: F401
                            HELDOUT_MAX_TOKENS, MAX_EPOCHS, MAX_ITER, PLANNED_EPOCHS, STOCHASTIC_PATIENCE,
                            STOCHASTIC_TOL, TOL, default_priors, start_priors)
@@ -59,10 +57,10 @@ ALGORITHMS = HMM_ALGORITHMS
 STOCHASTIC_ALGORITHMS = stochastic.STOCHASTIC + stochastic.SINGLE_SEQUENCE
 DECODERS = HMM_DECODERS
 #: algorithms whose E-steps run on a dask cluster with ``client=`` (:mod:`induce.distributed`)
-CLUSTER_ALGORITHMS = ("em", "vi", "cvi2") + stochastic.STOCHASTIC
+CLUSTER_ALGORITHMS = tuple(name for name in ALGORITHMS if REGISTERED[name].cluster)
 _NO_MASK = np.zeros((0, 0), dtype=np.uint8)
 
-class HMMTagger(InduceEstimator):
+class HMMTagger(HMMFile, InduceEstimator):
     """Unsupervised (or tag-dictionary constrained) HMM tagger, scikit-learn style.
 
     Parameters
@@ -332,7 +330,6 @@ class HMMTagger(InduceEstimator):
         monotone = self.infer in ("em", "vi") and not self.map_estimate and not learning
         return ConvergenceMonitor(self._tol(), monotone=monotone, reference="progress")
 
-
     # -------------------------------------------------------- hyperparameters
     def _check_priors(self, allow_zero: bool) -> None:
         """``alpha`` / ``beta``: ``None`` (learned) or a finite number, positive unless ``allow_zero``."""
@@ -541,74 +538,3 @@ class HMMTagger(InduceEstimator):
     def _check_fitted(self):
         if not hasattr(self, "transitions_"):
             raise ConfigError("this HMMTagger is not fitted yet; call fit() or load() first")
-
-    # ------------------------------------------------------------- save/load
-    _PARAMS = ("n_states", "infer", "n_iter", "tol", "alpha", "beta", "learn_hyper", "hyper_burn_in", "decode", "map_estimate", "cgs_keep", "order",
-               "cvi2_block", "random_state", "batch_size", "tau", "kappa", "n_epochs", "heldout_fraction",
-               "heldout_max_tokens", "max_batches", "subseq_length", "buffer")
-
-    @staticmethod
-    def _schema(header: dict) -> modelfile.Schema:
-        """Arrays of a saved model: ``K`` states (the tag dictionary's tags if it had one), ``W`` words.
-
-        Transitions ``(K+1, K)`` (row 0 = start) are rows of probabilities
-        except under ``vi`` (sub-normalised, thesis eq. 3.21); emissions
-        ``(W+1, K)`` end with the unseen-word row; ``allowed`` is the
-        ``(W, K)`` tag-dictionary mask or empty.
-        """
-        tags = header["tags"]
-        K = len(tags["items"]) if tags is not None else int(header["params"]["n_states"])
-        stochastic = None if header["params"]["infer"] == "vi" else 1
-        return modelfile.Schema((
-            Field("transitions", "f8", ("K+1", "K"), nonnegative=True, stochastic_axis=stochastic),
-            Field("emissions", "f8", ("W+1", "K"), nonnegative=True),
-            Field("transition_counts", "f8", ("K+1", "K"), nonnegative=True),
-            Field("emission_counts", "f8", ("W", "K"), nonnegative=True),
-            Field("allowed", "u1", ("W", "K") if tags is not None else (0, 0)),
-        ), {"K": K, "W": len(header["vocab"]["items"])})
-
-    def save(self, path: str | Path) -> None:
-        """Write the model as one ``.npz`` (arrays + a JSON header), atomically, without pickle."""
-        self._check_fitted()
-        header = {
-            "params": {k: getattr(self, k) for k in self._PARAMS} | {"temperature": list(self.temperature)},
-            "vocab": self.vocab_.to_json(),
-            "tags": self.tag_vocab_.to_json() if self.tag_vocab_ is not None else None,
-            "trace": self.trace_,
-            "learned": {"alpha_": self.alpha_, "beta_": np.asarray(self.beta_).tolist(), "n_iter_": self.n_iter_,
-                        "converged_": self.converged_, "warnings_": self.warnings_},
-        }
-        modelfile.save(path, "HMMTagger", header, {
-            "transitions": self.transitions_,
-            "emissions": self.emissions_,
-            "transition_counts": self.transition_counts_,
-            "emission_counts": self.emission_counts_,
-            "allowed": self.allowed_,
-        })
-
-    @classmethod
-    def load(cls, path: str | Path) -> "HMMTagger":
-        """Read a model written by :meth:`save`; ``ModelFormatError`` unless it passes :meth:`_schema`."""
-        header, arrays = modelfile.load(path, "HMMTagger", cls._schema)
-        with modelfile.reading(path, "header"):
-            params = dict(header["params"])
-            params["temperature"] = tuple(params["temperature"])
-            model = cls(**params)
-            model.vocab_ = Vocabulary.from_json(header["vocab"])
-            model.tag_vocab_ = Vocabulary.from_json(header["tags"]) if header["tags"] else None
-            model.trace_ = header["trace"]
-            learned = header.get("learned") or {}
-            start = default_priors(model.infer)
-            model.alpha_ = float(learned.get("alpha_", params.get("alpha") or start[0]))
-            beta = learned.get("beta_", params.get("beta") or start[1])  # a list: per-state (learn_hyper)
-            model.beta_ = np.asarray(beta, dtype=np.float64) if isinstance(beta, list) else float(beta)
-        model.transitions_ = arrays["transitions"]
-        model.emissions_ = arrays["emissions"]
-        model.transition_counts_ = arrays["transition_counts"]
-        model.emission_counts_ = arrays["emission_counts"]
-        model.allowed_ = arrays["allowed"]
-        model.n_states_ = model.transitions_.shape[1]
-        model.n_iter_ = int(learned.get("n_iter_", model._max_iter()))
-        model.converged_ = bool(learned.get("converged_", False))
-        model.warnings_ = list(learned.get("warnings_", []))
-        return model

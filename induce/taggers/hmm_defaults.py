@@ -89,5 +89,6 @@ def start_priors(infer: str, alpha: float | None, beta: float | None, learn_hype
         priors.beta = passes.per_state(priors.beta, K)
     warning = None
     if learn_hyper and not learns:  # asked for, and nothing to learn: say so rather than ignore it
-        warning = f"hmm {infer}: learn_hyper ignored: maximum-likelihood em has no prior (map_estimate=True gives it one)"
+        warning = (f"hmm {infer}: learn_hyper ignored: maximum-likelihood em has no prior "
+                   "(map_estimate=True gives it one)")
     return priors, warning
