@@ -19,6 +19,7 @@ from ..infer.convergence import ConvergenceMonitor
 from ..infer.schedules import minibatches
 from .base import Algorithm, Fitted, register, worker_corpus
 
+
 class Minibatch(Algorithm):
     """Stochastic VI / CVI: global counts blended with each minibatch's scaled expected counts."""
 
@@ -71,9 +72,9 @@ class Minibatch(Algorithm):
         return updater, stochastic.sentence_batches(tokens, offsets, size, schedule["n_epochs"], schedule["rng"])
 
 
+# one registered class per name (the registry sets the class's ``name``); svi and scvi also run on a dask client
 for _name in stochastic.STOCHASTIC + stochastic.SINGLE_SEQUENCE:
-    register(_name)(type(f"Minibatch_{_name.replace('-', '_')}", (Minibatch,), {"cluster": _name in
-                                                                                stochastic.STOCHASTIC}))
+    register(_name)(type(f"Minibatch[{_name}]", (Minibatch,), {"cluster": _name in stochastic.STOCHASTIC}))
 
 
 def sentence_updater(name: str, core, n_sentences: int):

@@ -109,7 +109,7 @@ def fit_svi(model, data, gold, seeds) -> None:
                           None, None, step=rho)
         if model._converging(it, ll):
             break
-    model._close(bar)
+    bar.close()
     counts = np.maximum(lam[:, :K] - sigma * b[None, :K], 0.0)
     emit = np.maximum(lam_e - model.beta, 0.0)
     order = hdp.usage_order(emit.sum(axis=0))

@@ -17,7 +17,9 @@ vocabulary.  Inference algorithms (``infer=``):
           :mod:`induce.infer.stochastic_hmm`.
 
 All deterministic algorithms start from the same random local posteriors given
-``random_state`` (thesis footnote 5).
+``random_state`` (thesis footnote 5).  Each algorithm is one module of :mod:`induce.algorithms`; the
+estimator validates, encodes, picks the algorithm, calls it once and turns its counts into parameters
+(docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -59,6 +61,7 @@ DECODERS = HMM_DECODERS
 #: algorithms whose E-steps run on a dask cluster with ``client=`` (:mod:`induce.distributed`)
 CLUSTER_ALGORITHMS = tuple(name for name in ALGORITHMS if REGISTERED[name].cluster)
 _NO_MASK = np.zeros((0, 0), dtype=np.uint8)
+
 
 class HMMTagger(HMMFile, InduceEstimator):
     """Unsupervised (or tag-dictionary constrained) HMM tagger, scikit-learn style.
