@@ -90,7 +90,8 @@ class HMMTagger(HMMFile, InduceEstimator):
         (batch algorithms; docs/experiments/defaults.md).  The minibatch
         algorithms: at every epoch's end from the global counts (svi and the other
         mean-field ones: the ELBO's update; scvi, scvi3: the evidence of the
-        expected counts; :meth:`_stochastic_hyper`), traced in the epochs' records.  ``"per-state"``
+        expected counts; :meth:`induce.algorithms.Priors.epoch_update`), traced in the epochs' records.
+        ``"per-state"``
         (cvi2): as ``True``, with emission row ``k`` ~ ``Dir(beta_k)``, ``beta_``
         the (K,) array of per-state concentrations.  ``None`` (default): the
         algorithm's choice (:data:`DEFAULT_LEARNING`: cvi2 learns ``beta_k``
