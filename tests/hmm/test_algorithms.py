@@ -13,7 +13,8 @@ from induce.names import HMM_ALGORITHMS
 from induce.taggers import HMMTagger
 from induce.taggers.hmm import CLUSTER_ALGORITHMS, STOCHASTIC_ALGORITHMS
 
-pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")  # short fits: cap and collapse warnings
+# short fits: the iteration cap and collapsed states are warned about
+pytestmark = [pytest.mark.filterwarnings("ignore::RuntimeWarning"), pytest.mark.filterwarnings("ignore::UserWarning")]
 
 
 def test_every_tagger_algorithm_is_registered_once():
