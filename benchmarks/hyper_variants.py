@@ -34,6 +34,7 @@ from defaults_bench import CORPORA, NAMED
 from induce.cli.common import default_n_states, gold_tag_column
 from induce.corpus.formats import load_corpus
 from induce.eval.tagging import tagging_report
+from induce.algorithms import Priors
 from induce.infer import hmm_passes as passes
 from induce.taggers import HMMTagger
 from induce.taggers.hmm import default_priors
@@ -50,21 +51,32 @@ def vb_concentration(counts: np.ndarray, a: float) -> float:
     return brentq(lambda x: J * K * (digamma(K * x) - digamma(x)) + mean_log, 1e-6, 1e4)
 
 
-class VBTagger(HMMTagger):
-    """cvi2 with the VB-objective hyperparameter update (``vb`` above) instead of the decoded evidence."""
+class VBPriors(Priors):
+    """Priors learned by the VB-objective update (``vb`` above) from cvi2's expected counts, not the decoded
+    evidence; ``local()`` gives the fit's local statistics ``(sent_trans, gamma)``."""
 
-    def _fit_cvi2(self, data, sent_trans, gamma, gold, seeds):
-        self._local = (sent_trans, gamma)
-        return super()._fit_cvi2(data, sent_trans, gamma, gold, seeds)
+    def __init__(self, priors: Priors, local):
+        super().__init__(**vars(priors))
+        self.local = local
 
-    def _update_hyper(self, iteration, data, labels):
-        if iteration <= self.hyper_burn_in:
+    def update(self, iteration, data, K, labels):
+        if iteration <= self.burn_in:
             return
-        K = self.n_states_
         trans, emit = np.zeros((K + 1, K)), np.zeros((data.W, K))
-        passes.totals_from_local(data.tokens, data.offsets, *self._local, data.W, trans, emit)
-        self.alpha_ = vb_concentration(trans, self.alpha_)
-        self.beta_ = vb_concentration(emit.T, self.beta_)
+        passes.totals_from_local(data.tokens, data.offsets, *self.local(), data.W, trans, emit)
+        self.alpha = vb_concentration(trans, self.alpha)
+        self.beta = vb_concentration(emit.T, self.beta)
+
+
+class VBTagger(HMMTagger):
+    """cvi2 with :class:`VBPriors`."""
+
+    def _algorithm(self):
+        self._cvi2 = super()._algorithm()
+        return self._cvi2
+
+    def _init_hyper(self):
+        return VBPriors(super()._init_hyper(), lambda: self._cvi2.local)
 
 
 def make(variant: str, K: int, seed: int) -> HMMTagger:

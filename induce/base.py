@@ -166,6 +166,22 @@ def _validating(method):
     return fit
 
 
+def resolve_batch_size(batch_size: int | None, default: int, n_items: int, saved: int | None = None,
+                       epochs: int = 1, client=None) -> int:
+    """A minibatch fit's size: ``batch_size`` when given; else ``saved`` (the size of a checkpoint being resumed),
+    ``default`` without a dask ``client``, or with one the largest size that keeps 500 minibatches in ``epochs``
+    passes over ``n_items`` items (:func:`induce.distributed.cluster.planned_batch_size`)."""
+    if batch_size is not None:
+        return int(batch_size)
+    if saved is not None:
+        return int(saved)
+    if client is None:
+        return int(default)
+    from .distributed import cluster
+
+    return cluster.planned_batch_size(n_items, default, epochs)
+
+
 class InduceEstimator(BaseEstimator):
     """Base of every induce estimator (see the module docstring)."""
 
@@ -212,20 +228,9 @@ class InduceEstimator(BaseEstimator):
             warnings.warn(message, FitWarning, stacklevel=3)
 
     def _resolve_batch_size(self, default: int, n_items: int, saved: int | None = None, epochs: int = 1) -> int:
-        """The minibatch size of this fit, stored in ``batch_size_``: ``batch_size`` when given; else ``saved``
-        (the size of a checkpoint being resumed), ``default`` in one process, or on a dask cluster the largest
-        size that keeps 500 minibatches in ``epochs`` passes over ``n_items`` items
-        (:func:`induce.distributed.cluster.planned_batch_size`)."""
-        if self.batch_size is not None:
-            self.batch_size_ = int(self.batch_size)
-        elif saved is not None:
-            self.batch_size_ = int(saved)
-        elif getattr(self, "client", None) is None:
-            self.batch_size_ = int(default)
-        else:
-            from .distributed import cluster
-
-            self.batch_size_ = cluster.planned_batch_size(n_items, default, epochs)
+        """The minibatch size of this fit (:func:`resolve_batch_size`), stored in ``batch_size_``."""
+        self.batch_size_ = resolve_batch_size(self.batch_size, default, n_items, saved, epochs,
+                                              getattr(self, "client", None))
         return self.batch_size_
 
     def _warn_cluster_overhead(self) -> None:

@@ -199,7 +199,7 @@ def fit_beam(model, data, gold, seeds) -> None:
     st.resample_parameters(*learn)
     u = np.empty(data.tokens.shape[0])
     cap = 10 * K0
-    bar = model._iterations()
+    bar = model._iterations(data, gold, seeds)
     for it in bar:
         t0 = time.perf_counter()
         _slices(st.pi, st.z, data.offsets, int(seeds[it]), u)

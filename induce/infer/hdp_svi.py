@@ -76,13 +76,13 @@ def fit_svi(model, data, gold, seeds) -> None:
     no_mask = np.zeros((0, 0), dtype=np.uint8)
     cluster = None
     if getattr(model, "client", None) is not None:
-        from ..distributed import ClusterHDPSVI
+        from ..distributed import ClusterHDPSVI, WorkerCorpus
 
-        cluster = ClusterHDPSVI(model._worker_corpus(data))
+        cluster = ClusterHDPSVI(WorkerCorpus.of(model.client, data.tokens, data.offsets, data.source, model.vocab_))
         model.cluster_meter_ = cluster.meter
     size = model._resolve_batch_size(100, I, epochs=model._planned_epochs())
     m = 0
-    bar = model._iterations()
+    bar = model._iterations(data, gold, seeds)
     for it in bar:
         t0 = time.perf_counter()
         ll = 0.0
@@ -109,7 +109,7 @@ def fit_svi(model, data, gold, seeds) -> None:
                           None, None, step=rho)
         if model._converging(it, ll):
             break
-    model._close(bar)
+    bar.close()
     counts = np.maximum(lam[:, :K] - sigma * b[None, :K], 0.0)
     emit = np.maximum(lam_e - model.beta, 0.0)
     order = hdp.usage_order(emit.sum(axis=0))

@@ -19,7 +19,7 @@ Conventions shared by every kernel in this module:
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 _TINY = 1e-300
 _FLUSH = 1e-30
@@ -200,3 +200,38 @@ def gather_emissions(emit, x, allowed, E):
             for k in range(K):
                 if allowed[x[t], k] == 0:
                     E[t, k] = 0.0
+
+
+@njit(cache=True, parallel=True)
+def decode_sentences(A, emit, allowed, tokens, offsets, use_viterbi):
+    """Posterior (max-marginal) or Viterbi states of every sentence ``tokens[offsets[i]:offsets[i+1]]``, in
+    parallel: transitions ``A`` (row 0 = start), emissions ``emit`` by word id, ``allowed`` a tag-dictionary mask."""
+    K = A.shape[1]
+    I = offsets.shape[0] - 1
+    out = np.zeros(tokens.shape[0], dtype=np.int32)
+    for i in prange(I):
+        s = offsets[i]
+        T = offsets[i + 1] - s
+        if T == 0:
+            continue
+        x = tokens[s : s + T]
+        E = np.empty((T, K))
+        gather_emissions(emit, x, allowed, E)
+        path = np.empty(T, dtype=np.int32)
+        if use_viterbi:
+            viterbi(A, E, T, path)
+        else:
+            fwd = np.empty((T, K))
+            bwd = np.empty((T, K))
+            scale = np.empty(T)
+            xi = np.empty((K, K))
+            forward_backward(A, E, T, fwd, bwd, scale, xi)
+            for t in range(T):
+                best = 0
+                for k in range(1, K):
+                    if fwd[t, k] * bwd[t, k] > fwd[t, best] * bwd[t, best]:
+                        best = k
+                path[t] = best
+        for t in range(T):
+            out[s + t] = path[t]
+    return out

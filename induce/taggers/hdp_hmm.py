@@ -48,6 +48,8 @@ from ..base import SCHEDULE, AnyOf, Boolean, Integer, Options, Real
 from ..errors import ConfigError
 from ..resources import check_memory, corpus_source, hmm_bytes, sentence_label
 from .. import modelfile
+from ..algorithms import Loop, visit_order
+from ..algorithms.base import worker_corpus
 from ..infer import hdp
 from ..infer import hmm_passes as passes
 from ..infer.convergence import ConvergenceMonitor
@@ -502,12 +504,6 @@ class HDPHMMTagger(HMMTagger):
         """scvi's / svi's epoch cap is ``n_iter``'s (:meth:`_max_iter`; :meth:`_planned_epochs` plans with it)."""
         return self._max_iter()
 
-    @staticmethod
-    def _close(bar) -> None:
-        """Close the progress bar of a run the stopping rule ended early."""
-        if hasattr(bar, "close"):
-            bar.close()
-
     def _unless_moved(self, stop: bool, moves: dict) -> bool:
         """After a split-merge round: a fit the round changed has not converged (its calm passes count again,
         against the same reference: progress since the burn-in, or the best epoch)."""
@@ -534,11 +530,21 @@ class HDPHMMTagger(HMMTagger):
     def _qc_code(self) -> int:
         return QC_METHODS.index(self.qc)
 
+    def _iterations(self, data, gold, seeds) -> Loop:
+        """The passes of this fit over ``data`` (:class:`induce.algorithms.Loop`: progress bar, trace records);
+        also starts the stopping rule (``_convergence``, fed by :meth:`_converging`)."""
+        self._convergence = self._monitor()
+        return Loop(self.infer, self._max_iter(), self._convergence, data, gold, seeds, order=self.order,
+                    eval_every=self.eval_every, callback=self.callback, verbose=self.verbose,
+                    label=self._progress_label, trace=self.trace_)
+
     def _hdp_record(self, bar, it, objective, name, seconds, data, usage, states, gold, **extra):
         eff = hdp.effective_states(usage, self.coverage)
         self._last_iteration = it
-        self._record(bar, it, objective, name, seconds, data.tokens.shape[0], states, gold, data.offsets,
-                     effective_states=eff, gamma=self.gamma_, sigma=self.sigma_, **extra)
+        if self.client is not None:
+            bar.meter = getattr(self, "cluster_meter_", None)
+        bar.record(it, objective, name, seconds, states, effective_states=eff, gamma=self.gamma_, sigma=self.sigma_,
+                   **extra)
 
     def _fit_cvi(self, data, gold, seeds):
         K = self.n_states_
@@ -550,7 +556,7 @@ class HDPHMMTagger(HMMTagger):
         logq0_emit = np.zeros((data.W, K)) if learn_emission else None
         merges = self._runs_rounds()
         self._start_moves()
-        bar = self._iterations()
+        bar = self._iterations(data, gold, seeds)
         for it in bar:
             t0 = time.perf_counter()
             ll = self._cvi_step(st, data, seeds[it], it, sample_tables, gate=True)
@@ -571,7 +577,7 @@ class HDPHMMTagger(HMMTagger):
                              tables=st.stats["tables"], **extra)
             if stop:
                 break
-        self._close(bar)
+        bar.close()
         self.bound_ = self._bound(st)
         self._end_moves()
         self.qc_positive_ = st.stats["qpos"]
@@ -598,8 +604,9 @@ class HDPHMMTagger(HMMTagger):
         the pass of the main loop, whose objective may end the adaptive burn-in (before the update)."""
         passes.totals_from_local(data.tokens, data.offsets, st.sent_trans, st.gamma, data.W, st.trans, st.emit)
         em, glob = st.emission, st.glob
-        ll = hdp_cvi_pass(st.trans, st.emit, st.sent_trans, st.gamma, data.tokens, data.offsets,
-                          self._order(data, seed), glob.prior(), glob.sigma, em.pseudo_counts(), em.concentration,
+        order = visit_order(data.offsets.shape[0] - 1, self.order, seed)
+        ll = hdp_cvi_pass(st.trans, st.emit, st.sent_trans, st.gamma, data.tokens, data.offsets, order,
+                          glob.prior(), glob.sigma, em.pseudo_counts(), em.concentration,
                           self._qc_code(), int(self.qc_samples), int(seed), st.logq0, st.logq0_row, st.sampled,
                           st.entropy)
         if gate:
@@ -685,13 +692,8 @@ class HDPHMMTagger(HMMTagger):
             I, self._resolve_batch_size(100, I, epochs=self._planned_epochs()), rng, 1)]
         logq0_b = np.zeros((len(batches), K + 1, K))
         logq0_row_b = np.zeros((len(batches), K + 1))
-        # each sentence's expected counts of its last visit, left out of the counts its surrogate uses
-        memory = (np.zeros((I, K + 1, K)), np.zeros((N, K))) if self._scvi_keeps_memory() else (
-            np.zeros((0, K + 1, K)), np.zeros((0, K)))
+        memory = self._scvi_memory(I, N, K)
         memoized = self._runs_rounds()  # split-merge rounds on the memory, else instant merges
-        if self._merges() and self.client is not None and self.scvi_memory is None:
-            self._warn("on a cluster scvi keeps no sentence memory: instant merges replace the memoized split-merge "
-                       "moves of the single-process default (docs/experiments/hdp_defaults.md)")
         self._start_moves()
         u, v = np.ones(K), np.full(K, self.gamma_)  # by state; prior Beta(1, gamma)
         G_state = np.full(K, 1.0 / K)
@@ -703,16 +705,10 @@ class HDPHMMTagger(HMMTagger):
         if learn_emission:
             # global estimate of log q(C_wk = 0) = sum_t log(1 - q(z_t = k)), blended like the counts; it starts
             # at -N_emit (log(1 - p) ~ -p for the many small token probabilities behind the initial counts)
-            logq0_emit = -N_emit
-            logq0_emit_b = np.zeros((W, K))
-        cluster = None
-        if self.client is not None:  # each minibatch's local step on the workers (induce.distributed.hdp)
-            from ..distributed import ClusterHDPMinibatch
-
-            cluster = ClusterHDPMinibatch(self._worker_corpus(data))
-            self.cluster_meter_ = cluster.meter
+            logq0_emit, logq0_emit_b = -N_emit, np.zeros((W, K))
+        cluster = self._minibatch_cluster(data)
         m = 0
-        bar = self._iterations()
+        bar = self._iterations(data, gold, seeds)
         for it in bar:
             t0 = time.perf_counter()
             ll = 0.0
@@ -733,19 +729,8 @@ class HDPHMMTagger(HMMTagger):
                 scale = I / len(items)
                 blend(N_trans, trans_b, rho, scale)  # thesis eq. 3.103
                 blend(N_emit, emit_b, rho, scale)    # thesis eq. 3.104
-                # q(C > 0) = 1 - prod_m q(C^m = 0) (thesis 5.3, eq. 5.46 over minibatches)
-                qpos = hdp.q_positive(logq0_b.sum(axis=0))
-                qpos_row = hdp.q_positive(logq0_row_b.sum(axis=0))
-                tables = hdp.expected_tables(N_trans, qpos, prior)
-                order = hdp.usage_order(N_emit.sum(axis=0))
-                col = tables.sum(axis=0)[order]
-                # eq. 5.40 with the gradients 5.16, 5.19, 5.23-5.24, preconditioned (see induce.infer.hdp)
-                if learn_gamma:
-                    self.gamma_ = hdp.scaled_gamma_step(u, v, self.gamma_, rho)
-                if learn_sigma:
-                    self.sigma_ = hdp.scaled_sigma_step(tables.sum(), N_trans.sum(axis=1), qpos_row, self.sigma_, rho)
-                u[order], v[order] = hdp.natural_stick_step(u[order], v[order], col, self.gamma_, rho)
-                G_state = hdp.prior_by_state(hdp.geometric_pi(u[order], v[order]), order, 1.0)
+                G_state = self._scvi_global_step(N_trans, N_emit, logq0_b, logq0_row_b, prior, u, v, rho,
+                                                 learn_gamma, learn_sigma)
                 if learn_emission:
                     blend(logq0_emit, logq0_emit_b, rho, scale)
                     if self._learns("emission", it):  # thesis 5.5.3 with the steps of 5.40
@@ -760,22 +745,13 @@ class HDPHMMTagger(HMMTagger):
                 stop = self._unless_moved(stop, moves)
             elif not memoized and (self._scvi_merges(it) or self._merges() and stop
                                    and not self._convergence.diverged):
-                pi = G_state.copy()
-                merged = instant_merges(N_trans, N_emit, pi, self.sigma_, em.pseudo_counts(), em.concentration,
-                                        MERGE_MIN_USAGE, MERGE_MAX_TRIALS)
-                for k, l in merged:  # the minibatches' log q(C = 0) (summed: independent) and the memory follow
-                    merge_locals(logq0_b, np.zeros((0, K)), k, l)
-                    logq0_row_b[:, k + 1] += logq0_row_b[:, l + 1]
-                    logq0_row_b[:, l + 1] = 0.0
-                    if memory[0].shape[0]:
-                        merge_locals(memory[0], memory[1], k, l)
-                extra["merges"] = [list(p) for p in merged]
+                extra["merges"] = self._instant_merges(N_trans, N_emit, G_state, logq0_b, logq0_row_b, memory)
                 stop = self._unless_moved(stop, extra)
             self._hdp_record(bar, it, ll, "minibatch_log_likelihood", time.perf_counter() - t0, data,
                              N_emit.sum(axis=0), None, None, step=rho, **extra)
             if stop:
                 break
-        self._close(bar)
+        bar.close()
         self._end_moves()
         order = hdp.usage_order(N_emit.sum(axis=0))
         self.qc_positive_ = hdp.q_positive(logq0_b.sum(axis=0))
@@ -783,6 +759,57 @@ class HDPHMMTagger(HMMTagger):
         self._local_labels = None
         self._finish(N_trans, N_emit, data)
         self._warn_cluster_overhead()
+
+    def _scvi_memory(self, I: int, N: int, K: int) -> tuple[np.ndarray, np.ndarray]:
+        """Each sentence's expected counts of its last visit, left out of the counts its surrogate uses (empty
+        arrays unless :meth:`_scvi_keeps_memory`)."""
+        if self._merges() and self.client is not None and self.scvi_memory is None:
+            self._warn("on a cluster scvi keeps no sentence memory: instant merges replace the memoized split-merge "
+                       "moves of the single-process default (docs/experiments/hdp_defaults.md)")
+        if self._scvi_keeps_memory():
+            return np.zeros((I, K + 1, K)), np.zeros((N, K))
+        return np.zeros((0, K + 1, K)), np.zeros((0, K))
+
+    def _minibatch_cluster(self, data):
+        """scvi's minibatch local steps on the workers of ``client`` (:mod:`induce.distributed.hdp`), or ``None``."""
+        if self.client is None:
+            return None
+        from ..distributed import ClusterHDPMinibatch
+
+        cluster = ClusterHDPMinibatch(worker_corpus(self.client, data, self.vocab_))
+        self.cluster_meter_ = cluster.meter
+        return cluster
+
+    def _scvi_global_step(self, N_trans, N_emit, logq0_b, logq0_row_b, prior, u, v, rho, learn_gamma, learn_sigma):
+        """scvi's global step after a minibatch at step size ``rho``: the learned ``gamma_`` / ``sigma_`` and the
+        sticks ``u``, ``v`` (by state, in place) from the expected tables; returns the state prior ``G``."""
+        # q(C > 0) = 1 - prod_m q(C^m = 0) (thesis 5.3, eq. 5.46 over minibatches)
+        qpos = hdp.q_positive(logq0_b.sum(axis=0))
+        qpos_row = hdp.q_positive(logq0_row_b.sum(axis=0))
+        tables = hdp.expected_tables(N_trans, qpos, prior)
+        order = hdp.usage_order(N_emit.sum(axis=0))
+        col = tables.sum(axis=0)[order]
+        # eq. 5.40 with the gradients 5.16, 5.19, 5.23-5.24, preconditioned (see induce.infer.hdp)
+        if learn_gamma:
+            self.gamma_ = hdp.scaled_gamma_step(u, v, self.gamma_, rho)
+        if learn_sigma:
+            self.sigma_ = hdp.scaled_sigma_step(tables.sum(), N_trans.sum(axis=1), qpos_row, self.sigma_, rho)
+        u[order], v[order] = hdp.natural_stick_step(u[order], v[order], col, self.gamma_, rho)
+        return hdp.prior_by_state(hdp.geometric_pi(u[order], v[order]), order, 1.0)
+
+    def _instant_merges(self, N_trans, N_emit, G_state, logq0_b, logq0_row_b, memory) -> list:
+        """scvi without the memoized rounds: :func:`induce.infer.hdp_merge.instant_merges` on the global counts
+        (in place); the minibatches' log q(C = 0) and the sentence memory follow.  Returns the merged pairs."""
+        em, K = self._emission, N_emit.shape[1]
+        merged = instant_merges(N_trans, N_emit, G_state.copy(), self.sigma_, em.pseudo_counts(), em.concentration,
+                                MERGE_MIN_USAGE, MERGE_MAX_TRIALS)
+        for k, l in merged:  # the minibatches' log q(C = 0) (summed: independent) and the memory follow
+            merge_locals(logq0_b, np.zeros((0, K)), k, l)
+            logq0_row_b[:, k + 1] += logq0_row_b[:, l + 1]
+            logq0_row_b[:, l + 1] = 0.0
+            if memory[0].shape[0]:
+                merge_locals(memory[0], memory[1], k, l)
+        return [list(p) for p in merged]
 
     def _scvi_keeps_memory(self) -> bool:
         """``scvi_memory`` with ``None`` resolved: on when the memoized split-merge rounds run (``merge_moves``,

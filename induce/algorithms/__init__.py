@@ -1,0 +1,14 @@
+"""HMM inference algorithms as objects, one module each, registered by name (issue 35).
+
+``get_algorithm("cvi2").fit(core, data, loop, opts)``: see :mod:`induce.algorithms.base` for what an algorithm
+takes and returns.  A new algorithm is one module in this package with an :class:`Algorithm` subclass
+decorated by :func:`register`, imported below.
+"""
+
+from .base import ALGORITHMS, Algorithm, Core, Fitted, Sequences, get_algorithm, register
+from .loop import Loop, visit_order
+from .priors import Priors
+from . import cgs, cvi1, cvi2, cvi3, em_vi, stochastic  # noqa: F401  (each registers its algorithms)
+
+__all__ = ["ALGORITHMS", "Algorithm", "Core", "Fitted", "Loop", "Priors", "Sequences", "get_algorithm",
+           "register", "visit_order"]

@@ -1,0 +1,104 @@
+"""The batch algorithms' passes: progress bar, trace records, convergence monitor and visiting order."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from ..errors import ConfigError
+from ..infer.convergence import ConvergenceMonitor
+
+#: the trace keys that hold an algorithm's per-iteration objective (the stopping rule watches it)
+OBJECTIVES = ("log_likelihood", "elbo", "log_posterior", "predictive_log_likelihood", "mean_abs_change",
+              "changed_states")
+
+
+def visit_order(n: int, order: str, seed) -> np.ndarray:
+    """The order a pass visits ``n`` sequences in: ``sequential``, or ``shuffle`` (a permutation drawn from
+    ``seed``)."""
+    if order == "shuffle":
+        return np.random.default_rng(int(seed)).permutation(n).astype(np.int64)
+    return np.arange(n, dtype=np.int64)
+
+
+class Loop:
+    """Passes ``1..max_iter`` of one batch fit named ``name`` over ``data`` (gold tags ``gold`` or ``None``).
+
+    Each pass :meth:`record` s its objective in ``trace`` (with the tagging scores against ``gold`` every
+    ``eval_every`` passes and at the cap, and ``callback`` called with the record), then :meth:`step` s:
+    learns the priors past their burn-in and feeds the objective to ``monitor``; a ``stoppable`` algorithm
+    stops on its verdict.  ``seeds[it]`` seeds pass ``it``'s random choices (``seeds[0]``: the start).
+    """
+
+    def __init__(self, name: str, max_iter: int, monitor: ConvergenceMonitor, data, gold, seeds: np.ndarray, *,
+                 order: str = "sequential", eval_every: int = 1, callback: Callable[[dict], None] | None = None,
+                 verbose: bool = False, label: str = "", trace: list | None = None):
+        self.name, self.max_iter, self.monitor = name, int(max_iter), monitor
+        self.data, self.gold, self.seeds = data, gold, seeds
+        self.order, self.eval_every, self.callback = order, eval_every, callback
+        self.verbose, self.label = verbose, label
+        self.trace = [] if trace is None else trace
+        self.meter = None  # a dask run's cluster meter, shown on the progress bar
+        self.last = 0  # the last pass run
+        self.bar = None
+
+    def __iter__(self):
+        it = range(1, self.max_iter + 1)
+        if self.verbose:
+            from tqdm import tqdm
+
+            it = tqdm(it, desc=f"{self.name}{self.label}", unit="it", dynamic_ncols=True)
+        self.bar = it
+        return iter(it)
+
+    def visit(self, it: int) -> np.ndarray:
+        """Pass ``it``'s order over the sentences (:func:`visit_order`)."""
+        return visit_order(self.data.offsets.shape[0] - 1, self.order, self.seeds[it])
+
+    def record(self, iteration, objective, name, seconds, states, **extra) -> None:
+        """Trace pass ``iteration``: its objective under ``name``, time, throughput, ``extra``, and the tagging
+        scores of ``states`` (each token's state, or ``None`` when there is no gold column)."""
+        n_tokens = self.data.tokens.shape[0]
+        rec = {"iteration": iteration, name: float(objective), "seconds": seconds,
+               "tokens_per_s": n_tokens / seconds if seconds > 0 else float("inf")}
+        rec.update(extra)
+        if self.gold is not None and (iteration % self.eval_every == 0 or iteration == self.max_iter):
+            from ..eval.tagging import tagging_report
+
+            rec.update(tagging_report(states, self.gold, self.data.offsets))
+        self.trace.append(rec)
+        if hasattr(self.bar, "set_postfix"):
+            shown = {name: f"{objective:.4g}", "tok/s": f"{rec['tokens_per_s']:.3g}"}
+            if "m1" in rec:
+                shown["M-1"] = f"{rec['m1']:.3f}"
+            if self.meter is not None:
+                shown.update(self.meter.postfix())
+            self.bar.set_postfix(shown)
+        if self.callback is not None:
+            self.callback(rec)
+
+    def step(self, iteration: int, core, stoppable: bool, labels: Callable[[], np.ndarray]) -> bool:
+        """End of pass ``iteration``: learn the priors of ``core`` (``labels()``: each token's decoded state,
+        called only when one is learned), feed the objective to the monitor; ``True`` stops the loop."""
+        record, priors = self.trace[-1], core.priors
+        if priors.learned:
+            priors.update(iteration, self.data, core.K, labels())
+            record["alpha"], record["beta"] = priors.alpha, np.asarray(priors.beta).tolist()
+        objective = next(v for k, v in record.items() if k in OBJECTIVES)
+        self.monitor.update(objective)
+        if self.monitor.diverged:
+            raise ConfigError(f"{self.name} diverged at iteration {iteration}: the objective is {objective}; "
+                              "check the priors (alpha, beta) and the input")
+        # no stop while learned hyperparameters still wait for the end of their burn-in
+        done = (self.monitor.converged and stoppable
+                and (not priors.learned or iteration > priors.burn_in + self.monitor.patience))
+        if done or iteration == self.max_iter:
+            self.close()
+        self.last = iteration
+        return done
+
+    def close(self) -> None:
+        """Close the progress bar (a run its stopping rule ended early)."""
+        if hasattr(self.bar, "close"):
+            self.bar.close()

@@ -1,0 +1,56 @@
+"""The algorithm registry (:mod:`induce.algorithms`): every ``HMMTagger(infer=...)`` is registered, and an
+algorithm run by hand on an encoded corpus gives the counts the estimator stores (the estimator adds nothing
+to the fit but validation, encoding and the parameters)."""
+
+import numpy as np
+import pytest
+
+from induce.algorithms import ALGORITHMS, Core, Loop, Priors, Sequences, get_algorithm, visit_order
+from induce.corpus.demo import demo_corpus
+from induce.errors import ConfigError
+from induce.infer.convergence import ConvergenceMonitor
+from induce.names import HMM_ALGORITHMS
+from induce.taggers import HMMTagger
+from induce.taggers.hmm import CLUSTER_ALGORITHMS, STOCHASTIC_ALGORITHMS
+
+# short fits: the iteration cap and collapsed states are warned about
+pytestmark = [pytest.mark.filterwarnings("ignore::RuntimeWarning"), pytest.mark.filterwarnings("ignore::UserWarning")]
+
+
+def test_every_tagger_algorithm_is_registered_once():
+    assert sorted(ALGORITHMS) == sorted(HMM_ALGORITHMS)
+    assert CLUSTER_ALGORITHMS == ("em", "vi", "cvi2", "svi", "scvi")
+    with pytest.raises(ConfigError, match="unknown HMM inference algorithm 'nope'"):
+        get_algorithm("nope")
+
+
+def test_visit_order_is_seeded():
+    assert visit_order(5, "sequential", 3).tolist() == [0, 1, 2, 3, 4]
+    a, b = visit_order(50, "shuffle", 3), visit_order(50, "shuffle", 3)
+    assert sorted(a.tolist()) == list(range(50)) and a.tolist() == b.tolist()
+    assert a.tolist() != visit_order(50, "shuffle", 4).tolist()
+
+
+@pytest.mark.parametrize("infer", ["em", "cvi1", "cvi2", "cgs", "cvi3"])
+def test_an_algorithm_run_by_hand_matches_the_estimator(infer):
+    corpus = demo_corpus(40, seed=2)
+    model = HMMTagger(n_states=4, infer=infer, n_iter=4, alpha=1.5, beta=1.1, learn_hyper=False,
+                      random_state=5).fit(corpus)
+    # the estimator's vocabulary is the words used, in corpus order: the demo corpus uses all of its words
+    data = Sequences(corpus.tokens.astype(np.int32), corpus.offsets.astype(np.int64), len(corpus.vocab))
+    seeds = np.random.default_rng(5).integers(0, 2**31 - 1, size=5)
+    core = Core(4, np.zeros((0, 0), dtype=np.uint8), Priors(1.5, 1.1))
+    loop = Loop(infer, 4, ConvergenceMonitor(model._tol(), reference="progress"), data, None, seeds)
+    fitted = get_algorithm(infer).fit(core, data, loop, model._settings())
+    assert np.array_equal(fitted.trans, model.transition_counts_)
+    assert np.array_equal(fitted.emit, model.emission_counts_)
+    assert fitted.n_iter == model.n_iter_ and len(fitted.trace) == len(model.trace_)
+    assert (fitted.labels is None) == (infer == "em")
+    assert infer not in STOCHASTIC_ALGORITHMS
+
+
+def test_learned_priors_are_updated_in_the_core_and_stored():
+    model = HMMTagger(n_states=4, infer="cvi2", n_iter=4, learn_hyper=True, hyper_burn_in=1,
+                      random_state=1).fit(demo_corpus(40, seed=2))
+    assert model.learned_hyper_ == ("alpha", "beta")
+    assert [r["alpha"] for r in model.trace_][-1] == model.alpha_ != 1.0
