@@ -1,7 +1,7 @@
 """CCM and DMV+CCM on WSJ10: unlabeled bracket F1 against the branching baselines, seconds per pass.
 
 Evaluation: ptb-sample's WSJ10 trees (punctuation removed, at most 10 words:
-555 sentences), under Klein & Manning's convention (:mod:`induce.parsers.ccm_eval`)
+555 sentences), under Klein & Manning's convention (:mod:`induce.eval.km_brackets`)
 and evalb's default (:mod:`induce.eval.brackets`, unlabeled).  Training text:
 the tag sequences of CoNLL-2000's WSJ10 sentences (train + test, other WSJ
 sections, Brill tags) plus ptb-sample's own (``--text sample`` trains on
@@ -33,7 +33,7 @@ from induce.corpus.corpus import Corpus
 from induce.corpus.formats import load_corpus
 from induce.eval.brackets import bracket_scores
 from induce.parsers.ccm import CCMParser
-from induce.parsers.ccm_eval import branching_baselines, km_bracket_scores
+from induce.eval.km_brackets import branching_baselines, km_bracket_scores
 from induce.parsers.dmv_ccm import DMVCCMParser
 
 CORPORA = os.environ.get("INDUCE_CORPORA", "/work/shared/corpora")

@@ -10,7 +10,7 @@ to ``OUTPUT.heads.conllu`` (CoNLL-U input) or ``OUTPUT.heads.conll`` (CoNLL-X)
 and, when INPUT has gold heads, prints the attachment scores as ``--model dmv``.
 When INPUT has gold trees the unlabeled F1 is printed under Klein & Manning's
 convention (punctuation removed, spans of one word and the whole sentence not
-counted, brackets as sets; :mod:`induce.parsers.ccm_eval`) and under evalb's
+counted, brackets as sets; :mod:`induce.eval.km_brackets`) and under evalb's
 default (:mod:`induce.eval.brackets`), each with the left- and right-branching
 baselines on the same sentences.
 """
@@ -34,7 +34,7 @@ def _load(path, args, skipped: dict):
 def _bracket_table(trees, gold) -> dict:
     """F1 of ``trees`` and of the branching baselines, K&M's convention and evalb's default."""
     from ..eval.brackets import bracket_scores
-    from ..parsers.ccm_eval import branching_baselines, km_bracket_scores
+    from ..eval.km_brackets import branching_baselines, km_bracket_scores
 
     keep = ("precision", "recall", "f1")
     systems = {"model": trees, **branching_baselines(gold)}

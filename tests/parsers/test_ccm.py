@@ -10,7 +10,7 @@ from scipy.special import gammaln
 
 from induce.kernels import ccm as K
 from induce.parsers.ccm import CCMParser, SpanTable, SpanCounts, spans_to_tree
-from induce.parsers.ccm_eval import branching_baselines, km_bracket_scores
+from induce.eval.km_brackets import branching_baselines, km_bracket_scores
 
 SENTS = [["D", "N", "V"], ["D", "N", "V", "D", "N"], ["N", "V", "N"], ["D", "A", "N", "V"]]
 

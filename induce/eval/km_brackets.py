@@ -15,9 +15,9 @@ from __future__ import annotations
 from nltk import Tree
 
 from ..corpus.transforms import PTB_PUNCT
-from ..eval.brackets import PUNCTUATION_LABELS, _brackets, _leaves, _scores
+from .brackets import PUNCTUATION_LABELS, _brackets, _leaves, _scores
 from ..errors import InduceError
-from .trees import branching_tree
+from ..parsers.trees import branching_tree
 
 DELETED_TAGS = frozenset(PTB_PUNCT) | PUNCTUATION_LABELS
 
