@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 import numpy as np
-from tqdm.auto import tqdm
+from ..progress import ProgressBar as tqdm
 
 from .. import modelfile
 from ..base import AnyOf, Boolean, InduceEstimator, Integer, Options, Real, Seed

@@ -124,6 +124,9 @@ def main(argv: list[str] | None = None) -> int:
     argv = _bare_json(sys.argv[1:] if argv is None else argv)
     args = build_parser(_command(argv)).parse_args(argv)
     install_signal_handlers()
+    from .common import route_summaries
+
+    route_summaries(args)
     try:
         status = int(args.handler(args) or 0)
         sys.stdout.flush()

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from .common import add_progress_options, show_progress
 from .common import add_learn_hyper_option, finite_nonneg_float, reported_warnings
 from .common import (add_base_option, add_json_flag, one_based, emit, existing_file, finite_positive_float, fraction, nonneg_int, output_path,
                      positive_int, probability, seed)
@@ -69,7 +70,7 @@ def register(subparsers) -> None:
                         "printed)")
     p.add_argument("--seed", type=seed, default=0)
     p.add_argument("--save-model", type=output_path, help="also write the trained model (.npz)")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_progress_options(p)
     add_json_flag(p)
     p.add_argument("--report", type=output_path, metavar="FILE.html",
                    help="also write a self-contained HTML report (needs matplotlib)")
@@ -107,7 +108,7 @@ def _run(args: argparse.Namespace, client) -> int:
                           learn_hyper=args.learn_hyper == "all",
                           null_prob=args.null_prob, hmm_cvi=args.hmm_cvi, symmetrize=args.symmetrize,
                           decode=args.decode, posterior_threshold=args.threshold, random_state=args.seed,
-                          verbose=not args.quiet, client=client)
+                          verbose=show_progress(args), client=client)
     links: list[set] = [set() for _ in pairs]
     fit_warnings: dict = {}
     with reported_warnings(fit_warnings):

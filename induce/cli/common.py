@@ -151,14 +151,32 @@ def _plain(value: Any) -> Any:
     return value
 
 
+#: True while the command's data goes to stdout (``-o -``): its summary then goes to stderr (set by
+#: :func:`route_summaries`)
+_DATA_ON_STDOUT = False
+
+
+def route_summaries(args: argparse.Namespace) -> None:
+    """Called once per command before it runs: with ``-o -`` stdout carries the data only, so that
+    ``induce tag C -o - | induce corpus stats -`` works; the summary table and ``--json`` go to stderr."""
+    global _DATA_ON_STDOUT
+    _DATA_ON_STDOUT = getattr(args, "output", None) == STDIO
+
+
+def summary_stream():
+    """Where a command's summary (table, ``--json`` without FILE, notes) is printed: stdout, or stderr while
+    the data goes to stdout (:func:`route_summaries`)."""
+    return sys.stderr if _DATA_ON_STDOUT else sys.stdout
+
+
 def emit(result: dict, as_json, stream=None) -> None:
     """Print ``result`` as JSON or as an aligned ``key  value`` table.
 
     ``as_json`` is the value of ``--json [FILE]``: ``None``/``False`` prints the
     table, ``"-"``/``True`` prints JSON, a path writes JSON there (atomically)
-    and prints the table.
+    and prints the table.  The default ``stream`` is :func:`summary_stream`.
     """
-    stream = stream or sys.stdout
+    stream = stream or summary_stream()
     result = _plain(result)
     if isinstance(as_json, str) and as_json != "-":
         from ..atomic import atomic_write
@@ -289,6 +307,19 @@ def default_n_states(corpus, gold_column: str | None, requested: int | None, com
            else f"{n_gold} gold {gold_column} tags, capped at {MAX_DEFAULT_STATES}" if n_gold else "the default")
     print(f"{command}: K = {n_states} states ({why}; --states sets K)", file=sys.stderr)
     return n_states
+
+
+def add_progress_options(parser) -> None:
+    """``--quiet`` and ``--progress``, the same in every training command (:func:`show_progress`)."""
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument("--progress", action="store_true",
+                        help="draw the progress bar even when stderr is not a terminal (default: only on one)")
+
+
+def show_progress(args: argparse.Namespace) -> bool:
+    """Whether to draw a progress bar: ``--progress``, else on a terminal unless ``--quiet`` (a bar's ``\\r``
+    updates would fill a log file)."""
+    return bool(getattr(args, "progress", False)) or (not args.quiet and sys.stderr.isatty())
 
 
 LEARN_HYPER = ("all", "none")

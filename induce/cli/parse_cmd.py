@@ -40,6 +40,7 @@ import time
 from dataclasses import replace
 
 from ..errors import ConfigError
+from .common import add_progress_options, show_progress
 from .common import add_learn_hyper_option
 from .common import (add_json_flag, corpus_path, emit, encoding, existing_file, finite_nonneg_float,
                      finite_positive_float, gold_tag_column, output_path, positive_int, reported_warnings, seed)
@@ -101,7 +102,7 @@ def register(subparsers) -> None:
     p.add_argument("--strip-punct", action="store_true", help="remove punctuation tokens before training")
     add_punct_options(p)
     p.add_argument("--save-model", type=output_path, metavar="PATH", help="also write the fitted model (.npz)")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_progress_options(p)
     add_json_flag(p)
     p.add_argument("--report", type=output_path, metavar="FILE.html",
                    help="also write a self-contained HTML report (needs matplotlib)")
@@ -134,7 +135,7 @@ def _build_model(args, column):
                            alpha=args.alpha, n_iter=cap, tol=TOL if args.tol is None else args.tol,
                            learn_hyper=None if args.learn_hyper is None else args.learn_hyper == "all",
                            tag_column=column,
-                           random_state=args.seed, verbose=not args.quiet)
+                           random_state=args.seed, verbose=show_progress(args))
     if args.infer == "mh":
         raise ConfigError("--infer mh is the PCFG sampler; the DMV supports em, vi and cvi")
     if args.grammar:
@@ -144,7 +145,7 @@ def _build_model(args, column):
 
     return DMVParser(infer=args.infer, alpha=args.alpha, n_iter=MAX_ITER if args.iterations is None else args.iterations,
                      tol=TOL if args.tol is None else args.tol, init=args.init, tag_column=column,
-                     random_state=args.seed, verbose=not args.quiet, learn_hyper=args.learn_hyper == "all")
+                     random_state=args.seed, verbose=show_progress(args), learn_hyper=args.learn_hyper == "all")
 
 
 def _with_heads(sentence, heads):
@@ -257,14 +258,14 @@ def _run_latent(args) -> int:
     result = {"model": "pcfg-la", "sentences": corpus.n_sentences, "tokens": corpus.n_tokens}
     if args.load:
         model = LatentPCFGParser.load(args.load)
-        model.decode, model.verbose = args.decode, not args.quiet
+        model.decode, model.verbose = args.decode, show_progress(args)
     elif args.train:
         train = load_corpus(args.train, encoding=args.encoding)
         dev = load_corpus(args.dev, encoding=args.encoding) if args.dev else None
         prior = list(PRIOR_GRID) if dev is not None and args.infer != "em" else (args.alpha or 1.0)
         model = LatentPCFGParser(n_subtypes=args.subtypes, infer=args.infer, alpha=prior,
                                  n_iter=100 if args.iterations is None else args.iterations, decode=args.decode,
-                                 random_state=args.seed, verbose=not args.quiet).fit(train, dev=dev)
+                                 random_state=args.seed, verbose=show_progress(args)).fit(train, dev=dev)
         result.update({"train_sentences": train.n_sentences, "train_seconds": model.train_seconds_,
                        "iterations": model.n_iter_, "alpha": model.alpha_})
         if model.dev_scores_:

@@ -180,7 +180,7 @@ def _run(args) -> int:
         with atomic_write(args.json) as handle:
             emit(summary, True, handle)
     else:
-        emit(summary, bool(args.json), sys.stdout)
+        emit(summary, bool(args.json))
     return 0
 
 

@@ -21,6 +21,7 @@ from ..atomic import atomic_write
 from ..distributed import cluster
 from ..errors import ConfigError
 from .eval_cmd import halvable
+from .common import add_progress_options, show_progress
 from .common import add_learn_hyper_option
 from .common import (corpus_path, default_n_states, dump_json, emit, encoding, existing_file, finite_nonneg_float,
                      finite_positive_float, forgetting_rate, fraction, gold_tag_column, nonneg_int, output_path,
@@ -154,7 +155,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="save the fitted model (.npz; --save is the old name)")
     p.add_argument("--eval-every", type=nonneg_int, default=0, metavar="N",
                    help="score against gold every N iterations in the trace (default: only at the end)")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_progress_options(p)
     p.add_argument("--json", nargs="?", const="-", type=output_path, metavar="FILE",
                    help="machine-readable results: to stdout, or to FILE (with the per-iteration trace)")
     p.add_argument("--report", type=output_path, metavar="FILE.html",
@@ -259,7 +260,7 @@ def _run_stream(args: argparse.Namespace) -> int:
         raise ConfigError("--stream trains from disk without keeping the corpus: -o, --tag-dict and --report "
                           "are not available")
     model = HMMTagger(n_states=args.states or 45, infer=args.infer, alpha=args.alpha, beta=args.beta,
-                      random_state=args.seed, verbose=not args.quiet, client=args.client, **_stochastic_options(args))
+                      random_state=args.seed, verbose=show_progress(args), client=args.client, **_stochastic_options(args))
     start = time.perf_counter()
     warned: dict = {}
     with reported_warnings(warned):
@@ -379,7 +380,7 @@ def _model(args, hdp: bool, corpus, gold_column, tag_dict):
     from ..taggers import HDPHMMTagger, HMMTagger
 
     common = dict(infer=args.infer, decode=args.decode, order=args.order, random_state=args.seed,
-                  verbose=not args.quiet, eval_column=gold_column if args.eval_every > 0 else None,
+                  verbose=show_progress(args), eval_column=gold_column if args.eval_every > 0 else None,
                   eval_every=max(1, args.eval_every))
     given = {"n_iter": args.iterations} if args.iterations is not None else {}
     if hdp:

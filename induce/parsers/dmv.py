@@ -56,7 +56,7 @@ import warnings
 from typing import Callable
 
 import numpy as np
-from tqdm import tqdm
+from ..progress import ProgressBar as tqdm
 
 from .. import modelfile
 from ..base import AnyOf, Boolean, InduceEstimator, Integer, Options, Real, Seed

@@ -46,7 +46,7 @@ import time
 from typing import Callable
 
 import numpy as np
-from tqdm import tqdm
+from ..progress import ProgressBar as tqdm
 
 from .. import modelfile
 from ..base import AnyOf, Boolean, InduceEstimator, Integer, Options, Real, Seed

@@ -428,7 +428,7 @@ class HMMTagger(InduceEstimator):
         self._convergence = self._monitor()
         it = range(1, self._max_iter() + 1)
         if self.verbose:
-            from tqdm import tqdm
+            from ..progress import ProgressBar as tqdm
 
             return tqdm(it, desc=f"{self.infer}{self._progress_label}", unit="it", dynamic_ncols=True)
         return it
