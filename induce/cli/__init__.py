@@ -122,10 +122,12 @@ def _bare_json(argv: list[str]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     argv = _bare_json(sys.argv[1:] if argv is None else argv)
-    args = build_parser(_command(argv)).parse_args(argv)
+    parser = build_parser(_command(argv))
+    args = parser.parse_args(argv)
     install_signal_handlers()
-    from .common import route_summaries
+    from .common import note_given_options, route_summaries
 
+    note_given_options(parser, args, argv)
     route_summaries(args)
     try:
         status = int(args.handler(args) or 0)
