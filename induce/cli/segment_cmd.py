@@ -216,8 +216,10 @@ def _model(args, n_columns: int):
         refuse_given_except(args, LOAD_OPTIONS, "with --load (the saved model is applied as it is, not trained)")
         model = load_model(args.load, {"HMMSegmenter": HMMSegmenter, "HSMMSegmenter": HSMMSegmenter,
                                        "HDPHSMMSegmenter": HDPHSMMSegmenter})
-        args.model = {HSMMSegmenter: "hsmm", HDPHSMMSegmenter: "hdp-hsmm"}.get(type(model), "hmm")
-        args.infer = model.infer
+        kind = {HSMMSegmenter: "hsmm", HDPHSMMSegmenter: "hdp-hsmm"}.get(type(model), "hmm")
+        if "model" in args._given and args.model != kind and not (kind == "hmm" and args.model == "hdp-hmm"):
+            raise ConfigError(f"--load {args.load} holds a --model {kind} model, not --model {args.model}")
+        args.model, args.infer = kind, model.infer
         if model.family_.dim != n_columns:
             raise ConfigError(f"{args.load} models {model.family_.dim} columns, the input has {n_columns}")
         return model
@@ -238,7 +240,7 @@ def _model(args, n_columns: int):
 
 
 #: what ``--load`` reads besides the model: input, output, decoding
-LOAD_OPTIONS = ("series", "load", "output", "columns", "id_column", "heldout", "decode", "round", "posteriors",
+LOAD_OPTIONS = ("series", "load", "model", "output", "columns", "id_column", "heldout", "decode", "round", "posteriors",
                 "segments", "json", "report", "quiet", "progress")
 #: the HDP's concentrations, read by --model hdp-hmm (--infer hdp-*) and hdp-hsmm only
 HDP_OPTIONS = ("gamma", "sigma")

@@ -73,13 +73,19 @@ def test_load_applies_the_saved_model_without_training(work, capsys, train, appl
     (["segment", "{s}", "--gamma", "2"], "--gamma does not apply to --model hmm"),
     (["align", "-", "-", "-o", "{out}"], "SRC and TGT are both '-'"),
     (["eval", "tags", "-", "-"], "PRED and GOLD are both '-'"),
+    (["tag", "{s}"], "expected a text corpus, not a .csv table"),
+    (["segment", "{s}", "--load", "{hsmm}", "--model", "hmm"], "holds a --model hsmm model, not --model hmm"),
 ])
 def test_options_that_do_not_apply_are_one_line_errors(work, capsys, argv, expected):
     model = work / "tagger.npz"
     if not model.exists():
         assert _run(["tag", work / "c.conllu", "--states", "3", "--iterations", "2", "--quiet", "--save-model",
                      model], capsys)[0] == 0
-    fill = {"{c}": work / "c.conllu", "{m}": model, "{s}": work / "s.csv", "{out}": work / "never"}
+    fill = {"{c}": work / "c.conllu", "{m}": model, "{s}": work / "s.csv", "{out}": work / "never",
+            "{hsmm}": work / "segment.npz"}
+    if "{hsmm}" in argv and not fill["{hsmm}"].exists():
+        assert _run(["segment", fill["{s}"], "--model", "hsmm", "--iterations", "2", "--save-model", fill["{hsmm}"]],
+                    capsys)[0] == 0
     status, out, err = _run([fill.get(a, a) for a in argv], capsys)
     assert status == 2 and expected in err and len(err.strip().splitlines()) == 1, err
     assert not (work / "never").exists()
