@@ -309,7 +309,7 @@ def _run(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     warned: dict = {}
     with reported_warnings(warned):
-        model.fit(corpus, tag_dict)
+        model.fit(corpus, tag_dict=tag_dict)
     seconds = time.perf_counter() - start
     if getattr(model, "interrupted_", False):
         return _interrupted(model, args)
