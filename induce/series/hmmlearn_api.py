@@ -23,9 +23,12 @@ from ..errors import ConfigError
 
 
 def _rows(X) -> int | None:
-    """Rows of ``X`` when it is one array (1-D or 2-D), else None."""
+    """Rows of ``X`` when it is one array (2-D, or 1-D of numbers: one column), else None (a list, or a 1-D
+    object array of sequences), as :func:`~induce.series.segmenter.as_sequences` decides."""
     shape = getattr(X, "shape", None)
-    return int(shape[0]) if shape is not None and len(shape) in (1, 2) and getattr(X, "dtype", None) != object else None
+    if shape is None or len(shape) not in (1, 2) or (len(shape) == 1 and getattr(X, "dtype", None) == object):
+        return None
+    return int(shape[0])
 
 
 def _as_lengths(lengths, n_rows: int | None) -> np.ndarray:
