@@ -143,7 +143,8 @@ def main(argv: list[str] | None = None) -> int:
         print("induce: interrupted", file=sys.stderr)
         return 130
     except MemoryError:
-        return _error("out of memory; use a smaller model or drop long sentences (--max-length where available)")
+        return _error("out of memory; use a smaller model (fewer --states, nonterminals or subtypes) or shorter "
+                      "input (tag, parse and align: --max-length)")
     except OSError as exc:
         if exc.filename is None:
             raise

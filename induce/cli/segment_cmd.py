@@ -138,6 +138,8 @@ def _run(args) -> int:
     start = time.perf_counter()
     model = _model(args, seqs[0].shape[1])
     _check_values(model, args, table, seqs)
+    if not args.load:
+        _check_size(args, table, seqs)
     train, test = _split_heldout(seqs, args.heldout) if args.heldout > 0 else (seqs, None)
     warned: dict = {}
     if not args.load:
@@ -262,6 +264,20 @@ def _check_applicable(args) -> None:
         if hdp:
             print(f"induce segment: truncation K = {args.states} (the HDP learns how many states it uses; "
                   "--states sets K)", file=sys.stderr)
+
+
+def _check_size(args, table, seqs) -> None:
+    """K within what the series can inform (no more states than steps) and within memory: the HMM's K x K
+    tables and the longest series' K-wide lattices (:func:`induce.resources.hmm_bytes`), before any work."""
+    from ..resources import check_memory, hmm_bytes
+
+    lengths = np.array([x.shape[0] for x in seqs])
+    steps, d = int(lengths.sum()), seqs[0].shape[1]
+    if args.states > steps:
+        raise ConfigError(f"--states {args.states} exceeds the {steps} steps of {table.path}: a state needs steps "
+                          "to be estimated from; use fewer states")
+    check_memory(hmm_bytes(args.states, 1 + d + d * d, lengths), f"the tables of --states {args.states}",
+                 f"{table.path}, {int(lengths.max())} steps", remedy="use fewer --states")
 
 
 def _check_values(model, args, table, seqs) -> None:

@@ -114,6 +114,9 @@ def load_series_model(cls, path):
             if arrays["stats"].shape[1] != family.n_stats:
                 raise ValueError(f"stats has {arrays['stats'].shape[1]} columns; the {name} family has "
                                  f"{family.n_stats}")
+            counts = family.counts(arrays["stats"])
+            if np.any(counts < -1e-8 * max(1.0, float(np.abs(counts).sum()))):
+                raise ValueError(f"stats holds negative state counts {counts.round(6).tolist()!r:.80}")
             if hasattr(model, "_restored"):
                 model._restored(arrays)
     except ConfigError as exc:  # an unknown family or a bad hyperparameter in the header
