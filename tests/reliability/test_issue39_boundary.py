@@ -85,3 +85,10 @@ def test_compare_warm_up_fits_print_no_warnings(tmp_path, capsys):
     out, err = capsys.readouterr()
     assert "1 passes" not in err and "1 passes" not in out
     assert "warnings" not in json.loads(out) or all("1 passes" not in w for w in json.loads(out)["warnings"])
+
+
+def test_report_draws_no_panel_for_a_hyperparameter_held_fixed():
+    from induce.report.document import _moves, trace_lines
+
+    panels = trace_lines([{"iteration": i, "objective": -10.0 + i, "alpha": 1.0} for i in range(1, 5)])
+    assert _moves(panels["objective"]) and not _moves(panels["alpha"])
