@@ -245,7 +245,7 @@ def main(argv=None) -> int:
         port, server = _silent_port()
         from distributed import LocalCluster
 
-        with LocalCluster(n_workers=0, processes=False, dashboard_address=":0") as empty:
+        with LocalCluster(n_workers=0, processes=False, protocol="tcp://", dashboard_address=":0") as empty:
             fill = {"{induce}": f"{sys.executable} -m induce", "{py}": sys.executable, "{d}": str(d),
                     "{silent}": str(port), "{scheduler}": empty.scheduler_address}
             cases = [c for c in _cases() if not args.only or args.only in c.name]

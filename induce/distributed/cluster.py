@@ -12,7 +12,7 @@ RETRIES = 3
 #: seconds ``--cluster`` waits to connect to the scheduler, then for its first worker (``--cluster-timeout``)
 CONNECT_TIMEOUT = 30.0
 #: the address schemes of dask's communication layers
-SCHEMES = ("tcp", "tls", "ws", "wss", "ucx", "inproc")
+SCHEMES = ("tcp", "tls", "ws", "wss", "ucx")
 
 
 def cluster_address(text: str) -> str:
