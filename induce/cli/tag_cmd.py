@@ -446,6 +446,9 @@ def _model(args, hdp: bool, corpus, gold_column, tag_dict):
                   eval_every=max(1, args.eval_every))
     given = {"n_iter": args.iterations} if args.iterations is not None else {}
     if hdp:
+        if "truncation" not in getattr(args, "_given", {}):
+            print(f"induce tag: truncation K = {args.truncation} (the HDP-HMM learns how many states it uses; "
+                  "--truncation sets K)", file=sys.stderr)
         return HDPHMMTagger(
             truncation=args.truncation, gamma=args.gamma, sigma=args.sigma, fix_hyper=_fixed_hyper(args),
             emission_prior=args.emission_prior, emission_concentration=args.emission_concentration,
