@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 
 from ..errors import ConfigError
-from .common import corpus_path, existing_file, output_path
+from .common import corpus_path, existing_file, output_path, summary_stream
 
 
 #: the one-line description ``induce --help`` shows (without building this command's parser)
@@ -130,5 +130,5 @@ def run(args: argparse.Namespace) -> int:
         data.update(_corpus_payload(args, data))
     output = args.output or str(Path(args.run).with_suffix(".html"))
     write_report(output, data, args.title)
-    print(output)
+    print(output, file=summary_stream())
     return 0
