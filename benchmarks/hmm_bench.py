@@ -394,7 +394,7 @@ def mode_semi(args):
                     n_iter = args.cgs_iterations if infer == "cgs" else args.iterations
                     start = time.perf_counter()
                     model = HMMTagger(infer=infer, n_iter=n_iter, alpha=choice["alpha"], beta=choice["beta"],
-                                      random_state=seed).fit(train, tag_dict)
+                                      random_state=seed).fit(train, tag_dict=tag_dict)
                     secs.append(time.perf_counter() - start)
                     accs.append(float(np.mean(model.labels_ == gold)))
                 row = {"sentences": n, "tokens": train.n_tokens, "cutoff": d, "algorithm": infer, **choice,
@@ -431,7 +431,7 @@ def mode_semi_tune(args):
             for b in betas:
                 start = time.perf_counter()
                 model = HMMTagger(infer=infer, n_iter=n_iter, alpha=a, beta=b,
-                                  random_state=args.seed_base).fit(dev, complete)
+                                  random_state=args.seed_base).fit(dev, tag_dict=complete)
                 acc = float(np.mean(model.labels_ == gold))
                 runs.append({"algorithm": infer, "alpha": a, "beta": b, "accuracy": acc,
                              "seconds": time.perf_counter() - start})

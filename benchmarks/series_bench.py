@@ -102,7 +102,7 @@ def real(args) -> dict:
                     m = HMMSegmenter(states, family, infer=infer, n_iter=args.iterations, random_state=seed).fit(train)
                 scores[infer].append(m.score(test, context=train))
                 if infer == "cvi2" and seed == 0:
-                    picture(name, X, cut, m.predict(X)[0], K)
+                    picture(name, X, cut, m.predict(X), K)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 h = hmmlearn_model(family, K, seed, args.iterations)

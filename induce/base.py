@@ -15,6 +15,13 @@ keeps
   :class:`~induce.infer.convergence.FitWarning` (the CLI prints them as
   ``induce: warning: ...`` and lists them in its JSON).
 
+scikit-learn semantics shared by every estimator: ``fit(X, y=None)`` and ``score(X, y=None)`` accept ``y`` and
+ignore it (what an estimator really takes besides ``X`` -- a tag dictionary, a dev set, a client -- is a
+keyword), so ``Pipeline``, ``cross_val_score`` and ``GridSearchCV`` can pass their ``y`` along;
+``score`` is always the **mean log-likelihood per token** (taggers, parsers) **or per time step**
+(segmenters), in nats, higher is better; ``predict`` / ``score`` before ``fit`` or ``load`` raise
+:class:`NotFittedError` (scikit-learn's ``NotFittedError`` and an induce :class:`~induce.errors.ConfigError`).
+
 Hyperparameters are validated declaratively: a class lists its constraints in
 ``_parameter_constraints`` (name -> :class:`Integer`, :class:`Real`,
 :class:`Options`, :class:`Seed`, :class:`Boolean`, :class:`Items` or
@@ -35,11 +42,21 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 from sklearn.base import BaseEstimator
+from sklearn.exceptions import NotFittedError as _SklearnNotFitted
 
 from .errors import ConfigError, _domain, check_float, check_int, check_seed
 from .infer.convergence import ConvergenceMonitor, FitWarning
 
-__all__ = ["InduceEstimator", "Integer", "Real", "Options", "Seed", "Boolean", "Items", "AnyOf", "SCHEDULE"]
+__all__ = ["InduceEstimator", "NotFittedError", "Integer", "Real", "Options", "Seed", "Boolean", "Items", "AnyOf", "SCHEDULE"]
+
+
+class NotFittedError(ConfigError, _SklearnNotFitted):
+    """``predict``/``score`` before ``fit`` or ``load``: an induce error (one line on the command line) and
+    scikit-learn's ``NotFittedError``."""
+
+    @classmethod
+    def of(cls, estimator) -> "NotFittedError":
+        return cls(f"this {type(estimator).__name__} is not fitted yet; call fit() or load() first")
 
 
 class Constraint(ABC):

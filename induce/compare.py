@@ -13,6 +13,7 @@ likelihood, VI's bound, CVI's predictive) are scored on one footing.
 from __future__ import annotations
 
 import time
+import warnings
 from typing import Callable, Sequence
 
 import numpy as np
@@ -80,7 +81,9 @@ def compare(corpus: Corpus, infer: Sequence[str] = DEFAULT_ALGORITHMS, seeds: in
         jobs = tqdm(jobs, desc="compare", unit="run", dynamic_ncols=True)
     given = {k: v for k, v in (("alpha", alpha), ("beta", beta)) if v is not None} | tagger_params
     for algorithm in infer:  # compile the numba kernels first, so that no run's time includes compilation
-        HMMTagger(n_states=n_states, infer=algorithm, n_iter=1, **given).fit(corpus.head(2))
+        with warnings.catch_warnings():  # a one-pass fit on two sentences: its "not converged" is no news
+            warnings.simplefilter("ignore")
+            HMMTagger(n_states=n_states, infer=algorithm, n_iter=1, **given).fit(corpus.head(2))
     for algorithm, seed in jobs:
         if hasattr(jobs, "set_postfix"):
             jobs.set_postfix({"infer": algorithm, "seed": seed})

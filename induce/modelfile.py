@@ -115,6 +115,16 @@ def load(path, kind: str, schema: SchemaLike) -> tuple[dict, dict[str, np.ndarra
     return header, _check(path, raw, spec)
 
 
+def kind_of(path) -> str:
+    """The estimator class a model file holds (``HMMTagger``, ``DMVParser``, ``HSMMSegmenter``, ...), read from its
+    header in any layout; :class:`ModelFormatError` when the file is no readable induce model."""
+    header = _any_header(path, _read(path))
+    kind = header.get("format")
+    if not isinstance(kind, str) or not kind.startswith("induce."):
+        raise ModelFormatError(f"{path}: not an induce model file (format {kind!r})")
+    return kind.removeprefix("induce.")
+
+
 @contextlib.contextmanager
 def reading(path, what: str) -> Iterator[None]:
     """Turn a lookup or type error while decoding ``what`` of a model file into :class:`ModelFormatError`.

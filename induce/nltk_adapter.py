@@ -5,7 +5,10 @@
 ``tag(tokens)`` gives ``[(word, tag), ...]`` and ``tag_sents(sentences)`` one such
 list per sentence, so NLTK's helpers (``accuracy``, ``evaluate``, ``confusion``)
 apply.  Tags are the tag dictionary's tags when the model was fitted with one,
-otherwise state names ``S0 .. S{K-1}`` (the names ``induce tag`` writes).
+otherwise state names ``S0 .. S{K-1}`` (the names ``induce tag`` writes).  State names never equal gold
+tags, so ``accuracy`` of an induced tagger raises unless it carries a many-to-one mapping learned from
+gold (:meth:`NLTKTagger.many_to_one`: each state tagged as the gold tag it co-occurs with most, the M-1
+of thesis section 3.8.2).
 
 The parsers already return ``nltk.Tree`` (:meth:`PCFGInducer.parse`,
 :meth:`LatentPCFGParser.parse`); :func:`to_dependency_graph` and
@@ -31,13 +34,39 @@ class NLTKTagger(TaggerI):
     lowercased corpus); the returned pairs keep the original tokens.
     """
 
-    def __init__(self, tagger, lowercase: bool = False):
+    def __init__(self, tagger, lowercase: bool = False, mapping: dict[str, str] | None = None):
         if getattr(tagger, "transitions_", None) is None:
             raise ConfigError("NLTKTagger needs a fitted tagger; call fit() first")
         self.tagger = tagger
         self.lowercase = lowercase
         tag_vocab = getattr(tagger, "tag_vocab_", None)
-        self.tags = list(tag_vocab.itos) if tag_vocab is not None else [f"S{k}" for k in range(tagger.n_states_)]
+        #: whether the states are gold-comparable tags: a tag dictionary's, or mapped by ``mapping``
+        self.comparable = tag_vocab is not None or mapping is not None
+        self.states = list(tag_vocab.itos) if tag_vocab is not None else [f"S{k}" for k in range(tagger.n_states_)]
+        self.mapping = dict(mapping or {})
+        self.tags = [self.mapping.get(name, name) for name in self.states]
+
+    def many_to_one(self, gold: Iterable[Sequence[tuple[str, str]]]) -> "NLTKTagger":
+        """A tagger naming each state by the gold tag it is most often given to in ``gold`` (tagged sentences,
+        ``[(word, tag), ...]``, as NLTK's corpora give them); states absent from ``gold`` keep their names."""
+        from collections import Counter
+
+        gold = [list(sent) for sent in gold]
+        counts: dict[str, Counter] = {}
+        own = NLTKTagger(self.tagger, self.lowercase)
+        for sent, tagged in zip(gold, own.tag_sents([w for w, _ in sent] for sent in gold)):
+            for (_, tag), (_, state) in zip(sent, tagged):
+                counts.setdefault(state, Counter())[tag] += 1
+        mapping = {state: c.most_common(1)[0][0] for state, c in counts.items()}
+        return NLTKTagger(self.tagger, self.lowercase, mapping)
+
+    def accuracy(self, gold):
+        """NLTK's token accuracy against ``gold``; an induced tagger needs :meth:`many_to_one` first (its state
+        names never equal gold tags, so the plain accuracy would be a meaningless 0)."""
+        if not self.comparable:
+            raise ConfigError("the tagger's states are induced (S0, S1, ...), never equal to gold tags: map them "
+                              "first, NLTKTagger(model).many_to_one(gold_sents).accuracy(test_sents)")
+        return super().accuracy(gold)
 
     def tag(self, tokens: Sequence[str]) -> list[tuple[str, str]]:
         """``[(token, tag), ...]`` for one sentence."""

@@ -95,7 +95,7 @@ def check_memory(estimate: float, what: str, longest: str,
     available = available_bytes()
     if available is None or estimate <= available:
         return
-    raise ConfigError(f"{what} need about {_size(estimate)} (longest sentence: {longest}) but only "
+    raise ConfigError(f"{what} need about {_size(estimate)} (longest input: {longest}) but only "
                       f"{_size(available)} is available; {remedy}")
 
 

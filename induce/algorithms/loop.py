@@ -46,9 +46,9 @@ class Loop:
     def __iter__(self):
         it = range(1, self.max_iter + 1)
         if self.verbose:
-            from tqdm import tqdm
+            from ..progress import ProgressBar
 
-            it = tqdm(it, desc=f"{self.name}{self.label}", unit="it", dynamic_ncols=True)
+            it = ProgressBar(it, desc=f"{self.name}{self.label}", unit="it", dynamic_ncols=True)
         self.bar = it
         return iter(it)
 

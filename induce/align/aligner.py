@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 import numpy as np
-from tqdm.auto import tqdm
+from ..progress import ProgressBar as tqdm
 
 from .. import modelfile
-from ..base import AnyOf, Boolean, InduceEstimator, Integer, Options, Real, Seed
+from ..base import AnyOf, Boolean, InduceEstimator, Integer, NotFittedError, Options, Real, Seed
 from ..corpus.vocab import Vocabulary
 from ..errors import ConfigError
 from ..resources import alignment_bytes, check_memory, sentence_label
@@ -225,7 +225,7 @@ class WordAligner(InduceEstimator):
     def align(self, pairs: Iterable[Pair]) -> list[list[tuple[int, int]]]:
         """Sorted 0-based links ``(i, j)`` of every pair; words unseen in training align only by NULL odds."""
         if not hasattr(self, "forward_"):
-            raise ConfigError("this WordAligner is not fitted yet; call fit() or load() first")
+            raise NotFittedError.of(self)
         pairs = list(pairs)
         bitext = self._encode(pairs, grow=False)
         if self.symmetrize == "forward":

@@ -122,8 +122,13 @@ def _bare_json(argv: list[str]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     argv = _bare_json(sys.argv[1:] if argv is None else argv)
-    args = build_parser(_command(argv)).parse_args(argv)
+    parser = build_parser(_command(argv))
+    args = parser.parse_args(argv)
     install_signal_handlers()
+    from .common import note_given_options, route_summaries
+
+    note_given_options(parser, args, argv)
+    route_summaries(args)
     try:
         status = int(args.handler(args) or 0)
         sys.stdout.flush()
@@ -138,7 +143,8 @@ def main(argv: list[str] | None = None) -> int:
         print("induce: interrupted", file=sys.stderr)
         return 130
     except MemoryError:
-        return _error("out of memory; use a smaller model or drop long sentences (--max-length where available)")
+        return _error("out of memory; use a smaller model (fewer --states, nonterminals or subtypes) or shorter "
+                      "input (tag, parse and align: --max-length)")
     except OSError as exc:
         if exc.filename is None:
             raise

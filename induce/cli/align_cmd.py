@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from .common import add_progress_options, load_model, one_stdin, refuse_given_except, show_progress
 from .common import add_learn_hyper_option, finite_nonneg_float, reported_warnings
 from .common import (add_base_option, add_json_flag, one_based, emit, existing_file, finite_positive_float, fraction, nonneg_int, output_path,
                      positive_int, probability, seed)
@@ -69,7 +70,10 @@ def register(subparsers) -> None:
                         "printed)")
     p.add_argument("--seed", type=seed, default=0)
     p.add_argument("--save-model", type=output_path, help="also write the trained model (.npz)")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--load", type=existing_file, metavar="MODEL",
+                   help="align with a saved model (--save-model) instead of training; only the input, output, "
+                        "--gold, --symmetrize, --decode and --threshold options apply")
+    add_progress_options(p)
     add_json_flag(p)
     p.add_argument("--report", type=output_path, metavar="FILE.html",
                    help="also write a self-contained HTML report (needs matplotlib)")
@@ -87,44 +91,80 @@ def run(args: argparse.Namespace) -> int:
         return _run(args, client)
 
 
-def _run(args: argparse.Namespace, client) -> int:
-    from ..align.aligner import PairSource, WordAligner
-    from ..corpus.parallel import clip_alignments, read_alignments, write_pharaoh
-    from ..distributed import cluster
-    from ..eval.alignment import alignment_scores
+#: what ``--load`` reads besides the model
+LOAD_OPTIONS = ("src", "tgt", "output", "load", "lowercase", "max_length", "gold", "gold_format", "gold_base",
+                "symmetrize", "decode", "threshold", "json", "report", "quiet", "progress")
 
-    source = PairSource(args.src, args.tgt, args.lowercase, args.max_length)
-    pairs = source.pairs()
-    gold = None
-    if args.gold:  # read (and fail) before training and before the output is written
-        gold = read_alignments(args.gold, args.gold_format, one_based=one_based(args.gold_base))
-    kept = source.kept(pairs)
-    if len(kept) < len(pairs):
-        print(f"induce align: skipped {len(pairs) - len(kept)} sentence pairs with a side longer than "
-              f"--max-length {args.max_length} (written without links)", file=sys.stderr)
-    aligner = WordAligner(model=args.model, infer=args.infer, n_iter=args.iterations, tol=args.tol,
+
+def _gold(args: argparse.Namespace, pairs: list):
+    """The ``--gold`` alignments (read, and failing, before any training or output), or None; a gold file with
+    more pairs than the bitext is refused as ``eval align`` refuses it (fewer: the first pairs are scored)."""
+    from ..errors import CorpusFormatError
+    from ..corpus.parallel import read_alignments
+
+    if not args.gold:
+        return None
+    gold = read_alignments(args.gold, args.gold_format, one_based=one_based(args.gold_base))
+    if len(gold) > len(pairs):
+        raise CorpusFormatError(args.gold, None, None, f"at most {len(pairs)} sentence pairs, as many as the "
+                                f"bitext; got {len(gold)}")
+    return gold
+
+
+def _aligner(args: argparse.Namespace, client):
+    """The saved aligner of ``--load`` (with the output options given now), or a new one from the options."""
+    from ..align.aligner import WordAligner
+
+    if args.load:
+        refuse_given_except(args, LOAD_OPTIONS, "with --load (the saved model is applied as it is, not trained)")
+        aligner = load_model(args.load, {"WordAligner": WordAligner})
+        for dest, param in (("symmetrize", "symmetrize"), ("decode", "decode"), ("threshold", "posterior_threshold")):
+            if dest in args._given:
+                setattr(aligner, param, getattr(args, dest))
+        return aligner
+    return WordAligner(model=args.model, infer=args.infer, n_iter=args.iterations, tol=args.tol,
                           n_iter_ibm1=args.ibm1_iterations, alpha=args.alpha, prior_support=args.prior_support,
                           learn_hyper=args.learn_hyper == "all",
                           null_prob=args.null_prob, hmm_cvi=args.hmm_cvi, symmetrize=args.symmetrize,
                           decode=args.decode, posterior_threshold=args.threshold, random_state=args.seed,
-                          verbose=not args.quiet, client=client)
+                          verbose=show_progress(args), client=client)
+
+
+def _run(args: argparse.Namespace, client) -> int:
+    from ..align.aligner import PairSource
+    from ..corpus.parallel import clip_alignments, write_pharaoh
+    from ..distributed import cluster
+    from ..eval.alignment import alignment_scores
+
+    one_stdin(SRC=args.src, TGT=args.tgt, **{"--gold": args.gold})
+    source = PairSource(args.src, args.tgt, args.lowercase, args.max_length)
+    pairs = source.pairs()
+    gold = _gold(args, pairs)
+    kept = source.kept(pairs)
+    if len(kept) < len(pairs):
+        print(f"induce align: skipped {len(pairs) - len(kept)} sentence pairs with a side longer than "
+              f"--max-length {args.max_length} (written without links)", file=sys.stderr)
+    aligner = _aligner(args, client)
     links: list[set] = [set() for _ in pairs]
     fit_warnings: dict = {}
     with reported_warnings(fit_warnings):
-        aligned = aligner.fit_align([pairs[k] for k in kept], source)
+        aligned = (aligner.align if args.load else aligner.fit_align)([pairs[k] for k in kept],
+                                                                        *(() if args.load else (source,)))
     for k, found in zip(kept, aligned):
         links[k] = set(found)
     write_pharaoh(args.output, links)
     if args.save_model:
         aligner.save(args.save_model)
     result = {"pairs": len(pairs), "links": sum(len(x) for x in links), "output": args.output,
-              "model": args.model, "infer": args.infer, "symmetrize": args.symmetrize,
-              "fit_seconds": aligner.fit_seconds_,
-              "pairs_per_second": len(kept) / max(aligner.fit_seconds_, 1e-9),
-              "iterations": aligner.n_iter_, "converged": aligner.converged_,
-              "alpha": aligner.alpha_, "jump_alpha": aligner.jump_alpha_, "learned": list(aligner.learned_hyper_)}
-    if args.model == "hmm":
-        result["ibm1_iterations"] = aligner.n_iter_ibm1_
+              "model": aligner.model, "infer": aligner.infer, "symmetrize": aligner.symmetrize}
+    if args.load:
+        result.update(model_file=args.load, alpha=aligner.alpha_, jump_alpha=aligner.jump_alpha_)
+    else:
+        result.update(fit_seconds=aligner.fit_seconds_, pairs_per_second=len(kept) / max(aligner.fit_seconds_, 1e-9),
+                      iterations=aligner.n_iter_, converged=aligner.converged_, alpha=aligner.alpha_,
+                      jump_alpha=aligner.jump_alpha_, learned=list(aligner.learned_hyper_))
+        if aligner.model == "hmm":
+            result["ibm1_iterations"] = aligner.n_iter_ibm1_
     if len(kept) < len(pairs):
         result["skipped_pairs"] = len(pairs) - len(kept)
     if client is not None:

@@ -76,6 +76,14 @@ def existing_file(text: str) -> str:
     return _readable_file(text)
 
 
+def one_stdin(**paths: str | None) -> None:
+    """Standard input can be read once: ``ConfigError`` when more than one of the named inputs is ``-``
+    (``induce align - -`` would read the same stream as both sides)."""
+    named = [name for name, path in paths.items() if path == STDIO]
+    if len(named) > 1:
+        raise ConfigError(f"{' and '.join(named)} are both '-': standard input can be read once; give files")
+
+
 def corpus_path(text: str) -> str:
     """A corpus input: a readable file, a directory, ``demo``, ``-`` (stdin) or a fetched registry corpus."""
     from ..corpus import registry
@@ -151,14 +159,80 @@ def _plain(value: Any) -> Any:
     return value
 
 
+#: True while the command's data goes to stdout (``-o -``): its summary then goes to stderr (set by
+#: :func:`route_summaries`)
+_DATA_ON_STDOUT = False
+
+
+def note_given_options(parser: argparse.ArgumentParser, args: argparse.Namespace, argv: list[str]) -> None:
+    """Record in ``args._given`` the options ``argv`` wrote (dest -> the spelling used, also an abbreviation
+    argparse accepted), so that :func:`refuse_given` can tell a value given from a default."""
+    actions, stack = [], [parser]
+    while stack:
+        for action in stack.pop()._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                stack.extend(action.choices.values())
+            elif action.option_strings:
+                actions.append(action)
+    given: dict[str, str] = {}
+    for token in argv:
+        name = token.split("=", 1)[0]
+        if not name.startswith("-") or name == "-":
+            continue
+        spelled = [(a, name) for a in actions if name in a.option_strings] or [
+            (a, o) for a in actions for o in a.option_strings if name.startswith("--") and o.startswith(name)]
+        if len(spelled) == 1:
+            given.setdefault(spelled[0][0].dest, spelled[0][1])
+    args._given = given
+
+
+def refuse_given(args: argparse.Namespace, dests, why: str) -> None:
+    """``ConfigError`` (one line) when the command line gave any option of ``dests``: it does not apply
+    ``why`` (e.g. ``"to --infer em (only cvi2 updates blocks)"``).  Options left at their defaults pass."""
+    given = getattr(args, "_given", {})
+    named = [given[d] for d in dests if d in given]
+    if named:
+        raise ConfigError(f"{', '.join(named)} {'does' if len(named) == 1 else 'do'} not apply {why}")
+
+
+def refuse_given_except(args: argparse.Namespace, allowed, why: str) -> None:
+    """:func:`refuse_given` for every option given on the command line but those of ``allowed``."""
+    refuse_given(args, [d for d in getattr(args, "_given", {}) if d not in allowed], why)
+
+
+def load_model(path: str, classes: dict, option: str = "--load"):
+    """The estimator saved at ``path``, of one of ``classes`` (class name -> class) by the file's own kind; a
+    file of another kind is a one-line ``ConfigError`` naming what it holds and what ``option`` takes."""
+    from ..modelfile import kind_of
+
+    kind = kind_of(path)
+    if kind not in classes:
+        raise ConfigError(f"{option} {path}: the file holds a {kind}; this command applies a "
+                          f"{' or '.join(classes)}")
+    return classes[kind].load(path)
+
+
+def route_summaries(args: argparse.Namespace) -> None:
+    """Called once per command before it runs: with ``-o -`` stdout carries the data only, so that
+    ``induce tag C -o - | induce corpus stats -`` works; the summary table and ``--json`` go to stderr."""
+    global _DATA_ON_STDOUT
+    _DATA_ON_STDOUT = getattr(args, "output", None) == STDIO
+
+
+def summary_stream():
+    """Where a command's summary (table, ``--json`` without FILE, notes) is printed: stdout, or stderr while
+    the data goes to stdout (:func:`route_summaries`)."""
+    return sys.stderr if _DATA_ON_STDOUT else sys.stdout
+
+
 def emit(result: dict, as_json, stream=None) -> None:
     """Print ``result`` as JSON or as an aligned ``key  value`` table.
 
     ``as_json`` is the value of ``--json [FILE]``: ``None``/``False`` prints the
     table, ``"-"``/``True`` prints JSON, a path writes JSON there (atomically)
-    and prints the table.
+    and prints the table.  The default ``stream`` is :func:`summary_stream`.
     """
-    stream = stream or sys.stdout
+    stream = stream or summary_stream()
     result = _plain(result)
     if isinstance(as_json, str) and as_json != "-":
         from ..atomic import atomic_write
@@ -289,6 +363,19 @@ def default_n_states(corpus, gold_column: str | None, requested: int | None, com
            else f"{n_gold} gold {gold_column} tags, capped at {MAX_DEFAULT_STATES}" if n_gold else "the default")
     print(f"{command}: K = {n_states} states ({why}; --states sets K)", file=sys.stderr)
     return n_states
+
+
+def add_progress_options(parser) -> None:
+    """``--quiet`` and ``--progress``, the same in every training command (:func:`show_progress`)."""
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument("--progress", action="store_true",
+                        help="draw the progress bar even when stderr is not a terminal (default: only on one)")
+
+
+def show_progress(args: argparse.Namespace) -> bool:
+    """Whether to draw a progress bar: ``--progress``, else on a terminal unless ``--quiet`` (a bar's ``\\r``
+    updates would fill a log file)."""
+    return bool(getattr(args, "progress", False)) or (not args.quiet and sys.stderr.isatty())
 
 
 LEARN_HYPER = ("all", "none")

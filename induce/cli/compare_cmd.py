@@ -18,6 +18,7 @@ import sys
 
 from ..atomic import atomic_write
 from ..errors import ConfigError
+from .common import add_progress_options, show_progress
 from .common import (corpus_path, default_n_states, dump_json, emit, encoding, finite_positive_float, gold_tag_column,
                      output_path, positive_int, reported_warnings)
 
@@ -52,7 +53,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--format", default="auto", help="input format (default: detect)")
     p.add_argument("--encoding", type=encoding, default="utf-8", help="input text encoding (default utf-8)")
     p.add_argument("--lowercase", action="store_true", help="lowercase words before training")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_progress_options(p)
     p.add_argument("--json", nargs="?", const="-", type=output_path, metavar="FILE",
                    help="machine-readable results: to stdout, or to FILE (with every run's trace)")
     p.add_argument("--report", type=output_path, metavar="FILE.html",
@@ -88,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
         result = compare(corpus, args.infer, args.seeds, gold_column=gold_column,
                          n_states=default_n_states(corpus, gold_column, args.states, "induce compare"),
                          n_iter=args.iterations, alpha=args.alpha, beta=args.beta, eval_every=args.eval_every,
-                         verbose=not args.quiet)
+                         verbose=show_progress(args))
     result["input"] = str(args.input)
     result.update(warned)
     if args.report:

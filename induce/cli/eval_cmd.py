@@ -22,6 +22,7 @@ from typing import Iterator
 import numpy as np
 
 from ..errors import ConfigError, CorpusFormatError
+from .common import one_stdin
 from .common import (GOLD_TAG_COLUMNS, add_base_option, add_json_flag, corpus_path, emit, gold_tag_column, one_based,
                      positive_int)
 
@@ -50,6 +51,7 @@ def _paired(pred_path: str, gold_path: str, fmt: str, strip: dict | None = None,
     from ..corpus.formats import read_sentences
     from ..corpus.transforms import is_wsj10, strip_punctuation
 
+    one_stdin(PRED=pred_path, GOLD=gold_path)
     missing = object()
     golds = read_sentences(gold_path, fmt)
     if wsj10:
@@ -230,6 +232,7 @@ def _eval_align(args: argparse.Namespace) -> int:
     from ..corpus.parallel import read_alignments
     from ..eval import alignment_scores
 
+    one_stdin(PRED=args.pred, GOLD=args.gold)
     sides = []
     for path, fmt, base in ((args.pred, args.pred_format, args.pred_base), (args.gold, args.gold_format, args.gold_base)):
         sides.append((path, fmt, read_alignments(path, format=fmt, one_based=one_based(base))))

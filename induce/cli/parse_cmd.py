@@ -48,6 +48,7 @@ import time
 from dataclasses import replace
 
 from ..errors import ConfigError
+from .common import add_progress_options, load_model, refuse_given_except, show_progress
 from .common import add_learn_hyper_option
 from .common import (add_json_flag, corpus_path, emit, encoding, existing_file, finite_nonneg_float,
                      finite_positive_float, gold_tag_column, output_path, positive_int, reported_warnings, seed)
@@ -87,7 +88,9 @@ def register(subparsers) -> None:
     p.add_argument("--train", type=corpus_path, metavar="TREEBANK",
                    help="pcfg-la: training treebank (file or directory); ccm, dmv+ccm: more training text")
     p.add_argument("--dev", type=corpus_path, metavar="TREEBANK", help="pcfg-la: dev treebank choosing the prior of vi/cvi")
-    p.add_argument("--load", type=existing_file, metavar="MODEL", help="pcfg-la: parse with a saved grammar instead of training")
+    p.add_argument("--load", type=existing_file, metavar="MODEL",
+                   help="parse with a saved model (--save-model of a dmv, pcfg or pcfg-la run; its kind is read from "
+                        "the file) instead of training; only input, output, scoring and --decode options apply")
     p.add_argument("--decode", choices=LATENT_PCFG_DECODERS, default=LATENT_PCFG_DECODERS[0], help="pcfg-la decoder")
     p.add_argument("--seed", type=seed, default=0, metavar="S")
     p.add_argument("--alpha", "--prior", dest="alpha", type=finite_positive_float, default=None,
@@ -116,7 +119,7 @@ def register(subparsers) -> None:
     p.add_argument("--strip-punct", action="store_true", help="remove punctuation tokens before training")
     add_punct_options(p)
     p.add_argument("--save-model", type=output_path, metavar="PATH", help="also write the fitted model (.npz)")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_progress_options(p)
     add_json_flag(p)
     p.add_argument("--report", type=output_path, metavar="FILE.html",
                    help="also write a self-contained HTML report (needs matplotlib)")
@@ -149,7 +152,7 @@ def _build_model(args, column):
                            alpha=args.alpha, n_iter=cap, tol=TOL if args.tol is None else args.tol,
                            learn_hyper=None if args.learn_hyper is None else args.learn_hyper == "all",
                            tag_column=column,
-                           random_state=args.seed, verbose=not args.quiet)
+                           random_state=args.seed, verbose=show_progress(args))
     if args.infer == "mh":
         raise ConfigError("--infer mh is the PCFG sampler; the DMV supports em, vi and cvi")
     if args.grammar:
@@ -159,7 +162,7 @@ def _build_model(args, column):
 
     return DMVParser(infer=args.infer, alpha=args.alpha, n_iter=MAX_ITER if args.iterations is None else args.iterations,
                      tol=TOL if args.tol is None else args.tol, init=args.init, tag_column=column,
-                     random_state=args.seed, verbose=not args.quiet, learn_hyper=args.learn_hyper == "all",
+                     random_state=args.seed, verbose=show_progress(args), learn_hyper=args.learn_hyper == "all",
                      rules=args.rules)
 
 
@@ -187,12 +190,37 @@ def _with_heads(sentence, heads):
     return replace(sentence, heads=[int(h) for h in heads], deprels=["dep"] * len(heads), record=record)
 
 
+#: what ``--load`` reads besides the model: input, output, scoring, the pcfg-la decoder
+LOAD_OPTIONS = ("input", "output", "load", "model", "format", "encoding", "max_length", "wsj10", "strip_punct",
+                "use_tags", "tag_column", "decode", "punct", "punct_tagset", "json", "report", "quiet", "progress")
+#: the class a ``--load`` file holds -> its --model
+LOADED_MODELS = {"DMVParser": "dmv", "PCFGInducer": "pcfg", "LatentPCFGParser": "pcfg-la"}
+
+
+def _loaded(args):
+    """``--load``: the saved model, its kind setting ``--model`` (a different --model given is an error); the
+    options that train are refused (one line), not silently ignored."""
+    from ..parsers import DMVParser, PCFGInducer
+    from ..parsers.latent_pcfg import LatentPCFGParser
+
+    refuse_given_except(args, LOAD_OPTIONS, "with --load (the saved model is applied as it is, not trained)")
+    classes = {"DMVParser": DMVParser, "PCFGInducer": PCFGInducer, "LatentPCFGParser": LatentPCFGParser}
+    model = load_model(args.load, classes)
+    kind = LOADED_MODELS[type(model).__name__]
+    if "model" in args._given and args.model != kind:
+        raise ConfigError(f"--load {args.load} holds a {kind} model, not --model {args.model}")
+    args.model, args.infer = kind, model.infer
+    model.verbose = show_progress(args)
+    return model
+
+
 def run(args) -> int:
     from ..corpus.formats import detect_format, load_corpus
 
+    loaded = _loaded(args) if args.load else None
     args.infer = args.infer or DEFAULT_INFER[args.model]
     if args.model == "pcfg-la":
-        return _run_latent(args)
+        return _run_latent(args, loaded)
     if args.model in ("ccm", "dmv+ccm"):
         from .parse_ccm import run_ccm
 
@@ -204,16 +232,19 @@ def run(args) -> int:
     _report_skipped(skipped, args)
     if corpus.n_sentences == 0:
         raise ConfigError(f"{args.input}: no sentences left to parse")
-    column = _tag_column(corpus, args)
-    model = _build_model(args, column)
+    column = _tag_column(corpus, args) if loaded is None else loaded.tag_column
+    model = _build_model(args, column) if loaded is None else loaded
     result = {"model": args.model, "infer": args.infer, "sentences": corpus.n_sentences, "tokens": corpus.n_tokens}
     if column is not None:
         result["tag_column"] = column
-    start = time.perf_counter()
-    with reported_warnings(result):
-        model.fit(corpus)
-    seconds = time.perf_counter() - start
-    result.update({"iterations": getattr(model, "n_iter_", args.iterations), "train_seconds": seconds})
+    if loaded is None:
+        start = time.perf_counter()
+        with reported_warnings(result):
+            model.fit(corpus)
+        result.update({"iterations": getattr(model, "n_iter_", args.iterations),
+                       "train_seconds": time.perf_counter() - start})
+    else:
+        result["model_file"] = args.load
     if hasattr(model, "converged_"):
         result["converged"] = model.converged_
     result.update(alpha=model.alpha_, learned=list(model.learned_hyper_))
@@ -270,7 +301,7 @@ def _output_dmv(model, corpus, args, fmt: str) -> dict:
     return out
 
 
-def _run_latent(args) -> int:
+def _run_latent(args, loaded=None) -> int:
     """``--model pcfg-la``: train on ``--train`` (or ``--load``), parse INPUT, score against its gold trees."""
     from ..corpus.formats import load_corpus
     from ..corpus.writers import write_ptb
@@ -286,16 +317,16 @@ def _run_latent(args) -> int:
     if corpus.n_sentences == 0:
         raise ConfigError(f"{args.input}: no sentences left to parse")
     result = {"model": "pcfg-la", "sentences": corpus.n_sentences, "tokens": corpus.n_tokens}
-    if args.load:
-        model = LatentPCFGParser.load(args.load)
-        model.decode, model.verbose = args.decode, not args.quiet
+    if loaded is not None:
+        model = loaded
+        model.decode = args.decode
     elif args.train:
         train = load_corpus(args.train, encoding=args.encoding)
         dev = load_corpus(args.dev, encoding=args.encoding) if args.dev else None
         prior = list(PRIOR_GRID) if dev is not None and args.infer != "em" else (args.alpha or 1.0)
         model = LatentPCFGParser(n_subtypes=args.subtypes, infer=args.infer, alpha=prior,
                                  n_iter=100 if args.iterations is None else args.iterations, decode=args.decode,
-                                 random_state=args.seed, verbose=not args.quiet).fit(train, dev=dev)
+                                 random_state=args.seed, verbose=show_progress(args)).fit(train, dev=dev)
         result.update({"train_sentences": train.n_sentences, "train_seconds": model.train_seconds_,
                        "iterations": model.n_iter_, "alpha": model.alpha_})
         if model.dev_scores_:

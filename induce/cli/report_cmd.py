@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 
 from ..errors import ConfigError
-from .common import corpus_path, existing_file, output_path
+from .common import corpus_path, existing_file, output_path, summary_stream
 
 
 #: the one-line description ``induce --help`` shows (without building this command's parser)
@@ -38,17 +38,74 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def load_run(path: str) -> dict:
-    """The run dict of a JSON file; a ConfigError (``file:line: expected ...``) when it is not one."""
+    """The run dict of a JSON file, checked (:func:`check_run`); a ConfigError (``file[:line]: expected ...``)
+    when it is not one: unreadable, not UTF-8, not JSON, nested beyond reason, not an object, empty, or with a
+    field of the wrong type."""
     try:
-        with open(path, encoding="utf-8") as handle:
-            run = json.load(handle)
+        with open(path, "rb") as handle:
+            text = handle.read().decode("utf-8")
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read the run file ({exc.strerror})") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: expected a UTF-8 JSON run file; byte {exc.start} is not UTF-8") from None
+    try:
+        run = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ConfigError(f"{path}:{exc.lineno}: expected a JSON run file; {exc.msg}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: expected a JSON run file; it is nested too deeply") from None
     if not isinstance(run, dict):
         raise ConfigError(f"{path}:1: expected a JSON object (a run written by --json FILE), got {type(run).__name__}")
+    if isinstance(run.get("series"), str):  # segment --json names its input file "series"
+        run["input"] = run.pop("series")
+    check_run(path, run)
     return run
+
+
+def _is_number(value) -> bool:
+    return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool))
+
+
+def _records(value) -> bool:
+    return isinstance(value, list) and all(isinstance(v, dict) for v in value)
+
+
+#: the payload fields of a run file and the shape each must have (:mod:`induce.report.document` reads them)
+PAYLOAD_SHAPES = {
+    "trace": ("a list of records (objects)", _records),
+    "runs": ("a list of records (objects)", _records),
+    "trees": ("a list of records (objects)", _records),
+    "dependencies": ("a list of records (objects)", _records),
+    "alignments": ("a list of records (objects)", _records),
+    "summary": ("an object of objects", lambda v: isinstance(v, dict) and all(isinstance(x, dict) for x in v.values())),
+    "confusion": ("an object with states, tags, counts and mapping lists",
+                  lambda v: isinstance(v, dict) and all(isinstance(v.get(k), list) for k in
+                                                        ("states", "tags", "counts", "mapping"))),
+    "state_usage": ("an object with names and counts lists",
+                    lambda v: isinstance(v, dict) and isinstance(v.get("names"), list)
+                    and isinstance(v.get("counts"), list) and all(map(_is_number, v["counts"]))),
+    "series": ("an object with values and states lists", lambda v: isinstance(v, dict)
+               and isinstance(v.get("values"), list) and isinstance(v.get("states"), list)),
+    "title": ("a string", lambda v: isinstance(v, str)),
+}
+
+
+def check_run(path: str, run: dict) -> None:
+    """A run file holds something to report, its payload fields have their shapes (:data:`PAYLOAD_SHAPES`) and
+    its metrics are numbers (``null``: not computed); else one ``ConfigError`` naming the field."""
+    from ..report.document import is_metric
+
+    if not run:
+        raise ConfigError(f"{path}: expected a run written by --json FILE; the object is empty")
+    for key, (shape, accepts) in PAYLOAD_SHAPES.items():
+        if key in run and not accepts(run[key]):
+            raise ConfigError(f"{path}: field {key!r}: expected {shape}; got {json.dumps(run[key])[:60]}")
+    if "runs" in run and "summary" not in run or "summary" in run and "runs" not in run:
+        raise ConfigError(f"{path}: a compare run needs both 'runs' and 'summary'")
+    for key, value in run.items():
+        if key not in PAYLOAD_SHAPES and is_metric(key) and not (
+                _is_number(value) or isinstance(value, dict) or isinstance(value, list) and all(map(_is_number, value))):
+            raise ConfigError(f"{path}: metric {key!r}: expected a number; got {json.dumps(value)[:60]}")
 
 
 def _corpus_payload(args, run: dict) -> dict:
@@ -73,5 +130,5 @@ def run(args: argparse.Namespace) -> int:
         data.update(_corpus_payload(args, data))
     output = args.output or str(Path(args.run).with_suffix(".html"))
     write_report(output, data, args.title)
-    print(output)
+    print(output, file=summary_stream())
     return 0

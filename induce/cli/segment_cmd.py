@@ -17,6 +17,7 @@ from ..atomic import atomic_write
 from ..distributed import cluster
 from ..errors import ConfigError, CorpusFormatError
 from ..names import SERIES_HDP_ALGORITHMS
+from .common import add_progress_options, load_model, refuse_given, refuse_given_except
 from .common import (emit, existing_file, finite_nonneg_float, finite_positive_float, forgetting_rate,
                      fraction, nonneg_int, output_path, positive_int, reported_warnings, seed)
 
@@ -38,13 +39,16 @@ def register(sub) -> None:
     p = sub.add_parser("segment", help=HELP,
                        description="Fit an HMM with conjugate exponential-family emissions to one or more numeric "
                        "sequences and label every step with a state.")
-    p.add_argument("series", type=existing_file, help="CSV/TSV with a header row (one row per step), .npy or .npz")
+    p.add_argument("series", type=existing_file,
+                   help="CSV/TSV with a header row (one row per step; also .gz, .bz2, .xz; '-': stdin), .npy or .npz")
     p.add_argument("-o", "--output", type=output_path, help="write the input rows with a 'state' column added (CSV)")
     p.add_argument("--emission", choices=EMISSION_FAMILIES, default="gaussian", help="emission family (default gaussian)")
     p.add_argument("--columns", type=_columns, metavar="NAME[,NAME...]",
                    help="numeric columns to model (default: all but --id-column)")
     p.add_argument("--id-column", metavar="NAME", help="sequence id column (default: blank lines separate sequences)")
-    p.add_argument("--states", type=positive_int, default=3, help="number of hidden states K (default 3)")
+    p.add_argument("--states", type=positive_int, default=None,
+                   help="number of hidden states K (default 3; --model hdp-hmm and hdp-hsmm: the truncation, "
+                        f"default {HDP_DEFAULT_STATES})")
     p.add_argument("--infer", choices=SERIES_ALGORITHMS + SERIES_HDP_ALGORITHMS, default=None,
                    help="inference algorithm (default vi: the best held-out fit on the real series, see "
                         "docs/experiments/timeseries.md; --model hdp-hmm: cvi); hdp-*: the HDP-HMM, as --model "
@@ -62,7 +66,9 @@ def register(sub) -> None:
                    help="round values to the nearest integer first (counts stored with decimals, for poisson)")
     p.add_argument("--posteriors", action="store_true", help="add p_state_k columns (posterior marginals)")
     p.add_argument("--save-model", type=output_path, metavar="MODEL", help="save the fitted model (.npz)")
-    p.add_argument("--load", type=existing_file, metavar="MODEL", help="load a saved model instead of fitting")
+    p.add_argument("--load", type=existing_file, metavar="MODEL",
+                   help="label the series with a saved model (any --model: the file says which) instead of fitting")
+    add_progress_options(p)
     p.add_argument("--json", nargs="?", const="-", type=output_path, metavar="FILE",
                    help="print the summary as JSON (or write FILE)")
     p.add_argument("--report", type=output_path, metavar="FILE.html",
@@ -135,6 +141,8 @@ def _run(args) -> int:
     start = time.perf_counter()
     model = _model(args, seqs[0].shape[1])
     _check_values(model, args, table, seqs)
+    if not args.load:
+        _check_size(args, table, seqs)
     train, test = _split_heldout(seqs, args.heldout) if args.heldout > 0 else (seqs, None)
     warned: dict = {}
     if not args.load:
@@ -180,7 +188,7 @@ def _run(args) -> int:
         with atomic_write(args.json) as handle:
             emit(summary, True, handle)
     else:
-        emit(summary, bool(args.json), sys.stdout)
+        emit(summary, bool(args.json))
     return 0
 
 
@@ -206,12 +214,19 @@ def _model(args, n_columns: int):
     from ..series import HMMSegmenter
     from ..series.hsmm import HDPHSMMSegmenter, HSMMSegmenter
 
-    args.infer = _algorithm(args.model, args.infer)
     if args.load:
-        model = {"hsmm": HSMMSegmenter, "hdp-hsmm": HDPHSMMSegmenter}.get(args.model, HMMSegmenter).load(args.load)
+        refuse_given_except(args, LOAD_OPTIONS, "with --load (the saved model is applied as it is, not trained)")
+        model = load_model(args.load, {"HMMSegmenter": HMMSegmenter, "HSMMSegmenter": HSMMSegmenter,
+                                       "HDPHSMMSegmenter": HDPHSMMSegmenter})
+        kind = {HSMMSegmenter: "hsmm", HDPHSMMSegmenter: "hdp-hsmm"}.get(type(model), "hmm")
+        if "model" in args._given and args.model != kind and not (kind == "hmm" and args.model == "hdp-hmm"):
+            raise ConfigError(f"--load {args.load} holds a --model {kind} model, not --model {args.model}")
+        args.model, args.infer = kind, model.infer
         if model.family_.dim != n_columns:
             raise ConfigError(f"{args.load} models {model.family_.dim} columns, the input has {n_columns}")
         return model
+    args.infer = _algorithm(args.model, args.infer)
+    _check_applicable(args)
     if args.model in ("hsmm", "hdp-hsmm"):
         common = dict(n_states=args.states, emission=args.emission, durations=args.durations,
                       max_duration=args.max_duration, r=args.negbin_r, infer=args.infer, n_iter=args.iterations,
@@ -225,6 +240,45 @@ def _model(args, n_columns: int):
                         tol=args.tol, alpha=args.alpha, batch_size=args.batch_size, tau=args.tau, kappa=args.kappa,
                         subsequence_length=args.subseq_length, gamma=args.gamma, sigma=args.sigma,
                         random_state=args.seed, client=args.client)
+
+
+#: what ``--load`` reads besides the model: input, output, decoding
+LOAD_OPTIONS = ("series", "load", "model", "output", "columns", "id_column", "heldout", "decode", "round", "posteriors",
+                "segments", "json", "report", "quiet", "progress")
+#: the HDP's concentrations, read by --model hdp-hmm (--infer hdp-*) and hdp-hsmm only
+HDP_OPTIONS = ("gamma", "sigma")
+#: the truncation of --model hdp-hmm / hdp-hsmm when --states is not given: room for the number of states to
+#: be learned (a truncation of 3 would cap it at 3); docs/experiments/segment_truncation.md
+HDP_DEFAULT_STATES = 20
+#: --states when not given, for the finite models
+DEFAULT_STATES = 3
+
+
+def _check_applicable(args) -> None:
+    """Options the chosen model does not read are errors; sets the default ``--states`` (the HDP's truncation
+    large enough to learn from, said on stderr)."""
+    hdp = args.model == "hdp-hsmm" or args.infer in SERIES_HDP_ALGORITHMS
+    if not hdp:
+        refuse_given(args, HDP_OPTIONS, f"to --model {args.model} (the HDP's: --model hdp-hmm or hdp-hsmm)")
+    if args.states is None:
+        args.states = HDP_DEFAULT_STATES if hdp else DEFAULT_STATES
+        if hdp:
+            print(f"induce segment: truncation K = {args.states} (the HDP learns how many states it uses; "
+                  "--states sets K)", file=sys.stderr)
+
+
+def _check_size(args, table, seqs) -> None:
+    """K within what the series can inform (no more states than steps) and within memory: the HMM's K x K
+    tables and the longest series' K-wide lattices (:func:`induce.resources.hmm_bytes`), before any work."""
+    from ..resources import check_memory, hmm_bytes
+
+    lengths = np.array([x.shape[0] for x in seqs])
+    steps, d = int(lengths.sum()), seqs[0].shape[1]
+    if args.states > steps:
+        raise ConfigError(f"--states {args.states} exceeds the {steps} steps of {table.path}: a state needs steps "
+                          "to be estimated from; use fewer states")
+    check_memory(hmm_bytes(args.states, 1 + d + d * d, lengths), f"the tables of --states {args.states}",
+                 f"{table.path}, {int(lengths.max())} steps", remedy="use fewer --states")
 
 
 def _check_values(model, args, table, seqs) -> None:

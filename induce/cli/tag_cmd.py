@@ -21,6 +21,7 @@ from ..atomic import atomic_write
 from ..distributed import cluster
 from ..errors import ConfigError
 from .eval_cmd import halvable
+from .common import add_progress_options, load_model, refuse_given, refuse_given_except, show_progress
 from .common import add_learn_hyper_option
 from .common import (corpus_path, default_n_states, dump_json, emit, encoding, existing_file, finite_nonneg_float,
                      finite_positive_float, forgetting_rate, fraction, gold_tag_column, nonneg_int, output_path,
@@ -152,9 +153,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--unk-threshold", type=nonneg_int, default=0, help="words seen fewer times become <unk>")
     p.add_argument("--save-model", "--save", dest="save", type=output_path, metavar="MODEL",
                    help="save the fitted model (.npz; --save is the old name)")
+    p.add_argument("--load", type=existing_file, metavar="MODEL",
+                   help="tag INPUT with a saved model (--save-model of an HMM or HDP-HMM run) instead of training; "
+                        "only input, output, evaluation and --decode options apply")
     p.add_argument("--eval-every", type=nonneg_int, default=0, metavar="N",
                    help="score against gold every N iterations in the trace (default: only at the end)")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_progress_options(p)
     p.add_argument("--json", nargs="?", const="-", type=output_path, metavar="FILE",
                    help="machine-readable results: to stdout, or to FILE (with the per-iteration trace)")
     p.add_argument("--report", type=output_path, metavar="FILE.html",
@@ -259,7 +263,7 @@ def _run_stream(args: argparse.Namespace) -> int:
         raise ConfigError("--stream trains from disk without keeping the corpus: -o, --tag-dict and --report "
                           "are not available")
     model = HMMTagger(n_states=args.states or 45, infer=args.infer, alpha=args.alpha, beta=args.beta,
-                      random_state=args.seed, verbose=not args.quiet, client=args.client, **_stochastic_options(args))
+                      random_state=args.seed, verbose=show_progress(args), client=args.client, **_stochastic_options(args))
     start = time.perf_counter()
     warned: dict = {}
     with reported_warnings(warned):
@@ -293,6 +297,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     """Check the options, read the corpus, fit, score, write; each step a function below."""
+    if args.load:
+        return _run_loaded(args)
     hdp = _check_options(args)
     if args.stream:
         return _run_stream(args)
@@ -303,7 +309,7 @@ def _run(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     warned: dict = {}
     with reported_warnings(warned):
-        model.fit(corpus, tag_dict)
+        model.fit(corpus, tag_dict=tag_dict)
     seconds = time.perf_counter() - start
     if getattr(model, "interrupted_", False):
         return _interrupted(model, args)
@@ -323,6 +329,30 @@ def _run(args: argparse.Namespace) -> int:
     return _outputs(model, args, result)
 
 
+#: the options of the HDP-HMM group, which the finite HMM does not read
+HDP_OPTIONS = ("truncation", "gamma", "sigma", "fix_hyper", "fix", "emission_prior", "emission_concentration",
+               "new_word_mass", "hyper_burn_in", "qc", "qc_samples", "table_estimate", "table_samples", "n_init",
+               "merge_moves")
+#: the options of the finite HMM that the HDP-HMM does not read
+HMM_ONLY_OPTIONS = ("states", "alpha", "learn_hyper", "map", "block_size", "cgs_keep")
+#: what ``--load`` reads besides the model: input, output, evaluation, decoding, cluster
+LOAD_OPTIONS = ("input", "load", "output", "format", "encoding", "lowercase", "unk_threshold", "decode",
+                "gold_column", "output_column", "json", "report", "quiet", "progress", "workers", "cluster",
+                "cluster_timeout")
+
+
+def _check_applicable(args: argparse.Namespace, hdp: bool) -> None:
+    """An option the chosen model or algorithm does not read is an error (one line), not silently ignored."""
+    if hdp:
+        refuse_given(args, HMM_ONLY_OPTIONS, "to --model hdp-hmm (the finite HMM's; the HDP-HMM learns its "
+                                             "states up to --truncation)")
+    else:
+        refuse_given(args, HDP_OPTIONS, "to --model hmm (the HDP-HMM's: --model hdp-hmm)")
+    for dest, infer in (("block_size", "cvi2"), ("cgs_keep", "cgs"), ("map", "em")):
+        if args.infer != infer:
+            refuse_given(args, (dest,), f"to --infer {args.infer} (only {infer} reads it)")
+
+
 def _check_options(args: argparse.Namespace) -> bool:
     """Cross-option rules, before any work; fills in the default ``--infer``; True for the HDP-HMM."""
     from ..taggers.hdp_hmm import HDP_ALGORITHMS
@@ -333,6 +363,7 @@ def _check_options(args: argparse.Namespace) -> bool:
     if args.infer not in (HDP_ALGORITHMS if hdp else ALGORITHMS):
         raise ConfigError(f"--infer {args.infer} is not available for --model {args.model}; choose one of "
                           f"{', '.join(HDP_ALGORITHMS if hdp else ALGORITHMS)}")
+    _check_applicable(args, hdp)
     if hdp and args.tag_dict:
         raise ConfigError("--tag-dict cannot be used with --model hdp-hmm (it learns its states)")
     if args.resume and not args.checkpoint:
@@ -348,6 +379,38 @@ def _check_options(args: argparse.Namespace) -> bool:
         raise ConfigError(f"--heldout applies to the stochastic algorithms of --model hmm "
                           f"({', '.join(STOCHASTIC_ALGORITHMS)})")
     return hdp
+
+
+def _run_loaded(args: argparse.Namespace) -> int:
+    """``--load MODEL``: tag INPUT with a saved HMMTagger or HDPHMMTagger (words unseen in training share the
+    model's unseen-word emissions), score it against gold tags when INPUT has them; no training."""
+    from ..taggers import HDPHMMTagger, HMMTagger
+
+    refuse_given_except(args, LOAD_OPTIONS, "with --load (the saved model is applied as it is, not trained)")
+    model = load_model(args.load, {"HMMTagger": HMMTagger, "HDPHMMTagger": HDPHMMTagger})
+    if "decode" in getattr(args, "_given", {}):
+        model.decode = args.decode
+    corpus = _read(args)
+    gold_column = gold_tag_column(corpus.tag_vocabs, args.gold_column)
+    start = time.perf_counter()
+    states = model.predict_flat(corpus)
+    tags = model.tag_vocab_.itos if model.tag_vocab_ is not None else [f"S{k}" for k in range(model.n_states_)]
+    names = np.asarray(tags, dtype=object)
+    result = {"input": str(args.input), "model_file": args.load, "model_type": type(model).__name__,
+              "infer": model.infer, "states": model.n_states_, "sentences": corpus.n_sentences,
+              "tokens": corpus.n_tokens, "seconds": round(time.perf_counter() - start, 3),
+              "log_likelihood_per_token": model.score(corpus)}
+    if gold_column is not None:
+        result.update(_scores(corpus, states, names, gold_column, model.tag_vocab_))
+    if args.output:
+        result["output"] = _write_output(args, corpus, states, names, model.tag_vocab_)
+    if args.report:
+        from ..report import tagging_data, write_report
+
+        write_report(args.report, {"command": "tag", **result, "trace": model.trace_,
+                                   **tagging_data(corpus, states, names, gold_column)})
+    emit(result, args.json)
+    return 0
 
 
 def _read(args: argparse.Namespace):
@@ -379,10 +442,13 @@ def _model(args, hdp: bool, corpus, gold_column, tag_dict):
     from ..taggers import HDPHMMTagger, HMMTagger
 
     common = dict(infer=args.infer, decode=args.decode, order=args.order, random_state=args.seed,
-                  verbose=not args.quiet, eval_column=gold_column if args.eval_every > 0 else None,
+                  verbose=show_progress(args), eval_column=gold_column if args.eval_every > 0 else None,
                   eval_every=max(1, args.eval_every))
     given = {"n_iter": args.iterations} if args.iterations is not None else {}
     if hdp:
+        if "truncation" not in getattr(args, "_given", {}):
+            print(f"induce tag: truncation K = {args.truncation} (the HDP-HMM learns how many states it uses; "
+                  "--truncation sets K)", file=sys.stderr)
         return HDPHMMTagger(
             truncation=args.truncation, gamma=args.gamma, sigma=args.sigma, fix_hyper=_fixed_hyper(args),
             emission_prior=args.emission_prior, emission_concentration=args.emission_concentration,

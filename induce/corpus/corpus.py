@@ -138,6 +138,29 @@ class Corpus:
     def __len__(self) -> int:
         return self.n_sentences
 
+    def __getitem__(self, key):
+        """``corpus[i]``: sentence ``i``'s words (a list of strings, as :func:`as_corpus` takes them back);
+        ``corpus[a:b]``, ``corpus[[i, j]]``, ``corpus[mask]``: those sentences as a :class:`Corpus` sharing the
+        vocabularies (:meth:`subset`).  So scikit-learn's splitters and ``GridSearchCV`` index a corpus like a
+        list of sentences."""
+        if isinstance(key, (int, np.integer)):
+            i = int(key) + (self.n_sentences if key < 0 else 0)
+            if not 0 <= i < self.n_sentences:
+                raise IndexError(f"sentence {key} of a corpus of {self.n_sentences}")
+            return self.words(i)
+        if isinstance(key, slice):
+            return self.subset(np.arange(self.n_sentences)[key])
+        idx = np.asarray(key)
+        if idx.dtype == bool:
+            if idx.shape != (self.n_sentences,):
+                raise IndexError(f"a boolean mask of {idx.shape} for a corpus of {self.n_sentences} sentences")
+            idx = np.flatnonzero(idx)
+        if idx.ndim != 1 or (idx.size and idx.dtype.kind not in "iu"):
+            raise IndexError(f"corpus indices must be integers, a slice or a boolean mask; got {key!r:.60}")
+        if idx.size and (idx.min() < -self.n_sentences or idx.max() >= self.n_sentences):
+            raise IndexError(f"sentence indices outside a corpus of {self.n_sentences}")
+        return self.subset(np.where(idx < 0, idx + self.n_sentences, idx))
+
     def sentence_ids(self, i: int) -> np.ndarray:
         return self.tokens[self.offsets[i] : self.offsets[i + 1]]
 

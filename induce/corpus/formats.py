@@ -111,6 +111,11 @@ def _sniff(path: str | os.PathLike, encoding: str) -> str | None:
     return None
 
 
+#: numeric tables (``induce segment``'s input), which auto-detection does not read as text: a CSV's lines would
+#: each be a "sentence" of one token
+TABLE_SUFFIXES = (".csv", ".tsv", ".tab", ".npy", ".npz")
+
+
 def format_of_name(path: str | os.PathLike) -> str | None:
     """The format a file name announces by its extension (``.conllu``, ``.conll``/``.conllx``, ``.mrg``,
     ``.dp``), or None."""
@@ -139,6 +144,9 @@ def detect_format(path: str | os.PathLike, encoding: str = "utf-8") -> str:
     named = path.with_suffix("") if path.suffix in COMPRESSED_SUFFIXES else path  # x.conllu.gz: as x.conllu
     if named.suffix in _EXTENSIONS:
         return _EXTENSIONS[named.suffix]
+    if named.suffix.lower() in TABLE_SUFFIXES:
+        raise CorpusFormatError(str(path), None, None, f"a text corpus, not a {named.suffix} table of values (induce "
+                                "segment reads those; --format plain reads it as text anyway)")
     if _DATA_NAMES["brown"].match(named.name):
         return "brown"
     return _detected(path, encoding)

@@ -94,7 +94,7 @@ def _split_lines(raw_lines: Iterator[bytes]) -> Iterator[bytes]:
             yield raw
 
 
-def iter_lines(path: str | os.PathLike, encoding: str = "utf-8") -> Iterator[Line]:
+def iter_lines(path: str | os.PathLike, encoding: str = "utf-8", require_text: bool = True) -> Iterator[Line]:
     """``(line_number, text)`` for every line of ``path`` (1-based, line ending removed).
 
     Lines end at LF, CRLF or a lone CR.  They are decoded one by one (strictly,
@@ -102,7 +102,7 @@ def iter_lines(path: str | os.PathLike, encoding: str = "utf-8") -> Iterator[Lin
     for the CoNLL-2007 Basque files), so an undecodable byte is reported at its
     line.  A UTF-8 byte-order mark on line 1 is dropped.  ``path`` ``-`` is
     standard input.  A missing or unreadable path, a NUL byte (a binary file)
-    and a file with no non-blank line (``"empty file"``) raise
+    and (with ``require_text``) a file with no non-blank line raise
     ``CorpusFormatError`` naming the file and the line.
     """
     name = str(path)
@@ -123,7 +123,7 @@ def iter_lines(path: str | os.PathLike, encoding: str = "utf-8") -> Iterator[Lin
             text = text[1:]
         seen_text = seen_text or bool(text.strip())
         yield number, text
-    if not seen_text:
+    if require_text and not seen_text:
         raise CorpusFormatError(name, 1, "", "a non-empty corpus file")
 
 

@@ -9,23 +9,46 @@ from ..errors import ConfigError
 
 #: times a task is re-run after its worker died
 RETRIES = 3
+#: seconds ``--cluster`` waits to connect to the scheduler, then for its first worker (``--cluster-timeout``)
+CONNECT_TIMEOUT = 30.0
+#: the address schemes of dask's communication layers
+SCHEMES = ("tcp", "tls", "ws", "wss", "ucx")
+
+
+def cluster_address(text: str) -> str:
+    """``--cluster``: a scheduler address ``SCHEME://HOST:PORT`` (scheme one of :data:`SCHEMES`); anything else
+    is refused before any work (argparse's one-line error)."""
+    import argparse
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(text)
+        port = parts.port
+    except ValueError:
+        parts, port = None, None
+    if parts is None or parts.scheme not in SCHEMES or not parts.hostname or port is None or parts.path not in ("", "/"):
+        raise argparse.ArgumentTypeError(f"expected a dask scheduler address SCHEME://HOST:PORT (e.g. "
+                                         f"tcp://10.0.0.5:8786; schemes {', '.join(SCHEMES)}); got {text!r}")
+    return text
 
 
 @contextmanager
-def session(workers: int = 0, address: str | None = None):
+def session(workers: int = 0, address: str | None = None, timeout: float = CONNECT_TIMEOUT):
     """A :class:`dask.distributed.Client` for the length of a ``with`` block: connected to the scheduler at
-    ``address`` (``tcp://HOST:8786``), or to a new ``LocalCluster`` of ``workers`` single-threaded worker
-    processes, which is shut down at the end."""
+    ``address`` (``tcp://HOST:8786``; giving up after ``timeout`` seconds, and after as long again when the
+    scheduler has no worker), or to a new ``LocalCluster`` of ``workers`` single-threaded worker processes,
+    which is shut down at the end."""
     try:
         from distributed import Client, LocalCluster
     except ImportError as exc:  # pragma: no cover - exercised only without the extra
         raise ConfigError("training on a cluster needs dask.distributed: pip install 'induce[distributed]'") from exc
     if address:
-        try:
-            client = Client(address, timeout="10s")
-        except OSError as exc:
-            raise ConfigError(f"cannot reach the dask scheduler at {address}: {exc}") from exc
-        with client:
+        with _connect(Client, address, timeout) as client:
+            try:
+                client.wait_for_workers(1, timeout=timeout)
+            except (OSError, ValueError) as exc:
+                raise ConfigError(f"the dask scheduler at {address} has no workers (waited {timeout:g} s, "
+                                  "--cluster-timeout); start some with dask worker ADDRESS") from None
             yield client
         return
     if workers < 1:
@@ -35,14 +58,44 @@ def session(workers: int = 0, address: str | None = None):
         yield client
 
 
+def _connect(Client, address: str, timeout: float):
+    """``Client(address)``, given up after ``timeout`` seconds even when the other end accepts the connection
+    but never answers (dask's own timeout does not cover that handshake): the connection is made in a daemon
+    thread that is abandoned if it has not finished in time."""
+    import threading
+
+    box: dict = {}
+
+    def connect():
+        try:
+            box["client"] = Client(address, timeout=f"{timeout}s")
+        except BaseException as exc:  # handed to the caller below
+            box["error"] = exc
+
+    thread = threading.Thread(target=connect, name="induce-connect", daemon=True)
+    thread.start()
+    thread.join(timeout + 1.0)
+    error = box.get("error")
+    if thread.is_alive() or isinstance(error, (OSError, ValueError)):  # no answer, refused, unreachable, bad address
+        raise ConfigError(f"cannot reach the dask scheduler at {address} within {timeout:g} s (--cluster-timeout)"
+                          + (f": {error}" if error else ": it accepted the connection but never answered"))
+    if error is not None:
+        raise error
+    return box["client"]
+
+
 def add_options(parser, algorithms: str) -> None:
     """The command line's ``--workers N`` / ``--cluster ADDRESS`` (for ``algorithms``, named in the help)."""
-    from ..cli.common import positive_int
+    from ..cli.common import finite_positive_float, positive_int
 
     c = parser.add_argument_group(f"on a dask cluster ({algorithms}; pip install 'induce[distributed]')")
     c.add_argument("--workers", type=positive_int, metavar="N",
                    help="run the E-steps on a local cluster of N worker processes")
-    c.add_argument("--cluster", metavar="tcp://HOST:8786", help="run the E-steps on the workers of this dask scheduler")
+    c.add_argument("--cluster", metavar="tcp://HOST:8786", type=cluster_address,
+                   help="run the E-steps on the workers of this dask scheduler")
+    c.add_argument("--cluster-timeout", type=finite_positive_float, default=CONNECT_TIMEOUT, metavar="SECONDS",
+                   help="give up connecting to --cluster after this long, and again waiting for its first worker "
+                        f"(default {CONNECT_TIMEOUT:g})")
 
 
 @contextmanager
@@ -50,13 +103,15 @@ def from_args(args, supported: bool, what: str):
     """The client of ``--workers`` / ``--cluster`` for a ``with`` block, or ``None`` without them; a
     ``ConfigError`` when both are given or the command is not ``supported`` on a cluster (``what`` says what is)."""
     if not (args.workers or args.cluster):
+        if "cluster_timeout" in getattr(args, "_given", {}):
+            raise ConfigError("--cluster-timeout applies to --cluster ADDRESS")
         yield None
         return
     if args.workers and args.cluster:
         raise ConfigError("give --workers N (a local cluster) or --cluster ADDRESS (a running scheduler), not both")
     if not supported:
         raise ConfigError(f"--workers / --cluster run {what}")
-    with session(args.workers or 0, args.cluster) as client:
+    with session(args.workers or 0, args.cluster, getattr(args, "cluster_timeout", CONNECT_TIMEOUT)) as client:
         yield client
 
 

@@ -24,9 +24,13 @@ import numpy as np
 from scipy.special import digamma, gammaln, multigammaln
 
 from ..kernels.emissions import full_rows, nw_posterior
-from .base import EmissionFamily, as_rows, register
+from ..errors import ConfigError
+from .base import EmissionFamily, as_rows, bad_step, register
 
 _LOG_2PI = math.log(2.0 * math.pi)
+#: largest magnitude of a modelled value: the statistics sum x x' over the steps, so x^2 times the number of steps
+#: must stay finite in float64 (1e100^2 = 1e200, well below 1.8e308)
+MAX_MAGNITUDE = 1e100
 
 
 @register("gaussian")
@@ -43,8 +47,20 @@ class Gaussian(EmissionFamily):
         if self.m0 is not None:
             self.dim = self.m0.shape[0]
 
+    def check_data(self, X):
+        """Finite values (the base check) of magnitude at most :data:`MAX_MAGNITUDE`."""
+        X = super().check_data(X)
+        big = np.flatnonzero(np.any(np.abs(X) > MAX_MAGNITUDE, axis=1))
+        if big.size:
+            raise bad_step(big[0], str(X[big[0]].tolist()), f"values of magnitude at most {MAX_MAGNITUDE:g} "
+                           "(rescale the column)")
+        return X
+
     def default_prior(self, X):
         X = self.check_data(X)
+        if X.shape[0] > 1 and np.all(X == X[0]):
+            raise ConfigError("gaussian emissions: every modelled value is the same; there is nothing to segment "
+                              "(drop the constant columns)")
         d = X.shape[1]
         self.dim = d
         if self.m0 is None:

@@ -14,6 +14,7 @@ from .tagging import (
     one_to_one,
     one_to_one_greedy,
     tagging_report,
+    tagging_scorer,
     v_measure,
     variation_of_information,
 )
@@ -33,6 +34,7 @@ __all__ = [
     "perplexity",
     "punctuation_mask",
     "sentence_bracket_scores",
+    "tagging_scorer",
     "tagging_report",
     "v_measure",
     "variation_of_information",

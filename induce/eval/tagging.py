@@ -215,3 +215,26 @@ def tagging_report(pred, gold, offsets=None) -> dict:
     report["vi"] = variation_of_information(pred, gold)
     report["homogeneity"], report["completeness"], report["vm"] = v_measure(pred, gold)
     return report
+
+
+#: the metrics :func:`tagging_scorer` can score with (higher is better for each)
+SCORER_METRICS = {"vm": lambda pred, gold: v_measure(pred, gold)[2], "m1": many_to_one, "1to1": one_to_one}
+
+
+def tagging_scorer(metric: str = "vm"):
+    """A scikit-learn scorer ``scorer(estimator, X, y)``: ``metric`` (``vm``, ``m1`` or ``1to1``) of
+    ``estimator.predict(X)`` against ``y``, the gold tags per sentence (lists of strings or ids, as
+    ``[corpus.tag_strings("xpos", i) for i in range(len(corpus))]``), flattened; for ``GridSearchCV(...,
+    scoring=tagging_scorer("vm"))`` and ``cross_val_score`` (docs/sklearn.md)."""
+    if metric not in SCORER_METRICS:
+        raise InduceError(f"tagging_scorer: metric must be one of {', '.join(SCORER_METRICS)}; got {metric!r}")
+    measure = SCORER_METRICS[metric]
+
+    def scorer(estimator, X, y) -> float:
+        pred = np.concatenate([np.asarray(p).ravel() for p in estimator.predict(X)] or [np.zeros(0, int)])
+        gold = [t for sentence in y for t in sentence]
+        _, gold_ids = np.unique(np.asarray(gold, dtype=str), return_inverse=True)
+        return float(measure(pred, gold_ids))
+
+    scorer.__name__ = f"tagging_scorer_{metric}"
+    return scorer

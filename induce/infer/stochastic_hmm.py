@@ -463,7 +463,7 @@ def _remaining(batches: Iterable, done: int, max_batches: int | None) -> Iterato
 
 def _progress_bar(done: int, max_batches: int | None, total_batches: int | None, desc: str):
     """A tqdm bar over minibatches whose total is where the run will stop (unknown: none)."""
-    from tqdm import tqdm
+    from ..progress import ProgressBar as tqdm
 
     bound = [n for n in (max_batches, total_batches) if n]
     return tqdm(total=min(bound) if bound else None, initial=done, desc=desc, unit="batch", dynamic_ncols=True)

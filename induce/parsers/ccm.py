@@ -43,9 +43,9 @@ import time
 
 import numpy as np
 from nltk import Tree
-from tqdm import tqdm
+from ..progress import ProgressBar as tqdm
 
-from ..base import Boolean, InduceEstimator, Integer, Options, Real, Seed
+from ..base import Boolean, InduceEstimator, Integer, NotFittedError, Options, Real, Seed
 from ..corpus.corpus import as_corpus
 from ..errors import ConfigError
 from ..infer.convergence import ConvergenceMonitor
@@ -142,7 +142,7 @@ class CCMParser(InduceEstimator):
             self.tags_ = list(vocab.itos)
             self.yields_, self.contexts_ = {}, {}
         elif not hasattr(self, "tags_"):
-            raise ConfigError("this CCMParser is not fitted yet; call fit() first")
+            raise NotFittedError.of(self)
         index = {s: i for i, s in enumerate(self.tags_)}
         lut = np.fromiter((index.get(s, len(self.tags_) + 2) for s in vocab.itos), dtype=np.int32, count=len(vocab))
         tags = lut[ids] if len(ids) else np.zeros(0, dtype=np.int32)

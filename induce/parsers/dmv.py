@@ -66,10 +66,10 @@ import warnings
 from typing import Callable
 
 import numpy as np
-from tqdm import tqdm
+from ..progress import ProgressBar as tqdm
 
 from .. import modelfile
-from ..base import AnyOf, Boolean, InduceEstimator, Integer, Options, Real, Seed
+from ..base import AnyOf, Boolean, InduceEstimator, Integer, NotFittedError, Options, Real, Seed
 from ..infer.convergence import TOL, ConvergenceMonitor, FitWarning
 from ..infer.estimators import params_from_counts
 from ..infer.hyper import fit_symmetric_dirichlet
@@ -152,7 +152,7 @@ class DMVParser(InduceEstimator):
     # -------------------------------------------------------------------- fit
     def _ids(self, X) -> tuple[np.ndarray, np.ndarray]:
         if not hasattr(self, "tags_"):
-            raise ConfigError("this DMVParser is not fitted yet; call fit() or load() first")
+            raise NotFittedError.of(self)
         corpus = as_corpus(X)
         ids, vocab = column(corpus, self.tag_column)
         return encode_with(self.tags_, vocab, ids), corpus.offsets
@@ -271,7 +271,10 @@ class DMVParser(InduceEstimator):
         return out
 
     def score(self, X, y=None) -> float:
-        return float(self.log_likelihood(X).sum())
+        """Mean log-likelihood per token (nats; the sum over trees, :meth:`log_likelihood`, per word), as every
+        induce estimator's ``score``; ``y`` is ignored."""
+        corpus = as_corpus(X)
+        return float(self.log_likelihood(corpus).sum() / max(1, corpus.n_tokens))
 
     # -------------------------------------------------------------- save/load
     @staticmethod

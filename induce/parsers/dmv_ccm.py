@@ -26,7 +26,7 @@ from __future__ import annotations
 import time
 
 import numpy as np
-from tqdm import tqdm
+from ..progress import ProgressBar as tqdm
 
 from ..base import Boolean, InduceEstimator, Integer, Options, Real
 from ..corpus.corpus import as_corpus

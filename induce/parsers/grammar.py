@@ -35,6 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from ..atomic import atomic_write
+from ..corpus.read_lines import iter_lines
 from ..errors import CorpusFormatError
 
 ARROW = "->"
@@ -119,11 +120,10 @@ def read_grammar(path: str | Path) -> Grammar:
     """Read a rule file and transform it to CNF (see the module docstring)."""
     path = str(path)
     rules: list[tuple[str, list[str], float, int, str]] = []
-    with open(path, encoding="utf-8") as handle:
-        for lineno, raw in enumerate(handle, 1):
-            parsed = _parse_line(raw, path, lineno)
-            if parsed is not None:
-                rules.append((*parsed, lineno, raw.rstrip("\n")))
+    for lineno, raw in iter_lines(path, require_text=False):  # strict UTF-8, NUL bytes refused, at file:line
+        parsed = _parse_line(raw, path, lineno)
+        if parsed is not None:
+            rules.append((*parsed, lineno, raw))
     if not rules:
         raise CorpusFormatError(path, None, None, "at least one rule 'LHS -> RHS... [weight]'")
     lhs_set = {r[0] for r in rules}

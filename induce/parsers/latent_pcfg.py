@@ -43,7 +43,7 @@ from typing import NamedTuple, Sequence
 
 import numpy as np
 from nltk import Tree
-from tqdm import tqdm
+from ..progress import ProgressBar as tqdm
 
 from .. import modelfile
 from ..base import AnyOf, Boolean, InduceEstimator, Integer, Items, Options, Real, Seed

@@ -46,10 +46,10 @@ import time
 from typing import Callable
 
 import numpy as np
-from tqdm import tqdm
+from ..progress import ProgressBar as tqdm
 
 from .. import modelfile
-from ..base import AnyOf, Boolean, InduceEstimator, Integer, Options, Real, Seed
+from ..base import AnyOf, Boolean, InduceEstimator, Integer, NotFittedError, Options, Real, Seed
 from ..corpus.corpus import Corpus
 from ..infer.convergence import ConvergenceMonitor
 from ..infer.hyper import fit_symmetric_dirichlet
@@ -129,7 +129,7 @@ class PCFGInducer(InduceEstimator):
 
     def _ids(self, X) -> tuple[np.ndarray, np.ndarray, Corpus]:
         if not hasattr(self, "grammar_"):
-            raise ConfigError("this PCFGInducer is not fitted yet; call fit() or load() first")
+            raise NotFittedError.of(self)
         corpus = as_corpus(X)
         ids, vocab = column(corpus, self.tag_column)
         return encode_with(self.grammar_.terminals, vocab, ids), corpus.offsets, corpus

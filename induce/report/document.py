@@ -132,6 +132,12 @@ def trace_lines(trace: list[dict]) -> dict[str, dict[str, tuple[list, list]]]:
     return panels
 
 
+def _moves(lines: dict[str, tuple[list, list]]) -> bool:
+    """Whether a panel is worth drawing: some line has two or more points and takes two or more values (a
+    hyperparameter held fixed is a flat line, and gets no panel; its value is in the settings table)."""
+    return any(len(xs) > 1 and len(set(ys)) > 1 for xs, ys in lines.values())
+
+
 def _section(ident: str, title: str, body: str) -> str:
     return f'<section id="{ident}"><h2>{escape(title)}</h2>{body}</section>'
 
@@ -140,7 +146,7 @@ def _convergence(trace: list[dict]) -> str | None:
     """Curves of every traced quantity with two or more points (a note when the trace has none)."""
     if not trace:
         return None
-    panels = {k: v for k, v in trace_lines(trace).items() if any(len(x) > 1 for x, _ in v.values())}
+    panels = {k: v for k, v in trace_lines(trace).items() if _moves(v)}
     body = (figures.curves_svg(panels, "iteration") if panels else
             f'<p class="note">{len(trace)} iterations traced, with no objective or metric recorded per '
             "iteration (e.g. the aligner's CVI passes).</p>")
@@ -218,7 +224,7 @@ def _compare_sections(run: dict) -> list[str]:
         for key, lines in trace_lines(r.get("trace") or []).items():
             for _, xy in lines.items():
                 panels.setdefault(key, {})[f"{r['infer']} #{r['seed']}"] = xy
-    panels = {k: v for k, v in panels.items() if any(len(x) > 1 for x, _ in v.values())}
+    panels = {k: v for k, v in panels.items() if _moves(v)}
     if panels:
         out.append(_section("convergence", "Convergence, every run", figures.curves_svg(panels, "iteration", colors)))
     keys = list(dict.fromkeys(k for r in run["runs"] for k in r if k != "trace"))

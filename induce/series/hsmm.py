@@ -30,6 +30,7 @@ from ..infer.hsmm_embed import NBEmbedFit, embed_path, embed_posterior, nb_chain
 from ..infer.series_hdp_hsmm import HDP_HSMM_ALGORITHMS, HDPHSMMFit, hdp_hsmm_transitions
 from ..infer.series_hsmm import (HSMM_ALGORITHMS, HSMMFit, duration_rows, hsmm_path, hsmm_posterior,
                                  hsmm_transitions, log_survival, runs)
+from .hmmlearn_api import SequenceInput
 from .segmenter import HMMSegmenter, as_sequences, load_series_model, save_series_model
 
 #: default largest learned ``r`` of the negative binomial durations; the default ``max_duration`` is the longest
@@ -58,7 +59,7 @@ def hmm_start(seqs: list[np.ndarray], emission, n_states: int, seed) -> tuple[np
     return np.vstack(hmm.predict_proba(seqs)), longest
 
 
-class HSMMSegmenter(InduceEstimator):
+class HSMMSegmenter(SequenceInput, InduceEstimator):
     """Hidden semi-Markov segmentation of numeric time series (paper 002 section 2.4).
 
     Parameters: ``n_states`` K (at least 2: no self-transitions); ``emission`` a family name or
@@ -140,11 +141,12 @@ class HSMMSegmenter(InduceEstimator):
     def _keep(self, fit) -> None:
         """What the model keeps from its fit object beyond the statistics (nothing for the HSMM)."""
 
-    def fit(self, X, y=None):
-        """Fit to one ``(T, d)`` array or a list of them, starting from the HMM's fit (:func:`hmm_start`)."""
+    def fit(self, X, y=None, lengths=None):
+        """Fit to one ``(T, d)`` array, a list of them, or a stacked array with ``lengths`` (hmmlearn's form),
+        starting from the HMM's fit (:func:`hmm_start`)."""
         self._validate()
         self._start_run()
-        seqs = as_sequences(X)
+        seqs = as_sequences(self._fit_sequences(X, y, lengths))
         family = copy.deepcopy(get_family(self.emission))
         seqs = [family.check_data(x) for x in seqs]
         family.default_prior(np.vstack(seqs))
@@ -232,7 +234,7 @@ class HSMMSegmenter(InduceEstimator):
     def _transitions(self, rule: str):
         return hsmm_transitions(rule, self.trans_counts_, float(self.alpha))
 
-    def _each(self, X):
+    def _each(self, seqs):
         """Per sequence ``(log pi, log A, emission rows, *durations)`` for :meth:`_decoders`: the chain of the
         embedding, or the duration rows and the last segment's.  Decoding and scoring treat the last segment
         as right-censored (it may go on past the end, as the HMM's does), so that ``score`` with ``context``
@@ -245,7 +247,7 @@ class HSMMSegmenter(InduceEstimator):
         else:
             logD = duration_rows(rule, self.durations_, self.dur_stats_)
             dur = (logD, log_survival(logD))
-        for x in self._sequences(X):
+        for x in seqs:
             yield (logpi, logA, emission_rows(rule, self.family_, self.family_.check_data(x), self.stats_), *dur)
 
     def _decoders(self):
@@ -254,15 +256,13 @@ class HSMMSegmenter(InduceEstimator):
             return embed_posterior, embed_path
         return hsmm_posterior, hsmm_path
 
-    def predict(self, X, decode: str = "viterbi") -> list[np.ndarray]:
-        """State path of each sequence: the Viterbi segmentation, or (``decode="posterior"``)
-        ``argmax_k q(x_t = k)``."""
-        if decode not in ("viterbi", "posterior"):
-            raise ConfigError(f"decode must be 'viterbi' or 'posterior', got {decode!r}")
+    def _paths(self, seqs, decode: str) -> list[np.ndarray]:
+        """The Viterbi segmentation of each sequence, or (``decode="posterior"``) ``argmax_k q(x_t = k)``
+        (``predict``, :class:`~induce.series.hmmlearn_api.SequenceInput`)."""
         if decode == "posterior":
-            paths = [self._decoders()[0](*p)[1].argmax(axis=1) for p in self._each(X)]
+            paths = [self._decoders()[0](*p)[1].argmax(axis=1) for p in self._each(seqs)]
         else:
-            paths = [self._decoders()[1](*p) for p in self._each(X)]
+            paths = [self._decoders()[1](*p) for p in self._each(seqs)]
         self._warn_reached(paths)
         return paths
 
@@ -281,20 +281,17 @@ class HSMMSegmenter(InduceEstimator):
         if not any(w.endswith(_RAISE_D) for w in self.warnings_):
             self._warn(f"{why}; {_RAISE_D}")
 
-    def segments(self, X) -> list[list[tuple[int, int, int]]]:
+    def segments(self, X, lengths=None) -> list[list[tuple[int, int, int]]]:
         """``(start, end, state)`` rows (end exclusive) of each sequence's Viterbi segmentation."""
-        return [runs(path) for path in self.predict(X)]
+        return [runs(path) for path in self._paths(self._sequences(self._split(X, lengths)[0]), "viterbi")]
 
-    def predict_proba(self, X) -> list[np.ndarray]:
+    def _posteriors(self, seqs) -> list[np.ndarray]:
         """Posterior state marginals ``q(x_t)`` of each sequence, ``(T, K)``."""
-        return [self._decoders()[0](*p)[1] for p in self._each(X)]
+        return [self._decoders()[0](*p)[1] for p in self._each(seqs)]
 
-    def log_likelihood(self, X) -> float:
-        """Total ``log p(X)`` over the sequences (HSMM forward messages)."""
-        return float(sum(self._decoders()[0](*p)[0] for p in self._each(X)))
-
-    #: mean log-likelihood per step, or with ``context`` that of the continuation (as the HMM's)
-    score = HMMSegmenter.score
+    def _log_likelihoods(self, seqs) -> list[float]:
+        """``log p(x)`` of each sequence (HSMM forward messages)."""
+        return [float(self._decoders()[0](*p)[0]) for p in self._each(seqs)]
 
     # ------------------------------------------------------------- model files
     #: this model's own arrays: the duration statistics (K, n_stats of the duration family)

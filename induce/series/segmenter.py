@@ -13,17 +13,17 @@ import copy
 from pathlib import Path
 
 import numpy as np
-from sklearn.exceptions import NotFittedError as _SklearnNotFitted
 from sklearn.utils.validation import check_array
 
 from .. import modelfile
-from ..base import SCHEDULE, AnyOf, InduceEstimator, Integer, Options, Real, Seed
+from ..base import SCHEDULE, AnyOf, InduceEstimator, Integer, NotFittedError, Options, Real, Seed
 from ..emissions import get_family
 from ..errors import ConfigError, ModelFormatError
 from ..infer.series import (ALGORITHMS, SeriesFit, chain_posterior, emission_rows, surrogate_transitions,
                             transition_params, viterbi_path)
 from ..infer.series_hdp import HDPSeriesFit, HDPSVIFit
 from ..names import SERIES_HDP_ALGORITHMS
+from .hmmlearn_api import SequenceInput
 
 #: every ``infer`` value: the finite-HMM algorithms, batch and stochastic CVI for the HDP-HMM
 INFER = ALGORITHMS + SERIES_HDP_ALGORITHMS
@@ -34,10 +34,6 @@ CLUSTER_ALGORITHMS = ("svi", "scvi")
 class SeriesInputError(ConfigError, ValueError, TypeError):
     """Series input refused at the boundary: an induce error for the CLI, and the ``ValueError`` (bad values,
     shapes) or ``TypeError`` (sparse, non-numeric) that scikit-learn's ``check_array`` would raise."""
-
-
-class NotFittedError(ConfigError, _SklearnNotFitted):
-    """``predict``/``score`` before ``fit`` or ``load``: an induce error and scikit-learn's ``NotFittedError``."""
 
 
 def as_sequences(X, n_features: int | None = None, name: str = "the model") -> list[np.ndarray]:
@@ -118,6 +114,9 @@ def load_series_model(cls, path):
             if arrays["stats"].shape[1] != family.n_stats:
                 raise ValueError(f"stats has {arrays['stats'].shape[1]} columns; the {name} family has "
                                  f"{family.n_stats}")
+            counts = family.counts(arrays["stats"])
+            if np.any(counts < -1e-8 * max(1.0, float(np.abs(counts).sum()))):
+                raise ValueError(f"stats holds negative state counts {counts.round(6).tolist()!r:.80}")
             if hasattr(model, "_restored"):
                 model._restored(arrays)
     except ConfigError as exc:  # an unknown family or a bad hyperparameter in the header
@@ -130,7 +129,7 @@ def load_series_model(cls, path):
     return model
 
 
-class HMMSegmenter(InduceEstimator):
+class HMMSegmenter(SequenceInput, InduceEstimator):
     """Hidden Markov model segmentation of numeric time series.
 
     Parameters: ``n_states`` K; ``emission`` a family name (``gaussian``, ``diag-gaussian``,
@@ -184,12 +183,13 @@ class HMMSegmenter(InduceEstimator):
         self.random_state = random_state
         self.client = client
 
-    def fit(self, X, y=None):
-        """Fit to one ``(T, d)`` array or a list of them."""
+    def fit(self, X, y=None, lengths=None):
+        """Fit to one ``(T, d)`` array, a list of them, or hmmlearn's stacked array with ``lengths``
+        (:mod:`induce.series.hmmlearn_api`; ``y`` is ignored)."""
         if self.client is not None and self.infer not in CLUSTER_ALGORITHMS:
             raise ConfigError(f"{self.infer} does not run on a cluster; with a client use one of "
                               f"{', '.join(CLUSTER_ALGORITHMS)}")
-        seqs = as_sequences(X)
+        seqs = as_sequences(self._fit_sequences(X, y, lengths))
         family = copy.deepcopy(get_family(self.emission))
         seqs = [family.check_data(x) for x in seqs]
         family.default_prior(np.vstack(seqs))
@@ -230,7 +230,7 @@ class HMMSegmenter(InduceEstimator):
     def _check_fitted(self):
         """:class:`NotFittedError` unless fitted or loaded (shared by the series estimators)."""
         if not hasattr(self, "stats_"):
-            raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit or load a model")
+            raise NotFittedError.of(self)
 
     @property
     def n_features_in_(self) -> int:
@@ -245,7 +245,7 @@ class HMMSegmenter(InduceEstimator):
     def _decode_rule(self) -> str:
         return "em" if self.infer == "em" else "cvi2"
 
-    def transmat(self) -> np.ndarray:
+    def _decoding_transitions(self) -> np.ndarray:
         """Transition parameters used for decoding, ``(K+1, K)`` with the start row first."""
         self._check_fitted()
         if self.infer == "em":
@@ -257,41 +257,117 @@ class HMMSegmenter(InduceEstimator):
         self._check_fitted()
         return emission_rows(self._decode_rule(), self.family_, self.family_.check_data(X), self.stats_)
 
-    def _each(self, X):
-        A = self.transmat()
-        return A, [(x, self.log_rows(x)) for x in self._sequences(X)]
+    def _each(self, seqs):
+        A = self._decoding_transitions()
+        return A, [self.log_rows(x) for x in seqs]
 
-    def predict(self, X, decode: str = "viterbi") -> list[np.ndarray]:
-        """State path of each sequence: the Viterbi path, or (``decode="posterior"``) ``argmax_k q(z_t = k)``."""
-        if decode not in ("viterbi", "posterior"):
-            raise ConfigError(f"decode must be 'viterbi' or 'posterior', got {decode!r}")
-        A, rows = self._each(X)
+    def _paths(self, seqs, decode: str) -> list[np.ndarray]:
+        A, rows = self._each(seqs)
         if decode == "posterior":
-            return [chain_posterior(A, r)[1].argmax(axis=1) for _, r in rows]
-        return [viterbi_path(A, r) for _, r in rows]
+            return [chain_posterior(A, r)[1].argmax(axis=1) for r in rows]
+        return [viterbi_path(A, r) for r in rows]
 
-    def predict_proba(self, X) -> list[np.ndarray]:
-        """Posterior state marginals ``q(z_t)`` of each sequence, ``(T, K)``."""
-        A, rows = self._each(X)
-        return [chain_posterior(A, r)[1] for _, r in rows]
+    def _posteriors(self, seqs) -> list[np.ndarray]:
+        A, rows = self._each(seqs)
+        return [chain_posterior(A, r)[1] for r in rows]
 
-    def log_likelihood(self, X) -> float:
-        """Total ``log p(X)`` over the sequences (forward algorithm)."""
-        A, rows = self._each(X)
-        return float(sum(chain_posterior(A, r)[0] for _, r in rows))
+    def _log_likelihoods(self, seqs) -> list[float]:
+        A, rows = self._each(seqs)
+        return [float(chain_posterior(A, r)[0]) for r in rows]
 
-    def score(self, X, y=None, context=None) -> float:
-        """Mean log-likelihood per step of ``X``; with ``context`` (one prefix per sequence) the
-        conditional ``[log p(context + X) - log p(context)] / |X|`` (held-out continuation)."""
-        seqs = self._sequences(X)
-        n = sum(x.shape[0] for x in seqs)
-        if context is None:
-            return self.log_likelihood(seqs) / n
-        ctx = self._sequences(context)
-        if len(ctx) != len(seqs):
-            raise ConfigError(f"context has {len(ctx)} sequences, X has {len(seqs)}")
-        joined = [np.vstack([c, x]) for c, x in zip(ctx, seqs)]
-        return (self.log_likelihood(joined) - self.log_likelihood(ctx)) / n
+    # ------------------------------------------------------------- hmmlearn's attributes (docs/hmmlearn.md)
+    @property
+    def startprob_(self) -> np.ndarray:
+        """Start distribution ``(K,)`` of the decoding parameters, normalised."""
+        A = self._decoding_transitions()
+        return A[0] / A[0].sum()
+
+    @property
+    def transmat_(self) -> np.ndarray:
+        """Transition matrix ``(K, K)`` of the decoding parameters, rows normalised (hmmlearn's layout)."""
+        A = self._decoding_transitions()[1:]
+        return A / A.sum(axis=1, keepdims=True)
+
+    def _emission_point(self) -> dict[str, np.ndarray]:
+        self._check_fitted()
+        return self.family_.point_estimate(self.stats_, map=True)
+
+    @property
+    def means_(self) -> np.ndarray:
+        """State means ``(K, d)`` (Gaussian emissions: the posterior mode)."""
+        point = self._emission_point()
+        if "means" not in point:
+            raise AttributeError(f"{self.family_.name} emissions have no means_ (their parameters: {', '.join(point)})")
+        return point["means"]
+
+    @property
+    def covars_(self) -> np.ndarray:
+        """State covariance matrices ``(K, d, d)`` (full, as hmmlearn's ``covars_`` returns them for every
+        covariance type; diagonal Gaussian emissions give diagonal matrices)."""
+        point = self._emission_point()
+        if "covars" in point:
+            return point["covars"]
+        if "vars" in point:
+            return np.stack([np.diag(v) for v in point["vars"]])
+        raise AttributeError(f"{self.family_.name} emissions have no covars_ (their parameters: {', '.join(point)})")
+
+    def _n_parameters(self) -> int:
+        """Free parameters of the point model (start K-1, transitions K(K-1), the emissions'), as hmmlearn's
+        ``_get_n_fit_scalars_per_param`` counts them for AIC / BIC."""
+        K, point = int(self.n_states), self._emission_point()
+        emission = 0
+        for name, value in point.items():
+            per_state = value[0]
+            if name == "covars":  # symmetric
+                d = per_state.shape[0]
+                emission += K * d * (d + 1) // 2
+            elif name == "probs":  # rows sum to one
+                emission += K * (per_state.size - 1)
+            else:
+                emission += K * per_state.size
+        return (K - 1) + K * (K - 1) + emission
+
+    def aic(self, X, lengths=None) -> float:
+        """Akaike information criterion ``-2 log p(X) + 2 p`` (p: :meth:`_n_parameters`)."""
+        return -2.0 * self.log_likelihood(X, lengths) + 2.0 * self._n_parameters()
+
+    def bic(self, X, lengths=None) -> float:
+        """Bayesian information criterion ``-2 log p(X) + p log n`` (n: the rows of ``X``)."""
+        n = sum(x.shape[0] for x in self._sequences(self._split(X, lengths)[0]))
+        return -2.0 * self.log_likelihood(X, lengths) + self._n_parameters() * np.log(n)
+
+    def decode(self, X, lengths=None, algorithm: str = "viterbi"):
+        """hmmlearn's ``(log-probability, states)``: ``viterbi``: the joint log-probability of the Viterbi
+        path and the path; ``map``: ``log p(X)`` and the per-step posterior argmax."""
+        if algorithm not in ("viterbi", "map"):
+            raise ConfigError(f"algorithm must be 'viterbi' or 'map', got {algorithm!r}")
+        seqs, stacked = self._split(X, lengths)
+        seqs = self._sequences(seqs)
+        if algorithm == "map":
+            return float(sum(self._log_likelihoods(seqs))), self._stack(self._paths(seqs, "posterior"), stacked)
+        A, rows = self._each(seqs)
+        paths = [viterbi_path(A, r) for r in rows]
+        logA = np.log(np.maximum(A, 1e-300))
+        logp = sum(logA[0, z[0]] + logA[1 + z[:-1], z[1:]].sum() + r[np.arange(len(z)), z].sum()
+                   for z, r in zip(paths, rows))
+        return float(logp), self._stack(paths, stacked)
+
+    def sample(self, n_samples: int = 1, random_state=None):
+        """``(X, Z)``: ``n_samples`` steps drawn from the fitted point model (start, transitions, the
+        emission family's point parameters), as hmmlearn's ``sample``; seeded by ``random_state`` (default:
+        the model's)."""
+        from ..errors import check_int, check_seed
+
+        n = check_int("n_samples", n_samples, 1)
+        rng = np.random.default_rng(check_seed("random_state", self.random_state if random_state is None
+                                               else random_state))
+        start, trans, point = self.startprob_, self.transmat_, self._emission_point()
+        Z = np.empty(n, dtype=np.int64)
+        Z[0] = rng.choice(len(start), p=start)
+        for t in range(1, n):
+            Z[t] = rng.choice(len(start), p=trans[Z[t - 1]])
+        X = np.array([np.atleast_1d(self.family_.sample(point, int(z), rng)) for z in Z], dtype=np.float64)
+        return X, Z
 
     # ------------------------------------------------------------- model files
     #: this model's own arrays (saved from and restored to the attribute of the same name plus ``_``)

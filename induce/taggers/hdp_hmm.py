@@ -45,6 +45,7 @@ import numpy as np
 from ..corpus.corpus import Corpus, as_corpus
 from ..corpus.vocab import Vocabulary
 from ..base import SCHEDULE, AnyOf, Boolean, Integer, Options, Real
+from ..base import NotFittedError
 from ..errors import ConfigError
 from ..resources import check_memory, corpus_source, hmm_bytes, sentence_label
 from .. import modelfile
@@ -60,7 +61,7 @@ from ..infer.schedules import blend, exponential_init, minibatches, step_size
 from ..kernels.hdp_qc import QC_METHODS
 from ..modelfile import Field
 from ..names import HDP_ALGORITHMS, HDP_HYPERPARAMETERS, TABLE_ESTIMATES
-from .hmm import _NO_MASK, ONE_SENTENCE, STOCHASTIC_PATIENCE, HMMTagger, _Data
+from .hmm import _NO_MASK, ONE_SENTENCE, STOCHASTIC_PATIENCE, HMMTagger, _check_y, _Data
 
 HYPERPARAMETERS = HDP_HYPERPARAMETERS  # the names ``fix_hyper`` accepts
 DEFAULT_BETA = 0.01  # the symmetric emission prior's default (see ``beta``)
@@ -353,9 +354,10 @@ class HDPHMMTagger(HMMTagger):
             raise ConfigError(f"the HDP-HMM runs scvi (without scvi_memory) and svi on a cluster, not {self.infer}")
 
     # --------------------------------------------------------------------- fit
-    def fit(self, corpus, tag_dict=None) -> "HDPHMMTagger":
+    def fit(self, corpus, y=None, tag_dict=None) -> "HDPHMMTagger":
         """Learn the HDP-HMM from ``corpus`` (anything :func:`~induce.corpus.corpus.as_corpus` takes); returns
-        ``self`` (tag dictionaries are not supported)."""
+        ``self`` (``y`` is ignored, scikit-learn's convention; tag dictionaries are not supported)."""
+        _check_y(y)
         if tag_dict is not None:
             raise ConfigError("the HDP-HMM tagger learns its states; a tag dictionary cannot be used with it")
         corpus = as_corpus(corpus)
@@ -911,7 +913,7 @@ class HDPHMMTagger(HMMTagger):
 
     def _check_fitted(self):
         if not hasattr(self, "transitions_"):
-            raise ConfigError("this HDPHMMTagger is not fitted yet; call fit() or load() first")
+            raise NotFittedError.of(self)
 
     # ------------------------------------------------------------- save/load
     _PARAMS = ("truncation", "infer", "n_iter", "tol", "gamma", "sigma", "beta", "emission_prior", "emission_concentration",

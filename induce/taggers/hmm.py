@@ -32,7 +32,7 @@ import numpy as np
 from ..algorithms import ALGORITHMS as REGISTERED, Core, Loop, Priors, Sequences as _Data, get_algorithm
 from ..algorithms import stochastic as minibatch
 from ..algorithms.em_vi import point_estimate
-from ..base import SCHEDULE, AnyOf, Boolean, InduceEstimator, Integer, Items, Options, Real, Seed
+from ..base import SCHEDULE, AnyOf, Boolean, InduceEstimator, Integer, Items, NotFittedError, Options, Real, Seed
 from ..infer.convergence import ConvergenceMonitor
 from ..corpus.corpus import Corpus, as_corpus
 from ..corpus.vocab import Vocabulary
@@ -262,9 +262,10 @@ class HMMTagger(HMMFile, InduceEstimator):
                               f"{', '.join(CLUSTER_ALGORITHMS)}")
 
     # --------------------------------------------------------------------- fit
-    def fit(self, corpus: Corpus, tag_dict: TagDictionary | None = None,
+    def fit(self, corpus: Corpus, y=None, tag_dict: TagDictionary | None = None,
             heldout: Corpus | None = None) -> "HMMTagger":
-        """Learn the HMM from ``corpus`` (its ``tokens``/``offsets``); returns ``self``.
+        """Learn the HMM from ``corpus`` (its ``tokens``/``offsets``); returns ``self``.  ``y`` is ignored
+        (scikit-learn's convention); the tag dictionary is the keyword ``tag_dict``.
 
         ``heldout`` (stochastic algorithms): sentences whose per-token predictive
         log-likelihood (thesis eq. 3.108) is traced every ``heldout_every``
@@ -273,6 +274,7 @@ class HMMTagger(HMMFile, InduceEstimator):
         """
         corpus = as_corpus(corpus)
         self._validate(corpus)
+        _check_y(y)
         if tag_dict is not None and self.infer in ("cvi3",) + stochastic.SINGLE_SEQUENCE:
             raise ConfigError(f"{self.infer} treats the corpus as one long sequence; it takes no tag dictionary")
         if tag_dict is not None and tag_dict.words is not corpus.vocab and len(tag_dict.words) != len(corpus.vocab):
@@ -506,12 +508,12 @@ class HMMTagger(HMMFile, InduceEstimator):
                            else [f"S{k}" for k in range(self.n_states_)], dtype=object)
         return [names[states].tolist() for states in self.predict(corpus)]
 
-    def fit_predict(self, corpus, tag_dict: TagDictionary | None = None) -> list[np.ndarray]:
+    def fit_predict(self, corpus, y=None, tag_dict: TagDictionary | None = None) -> list[np.ndarray]:
         """``fit`` then the training corpus's state ids per sentence (``labels_`` split at the sentence ends)."""
         corpus = as_corpus(corpus)
-        return corpus.split(self.fit(corpus, tag_dict).labels_)
+        return corpus.split(self.fit(corpus, y, tag_dict=tag_dict).labels_)
 
-    def score(self, corpus: Corpus) -> float:
+    def score(self, corpus: Corpus, y=None) -> float:
         """Per-token log-likelihood of ``corpus`` under the point parameters (nats)."""
         tokens, offsets = self._encode(corpus)
         A = self.transitions_
@@ -541,4 +543,12 @@ class HMMTagger(HMMFile, InduceEstimator):
 
     def _check_fitted(self):
         if not hasattr(self, "transitions_"):
-            raise ConfigError("this HMMTagger is not fitted yet; call fit() or load() first")
+            raise NotFittedError.of(self)
+
+
+def _check_y(y) -> None:
+    """``fit``'s ``y`` is scikit-learn's ignored target; a tag dictionary there (the old second argument) must be
+    passed as ``tag_dict=`` instead of being ignored."""
+    if isinstance(y, TagDictionary):
+        raise ConfigError("pass the tag dictionary by keyword: fit(corpus, tag_dict=...); the second argument "
+                          "is scikit-learn's y, which is ignored")

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from ..corpus.corpus import Corpus
+from ..corpus.read_lines import iter_lines
 from ..corpus.vocab import Vocabulary
 from ..errors import ConfigError, CorpusFormatError
 
@@ -51,17 +52,15 @@ class TagDictionary:
         """Read ``word<TAB>tag [tag ...]`` lines; words not listed may take any tag."""
         entries: dict[str, list[str]] = {}
         tags = tags if tags is not None else Vocabulary()
-        with open(path, encoding="utf-8") as handle:
-            for n, line in enumerate(handle, 1):
-                line = line.rstrip("\n")
-                if not line.strip():
-                    continue
-                parts = line.split()
-                if len(parts) < 2:
-                    raise CorpusFormatError(str(path), n, line, "'word<TAB>tag [tag ...]'")
-                entries[parts[0]] = parts[1:]
-                for tag in parts[1:]:
-                    tags.add(tag)
+        for n, line in iter_lines(path, require_text=False):  # strict UTF-8, NUL bytes refused, at file:line
+            if not line.strip():
+                continue
+            parts = line.split()
+            if len(parts) < 2:
+                raise CorpusFormatError(str(path), n, line, "'word<TAB>tag [tag ...]'")
+            entries[parts[0]] = parts[1:]
+            for tag in parts[1:]:
+                tags.add(tag)
         allowed = np.ones((len(words), len(tags)), dtype=np.uint8)
         for word, legal in entries.items():
             if word in words:

@@ -139,9 +139,9 @@ def test_tag_dictionary_on_the_workers_equals_single_process(client, corpus, mon
     allowed[np.arange(20), np.arange(20) % 4] = True
     tags = TagDictionary(corpus.vocab, Vocabulary.from_json({"items": ["A", "B", "C", "D"]}), allowed)
     kw = dict(n_states=4, infer="scvi", batch_size=10, n_epochs=1, random_state=5)
-    ref = HMMTagger(**kw).fit(corpus, tags)
+    ref = HMMTagger(**kw).fit(corpus, tag_dict=tags)
     monkeypatch.setattr(dist.cluster, "n_workers", lambda client: 1)
-    got = HMMTagger(client=client, **kw).fit(corpus, tags)
+    got = HMMTagger(client=client, **kw).fit(corpus, tag_dict=tags)
     np.testing.assert_array_equal(got.emission_counts_, ref.emission_counts_)
 
 
@@ -158,10 +158,10 @@ def test_tag_dictionary_rows_go_with_each_shards_words(client, split, infer, mon
     tags = TagDictionary(split.vocab, Vocabulary.from_json({"items": ["A", "B", "C", "D"]}), allowed)
     kw = dict(n_states=4, infer=infer, n_iter=4, tol=0, random_state=6, **({"cvi2_block": 8} if infer == "cvi2"
                                                                             else {}))
-    ref = HMMTagger(**kw).fit(split, tags)
+    ref = HMMTagger(**kw).fit(split, tag_dict=tags)
     if infer == "cvi2":
         monkeypatch.setattr(dist.cluster, "n_workers", lambda client: 1)
-    got = HMMTagger(client=client, **kw).fit(split, tags)
+    got = HMMTagger(client=client, **kw).fit(split, tag_dict=tags)
     assert np.all(got.emission_counts_[~allowed] == 0)
     tol = dict(rtol=0, atol=0) if infer == "cvi2" else dict(rtol=1e-9, atol=1e-9)
     np.testing.assert_allclose(got.transition_counts_, ref.transition_counts_, **tol)

@@ -70,7 +70,7 @@ def test_fixed_r_segmenter_needs_no_max_duration_and_round_trips(tmp_path, small
     model = HSMMSegmenter(2, durations="negbin", r=2.0, max_duration=10, infer="vi", n_iter=10, tol=0).fit(x)
     segs = model.segments(x)[0]
     assert len(segs) == 2 and abs(segs[1][0] - 150) <= 2
-    np.testing.assert_allclose(model.predict_proba(x)[0].sum(axis=1), 1.0, atol=1e-8)
+    np.testing.assert_allclose(model.predict_proba(x).sum(axis=1), 1.0, atol=1e-8)
     learned = HSMMSegmenter(3, durations="negbin", negbin_samples=1, max_r=5, infer="vi", n_iter=3, tol=0).fit(small)
     for m in (model, learned):
         path = tmp_path / "m.npz"
@@ -103,5 +103,5 @@ def test_negbin_under_stochastic_and_collapsed_fits(small, infer, r):
     model = HSMMSegmenter(3, durations="negbin", r=r, max_duration=60, max_r=6, infer=infer, n_iter=3, tol=0,
                           subsequence_length=150).fit(small)
     assert np.isfinite(model.score(small))
-    np.testing.assert_allclose(model.predict_proba(small[0])[0].sum(axis=1), 1.0, atol=1e-8)
+    np.testing.assert_allclose(model.predict_proba(small[0]).sum(axis=1), 1.0, atol=1e-8)
     assert model.dur_stats_.shape == (3, 8 if r is None else 2)

@@ -30,7 +30,7 @@ def _gold_sents(corpus, column="xpos"):
 
 def test_tag_dictionary_tagger_scored_by_nltk_accuracy(demo):
     tag_dict = TagDictionary.from_gold(demo, "xpos")
-    model = HMMTagger(infer="em", n_iter=3, random_state=0).fit(demo, tag_dict)
+    model = HMMTagger(infer="em", n_iter=3, random_state=0).fit(demo, tag_dict=tag_dict)
     tagger = NLTKTagger(model)
     assert isinstance(tagger, TaggerI)
     gold = _gold_sents(demo)
@@ -100,3 +100,17 @@ def test_parsers_return_nltk_trees(demo):
     trees = PCFGInducer(n_nonterminals=3, n_iter=1, random_state=0).fit(small).parse(small)
     assert len(trees) == 20 and all(isinstance(t, Tree) for t in trees)
     assert trees[0].leaves() == small.words(0)
+
+
+def test_induced_tagger_needs_a_many_to_one_mapping_for_accuracy(demo):
+    """accuracy() of state names against gold tags used to return a silent 0.0 (issue 39)."""
+    from induce.eval.tagging import many_to_one
+
+    model = HMMTagger(n_states=8, infer="em", n_iter=5, random_state=0).fit(demo)
+    gold = _gold_sents(demo)
+    with pytest.raises(ConfigError, match="many_to_one"):
+        NLTKTagger(model).accuracy(gold)
+    mapped = NLTKTagger(model).many_to_one(gold)
+    # mapped on the same sentences it is scored on: the M-1 of induce's metrics
+    assert mapped.accuracy(gold) == pytest.approx(many_to_one(model.predict_flat(demo), demo.tags["xpos"]))
+    assert set(t for s in mapped.tag_sents([demo.words(0)]) for _, t in s) <= set(demo.tag_vocabs["xpos"].itos)
