@@ -113,7 +113,7 @@ def test_all_deterministic_algorithms_share_the_starting_point(hmm_corpus):
 
 def test_tag_dictionary_semi_supervised(hmm_corpus):
     td = TagDictionary.from_gold(hmm_corpus, "gold")
-    model = HMMTagger(infer="cvi2", n_iter=20, alpha=0.5, beta=0.1).fit(hmm_corpus, td)
+    model = HMMTagger(infer="cvi2", n_iter=20, alpha=0.5, beta=0.1).fit(hmm_corpus, tag_dict=td)
     assert model.n_states_ == 4
     # states are the tags: no relabelling needed
     assert np.mean(model.labels_ == hmm_corpus.tags["gold"]) > 0.9
