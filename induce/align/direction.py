@@ -39,6 +39,7 @@ from scipy import sparse
 from ..infer.convergence import ConvergenceMonitor
 from ..infer.hyper import fit_symmetric_dirichlet
 from ..kernels import align as K
+from ..kernels import align_gibbs as KG
 from .table import build_table, fallback_params, jump_weights, table_params
 
 CHUNK = 8192  # pairs per compiled call (progress granularity)
@@ -79,6 +80,12 @@ def encode_side(sentences: Iterable[Sequence[str]], vocab, grow: bool) -> tuple[
     return tokens, np.cumsum(np.asarray(lengths, dtype=np.int64))
 
 
+def _cell_offsets(bitext: Bitext) -> np.ndarray:
+    """``cell_off`` of :mod:`induce.kernels.align`: pair ``s`` owns ``(I+1) * J`` cells."""
+    sizes = (np.diff(bitext.src_off) + 1) * np.diff(bitext.tgt_off)
+    return np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+
+
 @dataclass
 class DirectionParams:
     """Learned parameters of one direction (what is saved and used for decoding)."""
@@ -95,14 +102,20 @@ class DirectionParams:
     jump_alpha: float | None = None
     #: per stage (name, monitor, passes run, cap) of the fit that made these parameters (not saved)
     stages: list = field(default_factory=list, repr=False, compare=False)
+    #: per-cell link marginals of the training pairs (``infer="gibbs"``: :mod:`induce.align.gibbs`; not saved)
+    marginals: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     def _cells(self, bitext: Bitext):
         return K.lookup_cells(self.row_ptr, self.cols, bitext.src_tok, bitext.src_off, bitext.tgt_tok, bitext.tgt_off)
 
-    def viterbi(self, bitext: Bitext) -> np.ndarray:
-        """Best source position (0-based, -1 = NULL) of every target token."""
-        cells, cell_off = self._cells(bitext)
+    def viterbi(self, bitext: Bitext, training: bool = False) -> np.ndarray:
+        """Best source position (0-based, -1 = NULL) of every target token; with ``training`` (``bitext`` is the
+        training bitext) and ``marginals``, the argmax of the marginals."""
         links = np.full(len(bitext.tgt_tok), -1, dtype=np.int64)
+        if training and self.marginals is not None:
+            KG.marginal_argmax(bitext.src_off, bitext.tgt_off, _cell_offsets(bitext), self.marginals, links)
+            return links
+        cells, cell_off = self._cells(bitext)
         if self.model == "ibm1":
             K.ibm1_viterbi_pass(bitext.src_off, bitext.tgt_off, cell_off, cells, self.values, links)
         else:
@@ -110,8 +123,11 @@ class DirectionParams:
                               self.null_prob, self.max_jump, True, links, np.zeros(0))
         return links
 
-    def posteriors(self, bitext: Bitext) -> tuple[np.ndarray, np.ndarray]:
-        """Posterior of every cell (layout of :mod:`induce.kernels.align`) and the cell offsets."""
+    def posteriors(self, bitext: Bitext, training: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """Posterior of every cell (layout of :mod:`induce.kernels.align`) and the cell offsets; with ``training``
+        and ``marginals``, the marginals."""
+        if training and self.marginals is not None:
+            return self.marginals, _cell_offsets(bitext)
         cells, cell_off = self._cells(bitext)
         post = np.zeros(len(cells))
         if self.model == "ibm1":
@@ -136,6 +152,9 @@ class TrainConfig:
     prior_support: str = "vocabulary"
     tol: float = 0.0
     learn: tuple = ()  # names among ("alpha", "jump_alpha") learned by empirical Bayes (vi, cvi)
+    samplers: int = 3  # gibbs: independent chains
+    n_samples: int = 1  # gibbs: averaged sweeps per chain after its stages
+    gibbs_passes: tuple | None = None  # gibbs: passes per stage (None: eflomal's rule, align.gibbs.gibbs_schedule)
 
 
 class _Trainer:
@@ -338,8 +357,13 @@ class _Trainer:
         return self._result("cvi", counts, jumps + self.jump_alpha, cfg.model)
 
 
-def n_passes(config: TrainConfig) -> int:
+def n_passes(config: TrainConfig, n_pairs: int) -> int:
     """Corpus passes one direction makes at most (for progress totals)."""
+    if config.infer == "gibbs":
+        from .gibbs import gibbs_schedule
+
+        return config.samplers * (sum(n for _, n in gibbs_schedule(config.model, n_pairs, config.gibbs_passes))
+                                  + config.n_samples)
     if config.model == "ibm1":
         return config.n_iter
     return config.n_iter_ibm1 + config.n_iter
@@ -350,5 +374,9 @@ def train_direction(bitext: Bitext, n_src_vocab: int, n_tgt_vocab: int, config: 
                     trainer: type = _Trainer) -> DirectionParams:
     """Train one direction with the schedule of ``config.infer``; ``stages`` of the result says how each stage ended
     (``trainer``: a :class:`_Trainer` subclass, e.g. one with its E-steps on a dask cluster)."""
+    if config.infer == "gibbs":
+        from .gibbs import GibbsTrainer
+
+        return GibbsTrainer(bitext, n_src_vocab, n_tgt_vocab, config, rng, progress).train()
     trainer = trainer(bitext, n_src_vocab, n_tgt_vocab, config, rng, progress)
     return trainer.train_cvi() if config.infer == "cvi" else trainer.train_batch()

@@ -197,3 +197,18 @@ def gibbs_sweep(order, src_off, tgt_off, src_tok, cell_off, cells, entry_row, li
                 phi[new] += 1
                 prev = new
     return total
+
+
+@njit(cache=True)
+def marginal_argmax(src_off, tgt_off, cell_off, post, links):
+    """``links[t]``: the cell of largest marginal of target token ``t`` (0-based source position, -1 = NULL;
+    ties go to the earlier cell, NULL first)."""
+    for s in range(len(src_off) - 1):
+        n_src, n_tgt = _pair_dims(s, src_off, tgt_off)
+        for j in range(n_tgt):
+            base = cell_off[s] + j * (n_src + 1)
+            best = 0
+            for i in range(1, n_src + 1):
+                if post[base + i] > post[base + best]:
+                    best = i
+            links[tgt_off[s] + j] = best - 1
