@@ -104,6 +104,9 @@ class DirectionParams:
     stages: list = field(default_factory=list, repr=False, compare=False)
     #: per-cell link marginals of the training pairs (``infer="gibbs"``: :mod:`induce.align.gibbs`; not saved)
     marginals: np.ndarray | None = field(default=None, repr=False, compare=False)
+    #: ``model="fertility"``: posterior-mean fertility distribution (columns 0.. F-1, the last ">= F-1") of every
+    #: source word (rows), averaged over the chains (not saved)
+    fertility: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     def _cells(self, bitext: Bitext):
         return K.lookup_cells(self.row_ptr, self.cols, bitext.src_tok, bitext.src_off, bitext.tgt_tok, bitext.tgt_off)

@@ -18,6 +18,7 @@ import math
 
 import numpy as np
 
+from ..errors import ConfigError
 from ..kernels import align_gibbs as G
 from .direction import DirectionParams, _Trainer
 from .table import jump_weights
@@ -38,7 +39,7 @@ def gibbs_schedule(model: str, n_pairs: int, passes: tuple | None = None) -> lis
         n = max(2, int(round(5000 / math.sqrt(max(n_pairs, 1)))))
         passes = [max(2, n // 4)] * (len(stages) - 1) + [n]
     if len(passes) != len(stages):
-        raise ValueError(f"model {model!r} has {len(stages)} Gibbs stages; got {len(passes)} pass counts")
+        raise ConfigError(f"model {model!r} has {len(stages)} Gibbs stages; got {len(passes)} pass counts")
     return list(zip(stages, (int(p) for p in passes)))
 
 
@@ -49,19 +50,22 @@ class GibbsTrainer(_Trainer):
         cfg, b, t = self.cfg, self.b, self.table
         schedule = gibbs_schedule(cfg.model, b.n_pairs, cfg.gibbs_passes)
         marginals = np.zeros(len(self.cells), dtype=np.float32)
-        lex_mean = np.zeros(t.nnz)
-        jump_mean = np.zeros(2 * cfg.max_jump + 1)
+        totals = None
         for chain in range(cfg.samplers):
-            lex, jumps = self._chain(schedule, marginals, 1.0 / (cfg.samplers * cfg.n_samples), chain)
-            lex_mean += lex / cfg.samplers
-            jump_mean += jumps / cfg.samplers
-        params = self._result("cvi", lex_mean, jump_weights("cvi", jump_mean, None, self.jump_alpha, None),
+            counts = self._chain(schedule, marginals, 1.0 / (cfg.samplers * cfg.n_samples), chain)
+            totals = counts if totals is None else [a + c for a, c in zip(totals, counts)]
+        lex, jumps, fert = (x / cfg.samplers for x in totals)
+        params = self._result("cvi", lex, jump_weights("cvi", jumps, None, self.jump_alpha, None),
                               "ibm1" if cfg.model == "ibm1" else "hmm")
         params.marginals = marginals
+        if cfg.model == "fertility":
+            fert = fert.reshape(-1, N_FERT) + FERT_ALPHA
+            params.fertility = fert / fert.sum(axis=1, keepdims=True)
         return params
 
     def _chain(self, schedule, marginals, weight, chain):
-        """One chain through the stages, then its averaged sweeps; returns its final lexical and jump counts."""
+        """One chain through the stages, then its averaged sweeps; returns its final lexical, jump and fertility
+        counts (float64)."""
         cfg, b, t = self.cfg, self.b, self.table
         links = np.empty(len(b.tgt_tok), dtype=np.int32)
         G.gibbs_random_links(b.src_off, b.tgt_off, cfg.null_prob, self._seed(), links)
@@ -83,7 +87,7 @@ class GibbsTrainer(_Trainer):
             self._stage(f"{stage}-gibbs{chain}", n, lambda: sweep(LEVELS[stage], 0.0), lambda: None)
         level = LEVELS[schedule[-1][0]]
         self._stage(f"average-gibbs{chain}", cfg.n_samples, lambda: sweep(level, weight), lambda: None)
-        return lex.astype(np.float64), jumps.astype(np.float64)
+        return [x.astype(np.float64) for x in (lex, jumps, fert)]
 
     def _seed(self) -> int:
         return int(self.rng.integers(2 ** 31))

@@ -49,6 +49,11 @@ def register(subparsers) -> None:
                    help=f"stop a stage when the objective's relative change is below this for 3 passes (default "
                         f"{TOL:g}; 0 runs all passes)")
     p.add_argument("--hmm-cvi", choices=HMM_CVI, default="cvi2", help="CVI form for the HMM model")
+    p.add_argument("--samplers", type=positive_int, default=3,
+                   help="--infer gibbs: independent chains whose link marginals are averaged (default 3)")
+    p.add_argument("--gibbs-passes", type=positive_int, nargs="+", metavar="N",
+                   help="--infer gibbs: passes of each stage (IBM-1, HMM, fertility up to --model; default: eflomal's "
+                        "max(2, 5000 / sqrt(pairs)) for the last stage, a quarter of that for each earlier one)")
     p.add_argument("--alpha", type=finite_positive_float, default=None,
                    help=f"Dirichlet prior of the translation tables (default {DEFAULT_ALPHA:g}, or learned with "
                         "--learn-hyper all; the thesis's 0.1 over-smooths large vocabularies)")
@@ -83,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
     """``induce align``; with ``--workers`` / ``--cluster`` inside a dask client session (:mod:`induce.distributed`)."""
     from ..distributed import cluster
 
-    with cluster.from_args(args, args.infer != "cvi", "--infer em or vi") as client:
+    with cluster.from_args(args, args.infer in ("em", "vi"), "--infer em or vi") as client:
         return _run(args, client)
 
 
@@ -106,6 +111,7 @@ def _run(args: argparse.Namespace, client) -> int:
                           n_iter_ibm1=args.ibm1_iterations, alpha=args.alpha, prior_support=args.prior_support,
                           learn_hyper=args.learn_hyper == "all",
                           null_prob=args.null_prob, hmm_cvi=args.hmm_cvi, symmetrize=args.symmetrize,
+                          samplers=args.samplers, gibbs_passes=args.gibbs_passes,
                           decode=args.decode, posterior_threshold=args.threshold, random_state=args.seed,
                           verbose=not args.quiet, client=client)
     links: list[set] = [set() for _ in pairs]
@@ -123,7 +129,7 @@ def _run(args: argparse.Namespace, client) -> int:
               "pairs_per_second": len(kept) / max(aligner.fit_seconds_, 1e-9),
               "iterations": aligner.n_iter_, "converged": aligner.converged_,
               "alpha": aligner.alpha_, "jump_alpha": aligner.jump_alpha_, "learned": list(aligner.learned_hyper_)}
-    if args.model == "hmm":
+    if args.model != "ibm1":
         result["ibm1_iterations"] = aligner.n_iter_ibm1_
     if len(kept) < len(pairs):
         result["skipped_pairs"] = len(pairs) - len(kept)

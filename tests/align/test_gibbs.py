@@ -131,3 +131,52 @@ def test_counts_follow_the_links():
     assert chain.lex.sum() == chain.lex_tot.sum() == len(chain.tgt_tok)
     assert chain.fert.sum() == len(chain.src_tok)
     assert chain.jumps.sum() == (chain.links >= 0).sum() + len(PAIRS)
+
+
+def _fertility_bitext(seed=0, n_pairs=300, n_words=30):
+    """Pairs from a known model: source word ``e`` has fertility ``e % 3`` and emits its copies in order as
+    the target words ``t{e}_{k}``; after each target word, with probability 0.2, a NULL word ``n0`` .. ``n19``.
+    Returns the pairs and the true links."""
+    rng = np.random.default_rng(seed)
+    pairs, truth = [], []
+    for _ in range(n_pairs):
+        src = rng.integers(0, n_words, rng.integers(3, 7))
+        tgt, links = [], set()
+        for i, e in enumerate(src):
+            for k in range(e % 3):
+                links.add((i, len(tgt)))
+                tgt.append(f"t{e}_{k}")
+                if rng.random() < 0.2:
+                    tgt.append(f"n{rng.integers(20)}")
+        pairs.append(([f"s{e}" for e in src], tgt))
+        truth.append(links)
+    return pairs, truth
+
+
+def test_fertility_recovery():
+    pairs, truth = _fertility_bitext()
+    aligner = WordAligner(model="fertility", infer="gibbs", symmetrize="forward", samplers=2,
+                          gibbs_passes=(5, 5, 20), random_state=0).fit(pairs)
+    fert = aligner.forward_.fertility
+    words = [aligner.src_vocab_.stoi[f"s{e}"] for e in range(30)]
+    assert [int(np.argmax(fert[w])) for w in words] == [e % 3 for e in range(30)]
+    assert all(fert[w, e % 3] > 0.8 for e, w in enumerate(words))
+    # and the links: every target word to the source word that emitted it
+    links = aligner.align_training()
+    found = sum(len(set(a) & b) for a, b in zip(links, truth))
+    assert found >= 0.97 * sum(len(b) for b in truth)
+
+
+def test_same_seed_same_links():
+    pairs, _ = _fertility_bitext(seed=1, n_pairs=60)
+    fit = [WordAligner(model="hmm", infer="gibbs", samplers=2, gibbs_passes=(2, 3), random_state=seed).fit(pairs)
+           for seed in (4, 4, 5)]
+    assert fit[0].align_training() == fit[1].align_training()
+    np.testing.assert_array_equal(fit[0].forward_.marginals, fit[1].forward_.marginals)
+    assert not np.array_equal(fit[0].forward_.marginals, fit[2].forward_.marginals)
+    # the marginals of every target word sum to one over its cells (NULL and the source positions)
+    b = fit[0]._fit_bitext
+    n_src = np.diff(b.src_off)
+    widths = np.repeat(n_src + 1, np.diff(b.tgt_off))
+    per_word = np.add.reduceat(fit[0].forward_.marginals, np.concatenate([[0], np.cumsum(widths)[:-1]]))
+    np.testing.assert_allclose(per_word, 1.0, atol=1e-5)
