@@ -86,7 +86,10 @@ def _move_fert(fert, e, n_fert, old, new):
 def _conditional(c0, n_src, j, prev, nxt, e_row, phi, cells, entry_row, lex, lex_tot, alpha, n_outcomes,
                  jumps, jump_tot, jump_alpha, fert, n_fert, fert_alpha, p0, level, probs):
     """Unnormalised ``P(a_j = i | rest)`` into ``probs[0..I]`` (0 = NULL) with ``a_j``'s counts removed;
-    ``prev`` / ``nxt``: the nearest non-NULL links left (-1 at the start) and right (``I`` at the end)."""
+    ``prev`` / ``nxt``: the nearest non-NULL links left (-1 at the start) and right (``I`` at the end).
+
+    At level >= 2 every entry is scaled by ``(N + D beta) (N + 1 + D beta)`` (``N`` jumps, ``D`` buckets): the
+    NULL entry keeps one factor, the real ones none (two divisions less per cell)."""
     max_jump = (len(jumps) - 1) // 2
     d_beta = len(jumps) * jump_alpha
     base = c0 + j * (n_src + 1)
@@ -97,7 +100,7 @@ def _conditional(c0, n_src, j, prev, nxt, e_row, phi, cells, entry_row, lex, lex
         if i == 0:
             v *= p0
             if level >= 2:
-                v *= (jumps[jump_bucket(nxt - prev, max_jump)] + jump_alpha) / (jump_tot + d_beta)
+                v *= (jumps[jump_bucket(nxt - prev, max_jump)] + jump_alpha) * (jump_tot + 1.0 + d_beta)
         else:
             v *= 1.0 - p0
             if level == 1:
@@ -105,8 +108,7 @@ def _conditional(c0, n_src, j, prev, nxt, e_row, phi, cells, entry_row, lex, lex
             else:
                 d1 = jump_bucket(i - 1 - prev, max_jump)
                 d2 = jump_bucket(nxt - (i - 1), max_jump)
-                v *= (jumps[d1] + jump_alpha) / (jump_tot + d_beta)
-                v *= (jumps[d2] + jump_alpha + (1.0 if d1 == d2 else 0.0)) / (jump_tot + 1.0 + d_beta)
+                v *= (jumps[d1] + jump_alpha) * (jumps[d2] + jump_alpha + (1.0 if d1 == d2 else 0.0))
             if level >= 3:
                 f_old = min(phi[i - 1], n_fert - 1)
                 f_new = min(phi[i - 1] + 1, n_fert - 1)
@@ -137,7 +139,8 @@ def gibbs_sweep(order, src_off, tgt_off, src_tok, cell_off, cells, entry_row, li
 
     With ``acc_weight > 0`` the conditionals themselves are added, times ``acc_weight``, to the per-cell link
     marginals ``acc`` (a Rao-Blackwellised estimate, as eflomal's final pass).  Returns ``sum_j log z_j``, the
-    log normalisers of the conditionals (a diagnostic that settles as the chain mixes).
+    log normalisers of the (scaled, :func:`_conditional`) conditionals: a diagnostic that settles as the chain
+    mixes.
     """
     np.random.seed(seed)
     max_jump = (len(jumps) - 1) // 2
