@@ -34,7 +34,6 @@ import numpy as np
 from numba import njit
 
 from .align import _pair_dims, jump_bucket
-from .ratio import cvi_ratio_nb
 
 
 @njit(cache=True)
@@ -83,10 +82,11 @@ def _move_fert(fert, e, n_fert, old, new):
 
 
 @njit(cache=True)
-def _conditional(c0, n_src, j, prev, nxt, e_row, phi, cells, entry_row, lex, lex_tot, alpha, n_outcomes,
+def _conditional(c0, n_src, j, prev, nxt, e_row, phi, cells, lex, inv_tot, alpha,
                  jumps, jump_tot, jump_alpha, fert, n_fert, fert_alpha, p0, level, probs):
     """Unnormalised ``P(a_j = i | rest)`` into ``probs[0..I]`` (0 = NULL) with ``a_j``'s counts removed;
-    ``prev`` / ``nxt``: the nearest non-NULL links left (-1 at the start) and right (``I`` at the end).
+    ``prev`` / ``nxt``: the nearest non-NULL links left (-1 at the start) and right (``I`` at the end);
+    ``inv_tot[r] = 1 / (C(r, .) + K_r alpha)`` (see :func:`_move_lex`).
 
     At level >= 2 every entry is scaled by ``(N + D beta) (N + 1 + D beta)`` (``N`` jumps, ``D`` buckets): the
     NULL entry keeps one factor, the real ones none (two divisions less per cell)."""
@@ -95,8 +95,8 @@ def _conditional(c0, n_src, j, prev, nxt, e_row, phi, cells, entry_row, lex, lex
     base = c0 + j * (n_src + 1)
     z = 0.0
     for i in range(n_src + 1):
-        k = cells[base + i]
-        v = cvi_ratio_nb(lex[k], lex_tot[entry_row[k]], alpha, n_outcomes[entry_row[k]])
+        # thesis eq. 3.49 with the row's inverse normaliser kept: (C(e, f) + a) / (C(e, .) + K_e a)
+        v = (lex[cells[base + i]] + alpha) * inv_tot[0 if i == 0 else e_row[i - 1] + 1]
         if i == 0:
             v *= p0
             if level >= 2:
@@ -118,6 +118,15 @@ def _conditional(c0, n_src, j, prev, nxt, e_row, phi, cells, entry_row, lex, lex
         probs[i] = v
         z += v
     return z
+
+
+@njit(cache=True, inline="always")
+def _move_lex(k, sign, lex, lex_tot, inv_tot, entry_row, alpha, n_outcomes):
+    """Add ``sign`` links to table entry ``k``, keeping its row's ``inv_tot = 1 / (C(r, .) + K_r alpha)``."""
+    r = entry_row[k]
+    lex[k] += sign
+    lex_tot[r] += sign
+    inv_tot[r] = 1.0 / (lex_tot[r] + n_outcomes[r] * alpha)
 
 
 @njit(cache=True)
@@ -151,6 +160,7 @@ def gibbs_sweep(order, src_off, tgt_off, src_tok, cell_off, cells, entry_row, li
     jump_tot = 0.0
     for b in range(len(jumps)):
         jump_tot += jumps[b]
+    inv_tot = 1.0 / (lex_tot + n_outcomes[:len(lex_tot)] * alpha)
     total = 0.0
     for s in order:
         n_src, n_tgt = _pair_dims(s, src_off, tgt_off)
@@ -168,15 +178,13 @@ def gibbs_sweep(order, src_off, tgt_off, src_tok, cell_off, cells, entry_row, li
         prev = -1
         for j in range(n_tgt):
             old = links[t0 + j]
-            k = cells[c0 + j * (n_src + 1) + old + 1]
-            lex[k] -= 1
-            lex_tot[entry_row[k]] -= 1
+            _move_lex(cells[c0 + j * (n_src + 1) + old + 1], -1, lex, lex_tot, inv_tot, entry_row, alpha, n_outcomes)
             jump_tot += _jump_move(jumps, prev, nxt_of[j], old, -1, max_jump)
             if old >= 0:
                 _move_fert(fert, e_row[old], n_fert, phi[old], phi[old] - 1)
                 phi[old] -= 1
-            z = _conditional(c0, n_src, j, prev, nxt_of[j], e_row, phi, cells, entry_row, lex, lex_tot, alpha,
-                             n_outcomes, jumps, jump_tot, jump_alpha, fert, n_fert, fert_alpha, p0, level, probs)
+            z = _conditional(c0, n_src, j, prev, nxt_of[j], e_row, phi, cells, lex, inv_tot, alpha,
+                             jumps, jump_tot, jump_alpha, fert, n_fert, fert_alpha, p0, level, probs)
             total += np.log(max(z, 1e-300))
             if acc_weight > 0.0:
                 for i in range(n_src + 1):
@@ -191,9 +199,7 @@ def gibbs_sweep(order, src_off, tgt_off, src_tok, cell_off, cells, entry_row, li
                     break
             new -= 1
             links[t0 + j] = new
-            k = cells[c0 + j * (n_src + 1) + new + 1]
-            lex[k] += 1
-            lex_tot[entry_row[k]] += 1
+            _move_lex(cells[c0 + j * (n_src + 1) + new + 1], 1, lex, lex_tot, inv_tot, entry_row, alpha, n_outcomes)
             jump_tot += _jump_move(jumps, prev, nxt_of[j], new, 1, max_jump)
             if new >= 0:
                 _move_fert(fert, e_row[new], n_fert, phi[new], phi[new] + 1)
