@@ -103,7 +103,9 @@ class WordAligner(InduceEstimator):
     gibbs_samples : ``gibbs``: sweeps per chain, after its stages, whose conditionals are averaged.
     gibbs_passes : ``gibbs``: passes per stage (IBM-1, HMM, fertility up to ``model``); ``None``: eflomal's rule
         from the number of pairs (:func:`induce.align.gibbs.gibbs_schedule`).
-    hmm_cvi : ``"cvi2"`` (per sentence pair, thesis sec. 3.5) or ``"cvi1"`` (per target position, sec. 3.4).
+    hmm_cvi : ``"cvi1"`` (per target position, thesis sec. 3.4) or ``"cvi2"`` (per sentence pair, sec. 3.5);
+        cvi1 is ahead on Hansards at every size, cvi2 on the small gold sets and twice as fast
+        (docs/experiments/alignment.md, "Gibbs").
     symmetrize : one of ``intersection``, ``union``, ``grow-diag``, ``grow-diag-final``,
         ``grow-diag-final-and`` (both directions are trained), or ``forward`` / ``reverse``
         (one direction only).
@@ -131,7 +133,7 @@ class WordAligner(InduceEstimator):
                  tol: float = TOL, alpha: float | None = None, prior_support: str = "vocabulary",
                  jump_alpha: float | None = None, learn_hyper: bool = False, null_prob: float = 0.2, max_jump: int | None = None,
                  samplers: int = 3, gibbs_samples: int = 1, gibbs_passes: Sequence[int] | None = None,
-                 hmm_cvi: str = "cvi2", symmetrize: str = "grow-diag-final-and", decode: str = "viterbi",
+                 hmm_cvi: str = "cvi1", symmetrize: str = "grow-diag-final-and", decode: str = "viterbi",
                  posterior_threshold: float = 0.5, random_state: int | None = None, verbose: bool = False,
                  client=None):
         self.model = model

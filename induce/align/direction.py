@@ -151,7 +151,7 @@ class TrainConfig:
     jump_alpha: float = 0.1
     null_prob: float = 0.2
     max_jump: int = 7
-    hmm_cvi: str = "cvi2"
+    hmm_cvi: str = "cvi1"
     prior_support: str = "vocabulary"
     tol: float = 0.0
     learn: tuple = ()  # names among ("alpha", "jump_alpha") learned by empirical Bayes (vi, cvi)
