@@ -66,17 +66,18 @@ class Bitext:
 
 
 def encode_side(sentences: Iterable[Sequence[str]], vocab, grow: bool) -> tuple[np.ndarray, np.ndarray]:
-    """Token ids (``int32``, ``-1`` for unknown words when not growing) and ``int64`` offsets."""
+    """Token ids (``int32``, ``-1`` for unknown words when not growing) and ``int64`` offsets (one encoding call
+    for the whole side: per-sentence calls cost more than the lookups on large bitexts)."""
     lengths = [0]
-    chunks = []
-    stoi = vocab.stoi
+    flat: list = []
     for words in sentences:
-        if grow:
-            chunks.append(vocab.encode(words, grow=True))
-        else:
-            chunks.append(np.fromiter((stoi.get(w, -1) for w in words), dtype=np.int32, count=len(words)))
+        flat.extend(words)
         lengths.append(len(words))
-    tokens = np.concatenate(chunks).astype(np.int32) if chunks else np.zeros(0, dtype=np.int32)
+    if grow:
+        tokens = vocab.encode(flat, grow=True).astype(np.int32)
+    else:
+        stoi = vocab.stoi
+        tokens = np.fromiter((stoi.get(w, -1) for w in flat), dtype=np.int32, count=len(flat))
     return tokens, np.cumsum(np.asarray(lengths, dtype=np.int64))
 
 
