@@ -39,7 +39,6 @@ from scipy import sparse
 from ..infer.convergence import ConvergenceMonitor
 from ..infer.hyper import fit_symmetric_dirichlet
 from ..kernels import align as K
-from ..kernels import align_gibbs as KG
 from .table import build_table, fallback_params, jump_weights, table_params
 
 CHUNK = 8192  # pairs per compiled call (progress granularity)
@@ -117,11 +116,11 @@ class DirectionParams:
         training bitext) and ``marginals``, the argmax of the marginals."""
         links = np.full(len(bitext.tgt_tok), -1, dtype=np.int64)
         if training and self.marginals is not None:
-            KG.marginal_argmax(bitext.src_off, bitext.tgt_off, _cell_offsets(bitext), self.marginals, links)
+            K.cell_argmax(bitext.src_off, bitext.tgt_off, _cell_offsets(bitext), self.marginals, links)
             return links
         cells, cell_off = self._cells(bitext)
         if self.model == "ibm1":
-            K.ibm1_viterbi_pass(bitext.src_off, bitext.tgt_off, cell_off, cells, self.values, links)
+            K.cell_argmax(bitext.src_off, bitext.tgt_off, cell_off, self.values[cells], links)
         else:
             K.hmm_decode_pass(bitext.src_off, bitext.tgt_off, cell_off, cells, self.values, self.weights,
                               self.null_prob, self.max_jump, True, links, np.zeros(0))

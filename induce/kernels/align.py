@@ -252,15 +252,17 @@ def ibm1_cvi_pass(order, src_off, tgt_off, cell_off, cells, entry_row, counts, t
 
 
 @njit(cache=True)
-def ibm1_viterbi_pass(src_off, tgt_off, cell_off, cells, vals, links):
-    """Best source position per target word, ``links[t]`` (``-1`` = NULL, else 0-based)."""
+def cell_argmax(src_off, tgt_off, cell_off, scores, links):
+    """``links[t]``: the cell of largest ``scores`` of target token ``t`` (0-based source position, -1 = NULL;
+    ties go to the earlier cell, NULL first): IBM-1 Viterbi links from ``t(f | e)`` per cell, or the argmax of
+    link marginals."""
     for s in range(len(src_off) - 1):
         n_src, n_tgt = _pair_dims(s, src_off, tgt_off)
         for j in range(n_tgt):
             base = cell_off[s] + j * (n_src + 1)
             best = 0
             for i in range(1, n_src + 1):
-                if vals[cells[base + i]] > vals[cells[base + best]]:
+                if scores[base + i] > scores[base + best]:
                     best = i
             links[tgt_off[s] + j] = best - 1
 

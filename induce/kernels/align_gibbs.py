@@ -81,7 +81,7 @@ def _move_fert(fert, e, n_fert, old, new):
     fert[e * n_fert + min(new, n_fert - 1)] += 1
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=True)
 def _conditional(c0, n_src, j, prev, nxt, e_row, phi, cells, lex, inv_tot, alpha,
                  jumps, jump_tot, jump_alpha, fert, n_fert, fert_alpha, p0, level, probs):
     """Unnormalised ``P(a_j = i | rest)`` into ``probs[0..I]`` (0 = NULL) with ``a_j``'s counts removed;
@@ -141,7 +141,7 @@ def _jump_move(jumps, prev, nxt, i, sign, max_jump):
     return 2 * sign
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=True)
 def gibbs_sweep(order, src_off, tgt_off, src_tok, cell_off, cells, entry_row, links, lex, lex_tot, alpha,
                 n_outcomes, jumps, jump_alpha, fert, n_fert, fert_alpha, p0, level, seed, acc, acc_weight):
     """One Gibbs sweep over the pairs ``order`` at model ``level`` (module docstring).
@@ -207,17 +207,3 @@ def gibbs_sweep(order, src_off, tgt_off, src_tok, cell_off, cells, entry_row, li
                 prev = new
     return total
 
-
-@njit(cache=True)
-def marginal_argmax(src_off, tgt_off, cell_off, post, links):
-    """``links[t]``: the cell of largest marginal of target token ``t`` (0-based source position, -1 = NULL;
-    ties go to the earlier cell, NULL first)."""
-    for s in range(len(src_off) - 1):
-        n_src, n_tgt = _pair_dims(s, src_off, tgt_off)
-        for j in range(n_tgt):
-            base = cell_off[s] + j * (n_src + 1)
-            best = 0
-            for i in range(1, n_src + 1):
-                if post[base + i] > post[base + best]:
-                    best = i
-            links[tgt_off[s] + j] = best - 1
