@@ -180,3 +180,13 @@ def test_same_seed_same_links():
     widths = np.repeat(n_src + 1, np.diff(b.tgt_off))
     per_word = np.add.reduceat(fit[0].forward_.marginals, np.concatenate([[0], np.cumsum(widths)[:-1]]))
     np.testing.assert_allclose(per_word, 1.0, atol=1e-5)
+
+
+def test_saved_gibbs_model_aligns_new_pairs(tmp_path):
+    """Pairs outside the training set are decoded by the HMM with the chains' posterior-mean parameters."""
+    pairs, truth = _fertility_bitext(seed=2, n_pairs=80)
+    aligner = WordAligner(model="fertility", infer="gibbs", gibbs_passes=(3, 3, 10), random_state=0).fit(pairs[20:])
+    aligner.save(tmp_path / "m.npz")
+    links = WordAligner.load(tmp_path / "m.npz").align(pairs[:20])
+    assert links == aligner.align(pairs[:20])
+    assert sum(len(set(a) & b) for a, b in zip(links, truth)) >= 0.9 * sum(len(b) for b in truth[:20])
