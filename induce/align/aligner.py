@@ -112,7 +112,7 @@ class WordAligner(InduceEstimator):
     decode : ``"viterbi"`` or ``"posterior"`` (links whose posterior exceeds ``posterior_threshold``); with
         ``gibbs`` the training pairs (:meth:`fit_align`, :meth:`align_training`) are decoded from the averaged
         link marginals: their argmax per target word, or those above the threshold.
-    random_state : seed of the CVI visiting order.
+    random_state : seed of the CVI visiting order and of the Gibbs chains.
     verbose : show a tqdm progress bar (sentence pairs per second).
     client : a ``dask.distributed.Client``: ``em`` / ``vi`` map their E-steps over shards of the pairs on its
         workers (:mod:`induce.distributed.align`); ``None``: in this process.  With ``fit(pairs, source)``

@@ -47,7 +47,7 @@ class GibbsTrainer(_Trainer):
     """The chains of one direction over the arrays of :class:`~induce.align.direction._Trainer`."""
 
     def train(self) -> DirectionParams:
-        cfg, b, t = self.cfg, self.b, self.table
+        cfg, b = self.cfg, self.b
         schedule = gibbs_schedule(cfg.model, b.n_pairs, cfg.gibbs_passes)
         marginals = np.zeros(len(self.cells), dtype=np.float32)
         totals = None
