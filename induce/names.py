@@ -24,8 +24,8 @@ ALIGNMENT_FORMATS = ("naacl", "pharaoh")
 PUNCT_TAGSET_NAMES = ("upos", "universal", "conll2007", "ptb")
 
 #: :class:`induce.align.WordAligner`: models, inference, HMM CVI forms, decoders, prior supports, directions
-ALIGN_MODELS = ("ibm1", "hmm")
-ALIGN_INFERENCE = ("em", "vi", "cvi")
+ALIGN_MODELS = ("ibm1", "hmm", "fertility")
+ALIGN_INFERENCE = ("em", "vi", "cvi", "gibbs")
 ALIGN_HMM_CVI = ("cvi1", "cvi2")
 ALIGN_DIRECTIONAL = ("forward", "reverse")
 ALIGN_DECODERS = ("viterbi", "posterior")

@@ -17,7 +17,7 @@ import numpy as np
 from ..progress import ProgressBar as tqdm
 
 from .. import modelfile
-from ..base import AnyOf, Boolean, InduceEstimator, Integer, NotFittedError, Options, Real, Seed
+from ..base import AnyOf, Boolean, InduceEstimator, Integer, Items, NotFittedError, Options, Real, Seed
 from ..corpus.vocab import Vocabulary
 from ..errors import ConfigError
 from ..resources import alignment_bytes, check_memory, sentence_label
@@ -33,6 +33,8 @@ Pair = tuple[Sequence[str], Sequence[str]]
 #: priors used when not given (and where learned priors start): docs/experiments/alignment.md, "The prior"
 from ..names import ALIGN_DEFAULT_ALPHA as DEFAULT_ALPHA
 DEFAULT_JUMP_ALPHA = 0.1
+#: jump buckets: the HMM's (Och & Ney 2003 use classes of width; 7 as GIZA++'s) and eflomal's (src/eflomal.c)
+DEFAULT_MAX_JUMP, GIBBS_MAX_JUMP = 7, 1023
 #: pass caps and relative tolerance of the stopping rule (docs/experiments/alignment.md, "Convergence"): at 1e-2
 #: cvi stops after 5-8 passes per stage with the AER of the published 5 + 5 passes; smaller tolerances run
 #: longer and align worse on the small gold sets (the HMM overfits); no run came near 50 passes
@@ -71,8 +73,11 @@ class WordAligner(InduceEstimator):
 
     Parameters
     ----------
-    model : ``"ibm1"`` or ``"hmm"`` (Vogel et al. 1996, NULL states of Och & Ney 2003).
-    infer : ``"em"`` (GIZA++ pipeline), ``"vi"`` (Riley & Gildea 2012) or ``"cvi"`` (thesis ch. 3).
+    model : ``"ibm1"``, ``"hmm"`` (Vogel et al. 1996, NULL states of Och & Ney 2003) or ``"fertility"``
+        (the HMM with a Dirichlet-multinomial fertility per source word; ``infer="gibbs"`` only).
+    infer : ``"em"`` (GIZA++ pipeline), ``"vi"`` (Riley & Gildea 2012), ``"cvi"`` (thesis ch. 3) or ``"gibbs"``
+        (collapsed Gibbs sampling, eflomal's recipe: :mod:`induce.align.gibbs`; ``n_iter``, ``tol`` and
+        ``learn_hyper`` do not apply, ``gibbs_passes`` sets the passes).
     n_iter : maximum passes of the final model.
     n_iter_ibm1 : maximum Model 1 passes that initialise the HMM (``model="hmm"`` only).
     tol : each stage stops once the relative change of its objective stays below ``tol``
@@ -91,13 +96,23 @@ class WordAligner(InduceEstimator):
         decoded alignment after every pass (:mod:`induce.align.direction`); the values each
         direction ended with are ``alpha_`` / ``jump_alpha_`` (dicts by direction).
     null_prob : ``p0``, the probability of moving to a NULL state (Och & Ney 2003).
-    max_jump : jumps are bucketed to ``[-max_jump, max_jump]``.
-    hmm_cvi : ``"cvi2"`` (per sentence pair, thesis sec. 3.5) or ``"cvi1"`` (per target position, sec. 3.4).
+    max_jump : jumps are bucketed to ``[-max_jump, max_jump]``; ``None``: 7, and with ``gibbs`` eflomal's 1023 (its
+        jump buckets are not spread over the positions they cover, so a narrow range pulls links to far positions:
+        de-en AER 65 at 7 against 47 at 100 in one direction; docs/experiments/alignment.md, "Gibbs").
+    samplers : ``gibbs``: independent chains whose link marginals are averaged.
+    gibbs_samples : ``gibbs``: sweeps per chain, after its stages, whose conditionals are averaged.
+    gibbs_passes : ``gibbs``: passes per stage (IBM-1, HMM, fertility up to ``model``); ``None``: eflomal's rule
+        from the number of pairs (:func:`induce.align.gibbs.gibbs_schedule`).
+    hmm_cvi : ``"cvi1"`` (per target position, thesis sec. 3.4) or ``"cvi2"`` (per sentence pair, sec. 3.5);
+        cvi1 is ahead on Hansards at every size, cvi2 on the small gold sets and twice as fast
+        (docs/experiments/alignment.md, "Gibbs").
     symmetrize : one of ``intersection``, ``union``, ``grow-diag``, ``grow-diag-final``,
         ``grow-diag-final-and`` (both directions are trained), or ``forward`` / ``reverse``
         (one direction only).
-    decode : ``"viterbi"`` or ``"posterior"`` (links whose posterior exceeds ``posterior_threshold``).
-    random_state : seed of the CVI visiting order.
+    decode : ``"viterbi"`` or ``"posterior"`` (links whose posterior exceeds ``posterior_threshold``); with
+        ``gibbs`` the training pairs (:meth:`fit_align`, :meth:`align_training`) are decoded from the averaged
+        link marginals: their argmax per target word, or those above the threshold.
+    random_state : seed of the CVI visiting order and of the Gibbs chains.
     verbose : show a tqdm progress bar (sentence pairs per second).
     client : a ``dask.distributed.Client``: ``em`` / ``vi`` map their E-steps over shards of the pairs on its
         workers (:mod:`induce.distributed.align`); ``None``: in this process.  With ``fit(pairs, source)``
@@ -108,15 +123,19 @@ class WordAligner(InduceEstimator):
         "model": Options(*MODELS), "infer": Options(*INFERENCE), "n_iter": Integer(1), "n_iter_ibm1": Integer(0),
         "tol": Real(0.0), "alpha": AnyOf(Options(None), Real(0.0, min_open=True)), "prior_support": Options(*SUPPORTS),
         "jump_alpha": AnyOf(Options(None), Real(0.0, min_open=True)), "learn_hyper": Boolean(),
-        "null_prob": Real(0.0, 1.0, max_open=True), "max_jump": Integer(1), "hmm_cvi": Options(*HMM_CVI),
+        "null_prob": Real(0.0, 1.0, max_open=True), "max_jump": AnyOf(Options(None), Integer(1)),
+        "hmm_cvi": Options(*HMM_CVI),
+        "samplers": Integer(1), "gibbs_samples": Integer(1), "gibbs_passes": AnyOf(Options(None), Items(Integer(1))),
         "symmetrize": Options(*METHODS, *DIRECTIONAL), "decode": Options(*DECODERS),
         "posterior_threshold": Real(0.0, 1.0), "random_state": Seed(), "verbose": Boolean(),
     }
 
     def __init__(self, model: str = "hmm", infer: str = "cvi", n_iter: int = MAX_ITER, n_iter_ibm1: int = MAX_ITER_IBM1,
                  tol: float = TOL, alpha: float | None = None, prior_support: str = "vocabulary",
-                 jump_alpha: float | None = None, learn_hyper: bool = False, null_prob: float = 0.2, max_jump: int = 7,
-                 hmm_cvi: str = "cvi2", symmetrize: str = "grow-diag-final-and", decode: str = "viterbi",
+                 jump_alpha: float | None = None, learn_hyper: bool = False, null_prob: float = 0.2,
+                 max_jump: int | None = None,
+                 samplers: int = 3, gibbs_samples: int = 1, gibbs_passes: Sequence[int] | None = None,
+                 hmm_cvi: str = "cvi1", symmetrize: str = "grow-diag-final-and", decode: str = "viterbi",
                  posterior_threshold: float = 0.5, random_state: int | None = None, verbose: bool = False,
                  client=None):
         self.model = model
@@ -130,6 +149,9 @@ class WordAligner(InduceEstimator):
         self.learn_hyper = learn_hyper
         self.null_prob = null_prob
         self.max_jump = max_jump
+        self.samplers = samplers
+        self.gibbs_samples = gibbs_samples
+        self.gibbs_passes = gibbs_passes
         self.hmm_cvi = hmm_cvi
         self.symmetrize = symmetrize
         self.decode = decode
@@ -139,14 +161,24 @@ class WordAligner(InduceEstimator):
         self.client = client
 
     def _config(self) -> TrainConfig:
+        if self.model == "fertility" and self.infer != "gibbs":
+            raise ConfigError("model='fertility' is trained with infer='gibbs' only")
+        gibbs = self.infer == "gibbs"
         learn = tuple(name for name in ("alpha", "jump_alpha")[:2 if self.model == "hmm" else 1]
-                      if self.learn_hyper and self.infer != "em" and getattr(self, name) is None)
+                      if self.learn_hyper and self.infer not in ("em", "gibbs") and getattr(self, name) is None)
         return TrainConfig(model=self.model, infer=self.infer, n_iter=self.n_iter,
-                           n_iter_ibm1=self.n_iter_ibm1, tol=self.tol, learn=learn,
+                           n_iter_ibm1=self.n_iter_ibm1, tol=0.0 if gibbs else self.tol, learn=learn,
+                           samplers=self.samplers, n_samples=self.gibbs_samples,
+                           gibbs_passes=None if self.gibbs_passes is None else tuple(self.gibbs_passes),
                            alpha=DEFAULT_ALPHA if self.alpha is None else self.alpha,
                            jump_alpha=DEFAULT_JUMP_ALPHA if self.jump_alpha is None else self.jump_alpha,
-                           null_prob=self.null_prob, max_jump=self.max_jump, hmm_cvi=self.hmm_cvi,
+                           null_prob=self.null_prob, max_jump=self._max_jump(), hmm_cvi=self.hmm_cvi,
                            prior_support=self.prior_support)
+
+    def _max_jump(self) -> int:
+        if self.max_jump is not None:
+            return self.max_jump
+        return GIBBS_MAX_JUMP if self.infer == "gibbs" else DEFAULT_MAX_JUMP
 
     # ------------------------------------------------------------- training
     def fit(self, pairs: Iterable[Pair], source: PairSource | None = None) -> "WordAligner":
@@ -155,8 +187,8 @@ class WordAligner(InduceEstimator):
         ``source``: the files ``pairs`` are the kept pairs of (:class:`PairSource`); with ``client`` the
         workers then read their shards from them, else (token lists in memory) the client ships each worker
         its pairs once."""
-        if self.client is not None and self.infer == "cvi":
-            raise ConfigError("on a cluster the aligner runs infer='em' or 'vi', not cvi")
+        if self.client is not None and self.infer in ("cvi", "gibbs"):
+            raise ConfigError(f"on a cluster the aligner runs infer='em' or 'vi', not {self.infer}")
         pairs = list(pairs)
         directions = [d for d in DIRECTIONAL if self.symmetrize in (d, *METHODS)]
         src_len, tgt_len = [len(s) for s, _ in pairs], [len(t) for _, t in pairs]
@@ -167,7 +199,7 @@ class WordAligner(InduceEstimator):
         config = self._config()
         rng = np.random.default_rng(self.random_state)
         start = time.perf_counter()
-        total = n_passes(config) * bitext.n_pairs * len(directions)
+        total = n_passes(config, bitext.n_pairs) * bitext.n_pairs * len(directions)
         trainer = {}
         if self.client is not None:  # the E-steps on the workers (induce.distributed.align)
             from functools import partial
@@ -189,6 +221,7 @@ class WordAligner(InduceEstimator):
                                                 rng, bar.update, **trainer.get("reverse", {}))
         self.fit_seconds_ = time.perf_counter() - start
         self.n_pairs_ = bitext.n_pairs
+        self._fit_bitext = bitext
         self._end_stages(config)
         return self
 
@@ -203,7 +236,7 @@ class WordAligner(InduceEstimator):
             for stage, monitor, n, cap in params.stages:
                 self._end_iterations(monitor, f"align {name} {stage} {self.infer}", n, cap)
                 converged &= self.converged_
-                passes["ibm1" if stage == "ibm1" and self.model == "hmm" else "final"].append(n)
+                passes["ibm1" if stage.startswith("ibm1") and self.model != "ibm1" else "final"].append(n)
         self.n_iter_, self.n_iter_ibm1_, self.converged_ = max(passes["final"]), max(passes["ibm1"]), converged
         self.alpha_ = {name: p.alpha for name, p in trained.items()}
         self.jump_alpha_ = {name: p.jump_alpha for name, p in trained.items()}
@@ -215,31 +248,40 @@ class WordAligner(InduceEstimator):
         return Bitext(src_tok, src_off, tgt_tok, tgt_off)
 
     # ------------------------------------------------------------- decoding
-    def _link_matrix(self, params: DirectionParams, bitext: Bitext, reverse: bool) -> np.ndarray:
+    def _link_matrix(self, params: DirectionParams, bitext: Bitext, reverse: bool, training: bool) -> np.ndarray:
         directed = bitext.swapped() if reverse else bitext
         if self.decode == "viterbi":
-            return links_to_matrix(bitext.src_off, bitext.tgt_off, params.viterbi(directed), reverse)
-        post, cell_off = params.posteriors(directed)
+            return links_to_matrix(bitext.src_off, bitext.tgt_off, params.viterbi(directed, training), reverse)
+        post, cell_off = params.posteriors(directed, training)
         return posteriors_to_matrix(bitext.src_off, bitext.tgt_off, cell_off, post, self.posterior_threshold, reverse)
 
     def align(self, pairs: Iterable[Pair]) -> list[list[tuple[int, int]]]:
         """Sorted 0-based links ``(i, j)`` of every pair; words unseen in training align only by NULL odds."""
         if not hasattr(self, "forward_"):
             raise NotFittedError.of(self)
-        pairs = list(pairs)
-        bitext = self._encode(pairs, grow=False)
+        return self._decode(self._encode(list(pairs), grow=False), training=False)
+
+    def align_training(self) -> list[list[tuple[int, int]]]:
+        """Links of the pairs :meth:`fit` trained on: with ``infer="gibbs"`` decoded from the chains' averaged link
+        marginals (``decode``, ``posterior_threshold``, ``symmetrize`` as set now), else as :meth:`align`."""
+        if getattr(self, "_fit_bitext", None) is None:
+            raise ConfigError("align_training() needs the pairs of fit() in this process")
+        return self._decode(self._fit_bitext, training=True)
+
+    def _decode(self, bitext: Bitext, training: bool) -> list[list[tuple[int, int]]]:
         if self.symmetrize == "forward":
-            flat = self._link_matrix(self.forward_, bitext, reverse=False)
+            flat = self._link_matrix(self.forward_, bitext, False, training)
         elif self.symmetrize == "reverse":
-            flat = self._link_matrix(self.reverse_, bitext, reverse=True)
+            flat = self._link_matrix(self.reverse_, bitext, True, training)
         else:
-            flat = symmetrize_corpus(bitext.src_off, bitext.tgt_off, self._link_matrix(self.forward_, bitext, False),
-                                     self._link_matrix(self.reverse_, bitext, True), self.symmetrize)
+            flat = symmetrize_corpus(bitext.src_off, bitext.tgt_off,
+                                     self._link_matrix(self.forward_, bitext, False, training),
+                                     self._link_matrix(self.reverse_, bitext, True, training), self.symmetrize)
         return matrices_to_links(bitext.src_off, bitext.tgt_off, flat)
 
     def fit_align(self, pairs: Iterable[Pair], source: PairSource | None = None) -> list[list[tuple[int, int]]]:
-        pairs = list(pairs)
-        return self.fit(pairs, source).align(pairs)
+        """:meth:`fit`, then the links of the same pairs (:meth:`align_training`)."""
+        return self.fit(pairs, source).align_training()
 
     # ---------------------------------------------------------- persistence
     @staticmethod

@@ -65,18 +65,25 @@ class Bitext:
 
 
 def encode_side(sentences: Iterable[Sequence[str]], vocab, grow: bool) -> tuple[np.ndarray, np.ndarray]:
-    """Token ids (``int32``, ``-1`` for unknown words when not growing) and ``int64`` offsets."""
+    """Token ids (``int32``, ``-1`` for unknown words when not growing) and ``int64`` offsets (one encoding call
+    for the whole side: per-sentence calls cost more than the lookups on large bitexts)."""
     lengths = [0]
-    chunks = []
-    stoi = vocab.stoi
+    flat: list = []
     for words in sentences:
-        if grow:
-            chunks.append(vocab.encode(words, grow=True))
-        else:
-            chunks.append(np.fromiter((stoi.get(w, -1) for w in words), dtype=np.int32, count=len(words)))
+        flat.extend(words)
         lengths.append(len(words))
-    tokens = np.concatenate(chunks).astype(np.int32) if chunks else np.zeros(0, dtype=np.int32)
+    if grow:
+        tokens = vocab.encode(flat, grow=True).astype(np.int32)
+    else:
+        stoi = vocab.stoi
+        tokens = np.fromiter((stoi.get(w, -1) for w in flat), dtype=np.int32, count=len(flat))
     return tokens, np.cumsum(np.asarray(lengths, dtype=np.int64))
+
+
+def _cell_offsets(bitext: Bitext) -> np.ndarray:
+    """``cell_off`` of :mod:`induce.kernels.align`: pair ``s`` owns ``(I+1) * J`` cells."""
+    sizes = (np.diff(bitext.src_off) + 1) * np.diff(bitext.tgt_off)
+    return np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
 
 
 @dataclass
@@ -95,23 +102,35 @@ class DirectionParams:
     jump_alpha: float | None = None
     #: per stage (name, monitor, passes run, cap) of the fit that made these parameters (not saved)
     stages: list = field(default_factory=list, repr=False, compare=False)
+    #: per-cell link marginals of the training pairs (``infer="gibbs"``: :mod:`induce.align.gibbs`; not saved)
+    marginals: np.ndarray | None = field(default=None, repr=False, compare=False)
+    #: ``model="fertility"``: posterior-mean fertility distribution (columns 0.. F-1, the last ">= F-1") of every
+    #: source word (rows), averaged over the chains (not saved)
+    fertility: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     def _cells(self, bitext: Bitext):
         return K.lookup_cells(self.row_ptr, self.cols, bitext.src_tok, bitext.src_off, bitext.tgt_tok, bitext.tgt_off)
 
-    def viterbi(self, bitext: Bitext) -> np.ndarray:
-        """Best source position (0-based, -1 = NULL) of every target token."""
-        cells, cell_off = self._cells(bitext)
+    def viterbi(self, bitext: Bitext, training: bool = False) -> np.ndarray:
+        """Best source position (0-based, -1 = NULL) of every target token; with ``training`` (``bitext`` is the
+        training bitext) and ``marginals``, the argmax of the marginals."""
         links = np.full(len(bitext.tgt_tok), -1, dtype=np.int64)
+        if training and self.marginals is not None:
+            K.cell_argmax(bitext.src_off, bitext.tgt_off, _cell_offsets(bitext), self.marginals, links)
+            return links
+        cells, cell_off = self._cells(bitext)
         if self.model == "ibm1":
-            K.ibm1_viterbi_pass(bitext.src_off, bitext.tgt_off, cell_off, cells, self.values, links)
+            K.cell_argmax(bitext.src_off, bitext.tgt_off, cell_off, self.values[cells], links)
         else:
             K.hmm_decode_pass(bitext.src_off, bitext.tgt_off, cell_off, cells, self.values, self.weights,
                               self.null_prob, self.max_jump, True, links, np.zeros(0))
         return links
 
-    def posteriors(self, bitext: Bitext) -> tuple[np.ndarray, np.ndarray]:
-        """Posterior of every cell (layout of :mod:`induce.kernels.align`) and the cell offsets."""
+    def posteriors(self, bitext: Bitext, training: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """Posterior of every cell (layout of :mod:`induce.kernels.align`) and the cell offsets; with ``training``
+        and ``marginals``, the marginals."""
+        if training and self.marginals is not None:
+            return self.marginals, _cell_offsets(bitext)
         cells, cell_off = self._cells(bitext)
         post = np.zeros(len(cells))
         if self.model == "ibm1":
@@ -132,10 +151,13 @@ class TrainConfig:
     jump_alpha: float = 0.1
     null_prob: float = 0.2
     max_jump: int = 7
-    hmm_cvi: str = "cvi2"
+    hmm_cvi: str = "cvi1"
     prior_support: str = "vocabulary"
     tol: float = 0.0
     learn: tuple = ()  # names among ("alpha", "jump_alpha") learned by empirical Bayes (vi, cvi)
+    samplers: int = 3  # gibbs: independent chains
+    n_samples: int = 1  # gibbs: averaged sweeps per chain after its stages
+    gibbs_passes: tuple | None = None  # gibbs: passes per stage (None: eflomal's rule, align.gibbs.gibbs_schedule)
 
 
 class _Trainer:
@@ -338,8 +360,13 @@ class _Trainer:
         return self._result("cvi", counts, jumps + self.jump_alpha, cfg.model)
 
 
-def n_passes(config: TrainConfig) -> int:
+def n_passes(config: TrainConfig, n_pairs: int) -> int:
     """Corpus passes one direction makes at most (for progress totals)."""
+    if config.infer == "gibbs":
+        from .gibbs import gibbs_schedule
+
+        return config.samplers * (sum(n for _, n in gibbs_schedule(config.model, n_pairs, config.gibbs_passes))
+                                  + config.n_samples)
     if config.model == "ibm1":
         return config.n_iter
     return config.n_iter_ibm1 + config.n_iter
@@ -350,5 +377,9 @@ def train_direction(bitext: Bitext, n_src_vocab: int, n_tgt_vocab: int, config: 
                     trainer: type = _Trainer) -> DirectionParams:
     """Train one direction with the schedule of ``config.infer``; ``stages`` of the result says how each stage ended
     (``trainer``: a :class:`_Trainer` subclass, e.g. one with its E-steps on a dask cluster)."""
+    if config.infer == "gibbs":
+        from .gibbs import GibbsTrainer
+
+        return GibbsTrainer(bitext, n_src_vocab, n_tgt_vocab, config, rng, progress).train()
     trainer = trainer(bitext, n_src_vocab, n_tgt_vocab, config, rng, progress)
     return trainer.train_cvi() if config.infer == "cvi" else trainer.train_batch()

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import digamma
 
-from ..kernels.align import cell_keys, lookup_cells
+from ..kernels.align import cell_keys, lookup_cells, table_entries
 
 #: probability floor for a pair never seen with a seen source word under EM (GIZA++'s PROB_SMOOTH)
 EM_FLOOR = 1e-7
@@ -76,14 +76,9 @@ def build_table(src_tok, src_off, tgt_tok, tgt_off, n_src_vocab: int, n_tgt_voca
     :mod:`induce.kernels.align`.
     """
     keys, cell_off = cell_keys(src_tok, src_off, tgt_tok, tgt_off, np.int64(n_tgt_vocab))
-    uniq, inverse = np.unique(keys, return_inverse=True)
-    del keys
-    rows = (uniq // n_tgt_vocab).astype(np.int32)
-    cols = (uniq % n_tgt_vocab).astype(np.int32)
-    row_ptr = np.zeros(n_src_vocab + 2, dtype=np.int64)
-    np.cumsum(np.bincount(rows, minlength=n_src_vocab + 1), out=row_ptr[1:])
+    row_ptr, cols, rows, inverse = table_entries(keys, n_src_vocab + 1, np.int64(max(n_tgt_vocab, 1)))
     table = TranslationTable(row_ptr=row_ptr, cols=cols, entry_row=rows, n_outcomes=int(n_tgt_vocab))
-    return table, inverse.astype(np.int32).ravel(), cell_off
+    return table, inverse, cell_off
 
 
 def table_params(estimator: str, counts: np.ndarray, totals: np.ndarray, entry_row: np.ndarray,

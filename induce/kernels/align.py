@@ -252,15 +252,17 @@ def ibm1_cvi_pass(order, src_off, tgt_off, cell_off, cells, entry_row, counts, t
 
 
 @njit(cache=True)
-def ibm1_viterbi_pass(src_off, tgt_off, cell_off, cells, vals, links):
-    """Best source position per target word, ``links[t]`` (``-1`` = NULL, else 0-based)."""
+def cell_argmax(src_off, tgt_off, cell_off, scores, links):
+    """``links[t]``: the cell of largest ``scores`` of target token ``t`` (0-based source position, -1 = NULL;
+    ties go to the earlier cell, NULL first): IBM-1 Viterbi links from ``t(f | e)`` per cell, or the argmax of
+    link marginals."""
     for s in range(len(src_off) - 1):
         n_src, n_tgt = _pair_dims(s, src_off, tgt_off)
         for j in range(n_tgt):
             base = cell_off[s] + j * (n_src + 1)
             best = 0
             for i in range(1, n_src + 1):
-                if vals[cells[base + i]] > vals[cells[base + best]]:
+                if scores[base + i] > scores[base + best]:
                     best = i
             links[tgt_off[s] + j] = best - 1
 
@@ -852,3 +854,49 @@ def posteriors_to_matrix(src_off, tgt_off, cell_off, post, threshold, reverse):
                     out[start + i * n_tgt + j] = True
         start += n_src * n_tgt
     return out
+
+
+@njit(cache=True)
+def table_entries(keys, n_rows, n_cols):
+    """The sorted distinct keys ``row * n_cols + col`` as a CSR table, and the entry of every key.
+
+    Equivalent to ``np.unique(keys, return_inverse=True)`` (entry ``k`` is the ``k``-th distinct key) in
+    ``O(n + sum_r d_r log d_r)`` for ``d_r`` distinct columns in row ``r``, instead of sorting all ``n`` keys:
+    a counting sort by row, then each row's distinct columns sorted.  Returns ``(row_ptr int64[n_rows + 1],
+    cols int32[nnz], entry_row int32[nnz], inverse int32[n])``.
+    """
+    n = len(keys)
+    by_row = np.zeros(n_rows + 1, dtype=np.int64)
+    for c in range(n):
+        by_row[keys[c] // n_cols + 1] += 1
+    by_row = np.cumsum(by_row)
+    order = np.empty(n, dtype=np.int64)
+    fill = by_row[:-1].copy()
+    for c in range(n):
+        r = keys[c] // n_cols
+        order[fill[r]] = c
+        fill[r] += 1
+    stamp = np.full(n_cols, -1, dtype=np.int64)
+    slot = np.empty(n_cols, dtype=np.int64)
+    row_ptr = np.zeros(n_rows + 1, dtype=np.int64)
+    cols = np.empty(n, dtype=np.int32)  # (trimmed to nnz below)
+    inverse = np.empty(n, dtype=np.int32)
+    nnz = 0
+    for r in range(n_rows):
+        start = nnz
+        for x in range(by_row[r], by_row[r + 1]):
+            f = keys[order[x]] % n_cols
+            if stamp[f] != r:
+                stamp[f] = r
+                cols[nnz] = f
+                nnz += 1
+        cols[start:nnz] = np.sort(cols[start:nnz])
+        for e in range(start, nnz):
+            slot[cols[e]] = e
+        for x in range(by_row[r], by_row[r + 1]):
+            inverse[order[x]] = slot[keys[order[x]] % n_cols]
+        row_ptr[r + 1] = nnz
+    entry_row = np.empty(nnz, dtype=np.int32)
+    for r in range(n_rows):
+        entry_row[row_ptr[r]:row_ptr[r + 1]] = r
+    return row_ptr, cols[:nnz].copy(), entry_row, inverse

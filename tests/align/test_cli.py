@@ -33,3 +33,15 @@ def test_align_cli_single_file_and_bad_gold(corpora, tmp_path, capsys):
     assert code == 2
     assert "bad.gold:1" in capsys.readouterr().err
     assert not (tmp_path / "ro.align").exists()  # gold read before training (reliability_inputs.md)
+
+
+def test_align_cli_gibbs_fertility(corpora, tmp_path, capsys):
+    root = corpora / "align" / "de-en"
+    args = ["align", str(root / "test.de"), str(root / "test.en"), "-o", str(tmp_path / "g.align"), "--model",
+            "fertility", "--infer", "gibbs", "--samplers", "2", "--gold", str(root / "de-en.wa"), "--gold-format",
+            "pharaoh", "--quiet", "--json"]
+    assert main(args + ["--gibbs-passes", "3", "3", "10", "--decode", "posterior", "--threshold", "0.4"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["scores"]["aer"] < 0.55  # eflomal -m 3 (its default passes): 0.404; IBM-1 EM 0.54
+    assert main(args + ["--gibbs-passes", "3", "10"]) == 2  # fertility has three stages
+    assert "3 Gibbs stages" in capsys.readouterr().err

@@ -118,8 +118,8 @@ def test_cli_reports_passes_convergence_priors_and_the_cap_warning(tmp_path, cap
     src.write_text("\n".join(" ".join(s) for s, _ in TOY) + "\n")
     tgt.write_text("\n".join(" ".join(t) for _, t in TOY) + "\n")
     out = tmp_path / "o.align"
-    rc = main(["align", str(src), str(tgt), "-o", str(out), "--json", "--quiet", "--iterations", "2",
-               "--ibm1-iterations", "2", "--tol", "1e-14", "--learn-hyper", "all"])
+    rc = main(["align", str(src), str(tgt), "-o", str(out), "--json", "--quiet", "--model", "hmm", "--infer", "cvi",
+               "--iterations", "2", "--ibm1-iterations", "2", "--tol", "1e-14", "--learn-hyper", "all"])
     captured = capsys.readouterr()
     result = json.loads(captured.out)
     assert rc == 0 and result["iterations"] == 2 and result["ibm1_iterations"] == 2 and result["converged"] is False

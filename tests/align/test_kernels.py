@@ -129,3 +129,18 @@ def test_long_sentence_does_not_underflow():
     ll = K.hmm_forward_backward(n_src, n_tgt, emis, jp, norm, 0.2, 7, post, np.zeros(15), np.zeros(15))
     assert np.isfinite(ll) and ll < -1000
     np.testing.assert_allclose(post.sum(axis=1), 1.0)
+
+
+def test_table_entries_equal_np_unique():
+    from induce.kernels.align import table_entries
+
+    rng = np.random.default_rng(0)
+    n_rows, n_cols = 7, 11
+    keys = rng.integers(0, n_rows, 500) * n_cols + rng.integers(0, n_cols, 500)
+    keys[:3] = [5 * n_cols + 10, 0, 5 * n_cols + 10]
+    row_ptr, cols, entry_row, inverse = table_entries(keys.astype(np.int64), n_rows, np.int64(n_cols))
+    uniq, inv = np.unique(keys, return_inverse=True)
+    np.testing.assert_array_equal(cols, uniq % n_cols)
+    np.testing.assert_array_equal(entry_row, uniq // n_cols)
+    np.testing.assert_array_equal(inverse, inv)
+    np.testing.assert_array_equal(row_ptr, np.searchsorted(uniq // n_cols, np.arange(n_rows + 1)))

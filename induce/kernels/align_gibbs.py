@@ -1,0 +1,209 @@
+"""Numba kernels of the collapsed Gibbs sampler for word alignment (Östling & Tiedemann 2016, eflomal).
+
+Same layout as :mod:`induce.kernels.align`: pair ``s`` owns the ``(I+1)*J`` cells
+``cell_off[s] + j*(I+1) + i`` (``i = 0`` NULL, ``i >= 1`` source position
+``i``), ``cells[c]`` is the translation-table entry of a cell, ``entry_row[k]``
+its row (0 = NULL).  The sampler state is one link per target token,
+``links[t]`` (0-based source position, ``-1`` = NULL), and the counts it implies:
+
+* ``lex[k]`` / ``lex_tot[r]``: links per table entry / row,
+* ``jumps[b]``: jumps between consecutive non-NULL links of a pair, bucketed
+  ``b = clip(i - p, -D, D) + D``, from the start (``p = -1``) and to the end
+  (``i = I``),
+* ``fert[e * F + min(phi, F - 1)]``: source tokens of word ``e`` with
+  fertility ``phi`` (links to them), ``F`` fertility buckets.
+
+The model is the product of Dirichlet-multinomial marginals (all parameters
+integrated out), with a fixed NULL probability ``p0``::
+
+    P(a) ∝ prod_j [p0 if a_j = NULL else (1 - p0) (/ I at level 1)]
+           * DM(lex | alpha) [* DM(jumps | beta) at level >= 2] [* prod_e DM(fert_e | gamma) at level 3]
+
+Level 1 is IBM Model 1, 2 the HMM (jumps), 3 adds fertility (eflomal's
+``-m 1/2/3``).  A sweep resamples every ``a_j`` from its exact collapsed
+conditional ``P(a_j = i | a_{-j}) ∝ P(a with a_j = i)``: remove everything
+``a_j`` contributes to the counts, then multiply the predictive probabilities
+of adding it back (for the two jumps in turn, so that a shared bucket counts
+the first).  Unlike eflomal, the fertility distributions are collapsed too
+(eflomal draws them once per pass).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .align import _pair_dims, jump_bucket
+
+
+@njit(cache=True)
+def gibbs_random_links(src_off, tgt_off, p0, seed, links):
+    """eflomal's start: each link NULL with probability ``p0``, else a uniform source position."""
+    np.random.seed(seed)
+    for s in range(len(src_off) - 1):
+        n_src, n_tgt = _pair_dims(s, src_off, tgt_off)
+        for t in range(tgt_off[s], tgt_off[s + 1]):
+            links[t] = -1 if n_src == 0 or np.random.random() < p0 else np.random.randint(0, n_src)
+
+
+@njit(cache=True)
+def gibbs_counts(src_off, tgt_off, src_tok, cell_off, cells, entry_row, links, n_fert, lex, lex_tot, jumps, fert):
+    """Fill the count arrays (zeroed first) from ``links`` (module docstring)."""
+    lex[:] = 0
+    lex_tot[:] = 0
+    jumps[:] = 0
+    fert[:] = 0
+    max_jump = (len(jumps) - 1) // 2
+    phi = np.zeros(int(np.max(np.diff(src_off))) + 1 if len(src_off) > 1 else 1, dtype=np.int64)
+    for s in range(len(src_off) - 1):
+        n_src, n_tgt = _pair_dims(s, src_off, tgt_off)
+        phi[:n_src] = 0
+        prev = -1
+        for j in range(n_tgt):
+            i = links[tgt_off[s] + j]
+            k = cells[cell_off[s] + j * (n_src + 1) + i + 1]
+            lex[k] += 1
+            lex_tot[entry_row[k]] += 1
+            if i >= 0:
+                jumps[jump_bucket(i - prev, max_jump)] += 1
+                phi[i] += 1
+                prev = i
+        if n_src:
+            jumps[jump_bucket(n_src - prev, max_jump)] += 1
+        for i in range(n_src):
+            fert[src_tok[src_off[s] + i] * n_fert + min(phi[i], n_fert - 1)] += 1
+
+
+@njit(cache=True, inline="always")
+def _move_fert(fert, e, n_fert, old, new):
+    """One source token of word ``e`` goes from fertility ``old`` to ``new``."""
+    fert[e * n_fert + min(old, n_fert - 1)] -= 1
+    fert[e * n_fert + min(new, n_fert - 1)] += 1
+
+
+@njit(cache=True, fastmath=True)
+def _conditional(c0, n_src, j, prev, nxt, e_row, phi, cells, lex, inv_tot, alpha,
+                 jumps, jump_tot, jump_alpha, fert, n_fert, fert_alpha, p0, level, probs):
+    """Unnormalised ``P(a_j = i | rest)`` into ``probs[0..I]`` (0 = NULL) with ``a_j``'s counts removed;
+    ``prev`` / ``nxt``: the nearest non-NULL links left (-1 at the start) and right (``I`` at the end);
+    ``inv_tot[r] = 1 / (C(r, .) + K_r alpha)`` (see :func:`_move_lex`).
+
+    At level >= 2 every entry is scaled by ``(N + D beta) (N + 1 + D beta)`` (``N`` jumps, ``D`` buckets): the
+    NULL entry keeps one factor, the real ones none (two divisions less per cell)."""
+    max_jump = (len(jumps) - 1) // 2
+    d_beta = len(jumps) * jump_alpha
+    base = c0 + j * (n_src + 1)
+    z = 0.0
+    for i in range(n_src + 1):
+        # thesis eq. 3.49 with the row's inverse normaliser kept: (C(e, f) + a) / (C(e, .) + K_e a)
+        v = (lex[cells[base + i]] + alpha) * inv_tot[0 if i == 0 else e_row[i - 1] + 1]
+        if i == 0:
+            v *= p0
+            if level >= 2:
+                v *= (jumps[jump_bucket(nxt - prev, max_jump)] + jump_alpha) * (jump_tot + 1.0 + d_beta)
+        else:
+            v *= 1.0 - p0
+            if level == 1:
+                v /= n_src
+            else:
+                d1 = jump_bucket(i - 1 - prev, max_jump)
+                d2 = jump_bucket(nxt - (i - 1), max_jump)
+                v *= (jumps[d1] + jump_alpha) * (jumps[d2] + jump_alpha + (1.0 if d1 == d2 else 0.0))
+            if level >= 3:
+                f_old = min(phi[i - 1], n_fert - 1)
+                f_new = min(phi[i - 1] + 1, n_fert - 1)
+                if f_new != f_old:
+                    row = e_row[i - 1] * n_fert
+                    v *= (fert[row + f_new] + fert_alpha) / (fert[row + f_old] - 1.0 + fert_alpha)
+        probs[i] = v
+        z += v
+    return z
+
+
+@njit(cache=True, inline="always")
+def _move_lex(k, sign, lex, lex_tot, inv_tot, entry_row, alpha, n_outcomes):
+    """Add ``sign`` links to table entry ``k``, keeping its row's ``inv_tot = 1 / (C(r, .) + K_r alpha)``."""
+    r = entry_row[k]
+    lex[k] += sign
+    lex_tot[r] += sign
+    inv_tot[r] = 1.0 / (lex_tot[r] + n_outcomes[r] * alpha)
+
+
+@njit(cache=True)
+def _jump_move(jumps, prev, nxt, i, sign, max_jump):
+    """Add (``sign`` 1) or remove (-1) the jumps a link to ``i`` (-1 = NULL) makes between ``prev`` and ``nxt``;
+    returns the change of the jump total."""
+    if i < 0:
+        jumps[jump_bucket(nxt - prev, max_jump)] += sign
+        return sign
+    jumps[jump_bucket(i - prev, max_jump)] += sign
+    jumps[jump_bucket(nxt - i, max_jump)] += sign
+    return 2 * sign
+
+
+@njit(cache=True, fastmath=True)
+def gibbs_sweep(order, src_off, tgt_off, src_tok, cell_off, cells, entry_row, links, lex, lex_tot, alpha,
+                n_outcomes, jumps, jump_alpha, fert, n_fert, fert_alpha, p0, level, seed, acc, acc_weight):
+    """One Gibbs sweep over the pairs ``order`` at model ``level`` (module docstring).
+
+    With ``acc_weight > 0`` the conditionals themselves are added, times ``acc_weight``, to the per-cell link
+    marginals ``acc`` (a Rao-Blackwellised estimate, as eflomal's final pass).  Returns ``sum_j log z_j``, the
+    log normalisers of the (scaled, :func:`_conditional`) conditionals: a diagnostic that settles as the chain
+    mixes.
+    """
+    np.random.seed(seed)
+    max_jump = (len(jumps) - 1) // 2
+    max_src = int(np.max(np.diff(src_off))) if len(src_off) > 1 else 0
+    probs = np.empty(max_src + 1)
+    phi = np.zeros(max_src + 1, dtype=np.int64)
+    nxt_of = np.empty(int(np.max(np.diff(tgt_off))) + 1 if len(tgt_off) > 1 else 1, dtype=np.int64)
+    jump_tot = 0.0
+    for b in range(len(jumps)):
+        jump_tot += jumps[b]
+    inv_tot = 1.0 / (lex_tot + n_outcomes[:len(lex_tot)] * alpha)
+    total = 0.0
+    for s in order:
+        n_src, n_tgt = _pair_dims(s, src_off, tgt_off)
+        if n_src == 0 or n_tgt == 0:
+            continue
+        t0, c0 = tgt_off[s], cell_off[s]
+        e_row = src_tok[src_off[s]:src_off[s + 1]]
+        phi[:n_src] = 0
+        nxt = n_src
+        for j in range(n_tgt - 1, -1, -1):  # nearest non-NULL link to the right of each j
+            nxt_of[j] = nxt
+            if links[t0 + j] >= 0:
+                nxt = links[t0 + j]
+                phi[nxt] += 1
+        prev = -1
+        for j in range(n_tgt):
+            old = links[t0 + j]
+            _move_lex(cells[c0 + j * (n_src + 1) + old + 1], -1, lex, lex_tot, inv_tot, entry_row, alpha, n_outcomes)
+            jump_tot += _jump_move(jumps, prev, nxt_of[j], old, -1, max_jump)
+            if old >= 0:
+                _move_fert(fert, e_row[old], n_fert, phi[old], phi[old] - 1)
+                phi[old] -= 1
+            z = _conditional(c0, n_src, j, prev, nxt_of[j], e_row, phi, cells, lex, inv_tot, alpha,
+                             jumps, jump_tot, jump_alpha, fert, n_fert, fert_alpha, p0, level, probs)
+            total += np.log(max(z, 1e-300))
+            if acc_weight > 0.0:
+                for i in range(n_src + 1):
+                    acc[c0 + j * (n_src + 1) + i] += acc_weight * probs[i] / z
+            u = np.random.random() * z
+            new = n_src  # (guards rounding: the last cell)
+            run = 0.0
+            for i in range(n_src + 1):
+                run += probs[i]
+                if u < run:
+                    new = i
+                    break
+            new -= 1
+            links[t0 + j] = new
+            _move_lex(cells[c0 + j * (n_src + 1) + new + 1], 1, lex, lex_tot, inv_tot, entry_row, alpha, n_outcomes)
+            jump_tot += _jump_move(jumps, prev, nxt_of[j], new, 1, max_jump)
+            if new >= 0:
+                _move_fert(fert, e_row[new], n_fert, phi[new], phi[new] + 1)
+                phi[new] += 1
+                prev = new
+    return total
+
