@@ -14,14 +14,19 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..corpus.corpus import Corpus
 from ..infer import hdp
 from ..infer import hmm_passes as passes
 from ..infer.hdp_merge import move_round
 from ..infer.hdp_passes import emission_log_q0, hdp_cvi_pass
 from .loop import visit_order
+
+if TYPE_CHECKING:
+    from ..taggers.hdp_hmm import HDPHMMTagger
 
 # split-merge moves (cvi, Dir(beta); see merge_moves): rounds from MERGE_EVERY (at most n_iter / 10) passes after the
 # burn-in; each trial runs MERGE_TRIAL_PASSES passes from the changed and from the unchanged fit; states with fewer
@@ -57,6 +62,37 @@ class _CVIState:
 
 
 class HDPCVI:
+    """``infer="cvi"`` of the HDP-HMM tagger: the passes, the best of ``n_init`` starts and the split-merge
+    rounds with their schedule and trial-pass budget (state kept on the estimator during a fit)."""
+
+    _OBJECTIVE = "predictive_log_likelihood"  # what cvi's trace records and n_init compares
+
+    def _fit_best_start(self, corpus: Corpus) -> "HDPHMMTagger":
+        """``n_init`` single-start fits (start 0: ``random_state``); keep the highest final objective."""
+        params = {k: getattr(self, k) for k in self._PARAMS} | {
+            "n_init": 1, "verbose": self.verbose, "eval_column": self.eval_column,
+            "eval_every": self.eval_every, "callback": self.callback}
+        best, objectives = None, []
+        for start in range(int(self.n_init)):
+            seed = self.random_state if start == 0 else int(
+                np.random.default_rng([int(self.random_state), start]).integers(0, 2**31 - 1))
+            model = type(self)(**(params | {"random_state": seed}))
+            model._progress_label = f" start {start + 1}/{self.n_init}"
+            model.fit(corpus)
+            objectives.append(model.init_objectives_[0])
+            if best is None or objectives[-1] > best.init_objectives_[0]:
+                best = model
+        vars(self).update({k: v for k, v in vars(best).items() if k.endswith("_")})  # the fitted attributes
+        self.init_objectives_ = objectives
+        return self
+
+    def _set_sticks(self, u_sorted, v_sorted, order):
+        self.stick_u_ = np.asarray(u_sorted, dtype=np.float64)
+        self.stick_v_ = np.asarray(v_sorted, dtype=np.float64)
+        self.stick_order_ = np.asarray(order, dtype=np.int64)
+        self.state_prior_ = hdp.prior_by_state(hdp.geometric_pi(self.stick_u_, self.stick_v_), self.stick_order_,
+                                               self.sigma_)
+
     def _fit_cvi(self, data, gold, seeds):
         K = self.n_states_
         sample_tables = self.table_estimate == "sampled"

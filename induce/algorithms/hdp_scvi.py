@@ -25,6 +25,9 @@ from .hdp_cvi import MERGE_EVERY, MERGE_MAX_TRIALS, MERGE_MIN_USAGE, HDPCVI
 
 
 class HDPSCVI(HDPCVI):
+    """``infer="scvi"`` of the HDP-HMM tagger: minibatch steps, the sentence memory, memoized split-merge rounds
+    or instant merges, the cluster's local steps."""
+
     def _fit_scvi(self, data, gold, seeds):
         """Stochastic CVI: counts as SCVI for HMMs, HDP hyperparameters and sticks by eq. 5.40."""
         K, W = self.n_states_, data.W

@@ -356,35 +356,6 @@ class HDPHMMTagger(HDPHMMFile, HDPSCVI, HDPSchedule, HMMTagger):
         return float(DEFAULT_EMISSION_CONCENTRATION if self.emission_concentration is None
                      else self.emission_concentration)
 
-    _OBJECTIVE = "predictive_log_likelihood"  # what cvi's trace records and n_init compares
-
-    def _fit_best_start(self, corpus: Corpus) -> "HDPHMMTagger":
-        """``n_init`` single-start fits (start 0: ``random_state``); keep the highest final objective."""
-        params = {k: getattr(self, k) for k in self._PARAMS} | {
-            "n_init": 1, "verbose": self.verbose, "eval_column": self.eval_column,
-            "eval_every": self.eval_every, "callback": self.callback}
-        best, objectives = None, []
-        for start in range(int(self.n_init)):
-            seed = self.random_state if start == 0 else int(
-                np.random.default_rng([int(self.random_state), start]).integers(0, 2**31 - 1))
-            model = type(self)(**(params | {"random_state": seed}))
-            model._progress_label = f" start {start + 1}/{self.n_init}"
-            model.fit(corpus)
-            objectives.append(model.init_objectives_[0])
-            if best is None or objectives[-1] > best.init_objectives_[0]:
-                best = model
-        vars(self).update({k: v for k, v in vars(best).items() if k.endswith("_")})  # the fitted attributes
-        self.init_objectives_ = objectives
-        return self
-
-
-    def _set_sticks(self, u_sorted, v_sorted, order):
-        self.stick_u_ = np.asarray(u_sorted, dtype=np.float64)
-        self.stick_v_ = np.asarray(v_sorted, dtype=np.float64)
-        self.stick_order_ = np.asarray(order, dtype=np.int64)
-        self.state_prior_ = hdp.prior_by_state(hdp.geometric_pi(self.stick_u_, self.stick_v_), self.stick_order_,
-                                               self.sigma_)
-
     def _finish(self, trans, emit, data):
         """Store counts and point parameters; labels from the local posteriors or by decoding."""
         em = self.__dict__.pop("_emission")

@@ -30,6 +30,8 @@ SYMMETRY_BREAK_GAIN = 0.01  # hyper_burn_in=None with Dir(beta), cvi: objective 
 
 
 class HDPSchedule:
+    """The HDP-HMM tagger's fixed hyperparameters, burn-in, pass cap, stopping rule and trace records."""
+
     def _fixed_hyper(self) -> frozenset:
         """The hyperparameters ``fix_hyper`` holds: all of :data:`HYPERPARAMETERS`, none, or the named ones."""
         if isinstance(self.fix_hyper, (bool, np.bool_)):
