@@ -24,16 +24,14 @@ estimator validates, encodes, picks the algorithm, calls it once and turns its c
 
 from __future__ import annotations
 
-from types import SimpleNamespace
 from typing import Callable
 
 import numpy as np
 
-from ..algorithms import ALGORITHMS as REGISTERED, Core, Loop, Priors, Sequences as _Data, get_algorithm
+from ..algorithms import ALGORITHMS as REGISTERED, Core, Loop, Sequences as _Data
 from ..algorithms import stochastic as minibatch
 from ..algorithms.em_vi import point_estimate
 from ..base import SCHEDULE, AnyOf, Boolean, InduceEstimator, Integer, Items, NotFittedError, Options, Real, Seed
-from ..infer.convergence import ConvergenceMonitor
 from ..corpus.corpus import Corpus, as_corpus
 from ..corpus.vocab import Vocabulary
 from ..errors import ConfigError
@@ -41,9 +39,10 @@ from ..resources import check_memory, corpus_source, hmm_bytes, sentence_label
 from ..infer import hmm_passes as passes
 from ..infer import stochastic_hmm as stochastic
 from ..infer.estimators import cvi_params
-from ..kernels.hmm import decode_sentences
 from ..names import HMM_ALGORITHMS, HMM_DECODERS
+from .hmm_decode import HMMDecoding
 from .hmm_file import HMMFile
+from .hmm_settings import STOCHASTIC_ALGORITHMS, HMMSettings
 from .hmm_defaults import (DEFAULT_LEARNING, DEFAULT_MAX_ITER, DEFAULT_PRIORS, HELDOUT_FRACTION,  # noqa: F401
                            HELDOUT_MAX_TOKENS, MAX_EPOCHS, MAX_ITER, PLANNED_EPOCHS, STOCHASTIC_PATIENCE,
                            STOCHASTIC_TOL, TOL, default_priors, start_priors)
@@ -55,15 +54,13 @@ ONE_SENTENCE = ("--infer {infer} updates each sentence against the counts of the
                 "the input has one sentence, so it cannot learn anything: split the text into sentences, or use "
                 "{alternatives}")
 ALGORITHMS = HMM_ALGORITHMS
-#: algorithms with a minibatch schedule (no per-sentence statistics kept)
-STOCHASTIC_ALGORITHMS = stochastic.STOCHASTIC + stochastic.SINGLE_SEQUENCE
 DECODERS = HMM_DECODERS
 #: algorithms whose E-steps run on a dask cluster with ``client=`` (:mod:`induce.distributed`)
 CLUSTER_ALGORITHMS = tuple(name for name in ALGORITHMS if REGISTERED[name].cluster)
 _NO_MASK = np.zeros((0, 0), dtype=np.uint8)
 
 
-class HMMTagger(HMMFile, InduceEstimator):
+class HMMTagger(HMMFile, HMMDecoding, HMMSettings, InduceEstimator):
     """Unsupervised (or tag-dictionary constrained) HMM tagger, scikit-learn style.
 
     Parameters
@@ -241,14 +238,6 @@ class HMMTagger(HMMFile, InduceEstimator):
         self.client = client
 
     # ------------------------------------------------------------------ checks
-    def _validate_shared(self, corpus: Corpus) -> None:
-        """Checks common to every HMM-family tagger: a non-empty corpus, the gold column."""
-        if corpus.n_tokens == 0:
-            raise ConfigError("cannot fit a tagger on an empty corpus")
-        if self.eval_column is not None and self.eval_column not in corpus.tags:
-            raise ConfigError(
-                f"corpus has no gold column {self.eval_column!r}; it has {sorted(corpus.tags) or 'no gold tags'}"
-            )
 
     def _validate(self, corpus: Corpus) -> None:
         self._validate_shared(corpus)
@@ -307,80 +296,6 @@ class HMMTagger(HMMFile, InduceEstimator):
         self._store(fitted, core, data)
         return self
 
-    def _max_iter(self) -> int:
-        """``n_iter``, or where it is ``None`` the algorithm's default cap (:data:`DEFAULT_MAX_ITER`)."""
-        return int(self.n_iter) if self.n_iter is not None else DEFAULT_MAX_ITER.get(self.infer, MAX_ITER)
-
-    def _planned_epochs(self) -> int:
-        """The epochs a cluster run plans its minibatch size for: at most :data:`PLANNED_EPOCHS` of the cap, since
-        the stopping rule ends runs earlier."""
-        return min(self._max_epochs(), PLANNED_EPOCHS)
-
-    def _max_epochs(self) -> int:
-        """``n_epochs``, or where it is ``None`` the minibatch algorithms' default cap (:data:`MAX_EPOCHS`)."""
-        return int(self.n_epochs) if self.n_epochs is not None else MAX_EPOCHS
-
-    def _tol(self) -> float:
-        """``tol``, or where it is ``None`` the default of the algorithm's stopping rule."""
-        tol = getattr(self, "tol", 0.0)  # (subclasses without tol run their cap)
-        if tol is not None:
-            return float(tol)
-        return STOCHASTIC_TOL if self.infer in STOCHASTIC_ALGORITHMS else TOL
-
-    _progress_label = ""  # appended to the progress bar's name (HDPHMMTagger n_init: " start i/N")
-
-    def _monitor(self) -> ConvergenceMonitor:
-        """The batch algorithms' stopping rule: the change per pass against the progress since the first pass
-        (EM's and VI's objective must not fall, unless a prior is learned or MAP moves it)."""
-        learning = bool(getattr(self, "learned_hyper_", ()))  # (subclasses without learned priors or tol)
-        monotone = self.infer in ("em", "vi") and not self.map_estimate and not learning
-        return ConvergenceMonitor(self._tol(), monotone=monotone, reference="progress")
-
-    # -------------------------------------------------------- hyperparameters
-    def _check_priors(self, allow_zero: bool) -> None:
-        """``alpha`` / ``beta``: ``None`` (learned) or a finite number, positive unless ``allow_zero``."""
-        for name in ("alpha", "beta"):
-            value = getattr(self, name)
-            if value is None:
-                continue
-            if not (value >= 0 if allow_zero else value > 0):
-                raise ConfigError(f"{name} must be a finite {'non-negative' if allow_zero else 'positive'} number "
-                                  f"or None (learned) for {self.infer}; got {value}")
-            if self._map_floor() and value < 1:
-                raise ConfigError(f"MAP estimates (em with map_estimate / --map) need {name} >= 1: below 1 the "
-                                  f"Dirichlet's mode lies on the boundary and gives observed words probability 0; "
-                                  f"got {name} = {value}; use infer='vi' or 'cvi2' for sparse priors, or map_estimate=False "
-                                  f"(--no-map) for maximum likelihood")
-
-    def _map_floor(self) -> bool:
-        """MAP estimation keeps every prior at 1 or above (the Dirichlet mode exists in the interior)."""
-        return self.infer == "em" and bool(self.map_estimate)
-
-    def _init_hyper(self) -> Priors:
-        """The priors this fit starts from (:func:`~induce.taggers.hmm_defaults.start_priors`), stored as
-        ``alpha_`` / ``beta_`` and ``learned_hyper_`` (the names of those it learns)."""
-        if self.learn_hyper == "per-state" and self.infer != "cvi2":
-            raise ConfigError(f"learn_hyper='per-state' (an emission concentration per state) needs infer='cvi2', "
-                              f"not {self.infer!r}")
-        priors, warning = start_priors(self.infer, self.alpha, self.beta, self.learn_hyper, self.map_estimate,
-                                       self.n_states_, self.hyper_burn_in)
-        if warning:
-            self._warn(warning)
-        self.alpha_, self.beta_, self.learned_hyper_ = priors.alpha, priors.beta, priors.learned
-        return priors
-
-    def _algorithm(self):
-        """The inference algorithm ``infer`` names (:mod:`induce.algorithms`)."""
-        return get_algorithm(self.infer)
-
-    def _settings(self) -> SimpleNamespace:
-        """What the algorithms read of this estimator: its hyperparameters, with the caps and the tolerance
-        resolved (``None``: the algorithm's default), the stopping rule's patience and the fitted vocabulary
-        (for dask workers)."""
-        return SimpleNamespace(**(self.get_params(deep=False) | dict(
-            max_iter=self._max_iter(), max_epochs=self._max_epochs(), planned_epochs=self._planned_epochs(),
-            tol=self._tol(), patience=STOCHASTIC_PATIENCE, vocab=self.vocab_)))
-
     def _store(self, fitted, core: Core, data=None) -> None:
         """Keep what the algorithm returned: priors, trace, counts and point parameters, the passes run;
         with ``data`` (not a stream) the training corpus's labels (the local posteriors', or decoded)."""
@@ -434,32 +349,6 @@ class HMMTagger(HMMFile, InduceEstimator):
         self.stream_sentences_, self.stream_tokens_ = info.n_sentences, info.n_tokens
         return self
 
-    def _encode_heldout(self, heldout, corpus, remap):
-        """Held-out token ids in the model's vocabulary (``W`` = unseen), or ``None``."""
-        if heldout is None:
-            return None
-        W = len(self.vocab_)
-        if heldout.vocab is corpus.vocab:
-            ids = remap[heldout.tokens]
-        else:
-            ids = np.array([self.vocab_.stoi.get(w, W) for w in heldout.vocab.itos], dtype=np.int32)[heldout.tokens]
-        ids = np.where(ids < 0, W, ids).astype(np.int32)
-        offsets = np.ascontiguousarray(heldout.offsets, dtype=np.int64)
-        if self.infer in stochastic.SINGLE_SEQUENCE:
-            offsets = np.array([0, len(ids)], dtype=np.int64)
-        return ids, offsets
-
-    def _check_collapse(self, labels: np.ndarray, K: int, count_used: bool = True) -> None:
-        """Warn when the states collapsed: fewer than a quarter of the K states used (unless not ``count_used``:
-        the HDP-HMM learns how many it uses), or one holding most tokens."""
-        if len(labels) == 0:
-            return
-        sizes = np.bincount(labels, minlength=K)
-        used, share = int((sizes > 0).sum()), sizes.max() / len(labels)
-        if K >= 4 and ((count_used and used < K / 4) or share > 0.5):
-            self._warn(f"the states collapsed: {used} of {K} states used, the largest holds {share:.0%} of the "
-                       f"tokens; try another --seed or fewer --{'states' if count_used else 'truncation'}")
-
     def _set_parameters(self):
         """Point parameters: EM's theta*, VI's theta~, else the posterior mean (C + a) / (C. + K a)."""
         trans, emit = self.transition_counts_, self.emission_counts_
@@ -478,35 +367,11 @@ class HMMTagger(HMMFile, InduceEstimator):
         self.emissions_ = np.ascontiguousarray(np.vstack([B, unseen[None, :]]))
 
     # ----------------------------------------------------------------- decode
-    def _encode(self, corpus) -> tuple[np.ndarray, np.ndarray]:
-        """Token ids of ``corpus`` (anything :func:`induce.corpus.corpus.as_corpus` takes) in the training
-        vocabulary; unseen words -> W."""
-        self._check_fitted()
-        corpus = as_corpus(corpus)
-        W = len(self.vocab_)
-        mapping = np.array([self.vocab_.stoi.get(w, W) for w in corpus.vocab.itos], dtype=np.int32)
-        return mapping[corpus.tokens] if len(mapping) else corpus.tokens.astype(np.int32), corpus.offsets
-
-    def _decode(self, tokens, offsets):
-        return decode_sentences(self.transitions_, self.emissions_, self.allowed_, tokens, offsets,
-                              self.decode == "viterbi")
-
     def predict(self, corpus) -> list[np.ndarray]:
         """Per sentence, the predicted state id of each token (int32 arrays, one per sentence of
         ``as_corpus(corpus)``); :meth:`predict_flat` gives them as one array, :meth:`predict_tags` as tag strings."""
         corpus = as_corpus(corpus)
         return corpus.split(self.predict_flat(corpus))
-
-    def predict_flat(self, corpus) -> np.ndarray:
-        """Predicted state ids as one int32 array aligned with ``as_corpus(corpus).tokens``."""
-        tokens, offsets = self._encode(corpus)
-        return self._decode(tokens, np.ascontiguousarray(offsets, dtype=np.int64))
-
-    def predict_tags(self, corpus) -> list[list[str]]:
-        """Per sentence, the predicted tag of each token: the tag dictionary's tags, else ``S0 .. S{K-1}``."""
-        names = np.asarray(self.tag_vocab_.itos if self.tag_vocab_ is not None
-                           else [f"S{k}" for k in range(self.n_states_)], dtype=object)
-        return [names[states].tolist() for states in self.predict(corpus)]
 
     def fit_predict(self, corpus, y=None, tag_dict: TagDictionary | None = None) -> list[np.ndarray]:
         """``fit`` then the training corpus's state ids per sentence (``labels_`` split at the sentence ends)."""
@@ -526,20 +391,6 @@ class HMMTagger(HMMFile, InduceEstimator):
                                np.ascontiguousarray(offsets, dtype=np.int64), trans, emit, np.empty((0, K)),
                                passes.n_threads())
         return ll / max(1, len(tokens))
-
-    def predictive_log_likelihood(self, corpus: Corpus, one_sequence: bool = False) -> float:
-        """Per-token predictive log-likelihood of held-out text from the fitted counts (thesis eq. 3.108-3.109).
-
-        ``theta = (N + alpha) / (N. + K alpha)``, ``phi = (N + beta) / (N. + W beta)``
-        for every algorithm (so that batch and stochastic runs are compared on
-        the same footing); ``one_sequence`` scores the corpus as one long sequence.
-        """
-        tokens, offsets = self._encode(corpus)
-        if one_sequence:
-            offsets = np.array([0, len(tokens)], dtype=np.int64)
-        counts = stochastic.GlobalCounts(self.transition_counts_, self.emission_counts_)
-        return stochastic.heldout_loglik(counts, self.alpha_, self.beta_, np.ascontiguousarray(tokens, dtype=np.int32),
-                                         np.ascontiguousarray(offsets, dtype=np.int64))
 
     def _check_fitted(self):
         if not hasattr(self, "transitions_"):

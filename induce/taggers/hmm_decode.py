@@ -1,0 +1,79 @@
+"""Text in and states out for :class:`induce.taggers.HMMTagger` (and the HDP-HMM tagger): token ids in the
+model's vocabulary (unseen words: ``W``), held-out text for the stochastic algorithms, decoding, tag names, the
+predictive log-likelihood of held-out text and the collapsed-states warning (a mixin of the estimator)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..corpus.corpus import Corpus, as_corpus
+from ..infer import stochastic_hmm as stochastic
+from ..kernels.hmm import decode_sentences
+
+
+class HMMDecoding:
+    """Encoding of text into the fitted vocabulary and decoding of states (needs ``vocab_``, the parameters)."""
+
+    def _encode_heldout(self, heldout, corpus, remap):
+        """Held-out token ids in the model's vocabulary (``W`` = unseen), or ``None``."""
+        if heldout is None:
+            return None
+        W = len(self.vocab_)
+        if heldout.vocab is corpus.vocab:
+            ids = remap[heldout.tokens]
+        else:
+            ids = np.array([self.vocab_.stoi.get(w, W) for w in heldout.vocab.itos], dtype=np.int32)[heldout.tokens]
+        ids = np.where(ids < 0, W, ids).astype(np.int32)
+        offsets = np.ascontiguousarray(heldout.offsets, dtype=np.int64)
+        if self.infer in stochastic.SINGLE_SEQUENCE:
+            offsets = np.array([0, len(ids)], dtype=np.int64)
+        return ids, offsets
+
+    def _check_collapse(self, labels: np.ndarray, K: int, count_used: bool = True) -> None:
+        """Warn when the states collapsed: fewer than a quarter of the K states used (unless not ``count_used``:
+        the HDP-HMM learns how many it uses), or one holding most tokens."""
+        if len(labels) == 0:
+            return
+        sizes = np.bincount(labels, minlength=K)
+        used, share = int((sizes > 0).sum()), sizes.max() / len(labels)
+        if K >= 4 and ((count_used and used < K / 4) or share > 0.5):
+            self._warn(f"the states collapsed: {used} of {K} states used, the largest holds {share:.0%} of the "
+                       f"tokens; try another --seed or fewer --{'states' if count_used else 'truncation'}")
+
+    def _encode(self, corpus) -> tuple[np.ndarray, np.ndarray]:
+        """Token ids of ``corpus`` (anything :func:`induce.corpus.corpus.as_corpus` takes) in the training
+        vocabulary; unseen words -> W."""
+        self._check_fitted()
+        corpus = as_corpus(corpus)
+        W = len(self.vocab_)
+        mapping = np.array([self.vocab_.stoi.get(w, W) for w in corpus.vocab.itos], dtype=np.int32)
+        return mapping[corpus.tokens] if len(mapping) else corpus.tokens.astype(np.int32), corpus.offsets
+
+    def _decode(self, tokens, offsets):
+        return decode_sentences(self.transitions_, self.emissions_, self.allowed_, tokens, offsets,
+                              self.decode == "viterbi")
+
+    def predict_flat(self, corpus) -> np.ndarray:
+        """Predicted state ids as one int32 array aligned with ``as_corpus(corpus).tokens``."""
+        tokens, offsets = self._encode(corpus)
+        return self._decode(tokens, np.ascontiguousarray(offsets, dtype=np.int64))
+
+    def predict_tags(self, corpus) -> list[list[str]]:
+        """Per sentence, the predicted tag of each token: the tag dictionary's tags, else ``S0 .. S{K-1}``."""
+        names = np.asarray(self.tag_vocab_.itos if self.tag_vocab_ is not None
+                           else [f"S{k}" for k in range(self.n_states_)], dtype=object)
+        return [names[states].tolist() for states in self.predict(corpus)]
+
+    def predictive_log_likelihood(self, corpus: Corpus, one_sequence: bool = False) -> float:
+        """Per-token predictive log-likelihood of held-out text from the fitted counts (thesis eq. 3.108-3.109).
+
+        ``theta = (N + alpha) / (N. + K alpha)``, ``phi = (N + beta) / (N. + W beta)``
+        for every algorithm (so that batch and stochastic runs are compared on
+        the same footing); ``one_sequence`` scores the corpus as one long sequence.
+        """
+        tokens, offsets = self._encode(corpus)
+        if one_sequence:
+            offsets = np.array([0, len(tokens)], dtype=np.int64)
+        counts = stochastic.GlobalCounts(self.transition_counts_, self.emission_counts_)
+        return stochastic.heldout_loglik(counts, self.alpha_, self.beta_, np.ascontiguousarray(tokens, dtype=np.int32),
+                                         np.ascontiguousarray(offsets, dtype=np.int64))
