@@ -41,7 +41,6 @@ import numpy as np
 from ..corpus.corpus import Corpus, as_corpus
 from ..corpus.vocab import Vocabulary
 from ..base import SCHEDULE, AnyOf, Boolean, Integer, Options, Real
-from ..base import NotFittedError
 from ..errors import ConfigError
 from ..resources import check_memory, corpus_source, hmm_bytes, sentence_label
 from ..algorithms.hdp_scvi import HDPSCVI
@@ -51,7 +50,8 @@ from ..names import HDP_ALGORITHMS, TABLE_ESTIMATES
 from .hdp_file import HDPHMMFile
 from .hdp_schedule import (ASYMMETRIC_BURN_IN, HYPERPARAMETERS, MAX_ITER,  # noqa: F401
                            SYMMETRY_BREAK_GAIN, HDPSchedule)
-from .hmm import _NO_MASK, ONE_SENTENCE, HMMTagger, _check_y, _Data
+from .hmm import _NO_MASK, ONE_SENTENCE, HMMTagger, _Data
+from .hmm_settings import check_y
 
 DEFAULT_BETA = 0.01  # the symmetric emission prior's default (see ``beta``)
 DEFAULT_EMISSION_CONCENTRATION = 10.0  # beta's start for Dir(beta tau) (docs/experiments/hdp.md)
@@ -307,7 +307,7 @@ class HDPHMMTagger(HDPHMMFile, HDPSCVI, HDPSchedule, HMMTagger):
     def fit(self, corpus, y=None, tag_dict=None) -> "HDPHMMTagger":
         """Learn the HDP-HMM from ``corpus`` (anything :func:`~induce.corpus.corpus.as_corpus` takes); returns
         ``self`` (``y`` is ignored, scikit-learn's convention; tag dictionaries are not supported)."""
-        _check_y(y)
+        check_y(y)
         if tag_dict is not None:
             raise ConfigError("the HDP-HMM tagger learns its states; a tag dictionary cannot be used with it")
         corpus = as_corpus(corpus)
@@ -396,7 +396,3 @@ class HDPHMMTagger(HDPHMMFile, HDPSCVI, HDPSchedule, HMMTagger):
         B = (emit + pseudo[:-1, None]) / col
         self.transitions_ = np.ascontiguousarray(A)
         self.emissions_ = np.ascontiguousarray(np.vstack([B, (pseudo[-1] / col)[None, :]]))
-
-    def _check_fitted(self):
-        if not hasattr(self, "transitions_"):
-            raise NotFittedError.of(self)

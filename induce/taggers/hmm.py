@@ -42,7 +42,7 @@ from ..infer.estimators import cvi_params
 from ..names import HMM_ALGORITHMS, HMM_DECODERS
 from .hmm_decode import HMMDecoding
 from .hmm_file import HMMFile
-from .hmm_settings import STOCHASTIC_ALGORITHMS, HMMSettings
+from .hmm_settings import STOCHASTIC_ALGORITHMS, HMMSettings, check_y
 from .hmm_defaults import (DEFAULT_LEARNING, DEFAULT_MAX_ITER, DEFAULT_PRIORS, HELDOUT_FRACTION,  # noqa: F401
                            HELDOUT_MAX_TOKENS, MAX_EPOCHS, MAX_ITER, PLANNED_EPOCHS, STOCHASTIC_PATIENCE,
                            STOCHASTIC_TOL, TOL, default_priors, start_priors)
@@ -263,7 +263,7 @@ class HMMTagger(HMMFile, HMMDecoding, HMMSettings, InduceEstimator):
         """
         corpus = as_corpus(corpus)
         self._validate(corpus)
-        _check_y(y)
+        check_y(y)
         if tag_dict is not None and self.infer in ("cvi3",) + stochastic.SINGLE_SEQUENCE:
             raise ConfigError(f"{self.infer} treats the corpus as one long sequence; it takes no tag dictionary")
         if tag_dict is not None and tag_dict.words is not corpus.vocab and len(tag_dict.words) != len(corpus.vocab):
@@ -395,11 +395,3 @@ class HMMTagger(HMMFile, HMMDecoding, HMMSettings, InduceEstimator):
     def _check_fitted(self):
         if not hasattr(self, "transitions_"):
             raise NotFittedError.of(self)
-
-
-def _check_y(y) -> None:
-    """``fit``'s ``y`` is scikit-learn's ignored target; a tag dictionary there (the old second argument) must be
-    passed as ``tag_dict=`` instead of being ignored."""
-    if isinstance(y, TagDictionary):
-        raise ConfigError("pass the tag dictionary by keyword: fit(corpus, tag_dict=...); the second argument "
-                          "is scikit-learn's y, which is ignored")

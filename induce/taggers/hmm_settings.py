@@ -12,6 +12,7 @@ from ..corpus.corpus import Corpus
 from ..errors import ConfigError
 from ..infer import stochastic_hmm as stochastic
 from ..infer.convergence import ConvergenceMonitor
+from .tag_dict import TagDictionary
 from .hmm_defaults import (DEFAULT_MAX_ITER, MAX_EPOCHS, MAX_ITER, PLANNED_EPOCHS, STOCHASTIC_PATIENCE,
                            STOCHASTIC_TOL, TOL, start_priors)
 
@@ -104,3 +105,11 @@ class HMMSettings:
         return SimpleNamespace(**(self.get_params(deep=False) | dict(
             max_iter=self._max_iter(), max_epochs=self._max_epochs(), planned_epochs=self._planned_epochs(),
             tol=self._tol(), patience=STOCHASTIC_PATIENCE, vocab=self.vocab_)))
+
+
+def check_y(y) -> None:
+    """``fit``'s ``y`` is scikit-learn's ignored target; a tag dictionary there (the old second argument) must be
+    passed as ``tag_dict=`` instead of being ignored."""
+    if isinstance(y, TagDictionary):
+        raise ConfigError("pass the tag dictionary by keyword: fit(corpus, tag_dict=...); the second argument "
+                          "is scikit-learn's y, which is ignored")
