@@ -53,6 +53,17 @@ def load_lazy_exports() -> None:
                 setattr(module, export, getattr(module, export))
 
 
+def _shadowed(name: str) -> bool:
+    """Whether the package above module ``name`` exports an object of the same name (``induce.align.symmetrize``
+    the function hides the module): the module is then documented without a reference target."""
+    import inspect
+    from importlib import import_module
+
+    parent, _, leaf = name.rpartition(".")
+    value = getattr(import_module(parent), leaf, None) if parent else None
+    return value is not None and not inspect.ismodule(value)
+
+
 def write_internals(app=None) -> None:
     """Write ``api/internals.rst`` (only when its text changes, so incremental builds stay incremental)."""
     lines = ["Internals", "=========", "",
@@ -60,7 +71,10 @@ def write_internals(app=None) -> None:
              "loops, the command line.  Not a stable API; documented so that the references of the public",
              "pages (and of the code) resolve.", ""]
     for name in internal_modules():
-        lines += [name, "-" * len(name), "", f".. automodule:: {name}", ""]
+        lines += [name, "-" * len(name), "", f".. automodule:: {name}"]
+        if _shadowed(name):
+            lines.append("   :no-index:")
+        lines.append("")
     text = "\n".join(lines)
     if not INTERNALS.exists() or INTERNALS.read_text(encoding="utf-8") != text:
         INTERNALS.write_text(text, encoding="utf-8")

@@ -1,4 +1,5 @@
-"""``.. induce-help:: [COMMAND]``: the ``--help`` text of ``induce`` (or of ``induce COMMAND``) as a literal block.
+"""``.. induce-help:: [COMMAND]``: the ``--help`` text of ``induce`` (or of ``induce COMMAND``) as a literal block;
+``.. induce-commands::``: a heading and the ``--help`` text of every subcommand the command line has.
 
 The text is generated from the command line's own parser at build time, so the reference never
 disagrees with the options the code defines.
@@ -44,6 +45,22 @@ class InduceHelp(SphinxDirective):
         return [block]
 
 
+class InduceCommands(SphinxDirective):
+    def run(self):
+        from induce.cli import _command_modules
+
+        out = []
+        for module in _command_modules():
+            name = module.removesuffix("_cmd")
+            out.append(nodes.rubric(text=f"induce {name}", ids=[f"cli-{name}"]))
+            text = help_text(name)
+            block = nodes.literal_block(text, text)
+            block["language"] = "text"
+            out.append(block)
+        return out
+
+
 def setup(app):
     app.add_directive("induce-help", InduceHelp)
+    app.add_directive("induce-commands", InduceCommands)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
