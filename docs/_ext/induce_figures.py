@@ -9,6 +9,7 @@ corpora outside this checkout) becomes a one-line note instead.
 from __future__ import annotations
 
 import functools
+import warnings
 from pathlib import Path
 
 from docutils import nodes
@@ -85,8 +86,24 @@ def nile_states() -> str | None:
     return series_svg(table.sequences[0], states, ["Nile flow"])
 
 
+def alignment_grid() -> str | None:
+    from induce import WordAligner
+    from induce.corpus import read_alignments, read_parallel
+    from induce.report.drawings import alignment_svg
+
+    corpora = _corpora()
+    if corpora is None:
+        return None
+    folder = corpora / "align" / "de-en"
+    pairs = list(read_parallel(folder / "test.de", folder / "test.en"))
+    links = WordAligner(model="hmm", infer="cvi").fit(pairs).align(pairs)
+    gold = read_alignments(folder / "de-en.wa", format="pharaoh")
+    i = next(i for i, (s, t) in enumerate(pairs) if 6 <= len(s) <= 12 and 6 <= len(t) <= 12)
+    return alignment_svg(pairs[i][0], pairs[i][1], links[i], gold[i].sure, gold[i].possible)
+
+
 FIGURES = {"tagging-curves": tagging_curves, "tagging-confusion": tagging_confusion, "dmv-arcs": dmv_arcs,
-           "compare-bars": compare_bars, "nile-states": nile_states}
+           "compare-bars": compare_bars, "nile-states": nile_states, "alignment-grid": alignment_grid}
 
 
 class InduceFigure(SphinxDirective):
@@ -97,7 +114,9 @@ class InduceFigure(SphinxDirective):
         name = self.arguments[0]
         if name not in FIGURES:
             raise self.error(f"unknown induce-figure {name!r}; known: {', '.join(FIGURES)}")
-        svg = FIGURES[name]()
+        with warnings.catch_warnings():      # a fit's convergence notes are not the page's business
+            warnings.simplefilter("ignore")
+            svg = FIGURES[name]()
         if svg is None:
             return [nodes.paragraph(text=f"(Figure {name!r} not drawn: the shared corpora are absent.)")]
         figure = nodes.container(classes=["induce-figure"])
