@@ -15,23 +15,17 @@ import os
 import re
 import shlex
 import string
+import sys
 import tempfile
 from pathlib import Path
 
 import pytest
 
+sys.path.insert(0, str(Path(__file__).resolve().parent / "_ext"))
+from induce_figures import find_corpora as _find_corpora  # noqa: E402  (one place that knows where they are)
+
 #: pages whose examples read ``$INDUCE_CORPORA`` / ``../shared/corpora`` (the demo corpus needs nothing)
 NEEDS_CORPORA = {"timeseries.rst", "alignment.rst"}
-
-
-def _find_corpora() -> Path | None:
-    """``$INDUCE_CORPORA`` or ``../shared/corpora`` beside the checkout (as tests/conftest.py looks)."""
-    from induce.corpus.registry import default_corpora_dir
-
-    for cand in (default_corpora_dir(), Path(__file__).resolve().parents[2] / "shared" / "corpora"):
-        if cand is not None and cand.is_dir():
-            return cand
-    return None
 
 
 @pytest.fixture(autouse=True)

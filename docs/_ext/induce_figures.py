@@ -16,7 +16,8 @@ from docutils import nodes
 from sphinx.util.docutils import SphinxDirective
 
 
-def _corpora() -> Path | None:
+def find_corpora() -> Path | None:
+    """``$INDUCE_CORPORA``, or ``../shared/corpora`` beside the checkout (as tests/conftest.py looks), or ``None``."""
     from induce.corpus.registry import default_corpora_dir
 
     for cand in (default_corpora_dir(), Path(__file__).resolve().parents[3] / "shared" / "corpora"):
@@ -79,7 +80,7 @@ def nile_states() -> str | None:
     from induce.report.figures import series_svg
     from induce.series import HMMSegmenter, read_series
 
-    corpora = _corpora()
+    corpora = find_corpora()
     if corpora is None:
         return None
     table = read_series(corpora / "timeseries" / "nile.csv", columns=["value"])
@@ -92,7 +93,7 @@ def alignment_grid() -> str | None:
     from induce.corpus import read_alignments, read_parallel
     from induce.report.drawings import alignment_svg
 
-    corpora = _corpora()
+    corpora = find_corpora()
     if corpora is None:
         return None
     folder = corpora / "align" / "de-en"
