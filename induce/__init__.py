@@ -6,7 +6,7 @@ The main entry points are importable from the top level (loaded lazily):
 :func:`load_corpus`.
 """
 
-__version__ = "0.1.0"
+__version__ = "0.1.0"  # the one source of the version: pyproject.toml reads it ([tool.setuptools.dynamic])
 
 _EXPORTS = {
     "HMMTagger": "induce.taggers",

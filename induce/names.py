@@ -38,7 +38,7 @@ ALIGN_TOL = 1e-2
 #: symmetrization heuristics (:mod:`induce.align.symmetrize`)
 SYMMETRIZATIONS = ("intersection", "union", "grow-diag", "grow-diag-final", "grow-diag-final-and")
 
-#: :class:`induce.series.HMMSegmenter(infer=...)`: finite-HMM algorithms, then the HDP-HMM ones
+#: :class:`induce.series.HMMSegmenter` (``infer=...``): finite-HMM algorithms, then the HDP-HMM ones
 SERIES_ALGORITHMS = ("em", "vi", "cvi2", "svi", "scvi")
 SERIES_HDP_ALGORITHMS = ("hdp-cvi", "hdp-scvi", "hdp-svi")
 #: ``induce segment --model``

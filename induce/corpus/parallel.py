@@ -5,15 +5,15 @@ lines.  An alignment is a set of 0-based links ``(i, j)``: ``i`` is a position i
 the *first* (source) sentence, ``j`` in the *second* (target) one -- the order
 in which the link file writes them.  For the shared gold sets:
 
-=========================  =====================  ========================  ===========
-file                       format                 ``i`` / ``j``             index base
-=========================  =====================  ========================  ===========
-en-fr/*.wa.nonullalign     naacl ``s e f S|P``    English / French          1-based
-de-en/de-en.ref.wa         naacl ``s de en S``    German / English          0-based
-de-en/de-en.wa             pharaoh ``i-j``        German / English          0-based
-ro-en/roen.gold            pharaoh ``i-j``        Romanian / English        1-based
-ja-en/jaen.gold            pharaoh ``i-j``        Japanese / English        1-based
-=========================  =====================  ========================  ===========
+=============================  =====================  ========================  ===========
+file                           format                 ``i`` / ``j``             index base
+=============================  =====================  ========================  ===========
+``en-fr/*.wa.nonullalign``     naacl ``s e f S|P``    English / French          1-based
+``de-en/de-en.ref.wa``         naacl ``s de en S``    German / English          0-based
+``de-en/de-en.wa``             pharaoh ``i-j``        German / English          0-based
+``ro-en/roen.gold``            pharaoh ``i-j``        Romanian / English        1-based
+``ja-en/jaen.gold``            pharaoh ``i-j``        Japanese / English        1-based
+=============================  =====================  ========================  ===========
 
 So read en-fr with ``read_parallel("test.e", "test.f")`` and ro-en with
 ``read_parallel("roen.src-tgt")``: the first side of the text is ``i``.

@@ -10,15 +10,15 @@ from typing import Any
 class Sentence:
     """One sentence as read from a file.
 
-    ``words``    surface forms (the tokens the models see);
-    ``tags``     gold tag columns by name, each as long as ``words``
-                 (``"upos"``, ``"xpos"``, ``"pos"``, ``"universal"``, ...);
-    ``heads``    gold dependency heads, 1-based, 0 = root (or ``None``);
-    ``deprels``  gold dependency relations (or ``None``);
-    ``tree``     gold constituency tree as an ``nltk.Tree`` (or ``None``);
-    ``source``   ``(file, line)`` where the sentence starts, for messages;
-    ``record``   the format's own representation (e.g. a ``conllu.TokenList``),
-                 kept so that writers can reproduce every input column.
+    * ``words``: surface forms (the tokens the models see);
+    * ``tags``: gold tag columns by name, each as long as ``words``
+      (``"upos"``, ``"xpos"``, ``"pos"``, ``"universal"``, ...);
+    * ``heads``: gold dependency heads, 1-based, 0 = root (or ``None``);
+    * ``deprels``: gold dependency relations (or ``None``);
+    * ``tree``: gold constituency tree as an ``nltk.Tree`` (or ``None``);
+    * ``source``: ``(file, line)`` where the sentence starts, for messages;
+    * ``record``: the format's own representation (e.g. a ``conllu.TokenList``),
+      kept so that writers can reproduce every input column.
     """
 
     words: list[str]

@@ -183,7 +183,7 @@ def local_vocabulary(shard):
     sorted unique word ids, its tokens as indices into ``V_s`` (``tokens == V_s[local]``).  A kernel given the
     local tokens and the rows ``V_s`` of a (W, K) table computes what it computes on the whole table with the
     shard's own tokens wherever it only reads and fills its tokens' rows (the em / vi E-step), so the client
-    sends and receives (|V_s|, K) tables; the cvi2 sweep, which also divides by column totals over all W
+    sends and receives ``(|V_s|, K)`` tables; the cvi2 sweep, which also divides by column totals over all W
     words, gets one more row (:meth:`induce.distributed.cvi2.ClusterCVI2.rows`)."""
     tokens, offsets = shard
     vocab, local = np.unique(tokens, return_inverse=True)

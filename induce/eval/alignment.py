@@ -1,7 +1,7 @@
 """Word-alignment quality with sure and possible links (Och & Ney 2003).
 
 For predicted links A, sure links S and possible links P (with S a subset of P),
-summed over the corpus:
+summed over the corpus::
 
     precision = |A & P| / |A|
     recall    = |A & S| / |S|

@@ -1,7 +1,7 @@
 """Predictive likelihood of held-out text.
 
 Input log-probabilities are natural logarithms (nats), one per sentence:
-``log p(sentence)``.  With N tokens in total,
+``log p(sentence)``.  With N tokens in total::
 
     log_likelihood_per_token = (1/N) * sum_s log p(s)        (nats)
     perplexity               = exp(-log_likelihood_per_token)

@@ -508,7 +508,7 @@ def cvi1_pass(G, C_emit, q, tokens, offsets, order, alpha, beta, allowed):
     ``q`` (N, K) holds the factorised marginals; ``G`` (K+1, K) and ``C_emit``
     (W, K) must equal :func:`factorised_counts` of ``q`` and are kept in sync.
     For token ``t`` the pairs ``(t-1, t)``, ``(t, t+1)`` and its emission are
-    removed, ``q(z_t)`` is set to
+    removed, ``q(z_t)`` is set to::
 
         (E[C^{\\t}_{z_{t-1},k}] + a)                                  (3.37)
       x (E[C^{\\t}_{k,z_{t+1}}] + a + q_{t-1}(k) q_{t+1}(k))

@@ -10,24 +10,24 @@ rescaled minibatch statistics, ``N <- (1 - rho_m) N + rho_m * scale * E[C^B]``
 ``rho_m = (tau + m + 1)^-kappa``.  The algorithms differ in the parameters of
 the local step and in what a minibatch is:
 
-``svi``   minibatches of sentences; local step under the inverted expected
-          natural parameters ``exp(psi(N + a) - psi(N. + K a))`` (Hoffman et al.
-          2013; Johnson & Willsky 2014 eq. 10-12: ``N`` is the Dirichlet natural
-          parameter minus the prior, so the natural-gradient step is 3.103);
-``scvi``  minibatches of sentences; local step under the surrogate parameters
-          ``(N + a) / (N. + K a)`` (thesis eq. 3.98-3.100), no per-sentence
-          statistics kept;
-``scvi3`` one long sequence cut into subsequences of length ``T``; minibatches
-          of ``M`` subsequences; the guarded sum-product of
-          :mod:`induce.kernels.subchain` with the neighbours' boundary
-          marginals (paper 001 eq. 6-21; the only per-subsequence memory is
-          ``q(z_1)`` and ``q(z_T)``);
-``scvi3-vanilla``  as ``scvi3`` but every subsequence starts from the
-          stationary distribution and has no right guard;
-``svi-buffered``  SVI on subsequences padded with ``B`` observations on each
-          side (Foti et al. 2014), started from the stationary distribution;
-          statistics from the inner range only;
-``svi-vanilla``  as ``svi-buffered`` with ``B = 0``.
+* ``svi``: minibatches of sentences; local step under the inverted expected
+  natural parameters ``exp(psi(N + a) - psi(N. + K a))`` (Hoffman et al.
+  2013; Johnson & Willsky 2014 eq. 10-12: ``N`` is the Dirichlet natural
+  parameter minus the prior, so the natural-gradient step is 3.103);
+* ``scvi``: minibatches of sentences; local step under the surrogate parameters
+  ``(N + a) / (N. + K a)`` (thesis eq. 3.98-3.100), no per-sentence
+  statistics kept;
+* ``scvi3``: one long sequence cut into subsequences of length ``T``; minibatches
+  of ``M`` subsequences; the guarded sum-product of
+  :mod:`induce.kernels.subchain` with the neighbours' boundary
+  marginals (paper 001 eq. 6-21; the only per-subsequence memory is
+  ``q(z_1)`` and ``q(z_T)``);
+* ``scvi3-vanilla``: as ``scvi3`` but every subsequence starts from the
+  stationary distribution and has no right guard;
+* ``svi-buffered``: SVI on subsequences padded with ``B`` observations on each
+  side (Foti et al. 2014), started from the stationary distribution;
+  statistics from the inner range only;
+* ``svi-vanilla``: as ``svi-buffered`` with ``B = 0``.
 
 Emission counts are stored as ``factor * table`` so that the decay
 ``(1 - rho)`` is one scalar multiply and a minibatch touches only the rows of

@@ -16,7 +16,7 @@ and ``z_{T+1}`` (the first state of the next one) and the potentials 3.72-3.76:
     f_{T+1}(z_T, z_{T+1}) = (E[C_{z_T,z_{T+1}}] + a / (K q(z_{T+1}))) / (E[C_{z_T,.}] + K a)   (3.75)
     f_{T+2}(z_{T+1})    = q(z_{T+1})                                      (3.76)
 
-The leaf messages 3.77-3.80 through the guards collapse to two vectors:
+The leaf messages 3.77-3.80 through the guards collapse to two vectors::
 
     left(z_1)  = sum_{z_0} f_0(z_0) f_1'(z_0, z_1)     = sum_j q(z_0=j) C_{j,z_1} + a       (3.68, 3.79 at t=1)
     right(z_T) = sum_{z_{T+1}} f_{T+1}(z_T, z_{T+1}) f_{T+2}(z_{T+1})

@@ -112,6 +112,7 @@ def signature(word: str, known_lower: bool = False, sentence_initial: bool = Fal
     """Unknown-word class of ``word`` (Berkeley parser lexicon, English, unknown level 5).
 
     ``UNK`` followed by
+
     * capitalisation: ``-INITC`` for a sentence-initial word with one capital
       first letter (plus ``-KNOWNLC`` when its lower-cased form is a known word),
       ``-CAPS`` for other words starting with a capital or with capitals after a

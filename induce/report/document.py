@@ -3,16 +3,16 @@
 The input is the dict a command prints with ``--json`` plus these optional keys
 (all JSON-serialisable, so a run file can be rendered later by ``induce report``):
 
-``trace``         list of per-iteration records (``iteration``, the objective, metrics, ...);
-                  string-valued fields (e.g. an aligner's ``direction``/``stage``) split the records into lines;
-``confusion``     ``{"states": [...], "tags": [...], "counts": [[...]], "mapping": [...]}`` (see
-                  :func:`induce.report.payloads.confusion_data`);
-``state_usage``   ``{"names": [...], "counts": [...]}``: tokens per induced state;
-``trees``         ``[{"predicted": "(S ...)", "gold": "(S ...)" or null}, ...]``;
-``dependencies``  ``[{"words": [...], "heads": [...], "gold": [...] or null}, ...]`` (heads 1-based, 0 = root);
-``alignments``    ``[{"source": [...], "target": [...], "links": [[i, j], ...], "sure": [...], "possible": [...]}]``;
-``series``        ``{"values": (T,) or (T, D), "states": (T,), "names": [...], "time": (T,)}``;
-``runs``, ``summary``  the head-to-head runs of :func:`induce.compare.compare`.
+* ``trace``: list of per-iteration records (``iteration``, the objective, metrics, ...);
+  string-valued fields (e.g. an aligner's ``direction``/``stage``) split the records into lines;
+* ``confusion``: ``{"states": [...], "tags": [...], "counts": [[...]], "mapping": [...]}`` (see
+  :func:`induce.report.payloads.confusion_data`);
+* ``state_usage``: ``{"names": [...], "counts": [...]}``: tokens per induced state;
+* ``trees``: ``[{"predicted": "(S ...)", "gold": "(S ...)" or null}, ...]``;
+* ``dependencies``: ``[{"words": [...], "heads": [...], "gold": [...] or null}, ...]`` (heads 1-based, 0 = root);
+* ``alignments``: ``[{"source": [...], "target": [...], "links": [[i, j], ...], "sure": [...], "possible": [...]}]``;
+* ``series``: ``{"values": (T,) or (T, D), "states": (T,), "names": [...], "time": (T,)}``;
+* ``runs``, ``summary``: the head-to-head runs of :func:`induce.compare.compare`.
 
 Every other scalar is a run setting, unless its name is a metric (or a nested dict
 holds metrics), in which case it goes to the metrics table.  Each section is an

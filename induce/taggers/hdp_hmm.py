@@ -7,23 +7,23 @@ with the concentration and the top-level word distribution ``tau`` learned,
 with the direct-assignment truncation at ``K`` states (thesis 5.3; Teh et al.
 2008): ``q(z) = 0`` whenever a state exceeds ``K``.  Inference (``infer=``):
 
-``cvi``   batch collapsed VI (thesis 5.3): per-sentence ``q(z^i)`` under the
-          surrogate transitions ``(E[C^{\\i}_jk] + sigma G[pi_k]) / (E[C^{\\i}_j.] + sigma)``
-          (eq. 5.37-5.39), then the sticks (5.25-5.26), ``gamma`` (5.17) and
-          ``sigma`` (5.20) from the expected table counts (5.35-5.36), the last
-          two once the symmetric start has broken (``hyper_burn_in``); then split-merge moves
-          accepted by the collapsed bound of eq. 5.13 (``merge_moves``);
-``scvi``  stochastic CVI (thesis 5.3 "Stochastic CVI"; Wang & Blunsom,
-          paper 004): global counts blended per minibatch (eq. 3.103),
-          ``gamma``, ``sigma`` and the sticks by gradient steps (eq. 5.40 with
-          5.16, 5.19, 5.23-5.24; natural gradient for the sticks as in paper
-          004 eq. 14, scaled steps for ``gamma`` and ``sigma``); each
-          minibatch's ``q(C^m = 0)`` is kept and replaced when it comes round again; cvi's split-merge
-          moves on the memoized local statistics (``merge_moves``, ``scvi_memory``);
-          ``Dir(beta tau)`` by :meth:`induce.infer.hdp.EmissionPrior.stochastic_step`;
-``svi``   stochastic mean-field VI with a point estimate of the top-level
-          stick (Johnson & Willsky 2014, section 4);
-``beam``  the beam sampler (Van Gael et al. 2008).
+* ``cvi``: batch collapsed VI (thesis 5.3): per-sentence ``q(z^i)`` under the
+  surrogate transitions ``(E[C^{\\i}_jk] + sigma G[pi_k]) / (E[C^{\\i}_j.] + sigma)``
+  (eq. 5.37-5.39), then the sticks (5.25-5.26), ``gamma`` (5.17) and
+  ``sigma`` (5.20) from the expected table counts (5.35-5.36), the last
+  two once the symmetric start has broken (``hyper_burn_in``); then split-merge moves
+  accepted by the collapsed bound of eq. 5.13 (``merge_moves``);
+* ``scvi``: stochastic CVI (thesis 5.3 "Stochastic CVI"; Wang & Blunsom,
+  paper 004): global counts blended per minibatch (eq. 3.103),
+  ``gamma``, ``sigma`` and the sticks by gradient steps (eq. 5.40 with
+  5.16, 5.19, 5.23-5.24; natural gradient for the sticks as in paper
+  004 eq. 14, scaled steps for ``gamma`` and ``sigma``); each
+  minibatch's ``q(C^m = 0)`` is kept and replaced when it comes round again; cvi's split-merge
+  moves on the memoized local statistics (``merge_moves``, ``scvi_memory``);
+  ``Dir(beta tau)`` by :meth:`induce.infer.hdp.EmissionPrior.stochastic_step`;
+* ``svi``: stochastic mean-field VI with a point estimate of the top-level
+  stick (Johnson & Willsky 2014, section 4);
+* ``beam``: the beam sampler (Van Gael et al. 2008).
 
 ``q(C > 0)`` (needed by the table counts) by ``qc=`` ``heuristic`` (eq. 5.67,
 default), ``exact`` (5.53-5.56), ``meanfield`` (5.60-5.64) or ``sampling``

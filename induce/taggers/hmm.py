@@ -4,17 +4,17 @@ Model (thesis section 3.1): ``K`` hidden states, transition rows (row 0 = the
 start state) ``theta_j ~ Dir(alpha)``, emissions ``phi_k ~ Dir(beta)`` over the
 vocabulary.  Inference algorithms (``infer=``):
 
-``em``    Baum-Welch, MAP under the priors (default; ``map_estimate=False``: maximum likelihood);
-``vi``    mean-field VB with the inverted expected natural parameters (eq. 3.21-3.22);
-``cvi1``  CVI algorithm 1, fully factorised ``q(z_t)`` (eq. 3.33, 3.37-3.39);
-``cvi2``  CVI algorithm 2, one ``q(z^i)`` per sentence (eq. 3.44-3.50);
-``cgs``   collapsed Gibbs sampling (eq. 3.25) with simulated annealing;
-``cvi3``  CVI algorithm 3: the corpus as one long sequence cut into
-          subsequences of ``subseq_length``, with guarded boundaries (eq. 3.56-3.82);
-``svi``, ``scvi``  stochastic VI / CVI over minibatches of sentences (eq. 3.98-3.104);
-``scvi3``, ``scvi3-vanilla``, ``svi-buffered``, ``svi-vanilla``  stochastic
-          single-sequence algorithms (paper 001; thesis 3.8.4), see
-          :mod:`induce.infer.stochastic_hmm`.
+* ``em``: Baum-Welch, MAP under the priors (default; ``map_estimate=False``: maximum likelihood);
+* ``vi``: mean-field VB with the inverted expected natural parameters (eq. 3.21-3.22);
+* ``cvi1``: CVI algorithm 1, fully factorised ``q(z_t)`` (eq. 3.33, 3.37-3.39);
+* ``cvi2``: CVI algorithm 2, one ``q(z^i)`` per sentence (eq. 3.44-3.50);
+* ``cgs``: collapsed Gibbs sampling (eq. 3.25) with simulated annealing;
+* ``cvi3``: CVI algorithm 3: the corpus as one long sequence cut into
+  subsequences of ``subseq_length``, with guarded boundaries (eq. 3.56-3.82);
+* ``svi``, ``scvi``: stochastic VI / CVI over minibatches of sentences (eq. 3.98-3.104);
+* ``scvi3``, ``scvi3-vanilla``, ``svi-buffered``, ``svi-vanilla``: stochastic
+  single-sequence algorithms (paper 001; thesis 3.8.4), see
+  :mod:`induce.infer.stochastic_hmm`.
 
 All deterministic algorithms start from the same random local posteriors given
 ``random_state`` (thesis footnote 5).  Each algorithm is one module of :mod:`induce.algorithms`; the
