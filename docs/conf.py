@@ -57,7 +57,9 @@ autodoc_default_options = {
     "members": True,
     "show-inheritance": True,
     # scikit-learn's metadata-routing setters, generated on every estimator
-    "exclude-members": "set_fit_request,set_predict_request,set_score_request,set_transform_request",
+    "exclude-members": ",".join(f"set_{m}_request" for m in (
+        "fit", "partial_fit", "predict", "predict_proba", "predict_log_proba", "decision_function", "score",
+        "split", "transform", "inverse_transform")),
 }
 autodoc_member_order = "bysource"
 autodoc_typehints = "none"          # the signatures show them; numpydoc's sections say what they mean

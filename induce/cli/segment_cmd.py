@@ -245,7 +245,7 @@ def _model(args, n_columns: int):
 #: what ``--load`` reads besides the model: input, output, decoding
 LOAD_OPTIONS = ("series", "load", "model", "output", "columns", "id_column", "heldout", "decode", "round", "posteriors",
                 "segments", "json", "report", "quiet", "progress")
-#: the HDP's concentrations, read by --model hdp-hmm (--infer hdp-*) and hdp-hsmm only
+#: the HDP's concentrations, read by ``--model hdp-hmm`` (``--infer hdp-*``) and ``hdp-hsmm`` only
 HDP_OPTIONS = ("gamma", "sigma")
 #: the truncation of --model hdp-hmm / hdp-hsmm when --states is not given: room for the number of states to
 #: be learned (a truncation of 3 would cap it at 3); docs/experiments/segment_truncation.md

@@ -13,7 +13,7 @@ pairs ``(D, B)``).  ``P_CCM(S, B)`` is the CCM's tree-independent part times
 ``prod_{varying (i, j) in B} phi(i, j)`` (:mod:`induce.kernels.ccm`), so the
 product's sum is a chart over headed spans (the DMV's original O(n^5) one)
 with ``phi`` multiplied in at every attachment; the STOP factors, which do not
-depend on the order, are applied when a head's span is complete:
+depend on the order, are applied when a head's span is complete::
 
     I[h, h, h+1] = 1
     I[i, h, j] = phi(i, j) [ sum_{h<k<j} I[i, h, k] cont(h, R, v(k > h+1)) sum_{k<=a<j} att(h->a) C[k, j, a]
