@@ -317,21 +317,25 @@ class HSMMSegmenter(InduceEstimator):
 class HDPHSMMSegmenter(HSMMSegmenter):
     """The HDP-HSMM (paper 002 section 4) truncated at ``n_states``: :class:`HSMMSegmenter`'s parameters
     (``alpha`` unused) plus ``gamma`` (top-level concentration) and ``sigma`` (transition concentration,
-    J&W's ``alpha``), both fixed; ``infer`` ``vi``, ``svi``, ``cvi2`` or ``scvi``.  Extra fitted attribute:
-    ``stick_`` (K+1,) the point-estimated top-level weights ``b*`` (the last entry the rest);
-    :meth:`effective_states` the number of states in use."""
+    J&W's ``alpha``), their starting values, learned by empirical Bayes on the bound once the objective has
+    first gained unless ``learn_hyper=False`` (:class:`~induce.infer.series_hdp_hsmm.HDPHSMMFit`;
+    docs/experiments/hsmm.md); ``infer`` ``vi``, ``svi``, ``cvi2`` or ``scvi``.  Extra fitted attributes:
+    ``stick_`` (K+1,) the point-estimated top-level weights ``b*`` (the last entry the rest), ``gamma_`` and
+    ``sigma_`` (the concentrations the fit ended with); :meth:`effective_states` the number of states in use."""
 
     def __init__(self, n_states: int = 10, emission="gaussian", durations: str = "negbin",
                  max_duration: int | None = None, r: float | None = None, infer: str = "vi", n_iter: int = 100,
                  tol: float = 1e-4, alpha: float = 1.0, batch_size: int = 10, tau: float = 1.0, kappa: float = 0.6,
                  subsequence_length: int | None = None, gamma: float = 1.0, sigma: float = 1.0,
-                 random_state: int = 0, max_r: int = MAX_R, hmm_start: bool = True):
+                 random_state: int = 0, max_r: int = MAX_R, hmm_start: bool = True, learn_hyper: bool = True):
         super().__init__(n_states, emission, durations, max_duration, r, infer, n_iter, tol, alpha, batch_size, tau,
                          kappa, subsequence_length, random_state, max_r, hmm_start=hmm_start)
         self.gamma = gamma
         self.sigma = sigma
+        self.learn_hyper = learn_hyper
 
     _algorithms, _kind = HDP_HSMM_ALGORITHMS, "HDP-HSMM"
+    _parameter_constraints = HSMMSegmenter._parameter_constraints | {"learn_hyper": Boolean()}
 
     def _validate(self):
         super()._validate()
@@ -340,17 +344,25 @@ class HDPHSMMSegmenter(HSMMSegmenter):
 
     def _fit_object(self, family, durations, **common):
         return HDPHSMMFit(family, durations, int(self.n_states), gamma=float(self.gamma), sigma=float(self.sigma),
-                          **common)
+                          learn_hyper=bool(self.learn_hyper), **common)
 
     def _keep(self, fit) -> None:
-        self.stick_ = fit.b
+        self.stick_, self.gamma_, self.sigma_ = fit.b, fit.gamma, fit.sigma
+
+    def _restored(self, arrays) -> None:
+        """As the HSMM's; files from before the learned concentrations hold the given ones."""
+        super()._restored(arrays)
+        arrays.setdefault("gamma", np.float64(self.gamma))
+        arrays.setdefault("sigma", np.float64(self.sigma))
 
     def _transitions(self, rule: str):
-        return hdp_hsmm_transitions(rule, self.trans_counts_, self.stick_, float(self.sigma))
+        return hdp_hsmm_transitions(rule, self.trans_counts_, self.stick_, float(self.sigma_))
 
     def effective_states(self, coverage: float = 0.99) -> int:
         """Fewest states covering ``coverage`` of the expected steps (thesis 5.5.1)."""
         self._check_fitted()
         return effective_states(self.family_.counts(self.stats_), coverage)
 
-    _MODEL_ARRAYS = HSMMSegmenter._MODEL_ARRAYS + (modelfile.Field("stick", "f8", ("K+1",), positive=True),)
+    _MODEL_ARRAYS = HSMMSegmenter._MODEL_ARRAYS + (modelfile.Field("stick", "f8", ("K+1",), positive=True),
+                                                   modelfile.Field("gamma", "f8", (), positive=True, optional=True),
+                                                   modelfile.Field("sigma", "f8", (), positive=True, optional=True))
