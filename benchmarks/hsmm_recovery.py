@@ -19,7 +19,9 @@ from induce.series.hsmm import HDPHSMMSegmenter
 #: (true K, emission family, duration family) of every setting
 SETTINGS = (
     (3, "gaussian", "poisson"), (4, "poisson", "negbin"), (5, "gaussian", "negbin"), (6, "poisson", "poisson"))
-STEPS_PER_STATE = 500
+#: steps per series: over the message budget at truncation 10, so ``max_duration`` comes from the HMM's longest
+#: segment (docs/experiments/hsmm_defaults.md); a series of 1,500 steps would run with D = T = 1,500
+STEPS = 3200
 
 
 def sample_hsmm(K: int, emission: str, durations: str, T: int, rng) -> np.ndarray:
@@ -49,7 +51,7 @@ def hdp_recovery(args) -> list[dict]:
     for K, emission, durations in SETTINGS[:args.settings]:
         for seed in range(args.seeds):
             rng = np.random.default_rng([K, seed])
-            train, test = (sample_hsmm(K, emission, durations, STEPS_PER_STATE * K, rng) for _ in range(2))
+            train, test = (sample_hsmm(K, emission, durations, STEPS, rng) for _ in range(2))
             for infer in algorithms:
                 row = {"K": K, "emission": emission, "durations": durations, "seed": seed, "infer": infer}
                 for learn in (True, False) if args.fixed else (True,):
