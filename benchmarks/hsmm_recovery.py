@@ -3,7 +3,7 @@
 Series sampled from known HSMMs (:func:`sample_hsmm`) with ``K`` in 3..6 states, Gaussian or Poisson emissions
 and Poisson or negative-binomial durations; the HDP-HSMM truncated at 10 with every default (learned
 concentrations, the HMM start with merge moves) fitted by each algorithm; a run counts when
-``effective_states()`` equals ``K``.  Held-out: the log-likelihood per step of a second series from the same
+``effective_states()`` equals ``K``.  Held-out: the log-likelihood per step (``score``) of a second series from the same
 model, against the same fit with the concentrations held at their starting values (``learn_hyper=False``).
 """
 
@@ -61,7 +61,7 @@ def hdp_recovery(args) -> list[dict]:
                         model = HDPHSMMSegmenter(10, emission, infer=infer, random_state=seed,
                                                  learn_hyper=learn).fit(train)
                     key = "learned" if learn else "fixed"
-                    row[key] = {"states": model.effective_states(), "heldout": model.score(test) / len(test),
+                    row[key] = {"states": model.effective_states(), "heldout": model.score(test),
                                 "gamma": model.gamma_, "sigma": model.sigma_, "merges": len(model.merges_),
                                 "seconds": time.perf_counter() - t0}
                 rows.append(row)
