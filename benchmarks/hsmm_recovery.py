@@ -3,8 +3,8 @@
 Series sampled from known HSMMs (:func:`sample_hsmm`) with ``K`` in 3..6 states, Gaussian or Poisson emissions
 and Poisson or negative-binomial durations; the HDP-HSMM truncated at 10 with every default (learned
 concentrations, the HMM start with merge moves) fitted by each algorithm; a run counts when
-``effective_states()`` equals ``K``.  Held-out: the log-likelihood per step (``score``) of a second series from the same
-model, against the same fit with the concentrations held at their starting values (``learn_hyper=False``).
+``effective_states()`` equals ``K``.  Held-out: the log-likelihood per step (``score``) of a second series from
+the same model, against the same fit with the concentrations held at their starting values (``learn_hyper=False``).
 """
 
 from __future__ import annotations
