@@ -9,6 +9,7 @@ Usage::
                                            [--infer vi|svi --batch-size 5]
     python benchmarks/hsmm_bench.py fig1b [--seeds 3] [--budget 40]
     python benchmarks/hsmm_bench.py defaults [--seeds 3] [--series nile,faithful,...] [--states 2,3,4]
+    python benchmarks/hsmm_bench.py hdp-recovery [--seeds 10] [--settings 4] [--algorithms vi,svi,cvi2,scvi] [--fixed]
 
 ``real``: Old Faithful ``geyser.csv`` (waiting, duration; Gaussian) and monthly sunspots
 (``sunspot_month.csv`` value; Gaussian): fit em on the first 80% of the series, report the held-out
@@ -39,6 +40,7 @@ varies, ratios do not).
 r up to 1 = geometric, up to 10; Poisson), fit on the first 80%, held-out log-likelihood per step of the
 last 20% given the first 80% (mean over seeds), segments on the whole series, seconds; the defaults' fits
 (seed 0) drawn into ``benchmarks/results/hsmm_defaults.png`` (HMM and HSMM Viterbi states per series).
+``hdp-recovery``: the HDP-HSMM's defaults on series from known HSMMs (:mod:`hsmm_recovery`).
 All modes print a markdown table and write JSON under ``benchmarks/out/`` (``defaults``: ``benchmarks/results/``).
 """
 
@@ -62,6 +64,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from induce.series import HMMSegmenter, read_series  # noqa: E402
 from induce.infer.series_hsmm import runs  # noqa: E402
 from induce.series.hsmm import HSMMSegmenter  # noqa: E402
+from hsmm_recovery import hdp_recovery, recovery_table  # noqa: E402
 
 CORPORA = Path(os.environ.get("INDUCE_CORPORA", ROOT.parent / "shared" / "corpora")) / "timeseries"
 SERIES = {"geyser": ("geyser.csv", ["waiting", "duration"], 30), "sunspots": ("sunspot_month.csv", ["value"], 200)}
@@ -399,7 +402,7 @@ def draw_defaults(paths, data):
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("mode", choices=("real", "speed", "fig1b", "nbfig2", "nbspeed", "defaults"))
+    p.add_argument("mode", choices=("real", "speed", "fig1b", "nbfig2", "nbspeed", "defaults", "hdp-recovery"))
     p.add_argument("--series", default="nile,faithful,geyser,eustock,sunspots,lynx", help="defaults: series")
     p.add_argument("--states", type=lambda v: [int(k) for k in v.split(",")], default=None,
                    help="defaults: numbers of states K to run each series at (default: the series' own K, and the "
@@ -415,15 +418,20 @@ def main():
     p.add_argument("--radius", type=float, default=2.0, help="nbfig2: distance of the emission means from 0")
     p.add_argument("--infer", choices=("vi", "svi"), default="vi", help="nbfig2: batch passes or svi epochs")
     p.add_argument("--batch-size", type=int, default=5, help="nbfig2 --infer svi: sequences per minibatch")
+    p.add_argument("--settings", type=int, default=4, help="hdp-recovery: the first N of hsmm_recovery.SETTINGS")
+    p.add_argument("--algorithms", default="vi,svi,cvi2,scvi", help="hdp-recovery: algorithms")
+    p.add_argument("--fixed", action="store_true", help="hdp-recovery: also fit with fixed concentrations")
     args = p.parse_args()
     if args.mode == "defaults":
         print("| series | K | HMM | " + " | ".join(f"HSMM {v}" for v in VARIANTS)
               + " | default - HMM | D | s HMM / HSMM |")
         print("|---|---|" + "---|" * (len(VARIANTS) + 4))
     rows = {"real": real, "speed": speed, "fig1b": fig1b, "nbfig2": nbfig2, "nbspeed": nbspeed,
-            "defaults": defaults}[args.mode](args)
+            "defaults": defaults, "hdp-recovery": hdp_recovery}[args.mode](args)
     if args.mode == "fig1b":
         fig1b_table(rows)
+    if args.mode == "hdp-recovery":
+        recovery_table(rows)
     out = ROOT / "benchmarks" / ("results" if args.mode == "defaults" else "out")  # defaults: the record's JSON
     out.mkdir(parents=True, exist_ok=True)
     suffix = f"_radius{args.radius:g}" + ("_svi" if args.infer == "svi" else "") if args.mode == "nbfig2" else ""

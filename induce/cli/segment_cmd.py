@@ -78,7 +78,8 @@ def register(sub) -> None:
     m.add_argument("--model", choices=SERIES_MODELS, default="hmm",
                    help="hmm; hdp-hmm: the HDP-HMM truncated at --states (learns how many it uses); hsmm: explicit "
                         "state durations, no self-transitions; hdp-hsmm: the HDP-HSMM truncated at --states, with "
-                        "--gamma and --sigma (fixed) (default hmm)")
+                        "--gamma and --sigma learned from their starting values, started from the HMM with merge moves "
+                        "(default hmm)")
     m.add_argument("--durations", choices=DURATION_FAMILIES, default="negbin",
                    help="duration family (default negbin with r learned: geometric, as the HMM's, or more regular, "
                         "state by state; docs/experiments/hsmm_defaults.md)")
@@ -96,9 +97,9 @@ def register(sub) -> None:
                    help="write the Viterbi segments as CSV rows (sequence, start, end, state), end exclusive")
     h = p.add_argument_group("HDP-HMM (--model hdp-hmm)")
     h.add_argument("--gamma", type=finite_positive_float, default=1.0,
-                   help="top-level concentration (default 1; learned by hdp-cvi/hdp-scvi, fixed for hdp-svi)")
+                   help="top-level concentration (default 1; learned by hdp-cvi/hdp-scvi and hdp-hsmm, fixed for hdp-svi)")
     h.add_argument("--sigma", type=finite_positive_float, default=1.0,
-                   help="transition concentration (default 1; learned by hdp-cvi/hdp-scvi, fixed for hdp-svi)")
+                   help="transition concentration (default 1; learned by hdp-cvi/hdp-scvi and hdp-hsmm, fixed for hdp-svi)")
     s = p.add_argument_group("stochastic and subsequence options (cvi2, svi, scvi and the hdp-* algorithms)")
     s.add_argument("--batch-size", type=positive_int, metavar="M",
                    help="items per minibatch (default 10; --model hmm on a cluster: the largest that keeps 500 "

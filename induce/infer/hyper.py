@@ -142,17 +142,43 @@ def fit_symmetric_dirichlet_vb(counts, a_q: float, a0: float, max_iter: int = 10
     counts = np.asarray(counts, dtype=np.float64)
     J, K = counts.shape
     S = float((digamma(counts + a_q).sum(axis=1) - K * digamma(counts.sum(axis=1) + K * a_q)).sum())
+    return _newton_log(lambda a: (J * K * (digamma(K * a) - digamma(a)) + S,
+                                  J * K * (K * polygamma(1, K * a) - polygamma(1, a))), a0, max_iter, tol)
+
+
+def fit_dirichlet_precision_vb(mean, elog, s0: float, max_iter: int = 100, tol: float = 1e-7) -> float:
+    """The precision ``s`` of rows ``theta_j ~ Dir(s m_j)`` with base measures ``m_j`` held fixed that maximises
+    the prior's part of the bound (the asymmetric form of :func:`fit_symmetric_dirichlet_vb`)
+
+        L(s) = sum_j [lnG(s M_j) - sum_k lnG(s m_jk) + s sum_k m_jk e_jk],   M_j = sum_k m_jk
+
+    for fixed ``e_jk = E_q[log theta_jk]`` (Minka 2000, "Estimating a Dirichlet distribution", section 3.3: the
+    precision with the mean fixed; ``L`` is concave in ``s``).  ``mean`` ``(J, K)`` is zero outside a row's
+    support (those ``e_jk`` are ignored).  Newton's method on ``log s`` from ``s0``, clipped to :data:`BOUNDS`.
+    The HDP's transition concentration ``sigma`` with ``m_j`` the top-level weights ``b*`` over row ``j``'s
+    support (:mod:`induce.infer.series_hdp_hsmm`).
+    """
+    m = np.asarray(mean, dtype=np.float64)
+    on = m > 0
+    m_on, M = m[on], m.sum(axis=1)
+    linear = float((m_on * np.asarray(elog, dtype=np.float64)[on]).sum())
+    return _newton_log(lambda s: ((M * digamma(s * M)).sum() - (m_on * digamma(s * m_on)).sum() + linear,
+                                  (M * M * polygamma(1, s * M)).sum() - (m_on * m_on * polygamma(1, s * m_on)).sum()),
+                       s0, max_iter, tol)
+
+
+def _newton_log(derivatives, a0: float, max_iter: int, tol: float) -> float:
+    """Maximise a concave function of ``a > 0`` by Newton's method on ``log a`` (:func:`_newton_step_log`) from
+    ``a0``; ``derivatives(a)`` gives its first and second derivatives in ``a``.  Stops when ``|delta log a| <
+    tol``; clipped to :data:`BOUNDS`."""
     lo, hi = np.log(BOUNDS[0]), np.log(BOUNDS[1])
     u = float(np.clip(np.log(a0), lo, hi))
     for _ in range(max_iter):
-        a = np.exp(u)
-        g = J * K * (digamma(K * a) - digamma(a)) + S
-        h = J * K * (K * polygamma(1, K * a) - polygamma(1, a))
-        new_u = _newton_step_log(u, g, h, lo, hi)
-        if abs(new_u - u) < tol:
-            u = new_u
-            break
+        new_u = _newton_step_log(u, *derivatives(np.exp(u)), lo, hi)
+        converged = abs(new_u - u) < tol
         u = new_u
+        if converged:
+            break
     return float(np.clip(np.exp(u), *BOUNDS))
 
 

@@ -35,6 +35,7 @@ from scipy.special import digamma, gammaln
 
 from .estimators import dirichlet_kl
 from .hdp_svi import stick_gradient, truncated_step
+from .hyper import fit_dirichlet_precision_vb
 from .series_hsmm import HSMMFit
 
 HDP_HSMM_ALGORITHMS = ("vi", "svi", "cvi2", "scvi")
@@ -137,18 +138,52 @@ def stick_ascent(b: np.ndarray, elog: np.ndarray, sigma: float, gamma: float, n_
     return b
 
 
+def gamma_update(b: np.ndarray) -> float:
+    """The ``gamma`` maximising :func:`log_gem` of the point-estimated stick: ``d/dgamma = K / gamma + ln b_rest``
+    (the sticks' ``ln(1 - v_i)`` telescope to ``ln c_{K+1} = ln b_rest``), so ``gamma = K / (-ln b_rest)``: the
+    thesis's eq. 5.17, ``K / sum_k E[-ln(1 - v_k)]``, at ``q(v) = delta_{v*}``."""
+    return float(np.clip((len(b) - 1) / -np.log(b[-1]), 1e-4, 1e4))
+
+
+def sigma_update(b: np.ndarray, elog: np.ndarray, sigma: float) -> float:
+    """The ``sigma`` maximising :func:`stick_objective` with ``b`` and ``elog`` held fixed: every row's
+    ``Dir(sigma b*)`` over its support (:func:`induce.infer.hyper.fit_dirichlet_precision_vb`)."""
+    return fit_dirichlet_precision_vb(np.where(support(len(b) - 1), b[None, :], 0.0), elog, sigma)
+
+
 @dataclass
 class HDPHSMMFit(HSMMFit):
     """An :class:`HSMMFit` under the HDP transition prior, truncated at ``n_states``; ``b`` the stick."""
 
     gamma: float = 1.0
     sigma: float = 1.0
+    #: learn ``gamma`` and ``sigma`` (:meth:`_learn_concentrations`) once the objective has first gained
+    learn_hyper: bool = True
 
     algorithms = HDP_HSMM_ALGORITHMS
 
     def run(self, sequences):
         self.b = np.full(self.n_states + 1, 1.0 / (self.n_states + 1))
+        self.objectives, self.learn_from = [], None
         return super().run(sequences)
+
+    def _noted(self, objective: float) -> float:
+        """Held until the objective first gains (as the HDP-HMM's adaptive burn-in): learning starts after the
+        first pass whose objective beats the first pass's; ``learn_from`` records that pass (1-based)."""
+        self.objectives.append(objective)
+        if self.learn_from is None and objective > self.objectives[0]:
+            self.learn_from = len(self.objectives)
+        return objective
+
+    def _learn_concentrations(self, elog: np.ndarray, rho: float = 1.0) -> None:
+        """Empirical Bayes on the bound: ``sigma`` (:func:`sigma_update`) then ``gamma`` (:func:`gamma_update`)
+        at ``b*`` and ``elog`` held fixed -- a coordinate ascent step of vi's ELBO, an EM step of the collapsed
+        evidence ``ln GEM(b*) + sum_i ln DirMult(C_i | sigma b*)`` (cvi2) -- blended ``(1 - rho) old + rho new``
+        after an svi/scvi minibatch (eq. 5.40's scaled steps land on the closed forms at ``rho = 1``)."""
+        if not self.learn_hyper or self.learn_from is None:
+            return
+        self.sigma += rho * (sigma_update(self.b, elog, self.sigma) - self.sigma)
+        self.gamma += rho * (gamma_update(self.b) - self.gamma)
 
     def _name(self) -> str:
         return "hdp-hsmm"
@@ -184,11 +219,15 @@ class HDPHSMMFit(HSMMFit):
         return dirichlet_kl(l0[None], p0[None]) + dirichlet_kl(loff, poff) - log_gem(self.b, self.gamma)
 
     def _after_pass(self, state):
-        """Batch: ``b*`` to a maximum of its objective with ``q(pi) = Dir(sigma b* + C)`` held fixed."""
-        self.b = stick_ascent(self.b, row_expectations(state["C"], self.b, self.sigma), self.sigma, self.gamma)
+        """Batch: ``b*`` to a maximum of its objective with ``q(pi) = Dir(sigma b* + C)`` held fixed, then the
+        concentrations (:meth:`_learn_concentrations`)."""
+        elog = row_expectations(state["C"], self.b, self.sigma)
+        self.b = stick_ascent(self.b, elog, self.sigma, self.gamma)
+        self._learn_concentrations(elog)
 
     def _after_minibatch(self, state, rho):
         """svi/scvi: one truncated gradient step of size ``rho / items`` (as the HDP-HMM's SVI baseline)."""
-        grad = stick_objective_gradient(self.b, row_expectations(state["C"], self.b, self.sigma), self.sigma,
-                                        self.gamma)
+        elog = row_expectations(state["C"], self.b, self.sigma)
+        grad = stick_objective_gradient(self.b, elog, self.sigma, self.gamma)
         self.b = truncated_step(self.b, grad, rho / max(1.0, len(state["bounds"])))
+        self._learn_concentrations(elog, rho)

@@ -154,7 +154,7 @@ class HSMMFit:
         result = HSMMResult(state["C"], state["S"], dur_stats=state["Sd"])
         # vi's ELBO never decreases; em's log-likelihood at MAP estimates may fall by a little (it is the
         # log posterior that MAP-EM increases), so only vi is checked for monotonicity
-        iterate(lambda: step(state), result, self.n_iter, self.tol, self.infer == "vi" and self.elbo,
+        iterate(lambda: self._noted(step(state)), result, self.n_iter, self.tol, self.infer == "vi" and self.elbo,
                 f"{self._name()} {self.infer}",
                 None if self.callback is None else lambda it, f: self.callback(it, f, state))
         result.trans, result.stats, result.dur_stats = state["C"], state["S"], state["Sd"]
@@ -172,6 +172,11 @@ class HSMMFit:
     def transition_bound(self, C: np.ndarray) -> float:
         """The transition factors' share of ``-ELBO`` beyond ``E log p(x | pi)``: ``KL(q(pi) || p(pi))``."""
         return transition_kl(C, self.alpha)
+
+    def _noted(self, objective: float) -> float:
+        """Every pass's objective on its way to the stopping rule (the HDP-HSMM holds its concentrations until it
+        first gains)."""
+        return objective
 
     def _after_pass(self, state) -> None:
         """Global updates beyond the statistics after a batch pass (none for the finite HSMM)."""

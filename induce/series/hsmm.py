@@ -27,6 +27,7 @@ from ..infer.convergence import FitWarning
 from ..infer.series import emission_rows
 from ..infer.hdp import effective_states
 from ..infer.hsmm_embed import NBEmbedFit, embed_path, embed_posterior, nb_chain, uses_embedding
+from ..infer.hsmm_merge import merge_moves, posterior
 from ..infer.series_hdp_hsmm import HDP_HSMM_ALGORITHMS, HDPHSMMFit, hdp_hsmm_transitions
 from ..infer.series_hsmm import (HSMM_ALGORITHMS, HSMMFit, duration_rows, hsmm_path, hsmm_posterior,
                                  hsmm_transitions, log_survival, runs)
@@ -44,7 +45,7 @@ _RAISE_D = ("refit with a larger max_duration (--max-duration), or fixed-r negbi
             "have no maximum")
 
 
-def hmm_start(seqs: list[np.ndarray], emission, n_states: int, seed) -> tuple[np.ndarray, int]:
+def hmm_start(seqs: list[np.ndarray], emission, n_states: int, seed, infer: str = "vi") -> tuple[np.ndarray, int]:
     """The HMM fit an HSMM starts from: ``(gamma (sum T, K), longest)``, the HMM's posterior state marginals
     of the stacked sequences and the longest run of its Viterbi paths.
 
@@ -54,7 +55,7 @@ def hmm_start(seqs: list[np.ndarray], emission, n_states: int, seed) -> tuple[np
     geometric-duration special case of the HSMM, a start that flexible durations then refine."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FitWarning)  # the start's own convergence is not the fit's
-        hmm = HMMSegmenter(n_states, copy.deepcopy(emission), infer="vi", random_state=seed).fit(seqs)
+        hmm = HMMSegmenter(n_states, copy.deepcopy(emission), infer=infer, random_state=seed).fit(seqs)
     longest = max(e - s for path in hmm.predict(seqs) for s, e, _ in runs(path))
     return np.vstack(hmm.predict_proba(seqs)), longest
 
@@ -130,6 +131,7 @@ class HSMMSegmenter(SequenceInput, InduceEstimator):
             raise ConfigError(f"negbin_samples must be >= 0, got {self.negbin_samples}")
 
     _algorithms, _kind = HSMM_ALGORITHMS, "HSMM"
+    _start_infer = "vi"  # the HMM the fit starts from (:func:`hmm_start`)
 
     def _fit_object(self, family, durations, **common):
         if (uses_embedding(durations) and self.infer in ("em", "vi")) or (
@@ -141,6 +143,10 @@ class HSMMSegmenter(SequenceInput, InduceEstimator):
     def _keep(self, fit) -> None:
         """What the model keeps from its fit object beyond the statistics (nothing for the HSMM)."""
 
+    def _run(self, fit, seqs):
+        """``(fit object, result)`` of the fit (the HDP-HSMM's merge moves may replace the object)."""
+        return fit, fit.run(seqs)
+
     def fit(self, X, y=None, lengths=None):
         """Fit to one ``(T, d)`` array, a list of them, or a stacked array with ``lengths`` (hmmlearn's form),
         starting from the HMM's fit (:func:`hmm_start`)."""
@@ -150,7 +156,7 @@ class HSMMSegmenter(SequenceInput, InduceEstimator):
         family = copy.deepcopy(get_family(self.emission))
         seqs = [family.check_data(x) for x in seqs]
         family.default_prior(np.vstack(seqs))
-        gamma0, longest = hmm_start(seqs, self.emission, int(self.n_states), self.random_state)
+        gamma0, longest = hmm_start(seqs, self.emission, int(self.n_states), self.random_state, self._start_infer)
         self.max_duration_, self.max_duration_rule_ = self._max_duration(seqs, longest)
         if longest > self.max_duration_ and not uses_embedding(self._duration_family(self.max_duration_)):
             self._warn_short_d(f"max_duration = {self.max_duration_} is shorter than the longest segment of the "
@@ -161,7 +167,7 @@ class HSMMSegmenter(SequenceInput, InduceEstimator):
                                subsequence_length=self.subsequence_length,
                                rng=np.random.default_rng(self.random_state),
                                init_gamma=gamma0 if self.hmm_start else None)
-        result = fit.run(seqs)
+        fit, result = self._run(fit, seqs)
         self._keep(fit)
         self.family_, self.durations_ = family, durations
         self.trans_counts_, self.stats_, self.dur_stats_ = result.trans, result.stats, result.dur_stats
@@ -314,21 +320,27 @@ class HSMMSegmenter(SequenceInput, InduceEstimator):
 class HDPHSMMSegmenter(HSMMSegmenter):
     """The HDP-HSMM (paper 002 section 4) truncated at ``n_states``: :class:`HSMMSegmenter`'s parameters
     (``alpha`` unused) plus ``gamma`` (top-level concentration) and ``sigma`` (transition concentration,
-    J&W's ``alpha``), both fixed; ``infer`` ``vi``, ``svi``, ``cvi2`` or ``scvi``.  Extra fitted attribute:
-    ``stick_`` (K+1,) the point-estimated top-level weights ``b*`` (the last entry the rest);
-    :meth:`effective_states` the number of states in use."""
+    J&W's ``alpha``), their starting values, learned by empirical Bayes on the bound once the objective has
+    first gained unless ``learn_hyper=False`` (:class:`~induce.infer.series_hdp_hsmm.HDPHSMMFit`;
+    docs/experiments/hsmm.md); ``infer`` ``vi``, ``svi``, ``cvi2`` or ``scvi``.  Extra fitted attributes:
+    ``stick_`` (K+1,) the point-estimated top-level weights ``b*`` (the last entry the rest), ``gamma_`` and
+    ``sigma_`` (the concentrations the fit ended with); :meth:`effective_states` the number of states in use."""
 
     def __init__(self, n_states: int = 10, emission="gaussian", durations: str = "negbin",
                  max_duration: int | None = None, r: float | None = None, infer: str = "vi", n_iter: int = 100,
                  tol: float = 1e-4, alpha: float = 1.0, batch_size: int = 10, tau: float = 1.0, kappa: float = 0.6,
                  subsequence_length: int | None = None, gamma: float = 1.0, sigma: float = 1.0,
-                 random_state: int = 0, max_r: int = MAX_R, hmm_start: bool = True):
+                 random_state: int = 0, max_r: int = MAX_R, hmm_start: bool = True, learn_hyper: bool = True,
+                 merge: bool = True):
         super().__init__(n_states, emission, durations, max_duration, r, infer, n_iter, tol, alpha, batch_size, tau,
                          kappa, subsequence_length, random_state, max_r, hmm_start=hmm_start)
         self.gamma = gamma
         self.sigma = sigma
+        self.learn_hyper = learn_hyper
+        self.merge = merge
 
     _algorithms, _kind = HDP_HSMM_ALGORITHMS, "HDP-HSMM"
+    _parameter_constraints = HSMMSegmenter._parameter_constraints | {"learn_hyper": Boolean(), "merge": Boolean()}
 
     def _validate(self):
         super()._validate()
@@ -337,17 +349,37 @@ class HDPHSMMSegmenter(HSMMSegmenter):
 
     def _fit_object(self, family, durations, **common):
         return HDPHSMMFit(family, durations, int(self.n_states), gamma=float(self.gamma), sigma=float(self.sigma),
-                          **common)
+                          learn_hyper=bool(self.learn_hyper), **common)
 
     def _keep(self, fit) -> None:
-        self.stick_ = fit.b
+        self.stick_, self.gamma_, self.sigma_ = fit.b, fit.gamma, fit.sigma
+
+    def _run(self, fit, seqs):
+        """With ``merge``: batch vi with merge moves (:func:`induce.infer.hsmm_merge.merge_moves`) from the start;
+        vi keeps that fit, the other algorithms start from its posterior.  ``merges_``: the merges kept."""
+        if not self.merge:
+            self.merges_ = []
+            return fit, fit.run(seqs)
+        vi_fit, result, self.merges_ = merge_moves(fit, seqs)
+        if fit.infer == "vi":
+            return vi_fit, result
+        fit.init_gamma = posterior(vi_fit, result, seqs)
+        return fit, fit.run(seqs)
+
+    def _restored(self, arrays) -> None:
+        """As the HSMM's; files from before the learned concentrations hold the given ones."""
+        super()._restored(arrays)
+        arrays.setdefault("gamma", np.float64(self.gamma))
+        arrays.setdefault("sigma", np.float64(self.sigma))
 
     def _transitions(self, rule: str):
-        return hdp_hsmm_transitions(rule, self.trans_counts_, self.stick_, float(self.sigma))
+        return hdp_hsmm_transitions(rule, self.trans_counts_, self.stick_, float(self.sigma_))
 
     def effective_states(self, coverage: float = 0.99) -> int:
         """Fewest states covering ``coverage`` of the expected steps (thesis 5.5.1)."""
         self._check_fitted()
         return effective_states(self.family_.counts(self.stats_), coverage)
 
-    _MODEL_ARRAYS = HSMMSegmenter._MODEL_ARRAYS + (modelfile.Field("stick", "f8", ("K+1",), positive=True),)
+    _MODEL_ARRAYS = HSMMSegmenter._MODEL_ARRAYS + (modelfile.Field("stick", "f8", ("K+1",), positive=True),
+                                                   modelfile.Field("gamma", "f8", (), positive=True, optional=True),
+                                                   modelfile.Field("sigma", "f8", (), positive=True, optional=True))
