@@ -105,8 +105,11 @@ def test_segment_hdp_hsmm_reports_effective_states(tmp_path, capsys, data):
     assert main(args) == 0
     summary = json.loads(capsys.readouterr().out)
     assert 1 <= summary["effective_states"] <= 6 and len(summary["mean_durations"]) == 6
+    assert summary["gamma"] > 0 and summary["sigma"] > 0 and all(len(m) == 2 for m in summary["merges"])
     assert main(["segment", str(series), "--model", "hdp-hsmm", "--load", str(model), "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["effective_states"] == summary["effective_states"]
+    loaded = json.loads(capsys.readouterr().out)
+    assert loaded["effective_states"] == summary["effective_states"]
+    assert (loaded["gamma"], loaded["sigma"]) == (summary["gamma"], summary["sigma"])  # saved, not the defaults
     assert main(["segment", str(series), "--model", "hdp-hsmm", "--infer", "em"]) == 2
 
 
