@@ -1,4 +1,4 @@
-"""HMM inference algorithms as objects, one module each, registered by name (issue 35).
+"""HMM inference algorithms as objects, one module each, registered by name (docs/architecture.md).
 
 ``get_algorithm("cvi2").fit(core, data, loop, opts)``: see :mod:`induce.algorithms.base` for what an algorithm
 takes and returns.  A new algorithm is one module in this package with an :class:`Algorithm` subclass

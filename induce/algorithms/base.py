@@ -17,6 +17,7 @@ calls ``fit`` once and turns the counts into parameters; nothing here calls back
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -72,7 +73,7 @@ class Fitted:
     extra: dict = field(default_factory=dict)  # fitted attributes particular to the algorithm
 
 
-class Algorithm:
+class Algorithm(ABC):
     """An HMM inference algorithm (subclasses are registered by name).  ``stoppable``: it stops on its
     monitor's verdict (cgs follows its annealing schedule for all ``n_iter`` sweeps, and cvi1, which traces
     the mean change of ``q`` rather than an objective, runs all ``n_iter`` passes); ``cluster``: its E-steps
@@ -82,8 +83,9 @@ class Algorithm:
     stoppable = False
     cluster = False
 
+    @abstractmethod
     def fit(self, core: Core, data: Sequences, loop, opts) -> Fitted:
-        raise NotImplementedError
+        """Run the passes over ``data`` under ``loop`` (trace, monitor, stop) and return the parameters."""
 
 
 def random_start(core: Core, data: Sequences, seed: int, dtype=np.float64) -> tuple[np.ndarray, np.ndarray]:
