@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import Iterable, Sequence
 
+import numpy as np
 from nltk.parse import DependencyGraph
 from nltk.tag.api import TaggerI
 
@@ -49,16 +50,14 @@ class NLTKTagger(TaggerI):
     def many_to_one(self, gold: Iterable[Sequence[tuple[str, str]]]) -> "NLTKTagger":
         """A tagger naming each state by the gold tag it is most often given to in ``gold`` (tagged sentences,
         ``[(word, tag), ...]``, as NLTK's corpora give them); states absent from ``gold`` keep their names."""
-        from collections import Counter
+        from .eval.tagging import _majority_map
 
         gold = [list(sent) for sent in gold]
-        counts: dict[str, Counter] = {}
-        own = NLTKTagger(self.tagger, self.lowercase)
-        for sent, tagged in zip(gold, own.tag_sents([w for w, _ in sent] for sent in gold)):
-            for (_, tag), (_, state) in zip(sent, tagged):
-                counts.setdefault(state, Counter())[tag] += 1
-        mapping = {state: c.most_common(1)[0][0] for state, c in counts.items()}
-        return NLTKTagger(self.tagger, self.lowercase, mapping)
+        if not any(gold):
+            return NLTKTagger(self.tagger, self.lowercase, {})
+        pred = np.concatenate(self._states([w for w, _ in sent] for sent in gold))
+        states, tags = _majority_map(pred, np.array([tag for sent in gold for _, tag in sent]))  # M-1's mapping
+        return NLTKTagger(self.tagger, self.lowercase, {self.states[k]: str(t) for k, t in zip(states, tags)})
 
     def accuracy(self, gold):
         """NLTK's token accuracy against ``gold``; an induced tagger needs :meth:`many_to_one` first (its state
@@ -77,10 +76,13 @@ class NLTKTagger(TaggerI):
         sentences = [list(s) for s in sentences]
         if not sentences:
             return []
+        return [list(zip(s, (self.tags[k] for k in states))) for s, states in zip(sentences, self._states(sentences))]
+
+    def _states(self, sentences: Iterable[Sequence[str]]) -> list[np.ndarray]:
+        """The tagger's state ids of each sentence (words lowercased with ``lowercase``), decoded in one batch."""
         fold = str.lower if self.lowercase else (lambda w: w)
         corpus = Corpus.from_sentences([Sentence([fold(w) for w in s]) for s in sentences], keep_sentences=False)
-        return [list(zip(s, (self.tags[k] for k in states)))
-                for s, states in zip(sentences, self.tagger.predict(corpus))]
+        return self.tagger.predict(corpus)
 
 
 def to_dependency_graph(words: Sequence[str], heads: Sequence[int], tags: Sequence[str] | None = None,
