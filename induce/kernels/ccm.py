@@ -115,6 +115,18 @@ def split_uniform_posteriors(n, post):
 
 
 @njit(cache=True)
+def start_pass(soff, lengths, split, post):
+    """The span posteriors of the parameter-free start for every sentence: split-uniform (``split``) or uniform
+    over binary trees (inside-outside with all scores 0)."""
+    for s in range(len(lengths)):
+        a, b = soff[s], soff[s + 1]
+        if split:
+            split_uniform_posteriors(lengths[s], post[a:b])
+        else:
+            inside_outside(np.zeros(b - a), lengths[s], post[a:b])
+
+
+@njit(cache=True)
 def best_tree(score, n, left, right):
     """The bracketing maximising the sum of ``score`` over its ``2n - 1`` spans, written to ``left``/``right``."""
     best = np.full((n + 1, n + 1), NEG)

@@ -249,13 +249,7 @@ class SpanCounts:
 
     def initial(self, init: str) -> None:
         """Counts of the parameter-free start: split-uniform or uniform-tree span posteriors."""
-        t = self.table
-        for s, n in enumerate(t.lengths):
-            post = self.post[t.soff[s]:t.soff[s + 1]]
-            if init == "split":
-                kccm.split_uniform_posteriors(int(n), post)
-            else:
-                kccm.inside_outside(np.zeros(len(post)), int(n), post)
+        kccm.start_pass(self.table.soff, self.table.lengths, init == "split", self.post)
         self.recount()
 
     def recount(self) -> None:
