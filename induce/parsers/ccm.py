@@ -143,9 +143,7 @@ class CCMParser(InduceEstimator):
             self.yields_, self.contexts_ = {}, {}
         elif not hasattr(self, "tags_"):
             raise NotFittedError.of(self)
-        index = {s: i for i, s in enumerate(self.tags_)}
-        lut = np.fromiter((index.get(s, len(self.tags_) + 2) for s in vocab.itos), dtype=np.int32, count=len(vocab))
-        tags = lut[ids] if len(ids) else np.zeros(0, dtype=np.int32)
+        tags = tag_ids(ids, vocab, self.tags_, unseen=len(self.tags_) + 2)  # past the two boundary symbols
         return SpanTable(tags, corpus.offsets, len(self.tags_), self.yields_, self.contexts_, grow)
 
     def fit(self, X, y=None) -> "CCMParser":
@@ -209,6 +207,14 @@ class CCMParser(InduceEstimator):
 
     def score(self, X, y=None) -> float:
         return float(self.log_likelihood(X).sum())
+
+
+def tag_ids(ids: np.ndarray, vocab, tags: list[str], unseen: int) -> np.ndarray:
+    """The token tag ids ``ids`` (over ``vocab``) as ids of the fitted symbol table ``tags``; tags the table
+    lacks get ``unseen``."""
+    index = {s: i for i, s in enumerate(tags)}
+    lut = np.fromiter((index.get(s, unseen) for s in vocab.itos), dtype=np.int32, count=len(vocab))
+    return lut[ids] if len(ids) else np.zeros(0, dtype=np.int32)
 
 
 def spans_to_tree(spans: np.ndarray, words: list[str], tags: list[str]) -> Tree:

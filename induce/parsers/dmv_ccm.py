@@ -35,7 +35,7 @@ from ..infer.estimators import em_params
 from ..kernels import ccm as kccm
 from ..kernels import dmv as kdmv
 from ..kernels import dmv_ccm as kprod
-from .ccm import CONSTITUENT_PRIOR, DISTITUENT_PRIOR, CCMParser, SpanCounts, spans_to_tree
+from .ccm import CONSTITUENT_PRIOR, DISTITUENT_PRIOR, CCMParser, SpanCounts, spans_to_tree, tag_ids
 
 #: ``right-first``: a head takes its right dependents, then its left ones (one bracketing per dependency
 #: tree); ``left-first`` the reverse; ``any``: every interleaving, i.e. every binary bracketing consistent
@@ -81,9 +81,7 @@ class DMVCCMParser(InduceEstimator):
         from .params import column
 
         ids, vocab = column(corpus, self.tag_column)
-        index = {s: i for i, s in enumerate(self.ccm_.tags_)}
-        lut = np.fromiter((index.get(s, len(self.ccm_.tags_)) for s in vocab.itos), dtype=np.int32, count=len(vocab))
-        return lut[ids] if len(ids) else np.zeros(0, dtype=np.int32)
+        return tag_ids(ids, vocab, self.ccm_.tags_, unseen=len(self.ccm_.tags_))
 
     def fit(self, X, y=None) -> "DMVCCMParser":
         """Fit both models to the (tag) sequences of ``X``; sets ``history_``, ``n_iter_``, ``converged_``."""
