@@ -13,7 +13,6 @@ per-iteration trace; ``--report`` writes an HTML page with the curves of every r
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from ..atomic import atomic_write

@@ -46,7 +46,7 @@ def session(workers: int = 0, address: str | None = None, timeout: float = CONNE
         with _connect(Client, address, timeout) as client:
             try:
                 client.wait_for_workers(1, timeout=timeout)
-            except (OSError, ValueError) as exc:
+            except (OSError, ValueError):
                 raise ConfigError(f"the dask scheduler at {address} has no workers (waited {timeout:g} s, "
                                   "--cluster-timeout); start some with dask worker ADDRESS") from None
             yield client

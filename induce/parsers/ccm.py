@@ -47,7 +47,6 @@ from ..progress import ProgressBar as tqdm
 
 from ..base import Boolean, InduceEstimator, Integer, NotFittedError, Options, Real, Seed
 from ..corpus.corpus import as_corpus
-from ..errors import ConfigError
 from ..infer.convergence import ConvergenceMonitor
 from ..infer.estimators import cvi_params, dirichlet_kl, vi_params
 from ..kernels import ccm as kccm

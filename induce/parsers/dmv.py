@@ -74,7 +74,6 @@ from ..infer.convergence import TOL, ConvergenceMonitor, FitWarning
 from ..infer.estimators import params_from_counts
 from ..infer.hyper import fit_symmetric_dirichlet
 from ..kernels import dmv as kdmv
-from ..errors import ConfigError
 from ..modelfile import Field
 from ..corpus.corpus import as_corpus
 from ..resources import check_memory, corpus_source, dmv_bytes, sentence_label

@@ -55,7 +55,6 @@ from ..infer.convergence import ConvergenceMonitor
 from ..infer.hyper import fit_symmetric_dirichlet
 from ..kernels import inside_outside as io
 from .grammar import Grammar, full_grammar, read_grammar
-from ..errors import ConfigError
 from ..modelfile import Field
 from ..corpus.corpus import as_corpus
 from ..resources import check_memory, corpus_source, pcfg_bytes, sentence_label

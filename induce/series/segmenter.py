@@ -10,7 +10,6 @@ statistics (thesis eq. 3.96; Student-t, negative binomial, Dirichlet-categorical
 from __future__ import annotations
 
 import copy
-from pathlib import Path
 
 import numpy as np
 from sklearn.utils.validation import check_array
