@@ -17,7 +17,7 @@ from ..atomic import atomic_write
 from ..distributed import cluster
 from ..errors import ConfigError, CorpusFormatError
 from ..names import SERIES_HDP_ALGORITHMS
-from .common import add_progress_options, load_model, refuse_given, refuse_given_except
+from .common import add_progress_options, load_model, refuse_given, refuse_given_except, show_progress
 from .common import (emit, existing_file, finite_nonneg_float, finite_positive_float, forgetting_rate,
                      fraction, nonneg_int, output_path, positive_int, reported_warnings, seed)
 
@@ -147,7 +147,9 @@ def _run(args) -> int:
     train, test = _split_heldout(seqs, args.heldout) if args.heldout > 0 else (seqs, None)
     warned: dict = {}
     if not args.load:
-        with reported_warnings(warned):
+        from ..progress import bars
+
+        with reported_warnings(warned), bars(show_progress(args)):
             model.fit(train)
     summary = {"series": table.path, "columns": table.columns, "sequences": len(seqs),
                "steps": int(sum(x.shape[0] for x in seqs)), "emission": model.family_.name,

@@ -39,6 +39,7 @@ from .estimators import cvi_params, map_params, vi_params
 from .schedules import blend, check_schedule, minibatches, step_size
 
 from ..names import SERIES_ALGORITHMS as ALGORITHMS
+from ..progress import passes
 
 
 def potentials(logE: np.ndarray) -> tuple[np.ndarray, float]:
@@ -175,7 +176,7 @@ def iterate(one_pass, result: FitResult, n_iter: int, tol: float, monotone: bool
     passes; record the trace, the pass count, convergence and the end-of-run warnings in ``result``.
     ``callback(iteration, objective)`` after every pass."""
     monitor = ConvergenceMonitor(tol, monotone=monotone)
-    for it in range(n_iter):
+    for it in passes(n_iter, name):  # a progress bar inside induce.progress.bars()
         objective = one_pass()
         result.trace.append(objective)
         result.n_iter = it + 1

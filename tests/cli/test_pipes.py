@@ -109,3 +109,17 @@ def test_progress_bar_ends_at_100_percent_when_a_run_stops_early():
             bar.close()
             break
     assert out.getvalue().rstrip().rsplit("\r", 1)[-1].startswith("100%") and "37/37" in out.getvalue()
+
+
+def test_segment_progress_bar_forced_ends_at_100_percent(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    values = np.concatenate([rng.normal(0, 1, 60), rng.normal(8, 1, 60)])
+    series = tmp_path / "s.csv"
+    series.write_text("value\n" + "\n".join(f"{v:.4f}" for v in values) + "\n")
+    argv = ["segment", str(series), "--states", "2", "--infer", "em", "--json", str(tmp_path / "run.json")]
+    assert main(argv + ["--progress"]) == 0
+    passes = json.loads((tmp_path / "run.json").read_text())["iterations"]
+    last = capsys.readouterr().err.rstrip().rsplit("\r", 1)[-1]
+    assert passes < 100 and last.startswith("segment em: 100%") and f"{passes}/{passes}" in last
+    assert main(argv) == 0  # stderr is not a terminal here: no bar
+    assert "segment em" not in capsys.readouterr().err
