@@ -12,7 +12,8 @@ shared by :class:`~induce.series.HMMSegmenter` and :class:`~induce.series.hsmm.H
 so that ``Pipeline`` works) unless it can only be hmmlearn's positional ``lengths`` -- positive integers
 summing to the rows of ``X`` and fewer of them than rows (a per-step target has as many entries as rows).
 ``score`` is induce's mean log-likelihood **per step** (hmmlearn's is the total: ``score_samples``
-and ``log_likelihood`` give the total).
+and ``log_likelihood`` give the total).  ``decode``, ``aic`` and ``bic`` are hmmlearn's, on the point model
+each estimator decodes with (its ``_n_parameters`` and ``_path_log_probs``).
 """
 
 from __future__ import annotations
@@ -54,8 +55,9 @@ def _looks_like_lengths(y, n_rows: int | None) -> bool:
 
 class SequenceInput:
     """``lengths=`` and the one-array / list-of-arrays result shapes (the module docstring); the estimator
-    supplies ``_sequences(list)`` (checks against the fit), ``_paths(seqs, decode)``, ``_posteriors(seqs)``
-    and ``_log_likelihoods(seqs)`` (per sequence)."""
+    supplies ``_sequences(list)`` (checks against the fit), ``_paths(seqs, decode)``, ``_posteriors(seqs)``,
+    ``_log_likelihoods(seqs)`` and ``_path_log_probs(seqs, paths)`` (per sequence: ``log p(x)`` and
+    ``log p(x, z)``), ``_emission_point()`` and ``_n_parameters()``."""
 
     def _split(self, X, lengths=None) -> tuple[list, bool]:
         """``(sequences, stacked)``: ``X`` cut at ``lengths``, and whether results should be stacked."""
@@ -115,3 +117,40 @@ class SequenceInput:
             raise ConfigError(f"context has {len(ctx)} sequences, X has {len(seqs)}")
         joined = [np.vstack([c, x]) for c, x in zip(ctx, seqs)]
         return (self.log_likelihood(joined) - self.log_likelihood(ctx)) / n
+
+    def decode(self, X, lengths=None, algorithm: str = "viterbi"):
+        """hmmlearn's ``(log-probability, states)``: ``viterbi``: the joint log-probability ``log p(X, Z)`` of
+        the Viterbi path ``Z`` and the path; ``map``: ``log p(X)`` and the per-step posterior argmax."""
+        if algorithm not in ("viterbi", "map"):
+            raise ConfigError(f"algorithm must be 'viterbi' or 'map', got {algorithm!r}")
+        seqs, stacked = self._split(X, lengths)
+        seqs = self._sequences(seqs)
+        if algorithm == "map":
+            return float(sum(self._log_likelihoods(seqs))), self._stack(self._paths(seqs, "posterior"), stacked)
+        paths = self._paths(seqs, "viterbi")
+        return float(sum(self._path_log_probs(seqs, paths))), self._stack(paths, stacked)
+
+    def _emission_parameters(self) -> int:
+        """Free emission parameters of the point model, as hmmlearn's ``_get_n_fit_scalars_per_param`` counts
+        them: a symmetric covariance ``d(d+1)/2`` per state, a probability vector one fewer than its size."""
+        point, K = self._emission_point(), int(self.n_states)
+        count = 0
+        for name, value in point.items():
+            per_state = value[0]
+            if name == "covars":
+                d = per_state.shape[0]
+                count += K * d * (d + 1) // 2
+            elif name == "probs":
+                count += K * (per_state.size - 1)
+            else:
+                count += K * per_state.size
+        return count
+
+    def aic(self, X, lengths=None) -> float:
+        """Akaike information criterion ``-2 log p(X) + 2 p`` (p: the free parameters, ``_n_parameters``)."""
+        return -2.0 * self.log_likelihood(X, lengths) + 2.0 * self._n_parameters()
+
+    def bic(self, X, lengths=None) -> float:
+        """Bayesian information criterion ``-2 log p(X) + p log n`` (n: the rows of ``X``)."""
+        n = sum(x.shape[0] for x in self._sequences(self._split(X, lengths)[0]))
+        return -2.0 * self.log_likelihood(X, lengths) + self._n_parameters() * np.log(n)

@@ -299,6 +299,40 @@ class HSMMSegmenter(SequenceInput, InduceEstimator):
         """``log p(x)`` of each sequence (HSMM forward messages)."""
         return [float(self._decoders()[0](*p)[0]) for p in self._each(seqs)]
 
+    # ------------------------------------------------------------- hmmlearn's decode, aic, bic (SequenceInput)
+    _emission_point = HMMSegmenter._emission_point
+
+    def _n_parameters(self) -> int:
+        """Free parameters of the point model: start K-1, transitions K(K-2) (no self-transitions), the
+        emissions' and the durations' (per state: ``p`` or ``lam``, and ``r`` when it is learned).  The
+        HDP-HSMM counts every state of its truncation."""
+        K = int(self.n_states)
+        durations = sum(np.size(v) for v in self.duration_params().values())  # a fixed r is no entry
+        return (K - 1) + K * (K - 2) + self._emission_parameters() + durations
+
+    def _path_log_probs(self, seqs, paths) -> list[float]:
+        """``log p(x, z)`` of each sequence and its state path ``z`` under the decoding potentials.  Without
+        self-transitions a state path is one segmentation: start, segment transitions, each segment's duration
+        (the last one right-censored, as in decoding) and emissions.  On the embedding (fixed r), the forward
+        pass of the embedded chain over the pseudo-states of ``z``'s states (the stages summed out)."""
+        out = []
+        for z, (logpi, logA, rows, *dur) in zip(paths, self._each(seqs)):
+            if uses_embedding(self.durations_):
+                own = np.arange(rows.shape[1]) == z[:, None]
+                out.append(float(embed_posterior(logpi, logA, np.where(own, rows, -np.inf), *dur)[0]))
+                continue
+            logD, logLast = dur
+            start, end, state = np.asarray(runs(z)).T
+            d = end - start
+            if d.max() > logD.shape[1]:  # a segment longer than max_duration has no potential
+                out.append(-np.inf)
+                continue
+            log_d = logD[state, d - 1]
+            log_d[-1] = logLast[state[-1], d[-1] - 1]
+            out.append(float(logpi[state[0]] + logA[state[:-1], state[1:]].sum() + log_d.sum()
+                             + rows[np.arange(len(z)), z].sum()))
+        return out
+
     # ------------------------------------------------------------- model files
     #: this model's own arrays: the duration statistics (K, n_stats of the duration family)
     _MODEL_ARRAYS = (modelfile.Field("dur_stats", "f8", ("K", None), nonnegative=True),

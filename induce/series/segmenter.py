@@ -311,45 +311,16 @@ class HMMSegmenter(SequenceInput, InduceEstimator):
         raise AttributeError(f"{self.family_.name} emissions have no covars_ (their parameters: {', '.join(point)})")
 
     def _n_parameters(self) -> int:
-        """Free parameters of the point model (start K-1, transitions K(K-1), the emissions'), as hmmlearn's
-        ``_get_n_fit_scalars_per_param`` counts them for AIC / BIC."""
-        K, point = int(self.n_states), self._emission_point()
-        emission = 0
-        for name, value in point.items():
-            per_state = value[0]
-            if name == "covars":  # symmetric
-                d = per_state.shape[0]
-                emission += K * d * (d + 1) // 2
-            elif name == "probs":  # rows sum to one
-                emission += K * (per_state.size - 1)
-            else:
-                emission += K * per_state.size
-        return (K - 1) + K * (K - 1) + emission
+        """Free parameters of the point model: start K-1, transitions K(K-1), the emissions' (hmmlearn's count)."""
+        K = int(self.n_states)
+        return (K - 1) + K * (K - 1) + self._emission_parameters()
 
-    def aic(self, X, lengths=None) -> float:
-        """Akaike information criterion ``-2 log p(X) + 2 p`` (p: :meth:`_n_parameters`)."""
-        return -2.0 * self.log_likelihood(X, lengths) + 2.0 * self._n_parameters()
-
-    def bic(self, X, lengths=None) -> float:
-        """Bayesian information criterion ``-2 log p(X) + p log n`` (n: the rows of ``X``)."""
-        n = sum(x.shape[0] for x in self._sequences(self._split(X, lengths)[0]))
-        return -2.0 * self.log_likelihood(X, lengths) + self._n_parameters() * np.log(n)
-
-    def decode(self, X, lengths=None, algorithm: str = "viterbi"):
-        """hmmlearn's ``(log-probability, states)``: ``viterbi``: the joint log-probability of the Viterbi
-        path and the path; ``map``: ``log p(X)`` and the per-step posterior argmax."""
-        if algorithm not in ("viterbi", "map"):
-            raise ConfigError(f"algorithm must be 'viterbi' or 'map', got {algorithm!r}")
-        seqs, stacked = self._split(X, lengths)
-        seqs = self._sequences(seqs)
-        if algorithm == "map":
-            return float(sum(self._log_likelihoods(seqs))), self._stack(self._paths(seqs, "posterior"), stacked)
+    def _path_log_probs(self, seqs, paths) -> list[float]:
+        """``log p(x, z)`` of each sequence and its state path ``z``: start, transitions and emissions."""
         A, rows = self._each(seqs)
-        paths = [viterbi_path(A, r) for r in rows]
         logA = np.log(np.maximum(A, 1e-300))
-        logp = sum(logA[0, z[0]] + logA[1 + z[:-1], z[1:]].sum() + r[np.arange(len(z)), z].sum()
-                   for z, r in zip(paths, rows))
-        return float(logp), self._stack(paths, stacked)
+        return [float(logA[0, z[0]] + logA[1 + z[:-1], z[1:]].sum() + r[np.arange(len(z)), z].sum())
+                for z, r in zip(paths, rows)]
 
     def sample(self, n_samples: int = 1, random_state=None):
         """``(X, Z)``: ``n_samples`` steps drawn from the fitted point model (start, transitions, the
