@@ -32,6 +32,7 @@ import numpy as np
 
 from ..atomic import atomic_write
 from ..cli.common import _plain
+from ..algorithms.loop import OBJECTIVES
 from . import drawings, figures
 
 PAYLOAD_KEYS = ("trace", "confusion", "state_usage", "trees", "dependencies", "alignments", "series", "runs",
@@ -49,7 +50,7 @@ _CSS = """
 body { font-family: sans-serif; margin: 2em auto; max-width: 1150px; color: #222; }
 h1 { font-size: 1.5em; } h2 { border-bottom: 1px solid #ccc; padding-bottom: .2em; margin-top: 1.6em; }
 table { border-collapse: collapse; margin: .5em 0; } td, th { padding: .2em .8em; border-bottom: 1px solid #eee;
-text-align: left; } table.grid td { white-space: nowrap; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
+text-align: left; } table.grid td { white-space: nowrap; } table.grid th { vertical-align: bottom; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
 nav a { margin-right: 1em; } .example { margin: .8em 0; overflow-x: auto; } .note { color: #666; font-size: .9em; }
 svg { max-width: 100%; height: auto; }
 """
@@ -91,8 +92,24 @@ def _fmt(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.4f}" if math.isfinite(value) and abs(value) < 1e5 else f"{value:.6g}"
     if isinstance(value, (list, tuple)):
-        return json.dumps(value, default=str)
+        return _fmt_list(list(value))
     return str(value)
+
+
+#: a list longer than this is summarised in a table cell (its head, its tail, its length and range)
+LONG_LIST = 8
+
+
+def _fmt_list(value: list) -> str:
+    """A list as JSON, or past :data:`LONG_LIST` entries its first three and last two with the count (and, for
+    numbers, the minimum and maximum): ``[5, 3, 9, …, 2, 7] (1000 values, min 0, max 41)``."""
+    if len(value) <= LONG_LIST:
+        return json.dumps(value, default=str)
+    ends = [json.dumps(v, default=str) for v in value[:3]] + ["\u2026"] + [json.dumps(v, default=str)
+                                                                          for v in value[-2:]]
+    numbers = [v for v in value if _numeric(v)]
+    extent = f", min {_fmt(min(numbers))}, max {_fmt(max(numbers))}" if len(numbers) == len(value) else ""
+    return f"[{', '.join(ends)}] ({len(value)} {'values' if extent else 'items'}{extent})"
 
 
 def _table(rows: dict) -> str:
@@ -101,8 +118,13 @@ def _table(rows: dict) -> str:
     return f"<table>{body}</table>"
 
 
+def _breakable(name: str) -> str:
+    """``name`` escaped, with a line-break opportunity after each ``_`` and ``.`` (long column names wrap)."""
+    return escape(name).replace("_", "_<wbr>").replace(".", ".<wbr>")
+
+
 def _grid_table(header: list[str], rows: list[list[Any]]) -> str:
-    head = "".join(f"<th>{escape(h)}</th>" for h in header)
+    head = "".join(f"<th>{_breakable(h)}</th>" for h in header)
     body = "".join("<tr>" + "".join(f'<td class="num">{escape(_fmt(c))}</td>' if not isinstance(c, str)
                                     else f"<td>{escape(c)}</td>" for c in row) + "</tr>" for row in rows)
     return f'<table class="grid"><tr>{head}</tr>{body}</table>'
@@ -115,14 +137,14 @@ def _numeric(value) -> bool:
 def trace_lines(trace: list[dict]) -> dict[str, dict[str, tuple[list, list]]]:
     """Per quantity, per line (the record's string fields joined; ``""`` for one line): its ``(x, y)`` points.
 
-    ``x`` is the record's ``iteration`` (else its position in its line).
+    ``x`` is the record's ``iteration`` (else its ``epoch``, else its position in its line).
     """
     panels: dict[str, dict[str, tuple[list, list]]] = {}
     position: dict[str, int] = {}
     for rec in trace:
         line = " / ".join(str(v) for v in rec.values() if isinstance(v, str))
         position[line] = position.get(line, 0) + 1
-        x = rec.get("iteration", position[line])
+        x = rec.get("iteration", rec.get("epoch", position[line]))
         for key, value in rec.items():
             if key in NOT_CURVES or key == "effective_states" or not _numeric(value):
                 continue
@@ -173,9 +195,9 @@ def _state_usage(run: dict) -> str | None:
                                       "tokens"))
     effective = [(r.get("iteration", i + 1), r["effective_states"]) for i, r in enumerate(run.get("trace") or [])
                  if _numeric(r.get("effective_states"))]
-    if effective:
-        parts.append(figures.bars_svg([str(i) for i, _ in effective], [e for _, e in effective],
-                                      "effective states per iteration", "iteration", "effective states"))
+    if effective:  # a line (one panel of fixed size) however many iterations
+        xs, ys = zip(*effective)
+        parts.append(figures.curves_svg({"effective states per iteration": {"": (list(xs), list(ys))}}, "iteration"))
     return _section("state-usage", "State usage", "".join(parts)) if parts else None
 
 
@@ -224,13 +246,40 @@ def _compare_sections(run: dict) -> list[str]:
         for key, lines in trace_lines(r.get("trace") or []).items():
             for _, xy in lines.items():
                 panels.setdefault(key, {})[f"{r['infer']} #{r['seed']}"] = xy
-    panels = {k: v for k, v in panels.items() if _moves(v)}
+    objective, names = _shared_objective(panels, run.get("tokens"))
+    panels = objective | {k: v for k, v in panels.items() if _moves(v)}
     if panels:
-        out.append(_section("convergence", "Convergence, every run", figures.curves_svg(panels, "iteration", colors)))
+        note = ("" if not names else '<p class="note">objective: each algorithm\'s own, on one axis ('
+                + escape("; ".join(f"{a}: {k}" for a, k in names.items())) + ")</p>")
+        out.append(_section("convergence", "Convergence, every run",
+                            figures.curves_svg(panels, "iteration", colors) + note))
     keys = list(dict.fromkeys(k for r in run["runs"] for k in r if k != "trace"))
     out.append(_section("runs", "Runs", '<div class="example">' + _grid_table(
         keys, [[r.get(k, "") for k in keys] for r in run["runs"]]) + "</div>"))
     return out
+
+
+#: the trace keys that may hold an algorithm's objective, in order of preference (svi's: held-out per token)
+OBJECTIVE_KEYS = OBJECTIVES + ("heldout_log_likelihood_per_token",)
+
+
+def _shared_objective(panels: dict[str, dict], tokens) -> tuple[dict, dict]:
+    """``({title: lines}, {algorithm: key})``: the runs' objectives moved out of ``panels`` into one panel, so
+    that the algorithms share its axis (each run's first :data:`OBJECTIVE_KEYS` key; totals divided by the
+    corpus's ``tokens`` when known, so that they meet the per-token objectives of svi)."""
+    lines, names = {}, {}
+    for key in OBJECTIVE_KEYS:
+        for label, (xs, ys) in list(panels.get(key, {}).items()):
+            if label in lines:
+                continue
+            scale = 1.0 if key.endswith("_per_token") or not tokens else 1.0 / tokens
+            lines[label] = (xs, [y * scale for y in ys])
+            names.setdefault(label.split(" #")[0], key)
+            del panels[key][label]
+    if not lines:
+        return {}, {}
+    title = "objective per token" if tokens or all(k.endswith("_per_token") for k in names.values()) else "objective"
+    return {title: lines}, names
 
 
 def render_report(run: dict, title: str | None = None) -> str:

@@ -19,7 +19,7 @@ from typing import Sequence
 from nltk import Tree
 
 CHAR_W = 7.2  # px per character of the 12 px sans-serif text (an estimate for layout)
-_FONT = 'font-family="sans-serif" font-size="12"'
+_FONT = 'font-family="sans-serif"'
 
 
 def _svg(width: float, height: float, body: list[str], label: str) -> str:
@@ -28,8 +28,9 @@ def _svg(width: float, height: float, body: list[str], label: str) -> str:
             + "".join(body) + "</svg>")
 
 
-def _text(x: float, y: float, s: str, anchor: str = "middle", extra: str = "") -> str:
-    return f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}" {_FONT} {extra}>{escape(str(s))}</text>'
+def _text(x: float, y: float, s: str, anchor: str = "middle", extra: str = "", size: int = 12) -> str:
+    return (f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}" {_FONT} font-size="{size}" {extra}>'
+            f'{escape(str(s))}</text>')
 
 
 def tree_svg(tree: Tree | str, row: float = 40.0) -> str:
@@ -100,11 +101,11 @@ def dependency_svg(words: Sequence[str], heads: Sequence[int], gold: Sequence[in
         for i, h in enumerate(values):
             x = xs[i]
             color = color_of(i, h)
-            if h == 0:
-                body.append(f'<line x1="{x:.1f}" y1="{y0 + sign * (up - 8):.1f}" x2="{x:.1f}" y2="{y0:.1f}" '
+            if h == 0:  # a vertical line from a ROOT label (9 px text, inside the drawing)
+                end = y0 + sign * (up - 14)
+                body.append(f'<line x1="{x:.1f}" y1="{end:.1f}" x2="{x:.1f}" y2="{y0:.1f}" '
                             f'stroke="{color}" stroke-width="1.5" marker-end="url(#arrow)"/>')
-                body.append(_text(x, y0 + sign * (up - 4) + (4 if sign > 0 else 0), "ROOT",
-                                  extra=f'font-size="9" fill="{color}"'))
+                body.append(_text(x, end - 3 if sign < 0 else end + 10, "ROOT", extra=f'fill="{color}"', size=9))
                 continue
             hx = xs[h - 1]
             height = 12.0 + 14.0 * min(abs(h - 1 - i), 12)

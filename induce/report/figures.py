@@ -63,14 +63,26 @@ def to_svg(fig) -> str:
     return text[text.index("<svg"):]
 
 
+#: the widest figure (inches): 11 in is 792 pt, about 1,060 px, inside the page's 1,150 px
+MAX_WIDTH = 11.0
+
+
 def _grid(n: int, cols: int = 3, size: tuple[float, float] = (3.6, 2.4)):
     cols = max(1, min(cols, n))
     rows = math.ceil(n / cols)
-    fig = _figure(figsize=(size[0] * cols, size[1] * rows))
+    fig = _figure(figsize=(size[0] * cols, size[1] * rows), layout="constrained")
     axes = fig.subplots(rows, cols, squeeze=False)
     for ax in axes.flat[n:]:
         ax.set_visible(False)
     return fig, list(axes.flat[:n])
+
+
+def _figure_legend(fig, handles: dict, title: str | None = None) -> None:
+    """One legend for the whole figure, above its panels (never over a curve): ``handles`` maps a label to
+    its artist; nothing for a single unnamed line."""
+    if len(handles) > 1 or (handles and next(iter(handles))):
+        fig.legend(list(handles.values()), list(handles), loc="outside upper center", ncols=min(len(handles), 8),
+                   fontsize=7, frameon=False, title=title, title_fontsize=7)
 
 
 @_styled
@@ -78,29 +90,29 @@ def curves_svg(panels: dict[str, dict[str, tuple[Sequence[float], Sequence[float
                colors: dict[str, str] | None = None) -> str:
     """One small panel per quantity; each panel maps a line label to its ``(x, y)`` points.
 
-    ``colors`` maps a line label's prefix (before ``" #"``) to a colour so that the
-    runs of one algorithm share it; the legend then names each prefix once.
+    A label has one colour in every panel: ``colors`` maps a label's prefix (before ``" #"``) to a colour so
+    that the runs of one algorithm share it (else the palette in order of first appearance); one legend above
+    the panels names each prefix once.
     """
     from matplotlib.ticker import MaxNLocator
 
+    palette = colormap(PALETTE)
+    colors = dict(colors or {})
+    for lines in panels.values():
+        for label in lines:
+            colors.setdefault(label.split(" #")[0], palette(len(colors) % palette.N))
     fig, axes = _grid(len(panels))
+    handles = {}
     for ax, (name, lines) in zip(axes, panels.items()):
-        named = set()
         for label, (x, y) in lines.items():
-            if colors:
-                prefix = label.split(" #")[0]
-                label, color = ("_nolegend_" if prefix in named else prefix), colors.get(prefix)
-                named.add(prefix)
-            else:
-                color = None
-            ax.plot(x, y, marker="o" if len(x) < 30 else None, markersize=3, linewidth=1.2, label=label,
-                    color=color, alpha=0.8)
+            prefix = label.split(" #")[0]
+            (line,) = ax.plot(x, y, marker="o" if len(x) < 30 else None, markersize=3, linewidth=1.2,
+                              color=colors[prefix], alpha=0.8)
+            handles.setdefault(prefix, line)
         ax.set_title(name)
         ax.set_xlabel(xlabel)
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-        if 1 < len(lines) and len(ax.get_legend_handles_labels()[1]) <= 12:
-            ax.legend(fontsize=7, frameon=False)
-    fig.tight_layout()
+    _figure_legend(fig, handles)
     return to_svg(fig)
 
 
@@ -129,7 +141,7 @@ def heatmap_svg(counts: np.ndarray, rows: Sequence[str], cols: Sequence[str], ma
 @_styled
 def bars_svg(labels: Sequence[str], values: Sequence[float], title: str, xlabel: str, ylabel: str) -> str:
     """A bar chart of ``values`` (one bar per label)."""
-    fig = _figure(figsize=(max(4.0, 0.18 * len(labels) + 2), 2.6))
+    fig = _figure(figsize=(min(MAX_WIDTH, max(4.0, 0.18 * len(labels) + 2)), 2.6))
     ax = fig.subplots()
     ax.bar(range(len(values)), values, color="#4c72b0")
     if len(labels) <= 60:
@@ -145,14 +157,16 @@ def bars_svg(labels: Sequence[str], values: Sequence[float], title: str, xlabel:
 def series_svg(values: np.ndarray, states: np.ndarray, names: Sequence[str] | None = None,
                time: np.ndarray | None = None) -> str:
     """A (T,) or (T, D) series, one panel per dimension, each point coloured by its state,
-    with a strip of the state sequence underneath."""
+    with a strip of the state sequence underneath and a legend of the states' colours above."""
+    from matplotlib.patches import Patch
+
     values = np.asarray(values, dtype=float)
     values = values[:, None] if values.ndim == 1 else values
     states = np.asarray(states)
     T, D = values.shape
     t = np.arange(T) if time is None else np.asarray(time)
     cmap = colormap(PALETTE if states.max(initial=0) < 10 else "tab20")  # colours repeat past 20 states
-    fig = _figure(figsize=(10, 1.8 * D + 0.8))
+    fig = _figure(figsize=(10, 1.8 * D + 1.2), layout="constrained")
     axes = fig.subplots(D + 1, 1, sharex=True, squeeze=False, gridspec_kw={"height_ratios": [4] * D + [1]})
     for d in range(D):
         ax = axes[d, 0]
@@ -165,5 +179,8 @@ def series_svg(values: np.ndarray, states: np.ndarray, names: Sequence[str] | No
     strip.set_yticks([])
     strip.set_ylabel("state")
     strip.set_xlabel("time")
-    fig.tight_layout()
+    present = np.unique(states)
+    handles = {", ".join(str(s) for s in present[present % cmap.N == c]): Patch(color=cmap(c))
+               for c in np.unique(present % cmap.N)}
+    _figure_legend(fig, handles, "state" if len(present) <= cmap.N else f"state (colours repeat every {cmap.N})")
     return to_svg(fig)

@@ -164,9 +164,25 @@ def test_compare_payload():
     html = render_report({"command": "compare", "input": "demo", "runs": runs, "summary": summary})
     assert set(sections(html).svgs) == {"settings", "metrics", "convergence", "runs"}
     assert "0.5500 \u00b1 0.0707" in html
-    # one legend entry per algorithm (not per run)
+    # one legend above the panels, one entry per algorithm (not per run, not per panel)
     convergence = html[html.index('id="convergence"'):html.index('id="runs"')]
-    assert re.findall(r"<text[^>]*>([^<]*)</text>", convergence).count("em") == 2  # m1 and log_likelihood panels
+    assert re.findall(r"<text[^>]*>([^<]*)</text>", convergence).count("em") == 1
+    # the objectives share one panel, per token: em's log-likelihood total over its tokens beside svi's per token
+    svi = [{"infer": "svi", "seed": 0, "m1": 0.5, "trace": [{"epoch": e, "heldout_log_likelihood_per_token": -4.0 + e}
+                                                           for e in (1, 2)]}]
+    html = render_report({"command": "compare", "tokens": 100, "runs": runs + svi,
+                          "summary": summary | {"svi": summary["em"]}})
+    texts = re.findall(r"<text[^>]*>([^<]*)</text>", html)
+    assert "objective per token" in texts and "log_likelihood" not in texts
+    assert "em: log_likelihood; cvi2: log_likelihood; svi: heldout_log_likelihood_per_token" in html
+
+
+def test_long_vectors_are_summarised():
+    settings = render_report({"command": "tag", "state_counts": list(range(1000)), "names": list("abcdefghij"),
+                              "short": [1, 2, 3]})
+    assert "[0, 1, 2, \u2026, 998, 999] (1000 values, min 0, max 999)" in settings
+    assert '[&quot;a&quot;, &quot;b&quot;, &quot;c&quot;, \u2026, &quot;i&quot;, &quot;j&quot;] (10 items)' in settings
+    assert "[1, 2, 3]" in settings
 
 
 def test_series_payload_is_checked():
