@@ -7,7 +7,8 @@
   in order in one temporary directory, through ``induce.cli.main``, and must exit with status 0 (a page
   whose commands name ``$INDUCE_CORPORA`` is skipped without the corpora).  The directory holds the user
   files the examples name (:data:`USER_FILES`), and the demo corpus is cut to :data:`DEMO_SENTENCES`
-  sentences there (the same generator and seed): the commands run as written, on a tenth of the data.
+  sentences there (the same generator and seed): the commands run as written, on a tenth of the data
+  (also for the doctests of :data:`SMALL_DEMO_DOCTESTS`, which print nothing that depends on its size).
 * Templates that cannot run as written (a cluster of machines, hmmlearn's own code) are plain ``::``
   literal blocks, each introduced by a sentence saying why it is not run; the options of their ``induce``
   lines are checked against the command's parser (:class:`TemplateOptions`): every ``--option`` exists,
@@ -34,16 +35,23 @@ from induce_figures import find_corpora as _find_corpora  # noqa: E402  (one pla
 NEEDS_CORPORA = {"timeseries.rst", "alignment.rst"}
 
 
+#: pages whose doctests print nothing that depends on the demo corpus's size: they run on the small demo
+SMALL_DEMO_DOCTESTS = {"compare.rst", "nltk.rst"}
+
+
 @pytest.fixture(autouse=True)
 def _doctest_page(request, doctest_namespace, tmp_path, monkeypatch):
     path = Path(str(request.node.fspath))
     if path.suffix != ".rst":
+        yield
         return
     corpora = _find_corpora()
     if path.name in NEEDS_CORPORA and corpora is None:
         pytest.skip(f"{path.name}: the shared corpora are absent (set INDUCE_CORPORA or put them in ../shared/corpora)")
     doctest_namespace["CORPORA"] = corpora
     monkeypatch.chdir(tmp_path)
+    with small_demo() if path.name in SMALL_DEMO_DOCTESTS else contextlib.nullcontext():
+        yield
 
 
 # ----------------------------------------------------------------------------- command-line examples
