@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import digamma, gammaln
 
-from ..kernels.emissions import nbinom_rows
+from ..kernels.emissions import POISSON
 from .base import EmissionFamily, as_rows, bad_step, register
 
 
@@ -61,8 +61,9 @@ class Poisson(EmissionFamily):
     def n_stats(self):
         return 1 + self.dim
 
-    def stats(self, X, gamma):
-        return gamma.T @ np.hstack([np.ones((X.shape[0], 1)), X])
+    def features(self, X):
+        """``<1, x>`` per step, ``(T, n_stats)``."""
+        return np.hstack([np.ones((X.shape[0], 1)), X])
 
     def posterior(self, S):
         """``(a_n, b_n)`` of shapes (K, d) and (K,)."""
@@ -87,13 +88,11 @@ class Poisson(EmissionFamily):
         an, bn = self.posterior(S)
         return self._linear_rows(X, digamma(an) - np.log(bn)[:, None], (an / bn[:, None]).sum(axis=1))
 
+    def predictive_kernel(self):
+        return POISSON, np.concatenate([[self.b0], self.a0])
+
     def log_predictive(self, X, S):
-        an, bn = self.posterior(S)
-        p = np.broadcast_to((bn / (bn + 1.0))[:, None], an.shape)
-        out = np.empty((X.shape[0], an.shape[0]))
-        nbinom_rows(X, np.ascontiguousarray(an), np.ascontiguousarray(np.log(p)), np.ascontiguousarray(np.log1p(-p)),
-                    out)
-        return out
+        return self.compiled_predictive(X, S)
 
     def kl(self, S):
         an, bn = self.posterior(S)
