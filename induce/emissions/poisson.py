@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import digamma, gammaln
 
-from ..kernels.emissions import POISSON
+from ..kernels.emissions import POISSON, poisson_rows
 from .base import EmissionFamily, as_rows, bad_step, register
 
 
@@ -77,8 +77,11 @@ class Poisson(EmissionFamily):
         return {"rates": np.where(N > 0, np.maximum(S[:, 1:], 1e-10) / np.maximum(N, 1e-300), self.a0 / self.b0)}
 
     def _linear_rows(self, X, coef, offset):
-        """``sum_i x_i coef_ki - offset_k - sum_i log x_i!`` as one matrix product."""
-        return X @ coef.T - offset - gammaln(X + 1.0).sum(axis=1, keepdims=True)
+        """``sum_i x_i coef_ki - offset_k - sum_i log x_i!`` (:func:`induce.kernels.emissions.poisson_rows`)."""
+        out = np.empty((X.shape[0], coef.shape[0]))
+        poisson_rows(np.ascontiguousarray(X, dtype=np.float64), np.ascontiguousarray(coef, dtype=np.float64),
+                     np.ascontiguousarray(offset, dtype=np.float64), out)
+        return out
 
     def log_likelihood(self, X, params):
         rates = params["rates"]
