@@ -20,12 +20,14 @@ from numba import njit, prange
 from .emissions import PARALLEL_STEPS, predictive_rows
 from .hdp_qc import HEURISTIC, accumulate_qc
 from .hmm import forward_backward, store_sentence
+from .vmath import exp_into
 
 
 @njit(cache=True, fastmath=True)
-def potentials_into(logE, T, E):
+def potentials_into(logE, T, E, scratch):
     """``E[t] = exp(logE[t] - max_k logE[t, k])`` for the first ``T`` rows (a row without a finite maximum is
-    taken as is); returns the sum of the maxima, to be added back to ``log Z``."""
+    taken as is; the exponential vectorised, :func:`induce.kernels.vmath.exp_into`, ``scratch`` at least as
+    large as ``E``); returns the sum of the maxima, to be added back to ``log Z``."""
     K = logE.shape[1]
     offset = 0.0
     for t in range(T):
@@ -37,7 +39,9 @@ def potentials_into(logE, T, E):
             m = 0.0
         offset += m
         for k in range(K):
-            E[t, k] = np.exp(logE[t, k] - m)
+            E[t, k] = logE[t, k] - m
+    flat = E[:T].reshape(T * K)
+    exp_into(flat, flat, scratch[:T].reshape(T * K))
     return offset
 
 
@@ -49,7 +53,7 @@ def chain_statistics(A, rows, F, E, fwd, bwd, scale, xi, gamma, trans, stats, us
     ``log q(C^i = 0)`` (thesis eq. 5.67, heuristic) is added into ``logq0``/``logq0_row``.  ``E``, ``fwd``,
     ``bwd``, ``scale``, ``xi`` are work arrays of at least ``T`` rows.  Returns ``log Z`` of the item."""
     T = rows.shape[0]
-    offset = potentials_into(rows, T, E)
+    offset = potentials_into(rows, T, E, gamma)
     logz = forward_backward(A, E, T, fwd, bwd, scale, xi)
     if use_qc:
         accumulate_qc(HEURISTIC, A, E, T, fwd, bwd, scale, logz, 0, logq0, logq0_row)
