@@ -14,6 +14,7 @@ with no ``T x K`` array allocated per item.  On top of it:
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 from numba import njit, prange
 
@@ -63,26 +64,25 @@ def chain_statistics(A, rows, F, E, fwd, bwd, scale, xi, gamma, trans, stats, us
 
 
 @njit(cache=True)
-def _estep_one(A, rows, F, bounds, i, trans_out, stats_out, logz_out):
-    """Sequence ``i`` of :func:`batch_estep`."""
+def _estep_range(A, rows, F, bounds, i0, i1, trans_out, stats_out, logz_out):
+    """Sequences ``i0`` to ``i1 - 1`` of :func:`batch_estep`, with one work space sized for the longest."""
     K = A.shape[1]
-    lo, hi = bounds[i, 0], bounds[i, 1]
-    T = hi - lo
-    E, fwd, bwd, gamma = np.empty((T, K)), np.empty((T, K)), np.empty((T, K)), np.empty((T, K))
-    logz_out[i] = chain_statistics(A, rows[lo:hi], F[lo:hi], E, fwd, bwd, np.empty(T), np.empty((K, K)), gamma,
-                                   trans_out[i], stats_out[i], False, np.zeros((0, 0)), np.zeros(0))
+    T_max = 1
+    for i in range(i0, i1):
+        T_max = max(T_max, bounds[i, 1] - bounds[i, 0])
+    E, fwd, bwd, gamma = np.empty((T_max, K)), np.empty((T_max, K)), np.empty((T_max, K)), np.empty((T_max, K))
+    scale, xi, no_qc, no_qc_row = np.empty(T_max), np.empty((K, K)), np.zeros((0, 0)), np.zeros(0)
+    for i in range(i0, i1):
+        lo, hi = bounds[i, 0], bounds[i, 1]
+        logz_out[i] = chain_statistics(A, rows[lo:hi], F[lo:hi], E, fwd, bwd, scale, xi, gamma, trans_out[i],
+                                       stats_out[i], False, no_qc, no_qc_row)
 
 
 @njit(cache=True, parallel=True)
-def _estep_parallel(A, rows, F, bounds, trans_out, stats_out, logz_out):
-    for i in prange(bounds.shape[0]):
-        _estep_one(A, rows, F, bounds, i, trans_out, stats_out, logz_out)
-
-
-@njit(cache=True)
-def _estep_serial(A, rows, F, bounds, trans_out, stats_out, logz_out):
-    for i in range(bounds.shape[0]):
-        _estep_one(A, rows, F, bounds, i, trans_out, stats_out, logz_out)
+def _estep_parallel(A, rows, F, bounds, trans_out, stats_out, logz_out, n_chunks):
+    n = bounds.shape[0]
+    for c in prange(n_chunks):
+        _estep_range(A, rows, F, bounds, c * n // n_chunks, (c + 1) * n // n_chunks, trans_out, stats_out, logz_out)
 
 
 def batch_estep(A, rows, F, bounds, trans_out, stats_out, logz_out):
@@ -90,9 +90,12 @@ def batch_estep(A, rows, F, bounds, trans_out, stats_out, logz_out):
     emission statistics and ``log Z`` into ``trans_out[i]``, ``stats_out[i]``, ``logz_out[i]`` (the em / vi
     E-step, thesis eq. 3.13 and 3.21-3.22 with the rows of the algorithm).  Sequences in parallel when there
     are several and at least :data:`induce.kernels.emissions.PARALLEL_STEPS` steps (below that, starting the
-    threads costs more than the work)."""
-    parallel = bounds.shape[0] > 1 and rows.shape[0] >= PARALLEL_STEPS
-    (_estep_parallel if parallel else _estep_serial)(A, rows, F, bounds, trans_out, stats_out, logz_out)
+    threads costs more than the work), in chunks of consecutive sequences (4 per thread), one work space each."""
+    n = bounds.shape[0]
+    if n > 1 and rows.shape[0] >= PARALLEL_STEPS:
+        _estep_parallel(A, rows, F, bounds, trans_out, stats_out, logz_out, min(n, 4 * numba.get_num_threads()))
+    else:
+        _estep_range(A, rows, F, bounds, 0, n, trans_out, stats_out, logz_out)
 
 
 @njit(cache=True)

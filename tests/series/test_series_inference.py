@@ -128,7 +128,7 @@ def test_cvi2_keeps_global_statistics_equal_to_the_sum_of_items():
 def test_compiled_cvi2_sweep_equals_the_item_by_item_sweep(name):
     """The one-loop compiled cvi2 sweep (kernels.series.cvi2_series_pass) and the per-item Python sweep a family
     without a compiled predictive takes (the old path) give the same statistics and objectives; the batch em
-    E-step equals the per-sequence chain_posterior sums."""
+    E-step (sequences on the threads) equals the per-sequence chain_posterior sums."""
     rng = np.random.default_rng(5)
     seqs = [rng.poisson(3.0, size=(n, 2)).astype(float) + (name != "poisson") * rng.normal(size=(n, 2))
             for n in (40, 1, 65)]
@@ -147,6 +147,8 @@ def test_compiled_cvi2_sweep_equals_the_item_by_item_sweep(name):
     np.testing.assert_allclose(runs[0].trace, runs[1].trace, rtol=1e-10)
     np.testing.assert_allclose(runs[0].stats, runs[1].stats, rtol=1e-9, atol=1e-9)
     np.testing.assert_allclose(runs[0].trans, runs[1].trans, rtol=1e-9, atol=1e-9)
+    seqs = [rng.poisson(3.0, size=(n, 2)).astype(float) for n in (1500, 2000, 1, 1000)]  # >= 4096 steps: threads
+    family = get_family(name).default_prior(np.vstack(seqs))
     fit = SeriesFit(family, 3, "em", n_iter=1, tol=0.0)
     state = fit._initial_state(seqs)
     A = transition_params("em", state["C"], 1.0)
