@@ -15,6 +15,8 @@ import numba
 import numpy as np
 from numba import njit, prange
 
+from .vmath import log1p
+
 
 @njit(cache=True, fastmath=True)
 def _full_rows_range(X, mu, C, const, coef, nu, out, lo, hi):
@@ -36,7 +38,7 @@ def _full_rows_range(X, mu, C, const, coef, nu, out, lo, hi):
                 y[i] = acc * inv_diag[k, i]
                 q += y[i] * y[i]
             if nu[k] > 0.0:
-                out[t, k] = const[k] - coef[k] * math.log1p(q / nu[k])
+                out[t, k] = const[k] - coef[k] * log1p(q / nu[k])
             else:
                 out[t, k] = const[k] - coef[k] * q
 

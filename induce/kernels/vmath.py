@@ -1,10 +1,11 @@
-"""The exponential written so that LLVM vectorises its loop (numba has no vector ``exp``/``log``
-without Intel's SVML, so ``np.exp`` in a compiled loop runs one value at a time, about 4 ns each).
+"""Elementary functions for the emission kernels (numba has no vector ``exp``/``log`` without Intel's SVML, so
+``np.exp`` in a compiled loop runs one value at a time, about 4 ns each).
 
 :func:`exp_into` is the classical reduction ``exp(x) = 2^n exp(r)``, ``n = round(x / log 2)``,
 ``|r| <= log(2) / 2`` (Cody-Waite split of ``log 2``), ``exp(r)`` by its Taylor polynomial to degree 13 (the
-remainder is below ``4e-18`` relative) and ``2^n`` built from its exponent bits: relative error about
-``1e-15``, 3.5x faster than the scalar loop (3M values: 3.7 ms against 13 ms, one core).
+remainder is below ``4e-18`` relative) and ``2^n`` built from its exponent bits, a loop LLVM vectorises:
+relative error about ``1e-15``, 3.5x faster than the scalar loop (3M values: 3.7 ms against 13 ms, one core).
+:func:`log1p` takes a short series for small arguments instead of the library call.
 """
 
 from __future__ import annotations
@@ -40,3 +41,18 @@ def exp_into(x, out, scratch):
     for i in range(x.shape[0]):
         out[i] *= scratch[i]
 
+
+
+#: below this argument :func:`log1p` takes its Taylor series (2^-7: the remainder is below 1e-19 relative)
+_LOG1P_SERIES = 0.0078125
+
+
+@njit(cache=True, fastmath=True, inline="always")
+def log1p(z):
+    """``log(1 + z)`` for ``z >= 0``: the alternating series to ``z^9`` below :data:`_LOG1P_SERIES` (no library
+    call, 2.5x faster; the Student-t rows of a well-populated state have ``z = q / nu`` there), else
+    ``math.log1p``.  Accurate to one ulp."""
+    if z < _LOG1P_SERIES:
+        return z * (1.0 - z * (0.5 - z * (1.0 / 3.0 - z * (0.25 - z * (0.2 - z * (1.0 / 6.0 - z * (
+            1.0 / 7.0 - z * (0.125 - z * (1.0 / 9.0)))))))))
+    return math.log1p(z)
