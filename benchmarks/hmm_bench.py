@@ -2,7 +2,7 @@
 
 Usage::
 
-    python benchmarks/hmm_bench.py speed [--iterations 3]
+    python benchmarks/hmm_bench.py speed [--iterations 3] [--rounds 3] [--quick] [--json FILE]
     python benchmarks/hmm_bench.py accuracy --corpus wsj1k --iterations 200 --seeds 3
     python benchmarks/hmm_bench.py peer --iterations 50
     python benchmarks/hmm_bench.py tune --corpus wsjdev --algorithms vi,cvi2
@@ -17,7 +17,10 @@ Usage::
 ``speed``: seconds per iteration of every algorithm on CoNLL-2000 train+test
 (259k tokens, K=45) next to hmmlearn's ``CategoricalHMM`` EM
 (``implementation="scaling"``) in the same run, the arithmetic floor
-(3 T K^2 multiply-adds at 100 GFLOP/s) and peak RSS.
+(3 T K^2 multiply-adds at 100 GFLOP/s) and peak RSS; peers alternated in ``--rounds`` rounds, each
+timing after a warm-up (the fit's first pass; a 1-iteration hmmlearn fit), with its CPU time and the load
+average before and after it (``LOADED`` above 1.5: repeat the run).  ``--quick``: 1 round of em, vi, cvi1,
+cvi2 and hmmlearn, 2 timed iterations each (about 1.5 minutes on a quiet 16-core machine).
 ``accuracy``: unsupervised tagging metrics (cross-validated M-1, 1-1, VI,
 V-measure) for em, vi, cvi1, cvi2, cgs over seeds, mean and sd.
 ``tune``: alpha x beta grid (default: the thesis grid {0.003, ..., 1.0}) on
@@ -57,6 +60,7 @@ from pathlib import Path
 
 import numpy as np
 
+import timing
 from induce.corpus.formats import load_corpus
 from induce.eval.tagging import tagging_report
 from induce.taggers import HMMTagger
@@ -157,7 +161,38 @@ def compile_seconds():
     return out
 
 
+def induce_speed_peer(corpus, K, infer, block, iterations):
+    """A timing callable (:func:`timing.measure`): one fit of ``iterations`` + 1 passes, the first a warm-up;
+    median wall seconds of the timed passes (the fit's trace) and median CPU seconds between them.  svi/scvi:
+    ``iterations`` epochs of minibatches of 1,000 sentences, their training seconds over the epochs."""
+
+    def run():
+        cpu = [time.process_time()]
+        if infer in STOCHASTIC:
+            model = HMMTagger(n_states=K, infer=infer, n_epochs=iterations, batch_size=1000, random_state=0,
+                              heldout_every=0, heldout_fraction=0).fit(corpus)
+            return model.trace_[-1]["seconds"] / iterations, (time.process_time() - cpu[0]) / iterations
+        model = HMMTagger(n_states=K, infer=infer, n_iter=iterations + 1, cvi2_block=block, random_state=0,
+                          callback=lambda rec: cpu.append(time.process_time())).fit(corpus)
+        return (statistics.median(r["seconds"] for r in model.trace_[1:]), statistics.median(np.diff(cpu[1:])))
+
+    return run
+
+
+def hmmlearn_speed_peer(corpus, K, iterations):
+    """hmmlearn ``CategoricalHMM`` EM (scaling): a 1-iteration warm-up fit, then ``iterations`` timed ones."""
+
+    def run():
+        hmmlearn_em(corpus, K, 1, 0)
+        hl, seconds, _ = hmmlearn_em(corpus, K, iterations, 0)
+        return seconds / iterations, hl.fit_cpu_seconds / iterations
+
+    return run
+
+
 def mode_speed(args):
+    """Per-iteration wall and CPU seconds of every algorithm and of hmmlearn, alternated in rounds
+    (:func:`timing.alternate`: load average before and after every timing, LOADED above 1.5)."""
     corpus, column = corpus_by_name(args.corpus)
     K = args.states or len(corpus.tag_vocabs[column])
     N = corpus.n_tokens
@@ -165,54 +200,33 @@ def mode_speed(args):
     floor = 3 * N * K * K * 2 / 100e9
     compile_s = compile_seconds()
     print("numba compile/load seconds:", {k: round(v, 2) for k, v in compile_s.items()}, flush=True)
+    algorithms = args.algorithms if args.algorithms != ",".join(ALGORITHMS) or not args.quick else "em,vi,cvi1,cvi2"
+    peers = {}
+    for infer in algorithms.split(","):
+        peers["cvi2 (exact)" if infer == "cvi2" else infer] = induce_speed_peer(corpus, K, infer, 0, args.iterations)
+    for b in ([] if args.quick else [int(b) for b in args.block_sizes.split(",") if b]):
+        peers[f"cvi2 block {b}"] = induce_speed_peer(corpus, K, "cvi2", b, args.iterations)
+    if args.hmmlearn_iterations:
+        peers["hmmlearn-scaling em"] = hmmlearn_speed_peer(corpus, K, args.hmmlearn_iterations)
+    table = timing.alternate(peers, args.rounds or (1 if args.quick else 3))
+    ref = table.get("hmmlearn-scaling em", {"wall": float("nan"), "cpu": float("nan")})
     rows = []
-    variants = [(a, 0) for a in args.algorithms.split(",")]
-    variants += [("cvi2", int(b)) for b in args.block_sizes.split(",") if b]
-    for infer, block in variants:
-        # CPU seconds of every iteration (process time at each trace record): on a
-        # shared machine this is what a quiet core would take, summed over threads
-        cpu = [time.process_time()]
-        start = time.perf_counter()
-        if infer in STOCHASTIC:
-            # an iteration is an epoch of minibatches of 1,000 sentences; the trace holds training seconds
-            model = HMMTagger(n_states=K, infer=infer, n_epochs=args.iterations, batch_size=1000, random_state=0,
-                              heldout_every=0, heldout_fraction=0).fit(corpus)
-            per_iter = model.trace_[-1]["seconds"] / args.iterations
-            cpu_iter = (time.process_time() - cpu[0]) / args.iterations
-        else:
-            model = HMMTagger(n_states=K, infer=infer, n_iter=args.iterations + 1, cvi2_block=block, random_state=0,
-                              callback=lambda rec: cpu.append(time.process_time())).fit(corpus)
-            per_iter = statistics.median(r["seconds"] for r in model.trace_[1:])
-            cpu_iter = statistics.median(np.diff(cpu[1:]))
-        total = time.perf_counter() - start
-        setup = total - sum(r["seconds"] for r in model.trace_)
-        name = f"{infer} block {block}" if block else ("cvi2 (exact)" if infer == "cvi2" else infer)
-        rows.append({"algorithm": name, "s_per_iter": per_iter, "cpu_s_per_iter": cpu_iter,
-                     "tokens_per_s": N / per_iter, "x_floor": per_iter / floor,
-                     "first_iter_s": model.trace_[0]["seconds"], "setup_s": setup})
-        print(f"{name:22s} {per_iter:8.3f} s/iter {cpu_iter:8.3f} cpu s/iter  setup {setup:.2f} s", flush=True)
-    if args.hmmlearn_iterations == 0:
-        ref = ref_cpu = float("nan")
-    else:
-        hl, seconds, _ = hmmlearn_em(corpus, K, args.hmmlearn_iterations, 0)
-        ref = seconds / args.hmmlearn_iterations
-        ref_cpu = hl.fit_cpu_seconds / args.hmmlearn_iterations
-        rows.append({"algorithm": "hmmlearn-scaling em", "s_per_iter": ref, "cpu_s_per_iter": ref_cpu,
-                     "tokens_per_s": N / ref, "x_floor": ref / floor, "first_iter_s": float("nan"),
-                     "setup_s": float("nan")})
-    for r in rows:
-        r["speedup_vs_hmmlearn"] = ref / r["s_per_iter"]
-        r["cpu_speedup_vs_hmmlearn"] = ref_cpu / r["cpu_s_per_iter"]
+    for name, r in table.items():
+        rows.append({"algorithm": name, "s_per_iter": r["wall"], "cpu_s_per_iter": r["cpu"],
+                     "tokens_per_s": N / r["wall"], "x_floor": r["wall"] / floor,
+                     "speedup_vs_hmmlearn": ref["wall"] / r["wall"], "cpu_speedup_vs_hmmlearn": ref["cpu"] / r["cpu"], "max_load": r["max_load"],
+                     "loaded": r["loaded"], "runs": r["runs"]})
     print(f"corpus {args.corpus}: {corpus.n_sentences} sentences, {N} tokens, K={K}; floor {floor:.3f} s/iter")
     print(f"{'algorithm':22s} {'s/iter':>8s} {'tok/s':>10s} {'x floor':>8s} {'vs hmmlearn':>11s} "
-          f"{'cpu s/it':>8s} {'cpu vs hl':>9s} {'1st iter s':>10s} {'setup s':>8s}")
+          f"{'cpu s/it':>8s} {'cpu vs hl':>9s} {'max load':>8s}")
     for r in rows:
         print(f"{r['algorithm']:22s} {r['s_per_iter']:8.3f} {r['tokens_per_s']:10.0f} {r['x_floor']:8.1f} "
               f"{r['speedup_vs_hmmlearn']:11.1f} {r['cpu_s_per_iter']:8.3f} {r['cpu_speedup_vs_hmmlearn']:9.1f} "
-              f"{r['first_iter_s']:10.2f} {r['setup_s']:8.2f}")
+              f"{r['max_load']:8.2f}{'  LOADED' if r['loaded'] else ''}")
     print(f"peak RSS {peak_rss_mb():.0f} MB")
     return {"corpus": args.corpus, "tokens": N, "states": K, "floor_s": floor, "rows": rows,
-            "compile_s": compile_s, "peak_rss_mb": peak_rss_mb(), "load": os.getloadavg()}
+            "compile_s": compile_s, "peak_rss_mb": peak_rss_mb(), "load": os.getloadavg(),
+            "machine_detail": timing.machine()}
 
 
 def mode_fit(args):
@@ -565,7 +579,12 @@ def main():
                         help="speed: extra cvi2 block sizes; blocks: block sizes to compare (0 = exact)")
     parser.add_argument("--sizes", default="1000,2000,3000,all", help="semi: training sentences")
     parser.add_argument("--cutoffs", default="1", help="semi: dictionary cutoffs d (Figure 3.12)")
-    parser.add_argument("--hmmlearn-iterations", type=int, default=3, help="speed: hmmlearn EM iterations (0: skip)")
+    parser.add_argument("--hmmlearn-iterations", type=int, default=None,
+                        help="speed: hmmlearn EM iterations (0: skip; default 3, --quick 2)")
+    parser.add_argument("--rounds", type=int, default=None, help="speed: alternated rounds (default 3, --quick 1)")
+    parser.add_argument("--quick", action="store_true",
+                        help="speed: 1 round of em, vi, cvi1, cvi2 (no blocks), 2 timed iterations each")
+    parser.add_argument("--json", default=None, help="write the results here too")
     args = parser.parse_args()
     defaults = {"speed": ("conll2000", 45, 3), "accuracy": ("wsj1k", None, 200), "peer": ("conll2000", 45, 50),
                 "tune": ("wsjdev", None, 200), "blocks": ("wsj", None, 50),
@@ -574,12 +593,16 @@ def main():
     corpus, states, iterations = defaults[args.mode]
     args.corpus = args.corpus or corpus
     args.states = args.states if args.states is not None else states
-    args.iterations = args.iterations or iterations
+    args.iterations = args.iterations or (2 if args.quick else iterations)
+    if args.hmmlearn_iterations is None:
+        args.hmmlearn_iterations = 2 if args.quick else 3
     result = globals()[f"mode_{args.mode.replace('-', '_')}"](args)
     result.update({"date": time.strftime("%Y-%m-%d"), "machine": machine()})
     out = ROOT / "results" / f"hmm_{args.mode}_{args.corpus}{args.tag}.json"
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps(result, indent=2, default=float))
+    if args.json:
+        timing.write_json(args.json, result)
     print(f"wrote {out}")
 
 

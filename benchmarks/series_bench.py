@@ -3,7 +3,7 @@
 Usage::
 
     python benchmarks/series_bench.py real [--seeds 3] [--iterations 200]
-    python benchmarks/series_bench.py speed [--iterations 5] [--sequences 100] [--length 3000]
+    python benchmarks/series_bench.py speed [--quick] [--rounds 3] [--iterations 5] [--json FILE]
     python benchmarks/series_bench.py fig1a [--repeats 3] [--sequences 100] [--length 3000]
 
 ``real``: every series of ``timeseries/`` (Nile, faithful, geyser, EuStock log returns x 100,
@@ -13,10 +13,16 @@ held-out log-likelihood per step of the last 20% *given the first 80%*
 hdp-svi (HDP-HMM truncated at ``--truncation`` states) and hmmlearn EM
 (``GaussianHMM(covariance_type="full")`` / ``PoissonHMM``) on identical data and K, mean and sd over
 seeds; one segmentation picture per series (cvi2, seed 0) under ``benchmarks/results/``.
-``speed``: seconds per iteration of induce em and cvi2 (Gaussian, full covariance) against hmmlearn
-GaussianHMM EM (default ``implementation="log"`` and ``"scaling"``) from fixed starting parameters,
-on data sampled from a 10-state 2-D Gaussian HMM
-(``--sequences`` x ``--length`` steps, paper 002 Fig. 1(a) sizes by default) and on EuStock.
+``speed``: wall and CPU seconds per iteration of induce em, vi and cvi2 against hmmlearn EM
+(``implementation="scaling"`` and ``"log"``) and, when installed (``[bench]`` extra), dynamax 1.0's
+``GaussianHMM`` EM step (float64 on the CPU, jit-compiled before the timing: compilation excluded), all from
+fixed starting parameters, on three sets: ``--sequences`` x ``--length`` steps sampled from a 10-state 2-D
+Gaussian HMM (full covariance; paper 002 Fig. 1(a) sizes by default), EuStock (one series, K = 3, d = 4; cvi2
+cuts it into ~20 items) and the same sizes sampled from a 10-state 2-D Poisson HMM (hmmlearn ``PoissonHMM``).
+Peers are alternated in ``--rounds`` rounds, each timing after its own warm-up pass (fit), with the load
+average before and after it (marked ``LOADED`` above 1.5: repeat such a run) and the arithmetic floor
+(3 T K^2 + T K d^2 multiply-adds at 100 GFLOP/s).  ``--quick`` (1 round, 3 iterations) takes about a minute
+on a quiet 16-core machine.
 ``fig1a``: paper 002 Fig. 1(a) with a finite 10-state HMM instead of the HDP-HMM: sampled 2-D
 Gaussian data (``--sequences`` x ``--length``), 95% of the sequences for training and 5% held out,
 held-out predictive log-likelihood per step (posterior-mean transitions, Student-t rows) against
@@ -39,7 +45,9 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
+import timing  # noqa: E402
 from induce.emissions import get_family  # noqa: E402
 from induce.infer.series import SeriesFit, chain_posterior, surrogate_transitions  # noqa: E402
 from induce.infer.series_hdp import HDPSeriesFit, HDPSVIFit  # noqa: E402
@@ -155,59 +163,191 @@ def sample_gaussian_hmm(n_seq, T, K, rng):
     return seqs
 
 
-def time_induce(seqs, infer, K, n_iter, seed=0) -> float:
-    """Median seconds per iteration (timestamps between iterations; initialisation excluded)."""
-    family = get_family("gaussian").default_prior(np.vstack(seqs))
-    stamps = []
-    fit = SeriesFit(family, K, infer, n_iter=n_iter + 1, tol=0.0, rng=np.random.default_rng(seed),
-                    callback=lambda it, obj, state: stamps.append(time.perf_counter()))
+def sample_poisson_hmm(n_seq, T, K, rng):
+    """Sequences of 2-D counts from a sticky ``K``-state Poisson HMM (rates 1 to 30, log-spaced, per column)."""
+    rates = np.stack([np.geomspace(1.0, 30.0, K), np.geomspace(30.0, 1.0, K)], axis=1)
+    A = np.full((K, K), 0.1 / (K - 1)) + np.eye(K) * (0.9 - 0.1 / (K - 1))
+    cum = np.cumsum(A, axis=1)
+    seqs = []
+    for _ in range(n_seq):
+        u = rng.random(T)
+        z = np.empty(T, dtype=int)
+        z[0] = rng.integers(K)
+        for t in range(1, T):
+            z[t] = min(np.searchsorted(cum[z[t - 1]], u[t]), K - 1)
+        seqs.append(rng.poisson(rates[z]).astype(np.float64))
+    return seqs
+
+
+def induce_peer(seqs, family_name, infer, K, n_iter, seed=0):
+    """A timing callable (:func:`timing.measure`) of ``n_iter`` induce passes after one warm-up pass, from the
+    family's initial state (k-means responsibilities, computed once here and copied for every timing)."""
+    family = get_family(family_name).default_prior(np.vstack(seqs))
+    fit = SeriesFit(family, K, infer, n_iter=1, tol=0.0, rng=np.random.default_rng(seed))
+    items = fit._items(seqs)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        fit.run(seqs)
-    return float(np.median(np.diff(stamps)))
+        state0 = fit._initial_state(items)
+    step = fit._cvi2_pass if infer == "cvi2" else fit._batch_pass
+
+    def run():
+        state = {k: v.copy() if isinstance(v, np.ndarray) else v for k, v in state0.items()}
+        fit.rng = np.random.default_rng(seed)
+        step(items, state)  # warm-up pass
+        wall, cpu = timing.clock()
+        for _ in range(n_iter):
+            step(items, state)
+        w, c = timing.clock()
+        return (w - wall) / n_iter, (c - cpu) / n_iter
+
+    return run
 
 
-def time_hmmlearn(seqs, K, n_iter, seed=0, implementation="log") -> float:
-    """hmmlearn GaussianHMM EM seconds per iteration from fixed parameters (no k-means in the timing)."""
-    from hmmlearn.hmm import GaussianHMM
-
+def start_parameters(seqs, K, seed):
+    """Fixed EM starting point shared by the peers: uniform start and transitions, ``K`` data points as means,
+    the data covariance for every state."""
     X = np.vstack(seqs)
+    means = X[np.random.default_rng(seed).choice(len(X), K, replace=False)]
+    return X, means, np.array([np.atleast_2d(np.cov(X.T))] * K)
+
+
+def hmmlearn_peer(seqs, family, K, n_iter, implementation, seed=0):
+    """hmmlearn EM (``GaussianHMM(covariance_type="full")`` or ``PoissonHMM``) from :func:`start_parameters`
+    (no k-means in the timing): a 1-iteration warm-up fit, then ``n_iter`` timed iterations."""
+    from hmmlearn.hmm import GaussianHMM, PoissonHMM
+
+    X, means, covs = start_parameters(seqs, K, seed)
     lengths = [len(s) for s in seqs]
-    rng = np.random.default_rng(seed)
-    h = GaussianHMM(n_components=K, covariance_type="full", n_iter=n_iter, tol=-np.inf, init_params="",
-                    random_state=seed, implementation=implementation)
-    h.startprob_ = np.full(K, 1.0 / K)
-    h.transmat_ = np.full((K, K), 1.0 / K)
-    h.means_ = X[rng.choice(len(X), K, replace=False)]
-    h.covars_ = np.array([np.cov(X.T)] * K)
-    start = time.perf_counter()
-    h.fit(X, lengths)
-    return (time.perf_counter() - start) / n_iter
+
+    def model(n):
+        if family == "poisson":
+            h = PoissonHMM(n_components=K, n_iter=n, tol=-np.inf, init_params="", random_state=seed,
+                           implementation=implementation)
+            h.lambdas_ = np.maximum(means, 0.5)
+        else:
+            h = GaussianHMM(n_components=K, covariance_type="full", n_iter=n, tol=-np.inf, init_params="",
+                            random_state=seed, implementation=implementation)
+            h.means_, h.covars_ = means, covs
+        h.startprob_ = np.full(K, 1.0 / K)
+        h.transmat_ = np.full((K, K), 1.0 / K)
+        return h
+
+    data = X.astype(np.int64) if family == "poisson" else X
+
+    def run():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model(1).fit(data, lengths)  # warm-up
+            h = model(n_iter)
+            wall, cpu = timing.clock()
+            h.fit(data, lengths)
+            w, c = timing.clock()
+        return (w - wall) / n_iter, (c - cpu) / n_iter
+
+    return run
+
+
+def dynamax_peer(seqs, K, n_iter, seed=0):
+    """dynamax 1.0 ``GaussianHMM`` EM (float64, CPU) from :func:`start_parameters`: the iteration
+    ``HMM.fit_em`` scans (``e_step`` vmapped over the sequences, ``log_prior``, ``m_step``), jit-compiled
+    and run twice before the timing (the second call compiles again for the M-step's output types), so that
+    compilation is excluded; ``None`` when dynamax is absent."""
+    try:
+        import jax
+        from dynamax.hidden_markov_model import GaussianHMM
+    except ImportError:
+        return None
+    from functools import partial
+
+    jax.config.update("jax_enable_x64", True)
+    import jax.numpy as jnp
+
+    _, means, covs = start_parameters(seqs, K, seed)
+    Y = jnp.asarray(np.stack(seqs))  # (sequences, steps, dim): equal lengths
+    model = GaussianHMM(K, Y.shape[-1])
+    params, props = model.initialize(initial_probs=jnp.full(K, 1.0 / K), transition_matrix=jnp.full((K, K), 1.0 / K),
+                                     emission_means=jnp.asarray(means), emission_covariances=jnp.asarray(covs))
+
+    @jax.jit
+    def em_step(carry):  # the body of dynamax's HMM.fit_em
+        p, m_state = carry
+        stats, lls = jax.vmap(partial(model.e_step, p))(Y, None)
+        p, m_state = model.m_step(p, props, stats, m_state)
+        return (p, m_state), model.log_prior(p) + lls.sum()
+
+    def run():
+        carry = (params, model.initialize_m_step_state(params, props))
+        for _ in range(2):  # compiles for the starting parameters, then for the M-step's output types: warm-up
+            carry, lp = em_step(carry)
+        jax.block_until_ready(lp)
+        wall, cpu = timing.clock()
+        for _ in range(n_iter):
+            carry, lp = em_step(carry)
+        jax.block_until_ready(lp)
+        w, c = timing.clock()
+        return (w - wall) / n_iter, (c - cpu) / n_iter
+
+    return run
+
+
+def floor_seconds(steps, K, d, flops=100e9) -> float:
+    """Arithmetic floor of one E-step: forward, backward and pair statistics (3 T K^2 multiply-adds) plus the
+    emission rows (T K d^2), 2 flops each at ``flops`` per second (hmm_bench.py's convention)."""
+    return (3 * steps * K * K + steps * K * d * d) * 2 / flops
 
 
 def speed(args) -> dict:
+    """Per-iteration wall and CPU seconds of induce and its peers on three data sets, alternated in rounds."""
     rng = np.random.default_rng(0)
-    data = {"sampled": (sample_gaussian_hmm(args.sequences, args.length, 10, rng), 10),
-            "eustock": ([load("eustock")], 3)}
-    time_induce(data["eustock"][0], "cvi2", 3, 2)  # warm the numba caches
-    out = {}
-    for name, (seqs, K) in data.items():
-        steps = sum(len(s) for s in seqs)
-        row = {"steps": steps, "K": K, "dim": seqs[0].shape[1],
-               "hmmlearn_em": time_hmmlearn(seqs, K, args.iterations),
-               "hmmlearn_em_scaling": time_hmmlearn(seqs, K, args.iterations, implementation="scaling"),
-               "induce_em": time_induce(seqs, "em", K, args.iterations),
-               "induce_cvi2": time_induce(seqs, "cvi2", K, args.iterations)}
-        row["speedup_em"] = row["hmmlearn_em"] / row["induce_em"]
-        row["speedup_cvi2"] = row["hmmlearn_em"] / row["induce_cvi2"]
-        row["speedup_em_vs_scaling"] = row["hmmlearn_em_scaling"] / row["induce_em"]
-        row["speedup_cvi2_vs_scaling"] = row["hmmlearn_em_scaling"] / row["induce_cvi2"]
-        out[name] = row
-        print(f"{name:8s} T={steps} K={K}: hmmlearn EM {row['hmmlearn_em']:.4f} s/it, induce em "
-              f"{row['induce_em']:.4f} ({row['speedup_em']:.1f}x), cvi2 {row['induce_cvi2']:.4f} "
-              f"({row['speedup_cvi2']:.1f}x); hmmlearn scaling {row['hmmlearn_em_scaling']:.4f} "
-              f"(em {row['speedup_em_vs_scaling']:.1f}x, cvi2 {row['speedup_cvi2_vs_scaling']:.1f}x)", flush=True)
+    quick = args.quick
+    n_iter = args.iterations or (3 if quick else 5)
+    small_iter = 10 * n_iter  # EuStock: iterations of a few ms
+    data = {"sampled": ("gaussian", sample_gaussian_hmm(args.sequences, args.length, 10, rng), 10, n_iter),
+            "eustock": ("gaussian", [load("eustock")], 3, small_iter),
+            "poisson": ("poisson", sample_poisson_hmm(args.sequences, args.length, 10, rng), 10, n_iter)}
+    out = {"machine": timing.machine(), "load_start": timing.load(), "datasets": {}}
+    skipped = []
+    for name, (family, seqs, K, iters) in data.items():
+        steps, d = sum(len(s) for s in seqs), seqs[0].shape[1]
+        peers = {f"induce {a}": induce_peer(seqs, family, a, K, iters) for a in ("em", "vi", "cvi2")}
+        peers["hmmlearn scaling"] = hmmlearn_peer(seqs, family, K, iters, "scaling")
+        if not (quick and name == "poisson"):
+            peers["hmmlearn log"] = hmmlearn_peer(seqs, family, K, iters, "log")
+        if family == "gaussian":
+            dyn = dynamax_peer(seqs, K, iters)
+            if dyn is None:
+                skipped.append("dynamax (not installed: pip install -e .[bench])")
+            else:
+                peers["dynamax em"] = dyn
+        print(f"{name}: {len(seqs)} x {steps // len(seqs)} steps, K={K}, d={d}, {family}; {iters} iterations "
+              f"per timing", flush=True)
+        table = timing.alternate(peers, args.rounds or (1 if quick else 3))
+        floor = floor_seconds(steps, K, d)
+        ref = table["hmmlearn scaling"]
+        for peer, row in table.items():
+            row["x_floor"] = row["wall"] / floor
+            row["vs_hmmlearn_scaling"] = ref["wall"] / row["wall"]
+            row["cpu_vs_hmmlearn_scaling"] = ref["cpu"] / row["cpu"]
+            if "dynamax em" in table:
+                row["vs_dynamax"] = table["dynamax em"]["wall"] / row["wall"]
+        out["datasets"][name] = {"family": family, "steps": steps, "sequences": len(seqs), "K": K, "dim": d,
+                                 "iterations": iters, "floor_s": floor, "peers": table}
+        print_table(name, table, floor)
+    out["skipped"] = skipped
+    out["load_end"] = timing.load()
+    for line in skipped:
+        print("skipped:", line)
     return out
+
+
+def print_table(name, table, floor) -> None:
+    print(f"{name}: floor {floor:.4f} s/it")
+    print(f"  {'peer':18s} {'wall s/it':>10s} {'cpu s/it':>10s} {'x floor':>8s} {'vs hl-sc':>8s} {'cpu vs':>7s} "
+          f"{'vs dynamax':>10s} {'max load':>8s}")
+    for peer, r in table.items():
+        print(f"  {peer:18s} {r['wall']:10.5f} {r['cpu']:10.5f} {r['x_floor']:8.1f} {r['vs_hmmlearn_scaling']:8.1f} "
+              f"{r['cpu_vs_hmmlearn_scaling']:7.1f} {r.get('vs_dynamax', float('nan')):10.2f} {r['max_load']:8.2f}"
+              f"{'  LOADED' if r['loaded'] else ''}", flush=True)
 
 
 def heldout_predictive(fit, C, S, test) -> float:
@@ -295,9 +435,13 @@ def main(argv=None) -> int:
     r.add_argument("--series", default=",".join(SERIES))
     r.add_argument("--truncation", type=int, default=8, help="HDP-HMM truncation for hdp-cvi")
     s = sub.add_parser("speed")
-    s.add_argument("--iterations", type=int, default=5)
+    s.add_argument("--iterations", type=int, default=None,
+                   help="timed iterations per timing (default 5, --quick 3; EuStock 10x as many)")
+    s.add_argument("--rounds", type=int, default=None, help="alternated rounds (default 3, --quick 1)")
+    s.add_argument("--quick", action="store_true", help="1 round, 3 iterations, no hmmlearn log on the Poisson set")
     s.add_argument("--sequences", type=int, default=100)
     s.add_argument("--length", type=int, default=3000)
+    s.add_argument("--json", default=None, help="write the results here too (default: benchmarks/results only)")
     f = sub.add_parser("fig1a")
     f.add_argument("--repeats", type=int, default=3)
     f.add_argument("--sequences", type=int, default=100)
@@ -310,7 +454,10 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     RESULTS.mkdir(parents=True, exist_ok=True)
     result = {"real": real, "speed": speed, "fig1a": fig1a}[args.mode](args)
-    (RESULTS / f"series_{args.mode}.json").write_text(json.dumps({"args": vars(args), "results": result}, indent=1))
+    record = {"args": vars(args), "results": result}
+    (RESULTS / f"series_{args.mode}.json").write_text(json.dumps(record, indent=1))
+    if getattr(args, "json", None):
+        timing.write_json(args.json, record)
     return 0
 
 

@@ -110,8 +110,13 @@ class EmissionFamily(ABC):
         return np.zeros((K, self.n_stats))
 
     @abstractmethod
+    def features(self, X: np.ndarray) -> np.ndarray:
+        """Per-step statistics ``<s(x_t), 1>`` as ``(T, n_stats)`` rows in the layout of ``S``."""
+
     def stats(self, X: np.ndarray, gamma: np.ndarray) -> np.ndarray:
-        """Expected sufficient statistics ``S_k = sum_t gamma[t, k] <s(x_t), 1>`` (thesis eq. 3.102)."""
+        """Expected sufficient statistics ``S_k = sum_t gamma[t, k] <s(x_t), 1>`` (thesis eq. 3.102):
+        ``gamma' features(X)``."""
+        return gamma.T @ self.features(X)
 
     def counts(self, S: np.ndarray) -> np.ndarray:
         """Expected number of steps per state ``sum_t q(z_t = k)`` (the ``<., 1>`` part of ``S``)."""
@@ -133,6 +138,23 @@ class EmissionFamily(ABC):
     @abstractmethod
     def log_predictive(self, X: np.ndarray, S: np.ndarray) -> np.ndarray:
         """``(T, K)`` rows of the collapsed posterior predictive ``log p(x_t | S_k)`` (thesis eq. 3.96)."""
+
+    def predictive_kernel(self) -> tuple[int, np.ndarray] | None:
+        """``(code, hyper)`` of this family's compiled predictive rows
+        (:func:`induce.kernels.emissions.predictive_rows`), which let cvi2 sweep many items in one compiled
+        loop; ``None`` (the default) for a family without one, whose :meth:`log_predictive` cvi2 then
+        calls item by item."""
+        return None
+
+    def compiled_predictive(self, X: np.ndarray, S: np.ndarray) -> np.ndarray:
+        """:meth:`log_predictive` by the family's :meth:`predictive_kernel`."""
+        from ..kernels.emissions import predictive_rows
+
+        code, hyper = self.predictive_kernel()
+        out = np.empty((X.shape[0], S.shape[0]))
+        predictive_rows(code, hyper, np.ascontiguousarray(X, dtype=np.float64),
+                        np.ascontiguousarray(S, dtype=np.float64), out)
+        return out
 
     @abstractmethod
     def kl(self, S: np.ndarray) -> float:

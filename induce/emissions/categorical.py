@@ -63,6 +63,12 @@ class Categorical(EmissionFamily):
     def counts(self, S):
         return S.sum(axis=1)
 
+    def features(self, X):
+        """One-hot codes ``(T, n_symbols)``."""
+        F = np.zeros((X.shape[0], self.n_symbols))
+        F[np.arange(X.shape[0]), self.codes(X)] = 1.0
+        return F
+
     def stats(self, X, gamma):
         x = self.codes(X)
         S = np.zeros((gamma.shape[1], self.n_symbols))

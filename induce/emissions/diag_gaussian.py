@@ -18,9 +18,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.special import digamma, gammaln
+from scipy.special import digamma
 
-from ..kernels.emissions import diag_rows
+from ..kernels.emissions import DIAG_GAUSSIAN, diag_rows
 from .base import EmissionFamily, as_rows, register
 from .poisson import gamma_kl
 
@@ -66,8 +66,9 @@ class DiagGaussian(EmissionFamily):
     def n_stats(self):
         return 1 + 2 * self.dim
 
-    def stats(self, X, gamma):
-        return gamma.T @ np.hstack([np.ones((X.shape[0], 1)), X, X * X])
+    def features(self, X):
+        """``<1, x, x^2>`` per step, ``(T, n_stats)``."""
+        return np.hstack([np.ones((X.shape[0], 1)), X, X * X])
 
     def posterior(self, S):
         """``(kappa_n, m_n, a_n, b_n)``: shapes (K,), (K, d), (K,), (K, d)."""
@@ -109,14 +110,11 @@ class DiagGaussian(EmissionFamily):
         const = 0.5 * (d * digamma(an) - np.log(bn).sum(axis=1)) - 0.5 * d * _LOG_2PI - 0.5 * d / kn
         return self._rows(X, mn, an[:, None] / bn, const, np.zeros(S.shape[0]))
 
+    def predictive_kernel(self):
+        return DIAG_GAUSSIAN, np.concatenate([[self.kappa0, self.a0], self.m0, self.b0])
+
     def log_predictive(self, X, S):
-        kn, mn, an, bn = self.posterior(S)
-        d = self.dim
-        nu = 2.0 * an
-        scale2 = bn * ((kn + 1.0) / (an * kn))[:, None]
-        const = d * (gammaln((nu + 1.0) / 2.0) - gammaln(nu / 2.0) - 0.5 * np.log(nu * math.pi)) \
-            - 0.5 * np.log(scale2).sum(axis=1)
-        return self._rows(X, mn, 1.0 / scale2, const, nu)
+        return self.compiled_predictive(X, S)
 
     def kl(self, S):
         """Sum over states and dimensions of KL(Normal-Gamma posterior || prior):

@@ -21,9 +21,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.special import digamma, gammaln, multigammaln
+from scipy.special import digamma, multigammaln
 
-from ..kernels.emissions import full_rows, nw_posterior
+from ..kernels.emissions import GAUSSIAN, full_rows, nw_posterior
 from ..errors import ConfigError
 from .base import EmissionFamily, as_rows, bad_step, register
 
@@ -92,8 +92,6 @@ class Gaussian(EmissionFamily):
         T, d = X.shape
         return np.hstack([np.ones((T, 1)), X, (X[:, :, None] * X[:, None, :]).reshape(T, d * d)])
 
-    def stats(self, X, gamma):
-        return gamma.T @ self.features(X)
 
     def _split(self, S):
         d = self.dim
@@ -148,14 +146,11 @@ class Gaussian(EmissionFamily):
         K = S.shape[0]
         return self._rows(X, mn, chol / np.sqrt(nun)[:, None, None], const, np.full(K, 0.5), np.zeros(K))
 
+    def predictive_kernel(self):
+        return GAUSSIAN, np.concatenate([[self.kappa0, self.nu0], self.m0, self.Psi0.ravel()])
+
     def log_predictive(self, X, S):
-        kn, nun, mn, _, chol, logdet = self._posterior(S)
-        d = self.dim
-        dof = nun - d + 1.0
-        c = (kn + 1.0) / (kn * dof)  # scale matrix = c Psi_n, factor sqrt(c) chol(Psi_n)
-        const = (gammaln((dof + d) / 2.0) - gammaln(dof / 2.0) - 0.5 * d * np.log(dof * math.pi)
-                 - 0.5 * (logdet + d * np.log(c)))
-        return self._rows(X, mn, chol * np.sqrt(c)[:, None, None], const, (dof + d) / 2.0, dof)
+        return self.compiled_predictive(X, S)
 
     def kl(self, S):
         """``KL(NW(m_n, kappa_n, Psi_n, nu_n) || NW(m0, kappa0, Psi0, nu0))`` summed over states.

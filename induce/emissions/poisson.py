@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import digamma, gammaln
 
-from ..kernels.emissions import nbinom_rows
+from ..kernels.emissions import POISSON, poisson_rows
 from .base import EmissionFamily, as_rows, bad_step, register
 
 
@@ -61,8 +61,9 @@ class Poisson(EmissionFamily):
     def n_stats(self):
         return 1 + self.dim
 
-    def stats(self, X, gamma):
-        return gamma.T @ np.hstack([np.ones((X.shape[0], 1)), X])
+    def features(self, X):
+        """``<1, x>`` per step, ``(T, n_stats)``."""
+        return np.hstack([np.ones((X.shape[0], 1)), X])
 
     def posterior(self, S):
         """``(a_n, b_n)`` of shapes (K, d) and (K,)."""
@@ -76,8 +77,11 @@ class Poisson(EmissionFamily):
         return {"rates": np.where(N > 0, np.maximum(S[:, 1:], 1e-10) / np.maximum(N, 1e-300), self.a0 / self.b0)}
 
     def _linear_rows(self, X, coef, offset):
-        """``sum_i x_i coef_ki - offset_k - sum_i log x_i!`` as one matrix product."""
-        return X @ coef.T - offset - gammaln(X + 1.0).sum(axis=1, keepdims=True)
+        """``sum_i x_i coef_ki - offset_k - sum_i log x_i!`` (:func:`induce.kernels.emissions.poisson_rows`)."""
+        out = np.empty((X.shape[0], coef.shape[0]))
+        poisson_rows(np.ascontiguousarray(X, dtype=np.float64), np.ascontiguousarray(coef, dtype=np.float64),
+                     np.ascontiguousarray(offset, dtype=np.float64), out)
+        return out
 
     def log_likelihood(self, X, params):
         rates = params["rates"]
@@ -87,13 +91,11 @@ class Poisson(EmissionFamily):
         an, bn = self.posterior(S)
         return self._linear_rows(X, digamma(an) - np.log(bn)[:, None], (an / bn[:, None]).sum(axis=1))
 
+    def predictive_kernel(self):
+        return POISSON, np.concatenate([[self.b0], self.a0])
+
     def log_predictive(self, X, S):
-        an, bn = self.posterior(S)
-        p = np.broadcast_to((bn / (bn + 1.0))[:, None], an.shape)
-        out = np.empty((X.shape[0], an.shape[0]))
-        nbinom_rows(X, np.ascontiguousarray(an), np.ascontiguousarray(np.log(p)), np.ascontiguousarray(np.log1p(-p)),
-                    out)
-        return out
+        return self.compiled_predictive(X, S)
 
     def kl(self, S):
         an, bn = self.posterior(S)

@@ -34,6 +34,7 @@ from ..emissions.base import EmissionFamily
 from ..errors import ConfigError
 from ..kernels.hdp_qc import HEURISTIC, accumulate_qc
 from ..kernels.hmm import forward_backward, store_sentence, viterbi
+from ..kernels.series import batch_estep, cvi2_series_pass
 from .estimators import dirichlet_kl
 from .estimators import cvi_params, map_params, vi_params
 from .schedules import blend, check_schedule, minibatches, step_size
@@ -237,16 +238,19 @@ class SeriesFit:
         """Global and per-item statistics of the family's initial responsibilities.
 
         ``S``/``C`` the global emission/transition statistics, ``own_S``/``own_C`` every item's share
-        (what cvi2 subtracts), ``stacked``/``bounds`` all items in one array, ``m`` the update counter.
+        (what cvi2 subtracts; ``(items, K, n_stats)`` and ``(items, K+1, K)``), ``stacked``/``bounds`` all
+        items in one array and their ``(start, end)`` rows, ``features`` the family's per-step statistics of
+        ``stacked`` (:meth:`EmissionFamily.features`, fixed for the run), ``m`` the update counter.
         """
         stacked = np.vstack(items)
         gamma0 = self.family.init_gamma(stacked, self.n_states, self.rng)
-        bounds = np.concatenate([[0], np.cumsum([X.shape[0] for X in items])])
-        spans = list(zip(bounds[:-1], bounds[1:]))
-        own_S = [self.family.stats(X, gamma0[lo:hi]) for X, (lo, hi) in zip(items, spans)]
-        own_C = [transitions_from_gamma(gamma0[lo:hi]) for lo, hi in spans]
-        return {"S": np.sum(own_S, axis=0), "C": np.sum(own_C, axis=0), "own_S": own_S, "own_C": own_C, "m": 0,
-                "stacked": stacked, "bounds": spans}
+        ends = np.cumsum([X.shape[0] for X in items])
+        bounds = np.stack([ends - [X.shape[0] for X in items], ends], axis=1).astype(np.int64)
+        features = np.ascontiguousarray(self.family.features(stacked), dtype=np.float64)
+        own_S = np.stack([gamma0[lo:hi].T @ features[lo:hi] for lo, hi in bounds])
+        own_C = np.stack([transitions_from_gamma(gamma0[lo:hi]) for lo, hi in bounds])
+        return {"S": own_S.sum(axis=0), "C": own_C.sum(axis=0), "own_S": own_S, "own_C": own_C, "m": 0,
+                "stacked": stacked, "bounds": bounds, "features": features}
 
     def _global_transitions(self, local: str, C: np.ndarray) -> np.ndarray:
         """Transitions of a minibatch's local step from the global counts (svi: ``exp E log``, scvi: eq. 3.99)."""
@@ -269,40 +273,47 @@ class SeriesFit:
         Objective: em the log-likelihood at the point estimates; vi the ELBO (thesis eq. 3.17 with
         the local step exact: ``sum log Z - KL`` of transitions and emissions).
         """
-        C, S, stacked = state["C"], state["S"], state["stacked"]
+        C, S, stacked, bounds = state["C"], state["S"], state["stacked"], state["bounds"]
         A = transition_params(self.infer, C, self.alpha)
         rows = emission_rows(self.infer, self.family, stacked, S)  # one family call for all sequences
-        gamma = np.empty_like(rows)
-        newC = np.zeros_like(C)
-        total = 0.0
-        for lo, hi in state["bounds"]:
-            logz, gamma[lo:hi], trans = chain_posterior(A, rows[lo:hi])
-            total += logz
-            newC += trans
+        n, K = len(bounds), self.n_states
+        trans, stats, logz = np.empty((n, K + 1, K)), np.empty((n, K, S.shape[1])), np.empty(n)
+        batch_estep(A, rows, state["features"], bounds, trans, stats, logz)
+        total = float(logz.sum())
         if self.infer == "vi":
             total -= dirichlet_kl(C + self.alpha, self.alpha) + self.family.kl(S)
-        state["C"], state["S"] = newC, self.family.stats(stacked, gamma)
+        state["C"], state["S"] = trans.sum(axis=0), stats.sum(axis=0)
         return total
 
     def _cvi2_pass(self, items, state, qc=None) -> float:
         """One cvi2 sweep in a seeded random order (thesis 3.7.1, eq. 3.95-3.96); objective: sum of ``log Z``.
 
-        Surrogate transitions from :meth:`transition_prior`; ``qc`` as in :func:`chain_posterior`.
+        Surrogate transitions from :meth:`transition_prior`; ``qc`` as in :func:`chain_posterior`.  A family
+        with a compiled predictive (:meth:`EmissionFamily.predictive_kernel`) sweeps in one compiled loop
+        (:func:`induce.kernels.series.cvi2_series_pass`), any other item by item here.
         """
-        C, S = state["C"], state["S"]
+        C, S, own_C, own_S = state["C"], state["S"], state["own_C"], state["own_S"]
         prior, prior_total = self.transition_prior()
+        order = self.rng.permutation(len(items))
+        kernel = self.family.predictive_kernel()
+        if kernel is not None:
+            K = self.n_states
+            logq0, logq0_row = qc if qc is not None else (np.zeros((K + 1, K)), np.zeros(K + 1))
+            return cvi2_series_pass(order, state["stacked"], state["features"], state["bounds"], C, S, own_C,
+                                    own_S, np.ascontiguousarray(prior, dtype=np.float64), float(prior_total),
+                                    kernel[0], kernel[1], qc is not None, logq0, logq0_row)
         total = 0.0
-        for i in self.rng.permutation(len(items)):
+        for i in order:
             X = items[i]
-            C -= state["own_C"][i]
-            S -= state["own_S"][i]
+            C -= own_C[i]
+            S -= own_S[i]
             A = surrogate_transitions(C, prior, prior_total)
             logz, gamma, trans = chain_posterior(A, self.family.log_predictive(X, S), qc)
             total += logz
-            state["own_C"][i] = trans
-            state["own_S"][i] = self.family.stats(X, gamma)
+            own_C[i] = trans
+            own_S[i] = self.family.stats(X, gamma)
             C += trans
-            S += state["own_S"][i]
+            S += own_S[i]
         return total
 
     def _stochastic_pass(self, items, state) -> float:

@@ -201,3 +201,20 @@ def test_sample_draws_from_the_point_estimate(name):
     else:
         mean = p["rates"][1] if name == "poisson" else p["means"][1]
         np.testing.assert_allclose(draws.mean(axis=0), mean, rtol=0.05)
+
+
+def test_poisson_rows_tabulated_by_count_equal_the_direct_formula():
+    """Counts below the number of steps go through per-count tables (log-gamma once per value); a short item with
+    a large count takes the direct formula: both equal scipy's negative binomial / Poisson log-pmf."""
+    rng = np.random.default_rng(3)
+    X = rng.poisson(4.0, size=(60, 2)).astype(float)
+    f = get_family("poisson").default_prior(X)
+    S = f.stats(X, rng.dirichlet(np.ones(3), size=60))
+    an, bn = f.posterior(S)
+    rates = f.point_estimate(S)["rates"]
+    for part in (X, np.vstack([X[:2], [[70.0, 0.0]]])):  # 60 steps: tables; 3 steps with a 70: direct
+        p = (bn / (bn + 1.0))[:, None]
+        want = st.nbinom(an[None], p[None]).logpmf(part[:, None, :]).sum(axis=2)
+        np.testing.assert_allclose(f.log_predictive(part, S), want, rtol=1e-10)
+        want = st.poisson(rates[None]).logpmf(part[:, None, :]).sum(axis=2)
+        np.testing.assert_allclose(f.log_likelihood(part, {"rates": rates}), want, rtol=1e-10)
