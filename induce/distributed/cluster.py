@@ -167,15 +167,16 @@ def nbytes(obj) -> int:
 
 
 def timed(fn, *args):
-    """On a worker: ``(fn(*args), seconds, worker address, the worker process's peak resident memory in bytes)``."""
+    """On a worker: ``(fn(*args), seconds, worker address, the worker process's peak resident memory in bytes,
+    CPU seconds of the task's thread)`` (the CPU time stays meaningful on a machine shared with other jobs)."""
     import time
 
     from distributed import get_worker
 
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.thread_time()
     out = fn(*args)
-    seconds = time.perf_counter() - t0
-    return out, seconds, get_worker().address, peak_memory()
+    seconds, cpu = time.perf_counter() - t0, time.thread_time() - c0
+    return out, seconds, get_worker().address, peak_memory(), cpu
 
 
 class Meter:
@@ -188,6 +189,7 @@ class Meter:
         self.wall = 0.0
         self.overhead = 0.0
         self.busy: dict[str, float] = {}   # seconds in tasks, per worker
+        self.cpu: dict[str, float] = {}    # CPU seconds in tasks (the tasks' threads), per worker
         self.tokens: dict[str, int] = {}   # tokens processed, per worker
         self.peak: dict[str, int] = {}     # peak resident bytes, per worker
         self.minibatches = 0               # minibatches run (a step may run several: local rounds)
@@ -201,8 +203,9 @@ class Meter:
         self.steps += 1
         self.wall += wall
         self.overhead += wall - max((r[1] for r in results), default=0.0)
-        for (_, seconds, address, peak), n in zip(results, tokens):
+        for (_, seconds, address, peak, cpu), n in zip(results, tokens):
             self.busy[address] = self.busy.get(address, 0.0) + seconds
+            self.cpu[address] = self.cpu.get(address, 0.0) + cpu
             self.tokens[address] = self.tokens.get(address, 0) + int(n)
             self.peak[address] = max(self.peak.get(address, 0), int(peak))
         return [r[0] for r in results]
@@ -223,6 +226,7 @@ class Meter:
         return {"workers": workers, "steps": self.steps, "minibatches": self.minibatches or self.steps,
                 "step_overhead_ms": round(1e3 * self.overhead / n, 3),
                 "worker_tokens_per_s": {a: round(self.tokens[a] / s, 1) for a, s in self.busy.items() if s > 0},
+                "worker_tokens_per_cpu_s": {a: round(self.tokens[a] / s, 1) for a, s in self.cpu.items() if s > 0},
                 "worker_peak_memory_mb": {a: round(p / 2**20, 1) for a, p in self.peak.items()},
                 "bytes_sent_per_step": round(self.sent / n), "bytes_received_per_step": round(self.received / n),
                 "bytes_between_workers_per_step": round(self.moved / n),

@@ -8,23 +8,26 @@ the workers and their statistics back, at every step.  Here a worker runs ``R`` 
 1. the worker cuts its pieces of the round's ``R`` minibatches from its shard and names their distinct words
    ``T_j`` (:func:`_cut_round`);
 2. the client sends it the counts of ``T_j`` (plus the transitions and the emission column totals);
-3. the worker runs thesis eq. 3.103 ``N <- (1 - rho_m) N + rho_m (I / |B_m|) E[C^{b_m^j}]`` for each minibatch
-   ``m`` of the round, with the client's ``rho_m`` and ``I / |B_m|`` (``B_m`` the whole minibatch, ``b_m^j`` its
-   piece) and the local step of :func:`induce.infer.stochastic_hmm.sentence_statistics` under its copy
-   (:func:`_run_round`); with one shard it hands back its counts, and the run is the single-process run bit
-   for bit;
-4. with several shards each returns its delta ``N_j^{end} - prod_m (1 - rho_m) N^{start}`` (rows ``T_j``: the
-   decay is common to all and replayed by the client); the deltas are summed pairwise on the workers (a tree,
-   :func:`_add`) and the client adds the one sum: ``N^{end} = prod_m (1 - rho_m) N^{start} + sum_j delta_j``.
+3. the worker runs thesis eq. 3.103 ``N <- (1 - rho_m) N + rho_m (I / |b_m^j|) E[C^{b_m^j}]`` for each minibatch
+   ``m`` of the round on its piece ``b_m^j`` (extrapolated to the corpus, so that its copy keeps the mass of the
+   whole counts), with the client's ``rho_m``, and the local step of
+   :func:`induce.infer.stochastic_hmm.sentence_statistics` under its copy (:func:`_run_round`); with one shard it
+   hands back its counts, and the run is the single-process run bit for bit;
+4. with several shards each returns its delta ``pi_j (N_j^{end} - prod_m (1 - rho_m) N^{start})`` (rows ``T_j``;
+   ``pi_j`` its share of the round's sentences; the decay is common to all and replayed by the client); the
+   deltas are summed pairwise on the workers (a tree, :func:`_add`) and the client adds the one sum:
+   ``N^{end} = prod_m (1 - rho_m) N^{start} + sum_j delta_j``.
 
-What this optimises.  With ``R = 1`` step 4 is eq. 3.103 on the whole minibatch exactly (the minibatch's statistics
-are the sum of its pieces'); that is what :class:`~induce.distributed.minibatch.WorkerSentenceUpdater` computes.
-With ``R > 1`` it is the same stochastic approximation of the same fixed point (the collapsed variational
-objective of thesis eq. 3.98-3.100 for scvi, the ELBO for svi) with bounded staleness: a worker's local step at
-minibatch ``m`` of a round sees the other workers' statistics up to the round's start only, at most ``R - 1``
-minibatches old (as in AD-LDA, Newman et al. 2009; the merge by adding the shards' count deltas is streaming
-distributed Bayesian updating, Broderick et al. 2013, with the SCVI decay).  Several shards exchange float32
-rows and deltas (one shard: float64, exact); the client keeps the counts in float64.
+What this optimises.  With ``R = 1`` step 4 is eq. 3.103 on the whole minibatch exactly (``pi_j (I / |b^j|)
+E[C^{b^j}] = (I / |B|) E[C^{b^j}]``, and the minibatch's statistics are the sum of its pieces'); that is what
+:class:`~induce.distributed.minibatch.WorkerSentenceUpdater` computes.  With ``R > 1`` each worker runs SCVI on
+its own stream of pieces from the round's start (local SGD / parameter mixing on the same stochastic
+approximation), and the merge is the share-weighted average of the workers' copies: the same fixed point (the
+collapsed variational objective of thesis eq. 3.98-3.100 for scvi, the ELBO for svi) with bounded staleness, a
+worker's local step seeing the others' statistics up to the round's start only, at most ``R - 1`` minibatches
+old (as in AD-LDA, Newman et al. 2009; the merge by adding the shards' count deltas is streaming distributed
+Bayesian updating, Broderick et al. 2013, with the SCVI decay).  Several shards exchange float32 rows and
+deltas (one shard: float64, exact); the client keeps the counts in float64.
 
 Bytes a round per worker: ``|T_j| K`` floats each way, where ``T_j`` grows sublinearly with the round's
 ``R M / w`` sentences per worker (Heaps' law), so bytes per token fall as ``R`` or ``M`` grow, and do not grow
@@ -86,13 +89,14 @@ def _words(cut):
     return cut[0], sum(len(t) for t, _ in cut[1])
 
 
-def _run_round(cut, start, mask, steps, settings):
-    """On a worker, phase 3: eq. 3.103 for each ``(rho, scale)`` of ``steps`` on the pieces of ``cut`` under
-    :class:`ShardCounts` made from ``start = (trans, rows of T_j, factor, totals)``.  ``settings = (estimator,
-    alpha, beta, W, exact)``.  Exact (one shard): the end counts ``(trans, rows, factor, totals)`` and the pieces'
-    log-likelihoods; else the delta ``(T_j, rows (float32), trans, totals, log-likelihoods)`` of
-    :func:`_delta`."""
+def _run_round(cut, start, mask, schedule, settings):
+    """On a worker, phase 3: eq. 3.103 for each ``(rho, scale)`` of ``schedule = (steps, weight)`` on the pieces of
+    ``cut`` under :class:`ShardCounts` made from ``start = (trans, rows of T_j, factor, totals)``.  ``settings =
+    (estimator, alpha, beta, W, exact)``.  Exact (one shard): the end counts ``(trans, rows, factor, totals)`` and
+    the pieces' log-likelihoods; else the delta ``(T_j, rows (float32), trans, totals, log-likelihoods)`` of
+    :func:`_delta`, times ``weight``."""
     estimator, alpha, beta, W, exact = settings
+    steps, weight = schedule
     trans0, rows0, factor, totals0 = start
     counts = ShardCounts(trans0, rows0, factor, totals0, W)
     K = counts.n_states
@@ -106,17 +110,19 @@ def _run_round(cut, start, mask, steps, settings):
         counts.update(rho, ts, scale, ids, es, scale)
     if exact:
         return (counts.trans, counts.emit_scaled, counts.emit_factor, counts.emit_totals), lls
-    return _delta(cut[0], counts, start, [rho for rho, _ in steps], lls)
+    return _delta(cut[0], counts, start, [rho for rho, _ in steps], weight, lls)
 
 
-def _delta(words, counts: ShardCounts, start, rhos, lls):
-    """A shard's change over the round: its rows ``T_j`` as ``N^{end} - prod (1 - rho) N^{start}`` (natural
-    scale: the factor at the end times the change of the scaled rows; after a step with ``rho >= 1`` the start
-    is zero, as eq. 3.103 leaves it), float32; the transitions and column totals likewise, float64."""
+def _delta(words, counts: ShardCounts, start, rhos, weight: float, lls):
+    """A shard's change over the round, times ``weight``: its rows ``T_j`` as ``N^{end} - prod (1 - rho)
+    N^{start}`` (natural scale: the factor at the end times the change of the scaled rows; after a step with
+    ``rho >= 1`` the start is zero, as eq. 3.103 leaves it), float32; the transitions and column totals likewise,
+    float64."""
     trans0, rows0, _, totals0 = start
     base = 0.0 if any(rho >= 1.0 for rho in rhos) else rows0
-    rows = (counts.emit_factor * (counts.emit_scaled - base)).astype(np.float32)
-    return (words, rows, counts.trans - decayed(trans0, rhos), counts.emit_totals - decayed(totals0, rhos), lls)
+    rows = (weight * counts.emit_factor * (counts.emit_scaled - base)).astype(np.float32)
+    return (words, rows, weight * (counts.trans - decayed(trans0, rhos)),
+            weight * (counts.emit_totals - decayed(totals0, rhos)), lls)
 
 
 def _add(a, b):
@@ -130,9 +136,9 @@ def _add(a, b):
 
 def _timed_delta(fn, *args):
     """:func:`timed` with the timing carried inside the delta, so that it survives the tree reduction: ``(delta,
-    [(seconds, worker, peak memory)])``."""
-    out, seconds, address, peak = timed(fn, *args)
-    return out, [(seconds, address, peak)]
+    [(seconds, worker, peak memory, CPU seconds)])``."""
+    out, *timing = timed(fn, *args)
+    return out, [tuple(timing)]
 
 
 def _add_timed(a, b):
@@ -190,7 +196,6 @@ class WorkerRoundsUpdater(stochastic.SentenceUpdater):
         t0 = time.perf_counter()
         steps, self._open = self._open, []
         rhos = [rho for _, rho in steps]
-        schedule = [(rho, self.n_sentences / max(1, len(idx))) for idx, rho in steps]
         b = self.corpus.sentence_bounds
         pieces = [[idx[np.searchsorted(idx, b[j]):np.searchsorted(idx, b[j + 1])] - b[j] for idx, _ in steps]
                   for j in range(self.corpus.n_shards)]
@@ -201,10 +206,11 @@ class WorkerRoundsUpdater(stochastic.SentenceUpdater):
         sent = nbytes([pieces[j] for j in shards])
         settings = (self.estimator, self.alpha, self.beta, counts.n_words, exact)
         futures = []
-        for c, (w, _) in zip(cuts, words):
+        for j, c, (w, _) in zip(shards, cuts, words):
             start = self._start(counts, w, exact)
             mask = stochastic.dictionary_rows(self.allowed, w, counts.n_states)
-            sent += nbytes(start) + nbytes(mask)
+            schedule = self._schedule(steps, pieces[j])
+            sent += nbytes(start) + nbytes(mask) + nbytes(schedule)
             futures.append(submit(self.client, _timed_delta, _run_round, c, start, mask, schedule, settings))
         self._decay(counts, rhos)
         if exact:
@@ -221,9 +227,19 @@ class WorkerRoundsUpdater(stochastic.SentenceUpdater):
             counts.emit_scaled[w] += rows / counts.emit_factor
         received += nbytes(lls) + sum(nbytes(w) for w, _ in words)
         counts.renormalise()
-        self.meter.add(time.perf_counter() - t0, [(None, s, a, p) for s, a, p in timings], [n for _, n in words])
+        self.meter.add(time.perf_counter() - t0, [(None, *t) for t in timings], [n for _, n in words])
         self.meter.traffic(len(steps), sent, received, moved)
         return float(lls[-1])
+
+    def _schedule(self, steps, pieces) -> tuple[list, float]:
+        """A shard's ``([(rho_m, I / |b_m^j|)], pi_j)``: its local steps extrapolate its piece ``b_m^j`` of each
+        minibatch to the corpus, so that its copy keeps the mass of the whole counts (a piece scaled by ``I /
+        |B_m|`` would leave it with the share ``|b_m^j| / |B_m|`` of each step's new counts); its delta then
+        counts with the weight ``pi_j = sum_m |b_m^j| / sum_m |B_m|``, its share of the round.  For a round of one
+        minibatch the weighted sum ``pi_j (I / |b^j|) E[C^{b^j}]`` is ``(I / |B|) E[C^{b^j}]``: eq. 3.103 on the
+        whole minibatch exactly; one shard has ``pi = 1`` and the single-process scale."""
+        scales = [(rho, self.n_sentences / max(1, len(p))) for (_, rho), p in zip(steps, pieces)]
+        return scales, sum(len(p) for p in pieces) / max(1, sum(len(idx) for idx, _ in steps))
 
     @staticmethod
     def _start(counts, words, exact: bool):
