@@ -24,8 +24,6 @@ import os
 import sys
 import time
 
-import numpy as np
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from dask_bench import sample_corpus  # noqa: E402
@@ -48,12 +46,14 @@ def _fit(path, client, batch_size: int, sync: int, seed: int, epochs: int = 1) -
            "tokens": last["tokens_seen"], "train_seconds": round(last["seconds"], 3), "wall_seconds": round(wall, 3),
            "tokens_per_s": round(last["tokens_seen"] / last["seconds"], 1),
            "heldout_ll_per_token": last["heldout_log_likelihood_per_token"],
-           "heldout_ll_per_epoch": [r["heldout_log_likelihood_per_token"] for r in model.trace_ if "epoch" in r], "client_cpu_seconds": round(cpu, 3),
+           "heldout_ll_per_epoch": [r["heldout_log_likelihood_per_token"] for r in model.trace_ if "epoch" in r],
+           "client_cpu_seconds": round(cpu, 3),
            "client_peak_memory_mb": round(dist.cluster.peak_memory() / 2**20, 1)}
     if client is not None:
         rep = model.cluster_meter_.report(dist.n_workers(client))
-        out.update({k: rep[k] for k in ("steps", "step_overhead_ms", "bytes_sent_per_step", "bytes_received_per_step",
-                                        "bytes_between_workers_per_step", "bytes_per_token")})
+        out.update({k: rep[k] for k in ("steps", "step_overhead_ms", "bytes_sent_per_step",
+                                        "bytes_received_per_step", "bytes_between_workers_per_step",
+                                        "bytes_per_token")})
         out["worker_tokens_per_s"] = sorted(rep["worker_tokens_per_s"].values())
         out["worker_peak_memory_mb"] = sorted(rep["worker_peak_memory_mb"].values())
         out["worker_tokens_per_cpu_s"] = sorted(rep["worker_tokens_per_cpu_s"].values())

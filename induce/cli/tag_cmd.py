@@ -294,7 +294,8 @@ def run(args: argparse.Namespace) -> int:
 
     infer = args.infer or ("cvi2" if args.model == "hmm" else "cvi")  # (the defaults of _check_options)
     supported = infer in (CLUSTER_ALGORITHMS if args.model == "hmm" else ("scvi", "svi"))
-    if args.sync_every > 1 and not (args.model == "hmm" and infer in ("svi", "scvi") and (args.workers or args.cluster)):
+    rounds = args.model == "hmm" and infer in ("svi", "scvi") and (args.workers or args.cluster)
+    if args.sync_every > 1 and not rounds:
         raise ConfigError("--sync-every R runs --model hmm --infer svi or scvi on --workers N or --cluster ADDRESS")
     with cluster.from_args(args, supported, f"--model hmm with --infer {' or '.join(CLUSTER_ALGORITHMS)}, or "
                                             "--model hdp-hmm with --infer scvi or svi") as client:

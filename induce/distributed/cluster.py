@@ -203,9 +203,9 @@ class Meter:
         self.steps += 1
         self.wall += wall
         self.overhead += wall - max((r[1] for r in results), default=0.0)
-        for (_, seconds, address, peak, cpu), n in zip(results, tokens):
+        for (_, seconds, address, peak, *cpu), n in zip(results, tokens):  # (results without CPU time: none)
             self.busy[address] = self.busy.get(address, 0.0) + seconds
-            self.cpu[address] = self.cpu.get(address, 0.0) + cpu
+            self.cpu[address] = self.cpu.get(address, 0.0) + sum(cpu)
             self.tokens[address] = self.tokens.get(address, 0) + int(n)
             self.peak[address] = max(self.peak.get(address, 0), int(peak))
         return [r[0] for r in results]
