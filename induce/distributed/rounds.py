@@ -36,7 +36,9 @@ with the number of workers at a fixed number of sentences per worker and round.
 
 from __future__ import annotations
 
+import itertools
 import time
+from collections import deque
 
 import numpy as np
 
@@ -176,34 +178,52 @@ class WorkerRoundsUpdater(stochastic.SentenceUpdater):
         self.lengths = corpus.lengths()
         self.meter = Meter()
         self._open: list = []  # (global sentence indices, rho) of the round so far
+        self._coming: deque = deque()  # the minibatches after the one being run (see batches)
+        self._ahead = None  # (minibatches, shards, pieces, cut futures, word futures) of the next round, cut early
 
-    @staticmethod
-    def batches(indices):
-        """The minibatches, as they come (global sentence indices)."""
-        return iter(indices)
+    def batches(self, indices):
+        """The minibatches (global sentence indices), read ``sync_every`` ahead so that the next round's pieces
+        are cut on the workers while this round runs (phase 1 off the critical path; a round cut short by the
+        run leaves the early cut unused)."""
+        it = iter(indices)
+        while True:
+            self._coming.extend(itertools.islice(it, self.sync_every + 1 - len(self._coming)))
+            if not self._coming:
+                return
+            yield self._coming.popleft()
 
     @property
     def settled(self) -> bool:
         return not self._open
 
     def __call__(self, counts, rho: float, idx) -> tuple[float, int]:
-        self._open.append((np.asarray(idx, dtype=np.int64), rho))
+        self._open.append((idx, rho))
         ll = self.settle(counts) if len(self._open) == self.sync_every else 0.0
         return ll, int(self.lengths[idx].sum())
+
+    def _cut(self, batches: list):
+        """Phase 1 of a round of ``batches``: ``(batches, shards touched, pieces per shard, cut futures, word
+        futures)``, submitted now and gathered when the round runs."""
+        b = self.corpus.sentence_bounds
+        sorted_ = [np.asarray(idx, dtype=np.int64) for idx in batches]
+        pieces = [[idx[np.searchsorted(idx, b[j]):np.searchsorted(idx, b[j + 1])] - b[j] for idx in sorted_]
+                  for j in range(self.corpus.n_shards)]
+        shards = [j for j in range(self.corpus.n_shards) if any(len(p) for p in pieces[j])]
+        cuts = [submit(self.client, _cut_round, self.corpus.shards[j], pieces[j]) for j in shards]
+        self.meter.traffic(0, nbytes([pieces[j] for j in shards]), 0)
+        return batches, shards, pieces, cuts, [submit(self.client, _words, c) for c in cuts]
 
     def settle(self, counts) -> float:
         """Run the open round and merge it into ``counts``; the log-likelihood of its last minibatch."""
         t0 = time.perf_counter()
         steps, self._open = self._open, []
         rhos = [rho for _, rho in steps]
-        b = self.corpus.sentence_bounds
-        pieces = [[idx[np.searchsorted(idx, b[j]):np.searchsorted(idx, b[j + 1])] - b[j] for idx, _ in steps]
-                  for j in range(self.corpus.n_shards)]
-        shards = [j for j in range(self.corpus.n_shards) if any(len(p) for p in pieces[j])]
+        ahead, self._ahead = self._ahead, None
+        same = ahead is not None and len(ahead[0]) == len(steps) and all(a is i for a, (i, _) in zip(ahead[0], steps))
+        _, shards, pieces, cuts, word_futures = ahead if same else self._cut([idx for idx, _ in steps])
+        words = self.client.gather(word_futures)
         exact = self.corpus.n_shards == 1
-        cuts = [submit(self.client, _cut_round, self.corpus.shards[j], pieces[j]) for j in shards]
-        words = self.client.gather([submit(self.client, _words, c) for c in cuts])
-        sent = nbytes([pieces[j] for j in shards])
+        sent = 0
         settings = (self.estimator, self.alpha, self.beta, counts.n_words, exact)
         futures = []
         for j, c, (w, _) in zip(shards, cuts, words):
@@ -212,6 +232,8 @@ class WorkerRoundsUpdater(stochastic.SentenceUpdater):
             schedule = self._schedule(steps, pieces[j])
             sent += nbytes(start) + nbytes(mask) + nbytes(schedule)
             futures.append(submit(self.client, _timed_delta, _run_round, c, start, mask, schedule, settings))
+        if len(self._coming) >= self.sync_every:  # the next round, if the run does not cut it short
+            self._ahead = self._cut(list(itertools.islice(self._coming, self.sync_every)))
         self._decay(counts, rhos)
         if exact:
             (end, lls), timings = self.client.gather(futures[0])
