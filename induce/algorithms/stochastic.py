@@ -51,7 +51,7 @@ class Minibatch(Algorithm):
         counts = stochastic.GlobalCounts.exponential(np.random.default_rng(init_seq), core.K, data.W, n_tokens)
         settings = {"infer": self.name, "n_states": core.K, "n_words": int(data.W), "n_tokens": n_tokens,
                     "alpha": core.priors.alpha, "beta": core.priors.beta, "batch_size": schedule["batch_size"],
-                    "tau": opts.tau, "kappa": opts.kappa, "random_state": opts.random_state,
+                    "tau": opts.tau, "kappa": opts.kappa, "random_state": opts.random_state, **_sync(opts),
                     "subseq_length": opts.subseq_length, "buffer": opts.buffer}
         return run(self.name, core, counts, updater, batches, heldout, settings, n_items, n_tokens, opts)
 
@@ -60,10 +60,7 @@ class Minibatch(Algorithm):
         workers (minibatches as sentence indices)."""
         I, size = len(train_ids), schedule["batch_size"]
         if opts.client is not None:
-            from ..distributed import WorkerSentenceUpdater
-
-            updater = WorkerSentenceUpdater(worker_corpus(opts.client, data, opts.vocab), self.name, core.priors.alpha,
-                                            core.priors.beta, core.allowed, n_sentences=I)
+            updater = cluster_updater(worker_corpus(opts.client, data, opts.vocab), self.name, core, opts, I)
             return updater, updater.batches(np.sort(train_ids[idx]) for idx in minibatches(
                 I, size, schedule["rng"], schedule["n_epochs"]))
         updater = sentence_updater(self.name, core, I)
@@ -82,6 +79,19 @@ def sentence_updater(name: str, core, n_sentences: int):
     return stochastic.SentenceUpdater(name, core.priors.alpha, core.priors.beta, n_sentences, core.allowed)
 
 
+def cluster_updater(shards, name: str, core, opts, n_sentences: int | None = None):
+    """svi / scvi on the workers holding ``shards``: every minibatch's rows shipped out and back
+    (:class:`induce.distributed.WorkerSentenceUpdater`, ``sync_every`` 1), or rounds of ``sync_every`` local steps
+    merged by adding count deltas (:class:`induce.distributed.WorkerRoundsUpdater`)."""
+    from ..distributed import WorkerRoundsUpdater, WorkerSentenceUpdater
+
+    if opts.sync_every > 1:
+        return WorkerRoundsUpdater(shards, name, core.priors.alpha, core.priors.beta, opts.sync_every, core.allowed,
+                                   n_sentences=n_sentences)
+    return WorkerSentenceUpdater(shards, name, core.priors.alpha, core.priors.beta, core.allowed,
+                                 n_sentences=n_sentences)
+
+
 def heldout_tail(opts, n_tokens: int) -> int:
     """Tokens at the end of one long sequence held out to stop on: ``heldout_fraction`` of them, at most
     ``heldout_max_tokens``."""
@@ -90,6 +100,11 @@ def heldout_tail(opts, n_tokens: int) -> int:
         raise ConfigError(f"a held-out fraction of {opts.heldout_fraction:g} of a {n_tokens}-token sequence "
                           "leaves none to train on")
     return n
+
+
+def _sync(opts) -> dict:
+    """The checkpoint setting of local rounds (none without them: older checkpoints stay valid)."""
+    return {"sync_every": opts.sync_every} if opts.client is not None and opts.sync_every > 1 else {}
 
 
 def _schedule(opts, n_items: int, batch_seq, **extra) -> dict:
@@ -139,11 +154,11 @@ def fit_stream(name: str, core, info, path, format: str, lowercase: bool, buffer
                                                  info.n_tokens)
     schedule = _schedule(opts, info.n_sentences, batch_seq, buffer_sentences=buffer_sentences)
     if opts.client is not None:
-        from ..distributed import WorkerCorpus, WorkerSentenceUpdater
+        from ..distributed import WorkerCorpus
 
         shards = WorkerCorpus.read(opts.client, path, format, info.vocab, lowercase=lowercase,
                                    skip=info.heldout_ids)
-        updater = WorkerSentenceUpdater(shards, name, core.priors.alpha, core.priors.beta)
+        updater = cluster_updater(shards, name, core, opts)
         batches = updater.batches(stream.sharded_batches(shards.sentence_bounds, **schedule))
     else:
         updater = sentence_updater(name, core, info.n_sentences)
@@ -152,6 +167,6 @@ def fit_stream(name: str, core, info, path, format: str, lowercase: bool, buffer
     heldout = (info.heldout_tokens, info.heldout_offsets) if len(info.heldout_tokens) else None
     settings = {"infer": name, "n_states": core.K, "n_words": len(info.vocab), "n_tokens": info.n_tokens,
                 "alpha": core.priors.alpha, "beta": core.priors.beta, "batch_size": schedule["batch_size"],
-                "tau": opts.tau, "kappa": opts.kappa, "random_state": opts.random_state,
+                "tau": opts.tau, "kappa": opts.kappa, "random_state": opts.random_state, **_sync(opts),
                 "buffer_sentences": buffer_sentences, "stream": str(path)}
     return run(name, core, counts, updater, batches, heldout, settings, info.n_sentences, info.n_tokens, opts)

@@ -16,6 +16,8 @@ kernels; this package only moves arrays:
 * :mod:`.hdp`: HDP-HMM ``scvi`` and ``svi``, each minibatch's local step on the workers;
 * :mod:`.minibatch`: ``svi`` / ``scvi``, each minibatch's local step on the
   workers' shards, returning sparse statistics;
+* :mod:`.rounds`: ``svi`` / ``scvi`` in rounds of local steps on the workers' shards, merged by adding count
+  deltas summed as a tree (``sync_every``);
 * :mod:`.series`: time-series ``svi`` / ``scvi`` (``HMMSegmenter``), each minibatch's local step on the
   workers' blocks of subsequences;
 * :mod:`.align`: IBM-1 / HMM alignment ``em`` / ``vi`` over shards of sentence
@@ -30,12 +32,12 @@ elsewhere (shards and layouts are tasks too, so dask recomputes a lost one).
 _EXPORTS = {"ClusterEStep": "batch", "ClusterCVI2": "cvi2", "ClusterHDPMinibatch": "hdp", "ClusterHDPSVI": "hdp",
             "ClusterSeriesFit": "series",
             "RETRIES": "cluster", "Meter": "cluster", "n_workers": "cluster", "session": "cluster",
-            "WorkerSentenceUpdater": "minibatch",
+            "WorkerSentenceUpdater": "minibatch", "WorkerRoundsUpdater": "rounds",
             "WorkerCorpus": "shards", "file_ranges": "shards", "shard_bounds": "shards"}
 __all__ = sorted(_EXPORTS)
 
 
-_MODULES = ("align", "batch", "cluster", "cvi2", "hdp", "minibatch", "series", "shards")
+_MODULES = ("align", "batch", "cluster", "cvi2", "hdp", "minibatch", "rounds", "series", "shards")
 
 
 def __getattr__(name: str):

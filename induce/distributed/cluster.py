@@ -5,6 +5,8 @@ from __future__ import annotations
 from concurrent.futures import CancelledError
 from contextlib import contextmanager
 
+import numpy as np
+
 from ..errors import ConfigError
 
 #: times a task is re-run after its worker died
@@ -155,16 +157,26 @@ def peak_memory() -> int:
         return psutil.Process().memory_info().rss
 
 
+def nbytes(obj) -> int:
+    """Bytes of the numpy arrays in ``obj`` (nested tuples and lists; numbers count 8): what a message carries."""
+    if isinstance(obj, np.ndarray):
+        return int(obj.nbytes)
+    if isinstance(obj, (tuple, list)):
+        return sum(nbytes(o) for o in obj)
+    return 8 if isinstance(obj, (int, float, np.number)) else 0
+
+
 def timed(fn, *args):
-    """On a worker: ``(fn(*args), seconds, worker address, the worker process's peak resident memory in bytes)``."""
+    """On a worker: ``(fn(*args), seconds, worker address, the worker process's peak resident memory in bytes,
+    CPU seconds of the task's thread)`` (the CPU time stays meaningful on a machine shared with other jobs)."""
     import time
 
     from distributed import get_worker
 
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.thread_time()
     out = fn(*args)
-    seconds = time.perf_counter() - t0
-    return out, seconds, get_worker().address, peak_memory()
+    seconds, cpu = time.perf_counter() - t0, time.thread_time() - c0
+    return out, seconds, get_worker().address, peak_memory(), cpu
 
 
 class Meter:
@@ -177,8 +189,13 @@ class Meter:
         self.wall = 0.0
         self.overhead = 0.0
         self.busy: dict[str, float] = {}   # seconds in tasks, per worker
+        self.cpu: dict[str, float] = {}    # CPU seconds in tasks (the tasks' threads), per worker
         self.tokens: dict[str, int] = {}   # tokens processed, per worker
         self.peak: dict[str, int] = {}     # peak resident bytes, per worker
+        self.minibatches = 0               # minibatches run (a step may run several: local rounds)
+        self.sent = 0                      # bytes of arrays the client sent, received, and
+        self.received = 0                  # that moved between workers (the rounds' tree sums)
+        self.moved = 0
 
     def add(self, wall: float, results: list, tokens: list[int]) -> list:
         """Record one step of ``wall`` seconds whose tasks gave ``results`` (from :func:`timed`) over ``tokens``
@@ -186,19 +203,34 @@ class Meter:
         self.steps += 1
         self.wall += wall
         self.overhead += wall - max((r[1] for r in results), default=0.0)
-        for (_, seconds, address, peak), n in zip(results, tokens):
+        for (_, seconds, address, peak, *cpu), n in zip(results, tokens):  # (results without CPU time: none)
             self.busy[address] = self.busy.get(address, 0.0) + seconds
+            self.cpu[address] = self.cpu.get(address, 0.0) + sum(cpu)
             self.tokens[address] = self.tokens.get(address, 0) + int(n)
             self.peak[address] = max(self.peak.get(address, 0), int(peak))
         return [r[0] for r in results]
 
+    def traffic(self, minibatches: int, sent: int, received: int, moved: int = 0) -> None:
+        """Record the bytes of a step of ``minibatches`` minibatches: numpy arrays the client ``sent`` and
+        ``received`` and those ``moved`` between workers (:func:`nbytes`; dask's framing not counted)."""
+        self.minibatches += int(minibatches)
+        self.sent += int(sent)
+        self.received += int(received)
+        self.moved += int(moved)
+
     def report(self, workers: int) -> dict:
-        """``workers``, the mean step overhead (ms), tokens/s per worker while in its tasks, peak memory per
-        worker (MiB)."""
-        return {"workers": workers, "steps": self.steps,
-                "step_overhead_ms": round(1e3 * self.overhead / max(1, self.steps), 3),
+        """``workers``, the mean step overhead (ms; per minibatch, whatever a step holds), tokens/s per worker
+        while in its tasks, peak memory per worker (MiB), and the bytes on the wire per minibatch and per
+        training token."""
+        n, tokens = max(1, self.minibatches or self.steps), max(1, sum(self.tokens.values()))
+        return {"workers": workers, "steps": self.steps, "minibatches": self.minibatches or self.steps,
+                "step_overhead_ms": round(1e3 * self.overhead / n, 3),
                 "worker_tokens_per_s": {a: round(self.tokens[a] / s, 1) for a, s in self.busy.items() if s > 0},
-                "worker_peak_memory_mb": {a: round(p / 2**20, 1) for a, p in self.peak.items()}}
+                "worker_tokens_per_cpu_s": {a: round(self.tokens[a] / s, 1) for a, s in self.cpu.items() if s > 0},
+                "worker_peak_memory_mb": {a: round(p / 2**20, 1) for a, p in self.peak.items()},
+                "bytes_sent_per_step": round(self.sent / n), "bytes_received_per_step": round(self.received / n),
+                "bytes_between_workers_per_step": round(self.moved / n),
+                "bytes_per_token": round((self.sent + self.received + self.moved) / tokens, 2)}
 
     def per_step(self) -> tuple[float, float]:
         """Mean seconds a step: ``(overhead, the longest task)``."""
@@ -229,8 +261,10 @@ class Meter:
     def postfix(self) -> dict:
         """The progress bar's fields: workers seen, tokens/s per worker (while in its tasks), mean step overhead."""
         busy = sum(self.busy.values())
-        return {"workers": len(self.busy), "tok/s/worker": f"{sum(self.tokens.values()) / busy:.3g}" if busy else "-",
-                "overhead": f"{1e3 * self.per_step()[0]:.1f}ms"}
+        tokens = sum(self.tokens.values())
+        return {"workers": len(self.busy), "tok/s/worker": f"{tokens / busy:.3g}" if busy else "-",
+                "overhead": f"{1e3 * self.overhead / max(1, self.minibatches or self.steps):.1f}ms",
+                "B/tok": f"{(self.sent + self.received + self.moved) / tokens:.3g}" if tokens else "-"}
 
 
 #: on a cluster without a given size, the minibatch is the largest that keeps this many minibatches in the run

@@ -24,7 +24,7 @@ import numpy as np
 from ..corpus.corpus import gather_sentences
 from ..infer import stochastic_hmm as stochastic
 from . import cluster
-from .cluster import Meter, submit, timed
+from .cluster import Meter, nbytes, submit, timed
 from .shards import WorkerCorpus
 
 
@@ -99,6 +99,7 @@ class WorkerSentenceUpdater(stochastic.SentenceUpdater):
             self.corpus, self.meter, t0, pieces,
             lambda ids: (*stochastic.local_parameters(counts, self.estimator, self.alpha, self.beta, ids),
                          stochastic.dictionary_rows(self.allowed, ids, counts.n_states)), prefetch)
+        self.meter.traffic(0, nbytes(idx), 0)
         scale = self.n_sentences / max(1, len(idx))
         counts.update(rho, ts, scale, ids, es, scale)
         return ll, n
@@ -131,5 +132,7 @@ def shard_statistics(corpus: WorkerCorpus, meter: Meter, t0: float, pieces: list
         submitted()
     gathered = client.gather(futures)
     results = meter.add(time.perf_counter() - t0, gathered, [n for _, n in words])
+    meter.traffic(1, nbytes(A) + sum(nbytes(P[r]) + (nbytes(mask[r]) if mask.shape[0] else 0) for r in rows),
+                  nbytes(words) + nbytes(results))
     trans, emit, ll = _sum_statistics(results, rows, len(ids))
     return trans, ids, emit, ll, sum(n for _, n in words)

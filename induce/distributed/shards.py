@@ -190,6 +190,10 @@ def local_vocabulary(shard):
     return vocab.astype(np.int64), (np.ascontiguousarray(local, dtype=np.int32), offsets)
 
 
+def _lengths(shard) -> np.ndarray:
+    return np.diff(shard[1]).astype(np.int32)
+
+
 def _sizes(shard) -> tuple[int, int]:
     return len(shard[1]) - 1, len(shard[0])
 
@@ -284,6 +288,11 @@ class WorkerCorpus:
         both = [submit(self.client, local_vocabulary, s) for s in self.shards]
         vocabs = self.client.gather([submit(self.client, operator.getitem, f, 0) for f in both])
         return [submit(self.client, operator.getitem, f, 1) for f in both], vocabs
+
+    def lengths(self) -> np.ndarray:
+        """The length of every sentence, in corpus order (int32, gathered once: 4 bytes a sentence)."""
+        parts = self.client.gather([submit(self.client, _lengths, s) for s in self.shards])
+        return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int32)
 
     def equals(self, tokens: np.ndarray, offsets: np.ndarray) -> bool:
         """Whether the shards hold exactly the sentences ``tokens`` / ``offsets``, in order (by CRC-32)."""

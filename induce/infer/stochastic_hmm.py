@@ -134,6 +134,10 @@ class GlobalCounts:
         else:
             self.emit_factor *= 1.0 - rho
         self.emit_scaled[ids] += (rho * emit_scale / self.emit_factor) * emit_stats
+        self.renormalise()
+
+    def renormalise(self) -> None:
+        """Fold the factor into the table once it falls below ``1e-100`` (the column totals re-summed)."""
         if self.emit_factor < _RENORMALISE_BELOW:
             self.emit_scaled *= self.emit_factor
             self.emit_factor = 1.0
@@ -516,6 +520,10 @@ def run(counts: GlobalCounts, updater, batches: Iterable, *, tau: float, kappa: 
     it says so (``converged``).  A resumed run replays the traced epochs into
     the monitor, so it stops where the uninterrupted run would.
 
+    An updater that runs rounds of local steps on a cluster (:func:`_settled`) is settled before every
+    held-out evaluation and at the end; checkpoints, stops and ``stop_after`` wait for the end of its open round
+    (its rounds are a function of the minibatch index, so a resumed run makes the same rounds).
+
     ``hyper`` (empirical Bayes of the priors): at each epoch's end ``hyper(counts, alpha, beta)`` gives
     the priors the next epoch's local steps (and the held-out evaluation) use; the epoch's record holds them,
     and a resumed run takes them from its last such record.  ``alpha``, ``beta`` of the result are the final
@@ -552,12 +560,16 @@ def run(counts: GlobalCounts, updater, batches: Iterable, *, tau: float, kappa: 
     bar = _progress_bar(start_batch, max_batches, total_batches, meta.get("infer", "stochastic")) if progress else None
     rho, ll, ntok = 0.0, 0.0, 0
     evaluated_last = True
+    owed = False  # a checkpoint due while a round of local steps was still open (see below)
     with StopRequest() if checkpoint else _NoStop() as stop:
         for batch in () if result.converged else _remaining(batches, start_batch, max_batches):
             rho, ll, ntok = _step(counts, updater, batch, result, tau, kappa)
             epoch_end = ((stopping or hyper is not None) and bool(epoch_tokens) and ntok > 0
                          and result.tokens_seen % epoch_tokens == 0)
             evaluated_last = epoch_end or (heldout_every > 0 and result.batches % heldout_every == 0)
+            if evaluated_last:
+                ll = _settle(counts, updater, result, ll)
+            settled = _settled(updater)
             if epoch_end and hyper is not None:
                 set_priors(*hyper(counts, result.alpha, result.beta))
             if evaluated_last:
@@ -574,17 +586,38 @@ def run(counts: GlobalCounts, updater, batches: Iterable, *, tau: float, kappa: 
             if epoch_end and stopping and monitor.update(result.trace[-1]["heldout_log_likelihood_per_token"]):
                 result.converged = monitor.converged
                 break
-            if stop.requested or (stop_after is not None and result.batches >= stop_after):
+            if settled and (stop.requested or (stop_after is not None and result.batches >= stop_after)):
                 result.interrupted = True
                 break
-            if checkpoint and policy.due(result.batches):
+            owed = owed or bool(checkpoint) and policy.due(result.batches)
+            if owed and settled:
                 write()
+                owed = False
     if bar is not None:
         bar.close()
+    ll = _settle(counts, updater, result, ll)
     if not evaluated_last and not result.interrupted:
         evaluate(result, rho, ll, ntok)
     write()
     return result
+
+
+def _settled(updater) -> bool:
+    """Whether ``counts`` hold every minibatch the updater was given: always, but for an updater that runs rounds
+    of local steps on a cluster (:class:`induce.distributed.rounds.WorkerRoundsUpdater`) between its rounds."""
+    return getattr(updater, "settled", True)
+
+
+def _settle(counts: GlobalCounts, updater, result: RunResult, ll: float) -> float:
+    """End an open round of local steps (:func:`_settled`) so that ``counts`` hold every minibatch: where the run
+    reads the counts (held-out evaluation, the epoch's end, the end of the run).  Returns the last minibatch's
+    log-likelihood (``ll`` when nothing was open); the time counts as training."""
+    if _settled(updater):
+        return ll
+    t0 = time.perf_counter()
+    ll = updater.settle(counts)
+    result.seconds += time.perf_counter() - t0
+    return ll
 
 
 class _NoStop:

@@ -143,6 +143,11 @@ class HMMTagger(HMMFile, HMMDecoding, HMMSettings, InduceEstimator):
         their shards of the corpus themselves when ``fit`` is given a path (or a
         corpus read from one, ``Corpus.source``) or with :meth:`fit_stream`; data
         given in memory (token lists) can only be shipped to them, once.
+    sync_every : ``svi`` / ``scvi`` with ``client``: 1 (default) ships every minibatch's emission rows to the
+        workers and its statistics back; ``R`` > 1 runs rounds of ``R`` minibatches on each worker's shard against
+        its own copy of the counts, merged by adding count deltas (:mod:`induce.distributed.rounds`: the same
+        fixed point with the other workers' statistics up to ``R - 1`` minibatches stale; one worker is the
+        single-process run bit for bit).
 
     Fitted attributes: ``transitions_`` (K+1, K), ``emissions_`` (W+1, K) by word
     (last row: unseen words), ``vocab_``, ``labels_`` (training-corpus states),
@@ -162,7 +167,7 @@ class HMMTagger(HMMFile, HMMDecoding, HMMSettings, InduceEstimator):
         "heldout_fraction": Real(0.0, 1.0, max_open=True), "heldout_max_tokens": Integer(1),
         "max_batches": AnyOf(Options(None), Integer(0)), "subseq_length": Integer(1), "buffer": Integer(0),
         "heldout_every": Integer(0), "checkpoint_every": Integer(0), "checkpoint_minutes": Real(0.0),
-        "resume": Boolean(), **SCHEDULE,
+        "resume": Boolean(), "sync_every": Integer(1), **SCHEDULE,
     }
 
     def __init__(
@@ -201,6 +206,7 @@ class HMMTagger(HMMFile, HMMDecoding, HMMSettings, InduceEstimator):
         checkpoint_minutes: float = 0.0,
         resume: bool = False,
         client=None,
+        sync_every: int = 1,
     ):
         self.n_states = n_states
         self.infer = infer
@@ -236,6 +242,7 @@ class HMMTagger(HMMFile, HMMDecoding, HMMSettings, InduceEstimator):
         self.checkpoint_minutes = checkpoint_minutes
         self.resume = resume
         self.client = client
+        self.sync_every = sync_every
 
     # ------------------------------------------------------------------ checks
 

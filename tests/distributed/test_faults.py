@@ -45,16 +45,16 @@ def test_em_survives_a_killed_worker(own_client):
                                                                       rel=1e-12)
 
 
-@pytest.mark.parametrize("case", ["stream-scvi", "em-file", "cvi2"])
+@pytest.mark.parametrize("case", ["stream-scvi", "stream-scvi-rounds", "em-file", "cvi2"])
 def test_worker_held_state_survives_a_killed_worker(own_client, tmp_path, case):
     """Shards read by the workers (stream scvi, em fitted from a file) and q(z^i) kept on them (cvi2): a worker
     killed mid-run is replaced, dask recomputes what it held from the lineage, and the model is unchanged."""
     tokens, offsets, _, _ = sample_hmm(150, 7, K=4, W=20)
     path = tmp_path / "text.txt"
     path.write_text("".join(" ".join(f"w{t}" for t in tokens[a:b]) + "\n" for a, b in zip(offsets[:-1], offsets[1:])))
-    if case == "stream-scvi":
+    if case.startswith("stream-scvi"):  # rounds of local steps: the rounds' tasks are re-run from the shards
         kw = dict(n_states=4, infer="scvi", batch_size=10, n_epochs=2, random_state=3, heldout_every=3,
-                  heldout_fraction=0.1)
+                  heldout_fraction=0.1, sync_every=4 if case.endswith("rounds") else 1)
         fit = lambda model: model.fit_stream(path, "plain")  # noqa: E731
         step = "batch"
     elif case == "em-file":

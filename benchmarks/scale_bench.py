@@ -1,0 +1,169 @@
+"""Does adding workers add tokens per second?  scvi, one epoch, in one process and on LocalClusters (issue 41).
+
+    PYTHONPATH=. python benchmarks/scale_bench.py --workers 0,1,2,4,8,16 --sync 1,16 --json out.json
+
+For each corpus (``--corpus``, default Brown; ``--generate N`` adds a plain-text stream of about N tokens sampled
+from the known HMM of ``benchmarks/dask_bench.py``), each minibatch size (``--batch-size``) and each worker count
+of ``--workers`` (0: this process; counts above the machine's cores are skipped), one epoch of
+``HMMTagger(infer="scvi", n_states=45).fit_stream`` (the workers read their byte ranges of the file); on a cluster
+once for each ``--sync`` value ``R`` (1: every minibatch's emission rows shipped out and back,
+:class:`induce.distributed.WorkerSentenceUpdater`; ``R`` > 1: rounds of ``R`` local minibatches merged by adding
+count deltas, :class:`induce.distributed.WorkerRoundsUpdater`), but ``R = 1`` only for the worker counts of
+``--exact-workers``.  Per run: training tokens/s (the trace's seconds: held-out evaluation and the scan outside),
+held-out log-likelihood per token after the epoch, bytes on the wire per token and per minibatch, the step
+overhead per minibatch, each worker's tokens/s inside its tasks and peak memory, and the client's CPU seconds.
+Kernels are compiled before timing (in this process and on each cluster).  Prints a table; ``--json FILE``
+writes every number.  One cluster per worker count, its runs back to back.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from dask_bench import sample_corpus  # noqa: E402
+
+from induce import HMMTagger  # noqa: E402
+from induce import distributed as dist  # noqa: E402
+
+WARM_SENTENCES = 400
+
+
+def _fit(path, client, batch_size: int, sync: int, seed: int, epochs: int = 1) -> dict:
+    """``epochs`` epochs of scvi on ``path``: the numbers of the module docstring."""
+    model = HMMTagger(n_states=45, infer="scvi", batch_size=batch_size, random_state=seed, client=client,
+                      sync_every=sync, n_epochs=epochs, heldout_fraction=0.02, heldout_max_tokens=50_000, tol=0)
+    cpu0, t0 = time.process_time(), time.perf_counter()
+    model.fit_stream(path)
+    wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
+    last = model.trace_[-1]
+    out = {"batch_size": batch_size, "sync": sync if client is not None else None, "minibatches": model.n_batches_,
+           "tokens": last["tokens_seen"], "train_seconds": round(last["seconds"], 3), "wall_seconds": round(wall, 3),
+           "tokens_per_s": round(last["tokens_seen"] / last["seconds"], 1),
+           "heldout_ll_per_token": last["heldout_log_likelihood_per_token"],
+           "heldout_ll_per_epoch": [r["heldout_log_likelihood_per_token"] for r in model.trace_ if "epoch" in r],
+           "client_cpu_seconds": round(cpu, 3),
+           "client_peak_memory_mb": round(dist.cluster.peak_memory() / 2**20, 1)}
+    if client is not None:
+        rep = model.cluster_meter_.report(dist.n_workers(client))
+        out.update({k: rep[k] for k in ("steps", "step_overhead_ms", "bytes_sent_per_step",
+                                        "bytes_received_per_step", "bytes_between_workers_per_step",
+                                        "bytes_per_token")})
+        out["worker_tokens_per_s"] = sorted(rep["worker_tokens_per_s"].values())
+        out["worker_peak_memory_mb"] = sorted(rep["worker_peak_memory_mb"].values())
+        out["worker_tokens_per_cpu_s"] = sorted(rep["worker_tokens_per_cpu_s"].values())
+    return out
+
+
+def _warm(path: str, client) -> None:
+    """Compile the kernels (here, or on every worker of ``client``) on the first sentences of ``path``."""
+    with open(path) as f, open(path + ".warm", "w") as out:
+        for _, line in zip(range(WARM_SENTENCES), f):
+            out.write(line)
+    for sync in (1, 2) if client is not None else (1,):
+        HMMTagger(n_states=45, infer="scvi", batch_size=50, max_batches=4, client=client, sync_every=sync,
+                  heldout_fraction=0).fit_stream(path + ".warm")
+    os.remove(path + ".warm")
+
+
+def _plain(path: str) -> str:
+    """The corpus as one plain-text file (Brown's directory read once), so that the warm-up can cut it."""
+    if os.path.isfile(path):
+        return path
+    from induce.corpus.stream import _sentences
+    from induce.corpus import formats
+
+    out = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"scale_bench_{os.path.basename(path.rstrip('/'))}.txt")
+    if not os.path.exists(out):
+        with open(out + ".tmp", "w") as f:
+            for s in _sentences(path, formats.detect_format(path), False):
+                if s.words:
+                    f.write(" ".join(s.words) + "\n")
+        os.replace(out + ".tmp", out)
+    return out
+
+
+def run(args) -> dict:
+    cpus = os.cpu_count() or 1
+    result = {"cpus": cpus, "load_before": os.getloadavg(), "corpora": [], "skipped_workers": []}
+    corpora = [_plain(args.corpus)]
+    if args.generate:
+        stream = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"scale_bench_hmm{args.generate}.txt")
+        if not os.path.exists(stream):
+            result["generated"] = sample_corpus(stream, args.generate, args.seed, jobs=min(cpus, 8))
+        corpora.append(stream)
+    sizes = [int(v) for v in args.batch_size.split(",")]
+    syncs = [int(v) for v in args.sync.split(",")]
+    exact = {int(v) for v in args.exact_workers.split(",")}
+    workers = [int(w) for w in args.workers.split(",")]
+    result["skipped_workers"] = [w for w in workers if w > cpus]
+    _warm(corpora[0], None)
+    for path in corpora:
+        runs = []
+        for n in (w for w in workers if w <= cpus):
+            if n == 0:
+                runs += [{"workers": 0, **_fit(path, None, m, 1, args.seed, args.epochs)} for m in sizes]
+                print(json.dumps(runs[-1]), flush=True)
+                continue
+            with dist.session(n) as client:
+                client.wait_for_workers(n)
+                _warm(corpora[0], client)
+                for m in sizes:
+                    for r in syncs:
+                        if r > 1 or n in exact:
+                            runs.append({"workers": n, **_fit(path, client, m, r, args.seed, args.epochs)})
+                            print(json.dumps(runs[-1]), flush=True)
+        result["corpora"].append({"corpus": path, "runs": runs})
+    result["load_after"] = os.getloadavg()
+    return result
+
+
+def table(result: dict) -> str:
+    """The runs as a text table, the tokens/s also against the single process and one worker of the same sync."""
+    rows = ["corpus | workers | M | R | tokens/s | x 1 proc | x 1 worker | held-out LL | B/token | overhead ms/mb | "
+            "worker tok/s | peak MB/worker"]
+    for c in result["corpora"]:
+        one = {(r["batch_size"]): r["tokens_per_s"] for r in c["runs"] if r["workers"] == 0}
+        w1 = {(r["batch_size"], r["sync"]): r["tokens_per_s"] for r in c["runs"] if r["workers"] == 1}
+        for r in c["runs"]:
+            base, base1 = one.get(r["batch_size"]), w1.get((r["batch_size"], r["sync"]))
+            rows.append(" | ".join(str(x) for x in (
+                os.path.basename(c["corpus"]), r["workers"], r["batch_size"], r["sync"] or "-",
+                f"{r['tokens_per_s']:.0f}", f"{r['tokens_per_s'] / base:.2f}" if base else "-",
+                f"{r['tokens_per_s'] / base1:.2f}" if base1 and r["workers"] else "-",
+                f"{r['heldout_ll_per_token']:.4f}", r.get("bytes_per_token", "-"), r.get("step_overhead_ms", "-"),
+                ",".join(f"{v / 1e3:.0f}k" for v in r.get("worker_tokens_per_s", [])) or "-",
+                ",".join(f"{v:.0f}" for v in r.get("worker_peak_memory_mb", [])) or "-")))
+    return "\n".join(rows)
+
+
+def main() -> None:
+    root = os.environ.get("INDUCE_CORPORA", os.path.join(os.path.dirname(__file__), "..", "..", "shared", "corpora"))
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--corpus", default=os.path.join(root, "brown"), help="file or directory (default: Brown)")
+    ap.add_argument("--generate", type=int, default=0, metavar="N",
+                    help="also a stream of about N tokens from the known HMM of dask_bench.py (kept in $TMPDIR)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--workers", default="0,1,2", help="worker counts, 0: this process (default 0,1,2)")
+    ap.add_argument("--exact-workers", default="1,2", help="worker counts also run with --sync 1 (default 1,2)")
+    ap.add_argument("--sync", default="1,16", help="minibatches per round on the workers (default 1,16)")
+    ap.add_argument("--batch-size", default="1000", help="sentences per minibatch M, comma-separated")
+    ap.add_argument("--epochs", type=int, default=1, help="epochs of each run (default 1)")
+    ap.add_argument("--json", metavar="FILE", help="write every number here")
+    args = ap.parse_args()
+    result = run(args)
+    print(table(result))
+    if args.json:
+        from induce.atomic import atomic_write
+
+        with atomic_write(args.json) as f:
+            f.write(json.dumps(result, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
