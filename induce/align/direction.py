@@ -30,6 +30,7 @@ its decoded states (docs/experiments/alignment.md, "Learned priors").
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Callable, Iterable, Sequence
 
 import numpy as np
@@ -75,8 +76,7 @@ def encode_side(sentences: Iterable[Sequence[str]], vocab, grow: bool) -> tuple[
     if grow:
         tokens = vocab.encode(flat, grow=True).astype(np.int32)
     else:
-        stoi = vocab.stoi
-        tokens = np.fromiter((stoi.get(w, -1) for w in flat), dtype=np.int32, count=len(flat))
+        tokens = np.fromiter(map(vocab.stoi.get, flat, repeat(-1)), dtype=np.int32, count=len(flat))
     return tokens, np.cumsum(np.asarray(lengths, dtype=np.int64))
 
 
@@ -158,6 +158,7 @@ class TrainConfig:
     samplers: int = 3  # gibbs: independent chains
     n_samples: int = 1  # gibbs: averaged sweeps per chain after its stages
     gibbs_passes: tuple | None = None  # gibbs: passes per stage (None: eflomal's rule, align.gibbs.gibbs_schedule)
+    workers: int = 1  # gibbs: threads running the chains
 
 
 class _Trainer:
