@@ -34,7 +34,8 @@ def _run(argv, capsys) -> tuple[int, str, str]:
     (["tag", "{c}", "--model", "hdp-hmm", "--truncation", "5", "--iterations", "3", "--quiet"], ["tag", "{c}"]),
     (["parse", "{c}", "--iterations", "3", "--quiet"], ["parse", "{c}"]),
     (["parse", "{c}", "--model", "pcfg", "--nonterminals", "3", "--iterations", "2", "--quiet"], ["parse", "{c}"]),
-    (["align", "{bi}", "--gibbs-passes", "1", "1", "2", "--quiet"], ["align", "{bi}"]),
+    (["align", "{bi}", "--model", "hmm", "--infer", "cvi", "--iterations", "2", "--ibm1-iterations", "1", "--quiet"],
+     ["align", "{bi}"]),
     (["segment", "{s}", "--model", "hsmm", "--iterations", "4"], ["segment", "{s}"]),
 ])
 def test_load_applies_the_saved_model_without_training(work, capsys, train, apply):
@@ -73,7 +74,7 @@ def test_load_applies_the_saved_model_without_training(work, capsys, train, appl
     (["segment", "{s}", "--gamma", "2"], "--gamma does not apply to --model hmm"),
     (["align", "-", "-", "-o", "{out}"], "SRC and TGT are both '-'"),
     (["align", "{bi}", "-o", "{out}", "--iterations", "3"], "--iterations does not apply to --infer gibbs"),
-    (["align", "{bi}", "-o", "{out}", "--tol", "0", "--ibm1-iter", "2"], "--tol, --ibm1-iterations do not apply to "
+    (["align", "{bi}", "-o", "{out}", "--tol", "0", "--ibm1-iter", "2"], "--ibm1-iterations, --tol do not apply to "
      "--infer gibbs"),
     (["eval", "tags", "-", "-"], "PRED and GOLD are both '-'"),
     (["tag", "{s}"], "expected a text corpus, not a .csv table"),
