@@ -66,7 +66,8 @@ def main(argv=None) -> int:
             with open(path, "w", encoding="utf-8") as f:
                 f.writelines(" ".join(p[side]) + "\n" for p in pairs)
         # compile every kernel first (numba cache) so that the profile holds no compilation
-        induce_main(["align", src, tgt, "-o", out, "--seed", str(args.seed), "--gibbs-passes", "1", "1", "1", "--quiet"])
+        induce_main(["align", src, tgt, "-o", out, "--seed", str(args.seed), "--gibbs-passes", "1", "1", "1",
+                     "--quiet"])
         times.clear()
         print(f"load average before: {os.getloadavg()}", file=sys.stderr)
         profile = cProfile.Profile(time.process_time)
