@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Iterable, Sequence
 
 import numpy as np
@@ -247,8 +248,8 @@ class WordAligner(InduceEstimator):
         self.learned_hyper_ = config.learn
 
     def _encode(self, pairs: Sequence[Pair], grow: bool) -> Bitext:
-        src_tok, src_off = encode_side((p[0] for p in pairs), self.src_vocab_, grow)
-        tgt_tok, tgt_off = encode_side((p[1] for p in pairs), self.tgt_vocab_, grow)
+        src_tok, src_off = encode_side(map(itemgetter(0), pairs), self.src_vocab_, grow)
+        tgt_tok, tgt_off = encode_side(map(itemgetter(1), pairs), self.tgt_vocab_, grow)
         return Bitext(src_tok, src_off, tgt_tok, tgt_off)
 
     # ------------------------------------------------------------- decoding
