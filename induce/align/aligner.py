@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Iterable, Sequence
 
 import numpy as np
@@ -103,6 +104,8 @@ class WordAligner(InduceEstimator):
     gibbs_samples : ``gibbs``: sweeps per chain, after its stages, whose conditionals are averaged.
     gibbs_passes : ``gibbs``: passes per stage (IBM-1, HMM, fertility up to ``model``); ``None``: eflomal's rule
         from the number of pairs (:func:`induce.align.gibbs.gibbs_schedule`).
+    n_jobs : ``gibbs``: threads running the chains (at most ``samplers``); the links and marginals are those of
+        one thread for the same ``random_state``.
     hmm_cvi : ``"cvi1"`` (per target position, thesis sec. 3.4) or ``"cvi2"`` (per sentence pair, sec. 3.5);
         cvi1 is ahead on Hansards at every size, cvi2 on the small gold sets and twice as fast
         (docs/experiments/alignment.md, "Gibbs").
@@ -126,6 +129,7 @@ class WordAligner(InduceEstimator):
         "null_prob": Real(0.0, 1.0, max_open=True), "max_jump": AnyOf(Options(None), Integer(1)),
         "hmm_cvi": Options(*HMM_CVI),
         "samplers": Integer(1), "gibbs_samples": Integer(1), "gibbs_passes": AnyOf(Options(None), Items(Integer(1))),
+        "n_jobs": Integer(1),
         "symmetrize": Options(*METHODS, *DIRECTIONAL), "decode": Options(*DECODERS),
         "posterior_threshold": Real(0.0, 1.0), "random_state": Seed(), "verbose": Boolean(),
     }
@@ -134,7 +138,7 @@ class WordAligner(InduceEstimator):
                  tol: float = TOL, alpha: float | None = None, prior_support: str = "vocabulary",
                  jump_alpha: float | None = None, learn_hyper: bool = False, null_prob: float = 0.2,
                  max_jump: int | None = None,
-                 samplers: int = 3, gibbs_samples: int = 1, gibbs_passes: Sequence[int] | None = None,
+                 samplers: int = 3, gibbs_samples: int = 1, gibbs_passes: Sequence[int] | None = None, n_jobs: int = 1,
                  hmm_cvi: str = "cvi1", symmetrize: str = "grow-diag-final-and", decode: str = "viterbi",
                  posterior_threshold: float = 0.5, random_state: int | None = None, verbose: bool = False,
                  client=None):
@@ -152,6 +156,7 @@ class WordAligner(InduceEstimator):
         self.samplers = samplers
         self.gibbs_samples = gibbs_samples
         self.gibbs_passes = gibbs_passes
+        self.n_jobs = n_jobs
         self.hmm_cvi = hmm_cvi
         self.symmetrize = symmetrize
         self.decode = decode
@@ -168,7 +173,7 @@ class WordAligner(InduceEstimator):
                       if self.learn_hyper and self.infer not in ("em", "gibbs") and getattr(self, name) is None)
         return TrainConfig(model=self.model, infer=self.infer, n_iter=self.n_iter,
                            n_iter_ibm1=self.n_iter_ibm1, tol=0.0 if gibbs else self.tol, learn=learn,
-                           samplers=self.samplers, n_samples=self.gibbs_samples,
+                           samplers=self.samplers, n_samples=self.gibbs_samples, workers=self.n_jobs,
                            gibbs_passes=None if self.gibbs_passes is None else tuple(self.gibbs_passes),
                            alpha=DEFAULT_ALPHA if self.alpha is None else self.alpha,
                            jump_alpha=DEFAULT_JUMP_ALPHA if self.jump_alpha is None else self.jump_alpha,
@@ -243,8 +248,8 @@ class WordAligner(InduceEstimator):
         self.learned_hyper_ = config.learn
 
     def _encode(self, pairs: Sequence[Pair], grow: bool) -> Bitext:
-        src_tok, src_off = encode_side((p[0] for p in pairs), self.src_vocab_, grow)
-        tgt_tok, tgt_off = encode_side((p[1] for p in pairs), self.tgt_vocab_, grow)
+        src_tok, src_off = encode_side(map(itemgetter(0), pairs), self.src_vocab_, grow)
+        tgt_tok, tgt_off = encode_side(map(itemgetter(1), pairs), self.tgt_vocab_, grow)
         return Bitext(src_tok, src_off, tgt_tok, tgt_off)
 
     # ------------------------------------------------------------- decoding

@@ -30,6 +30,7 @@ its decoded states (docs/experiments/alignment.md, "Learned priors").
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import chain, repeat
 from typing import Callable, Iterable, Sequence
 
 import numpy as np
@@ -67,17 +68,15 @@ class Bitext:
 def encode_side(sentences: Iterable[Sequence[str]], vocab, grow: bool) -> tuple[np.ndarray, np.ndarray]:
     """Token ids (``int32``, ``-1`` for unknown words when not growing) and ``int64`` offsets (one encoding call
     for the whole side: per-sentence calls cost more than the lookups on large bitexts)."""
-    lengths = [0]
-    flat: list = []
-    for words in sentences:
-        flat.extend(words)
-        lengths.append(len(words))
+    sentences = list(sentences)
+    lengths = np.zeros(len(sentences) + 1, dtype=np.int64)
+    lengths[1:] = np.fromiter(map(len, sentences), dtype=np.int64, count=len(sentences))
+    flat = list(chain.from_iterable(sentences))  # (no Python loop per sentence)
     if grow:
-        tokens = vocab.encode(flat, grow=True).astype(np.int32)
+        tokens = vocab.encode(flat, grow=True)
     else:
-        stoi = vocab.stoi
-        tokens = np.fromiter((stoi.get(w, -1) for w in flat), dtype=np.int32, count=len(flat))
-    return tokens, np.cumsum(np.asarray(lengths, dtype=np.int64))
+        tokens = np.fromiter(map(vocab.stoi.get, flat, repeat(-1)), dtype=np.int32, count=len(flat))
+    return tokens, np.cumsum(lengths)
 
 
 def _cell_offsets(bitext: Bitext) -> np.ndarray:
@@ -158,6 +157,7 @@ class TrainConfig:
     samplers: int = 3  # gibbs: independent chains
     n_samples: int = 1  # gibbs: averaged sweeps per chain after its stages
     gibbs_passes: tuple | None = None  # gibbs: passes per stage (None: eflomal's rule, align.gibbs.gibbs_schedule)
+    workers: int = 1  # gibbs: threads running the chains
 
 
 class _Trainer:

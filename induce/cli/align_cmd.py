@@ -15,7 +15,7 @@ how many passes ran, whether they converged, and the priors used (learned with
 ``--learn-hyper all`` unless ``--alpha`` fixes the translation prior).  The
 default, ``--infer gibbs`` (collapsed Gibbs sampling, eflomal's recipe), runs
 ``--samplers`` chains through IBM-1, HMM and fertility for a fixed number of
-passes (``--gibbs-passes``; ``--iterations`` and ``--tol`` do not apply) and
+passes (``--gibbs-passes``; ``--iterations``, ``--ibm1-iterations`` and ``--tol`` are refused) and
 decodes the links from their averaged link marginals.
 """
 
@@ -24,7 +24,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .common import add_progress_options, load_model, one_stdin, refuse_given_except, show_progress
+from .common import add_progress_options, load_model, one_stdin, refuse_given, refuse_given_except, show_progress
 from .common import add_learn_hyper_option, finite_nonneg_float, reported_warnings
 from .common import (add_base_option, add_json_flag, one_based, emit, existing_file, finite_positive_float, fraction, nonneg_int, output_path,
                      positive_int, probability, seed)
@@ -58,7 +58,8 @@ def register(subparsers) -> None:
     p.add_argument("--hmm-cvi", choices=HMM_CVI, default="cvi1", help="CVI form for the HMM model (default cvi1: "
                    "ahead on Hansards at 10k, 50k, 251k pairs, behind on the small gold sets; half cvi2's speed)")
     p.add_argument("--samplers", type=positive_int, default=3,
-                   help="--infer gibbs: independent chains whose link marginals are averaged (default 3)")
+                   help="--infer gibbs: independent chains whose link marginals are averaged (default 3; with "
+                        "--workers N they run in N threads, with the links of one)")
     p.add_argument("--gibbs-passes", type=positive_int, nargs="+", metavar="N",
                    help="--infer gibbs: passes of each stage (IBM-1, HMM, fertility up to --model; default: eflomal's "
                         "max(2, 5000 / sqrt(pairs)) for the last stage, a quarter of that for each earlier one)")
@@ -96,10 +97,14 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """``induce align``; with ``--workers`` / ``--cluster`` inside a dask client session (:mod:`induce.distributed`)."""
+    """``induce align``; with ``--workers`` / ``--cluster`` inside a dask client session (:mod:`induce.distributed`),
+    except ``--infer gibbs --workers N``: its chains in N threads."""
     from ..distributed import cluster
 
-    with cluster.from_args(args, args.infer in ("em", "vi"), "--infer em or vi") as client:
+    if args.infer == "gibbs" and args.workers and not args.cluster:  # the chains in threads of this process
+        return _run(args, None)
+    with cluster.from_args(args, args.infer in ("em", "vi"), "--infer em or vi (--infer gibbs: --workers N runs "
+                           "its chains in N threads)") as client:
         return _run(args, client)
 
 
@@ -134,11 +139,15 @@ def _aligner(args: argparse.Namespace, client):
             if dest in args._given:
                 setattr(aligner, param, getattr(args, dest))
         return aligner
+    if args.infer == "gibbs":
+        refuse_given(args, ("iterations", "ibm1_iterations", "tol"),
+                     "to --infer gibbs (it runs a fixed number of passes per stage: --gibbs-passes)")
     return WordAligner(model=args.model, infer=args.infer, n_iter=args.iterations, tol=args.tol,
                           n_iter_ibm1=args.ibm1_iterations, alpha=args.alpha, prior_support=args.prior_support,
                           learn_hyper=args.learn_hyper == "all",
                           null_prob=args.null_prob, hmm_cvi=args.hmm_cvi, symmetrize=args.symmetrize,
                           samplers=args.samplers, gibbs_passes=args.gibbs_passes,
+                          n_jobs=(args.workers or 1) if args.infer == "gibbs" else 1,
                           decode=args.decode, posterior_threshold=args.threshold, random_state=args.seed,
                           verbose=show_progress(args), client=client)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+from itertools import repeat
 from typing import Iterable, Sequence
 
 import numpy as np
@@ -69,10 +71,17 @@ class Vocabulary:
         return idx
 
     def encode(self, items: Sequence[str], grow: bool = True) -> np.ndarray:
-        """Ids of ``items`` as int32; with ``grow`` new items are added and counted."""
+        """Ids of ``items`` as int32; with ``grow`` new items are added and counted (as :meth:`add` one by one:
+        ids in order of first appearance), else as :meth:`lookup`.  The per-token work runs in C (``Counter``,
+        ``map`` over the dict's methods): no Python call per token."""
         if grow:
-            return np.fromiter((self.add(s) for s in items), dtype=np.int32, count=len(items))
-        return np.fromiter((self.lookup(s) for s in items), dtype=np.int32, count=len(items))
+            for item, n in Counter(items).items():  # (a dict: the items in order of first appearance)
+                self._counts[self._intern(item)] += n
+        if grow or self.unk is None:
+            ids = map(self.stoi.__getitem__, items)  # (KeyError for an unseen item, as lookup)
+        else:
+            ids = map(self.stoi.get, items, repeat(self.stoi[self.unk]))
+        return np.fromiter(ids, dtype=np.int32, count=len(items))
 
     def decode(self, ids: Iterable[int]) -> list[str]:
         itos = self.itos

@@ -871,10 +871,12 @@ def table_entries(keys, n_rows, n_cols):
         by_row[keys[c] // n_cols + 1] += 1
     by_row = np.cumsum(by_row)
     order = np.empty(n, dtype=np.int64)
+    col_of = np.empty(n, dtype=np.int64)  # the column of order[x] (one division per key, read in order below)
     fill = by_row[:-1].copy()
     for c in range(n):
         r = keys[c] // n_cols
         order[fill[r]] = c
+        col_of[fill[r]] = keys[c] - r * n_cols
         fill[r] += 1
     stamp = np.full(n_cols, -1, dtype=np.int64)
     slot = np.empty(n_cols, dtype=np.int64)
@@ -885,7 +887,7 @@ def table_entries(keys, n_rows, n_cols):
     for r in range(n_rows):
         start = nnz
         for x in range(by_row[r], by_row[r + 1]):
-            f = keys[order[x]] % n_cols
+            f = col_of[x]
             if stamp[f] != r:
                 stamp[f] = r
                 cols[nnz] = f
@@ -894,7 +896,7 @@ def table_entries(keys, n_rows, n_cols):
         for e in range(start, nnz):
             slot[cols[e]] = e
         for x in range(by_row[r], by_row[r + 1]):
-            inverse[order[x]] = slot[keys[order[x]] % n_cols]
+            inverse[order[x]] = slot[col_of[x]]
         row_ptr[r + 1] = nnz
     entry_row = np.empty(nnz, dtype=np.int32)
     for r in range(n_rows):

@@ -36,7 +36,7 @@ from numba import njit
 from .align import _pair_dims, jump_bucket
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def gibbs_random_links(src_off, tgt_off, p0, seed, links):
     """eflomal's start: each link NULL with probability ``p0``, else a uniform source position."""
     np.random.seed(seed)
@@ -46,7 +46,7 @@ def gibbs_random_links(src_off, tgt_off, p0, seed, links):
             links[t] = -1 if n_src == 0 or np.random.random() < p0 else np.random.randint(0, n_src)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def gibbs_counts(src_off, tgt_off, src_tok, cell_off, cells, entry_row, links, n_fert, lex, lex_tot, jumps, fert):
     """Fill the count arrays (zeroed first) from ``links`` (module docstring)."""
     lex[:] = 0
@@ -81,7 +81,7 @@ def _move_fert(fert, e, n_fert, old, new):
     fert[e * n_fert + min(new, n_fert - 1)] += 1
 
 
-@njit(cache=True, fastmath=True)
+@njit(cache=True, fastmath=True, inline="always")
 def _conditional(c0, n_src, j, prev, nxt, e_row, phi, cells, lex, inv_tot, alpha,
                  jumps, jump_tot, jump_alpha, fert, n_fert, fert_alpha, p0, level, probs):
     """Unnormalised ``P(a_j = i | rest)`` into ``probs[0..I]`` (0 = NULL) with ``a_j``'s counts removed;
@@ -91,31 +91,32 @@ def _conditional(c0, n_src, j, prev, nxt, e_row, phi, cells, lex, inv_tot, alpha
     At level >= 2 every entry is scaled by ``(N + D beta) (N + 1 + D beta)`` (``N`` jumps, ``D`` buckets): the
     NULL entry keeps one factor, the real ones none (two divisions less per cell)."""
     max_jump = (len(jumps) - 1) // 2
-    d_beta = len(jumps) * jump_alpha
     base = c0 + j * (n_src + 1)
-    z = 0.0
-    for i in range(n_src + 1):
-        # thesis eq. 3.49 with the row's inverse normaliser kept: (C(e, f) + a) / (C(e, .) + K_e a)
-        v = (lex[cells[base + i]] + alpha) * inv_tot[0 if i == 0 else e_row[i - 1] + 1]
-        if i == 0:
-            v *= p0
-            if level >= 2:
-                v *= (jumps[jump_bucket(nxt - prev, max_jump)] + jump_alpha) * (jump_tot + 1.0 + d_beta)
-        else:
-            v *= 1.0 - p0
-            if level == 1:
-                v /= n_src
+    # thesis eq. 3.49 with the row's inverse normaliser kept: (C(e, f) + a) / (C(e, .) + K_e a)
+    v = p0 * (lex[cells[base]] + alpha) * inv_tot[0]
+    if level >= 2:
+        v *= (jumps[jump_bucket(nxt - prev, max_jump)] + jump_alpha) * (jump_tot + 1.0 + len(jumps) * jump_alpha)
+    probs[0] = v
+    z = v
+    real = (1.0 - p0) / n_src if level == 1 else 1.0 - p0
+    unclipped = n_src + 1 <= max_jump  # then the buckets run max_jump + p - prev up and max_jump + nxt - p down
+    up, down, same = max_jump - prev, max_jump + nxt, prev + nxt
+    for p in range(n_src):  # source position p = cell i - 1
+        v = (lex[cells[base + 1 + p]] + alpha) * inv_tot[e_row[p] + 1] * real
+        if level >= 2:
+            if unclipped:
+                v *= (jumps[up + p] + jump_alpha) * (jumps[down - p] + jump_alpha + (1.0 if 2 * p == same else 0.0))
             else:
-                d1 = jump_bucket(i - 1 - prev, max_jump)
-                d2 = jump_bucket(nxt - (i - 1), max_jump)
+                d1 = jump_bucket(p - prev, max_jump)
+                d2 = jump_bucket(nxt - p, max_jump)
                 v *= (jumps[d1] + jump_alpha) * (jumps[d2] + jump_alpha + (1.0 if d1 == d2 else 0.0))
-            if level >= 3:
-                f_old = min(phi[i - 1], n_fert - 1)
-                f_new = min(phi[i - 1] + 1, n_fert - 1)
-                if f_new != f_old:
-                    row = e_row[i - 1] * n_fert
-                    v *= (fert[row + f_new] + fert_alpha) / (fert[row + f_old] - 1.0 + fert_alpha)
-        probs[i] = v
+        if level >= 3:
+            f_old = min(phi[p], n_fert - 1)
+            f_new = min(phi[p] + 1, n_fert - 1)
+            if f_new != f_old:
+                row = e_row[p] * n_fert
+                v *= (fert[row + f_new] + fert_alpha) / (fert[row + f_old] - 1.0 + fert_alpha)
+        probs[p + 1] = v
         z += v
     return z
 
@@ -129,7 +130,7 @@ def _move_lex(k, sign, lex, lex_tot, inv_tot, entry_row, alpha, n_outcomes):
     inv_tot[r] = 1.0 / (lex_tot[r] + n_outcomes[r] * alpha)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _jump_move(jumps, prev, nxt, i, sign, max_jump):
     """Add (``sign`` 1) or remove (-1) the jumps a link to ``i`` (-1 = NULL) makes between ``prev`` and ``nxt``;
     returns the change of the jump total."""
@@ -141,7 +142,7 @@ def _jump_move(jumps, prev, nxt, i, sign, max_jump):
     return 2 * sign
 
 
-@njit(cache=True, fastmath=True)
+@njit(cache=True, fastmath=True, nogil=True)
 def gibbs_sweep(order, src_off, tgt_off, src_tok, cell_off, cells, entry_row, links, lex, lex_tot, alpha,
                 n_outcomes, jumps, jump_alpha, fert, n_fert, fert_alpha, p0, level, seed, acc, acc_weight):
     """One Gibbs sweep over the pairs ``order`` at model ``level`` (module docstring).
@@ -161,7 +162,7 @@ def gibbs_sweep(order, src_off, tgt_off, src_tok, cell_off, cells, entry_row, li
     for b in range(len(jumps)):
         jump_tot += jumps[b]
     inv_tot = 1.0 / (lex_tot + n_outcomes[:len(lex_tot)] * alpha)
-    total = 0.0
+    total, scale = 0.0, 1.0
     for s in order:
         n_src, n_tgt = _pair_dims(s, src_off, tgt_off)
         if n_src == 0 or n_tgt == 0:
@@ -185,10 +186,14 @@ def gibbs_sweep(order, src_off, tgt_off, src_tok, cell_off, cells, entry_row, li
                 phi[old] -= 1
             z = _conditional(c0, n_src, j, prev, nxt_of[j], e_row, phi, cells, lex, inv_tot, alpha,
                              jumps, jump_tot, jump_alpha, fert, n_fert, fert_alpha, p0, level, probs)
-            total += np.log(max(z, 1e-300))
+            scale *= z  # (the log of the product, taken before it can overflow: no log per token)
+            if scale > 1e150 or scale < 1e-150:
+                total += np.log(scale)
+                scale = 1.0
             if acc_weight > 0.0:
+                w = acc_weight / z
                 for i in range(n_src + 1):
-                    acc[c0 + j * (n_src + 1) + i] += acc_weight * probs[i] / z
+                    acc[c0 + j * (n_src + 1) + i] += w * probs[i]
             u = np.random.random() * z
             new = n_src  # (guards rounding: the last cell)
             run = 0.0
@@ -205,5 +210,5 @@ def gibbs_sweep(order, src_off, tgt_off, src_tok, cell_off, cells, entry_row, li
                 _move_fert(fert, e_row[new], n_fert, phi[new], phi[new] + 1)
                 phi[new] += 1
                 prev = new
-    return total
+    return total + np.log(scale)
 

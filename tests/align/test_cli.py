@@ -43,5 +43,12 @@ def test_align_cli_gibbs_fertility(corpora, tmp_path, capsys):
     assert main(args + ["--gibbs-passes", "3", "3", "10", "--decode", "posterior", "--threshold", "0.4"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert result["scores"]["aer"] < 0.55  # eflomal -m 3 (its default passes): 0.404; IBM-1 EM 0.54
+    # the chains in 2 threads: the same links
+    threaded = tmp_path / "t.align"
+    args_t = [str(threaded) if a == str(tmp_path / "g.align") else a for a in args]
+    assert main(args_t + ["--gibbs-passes", "3", "3", "10", "--decode", "posterior", "--threshold", "0.4",
+                          "--workers", "2"]) == 0
+    assert json.loads(capsys.readouterr().out)["scores"] == result["scores"]
+    assert threaded.read_text() == (tmp_path / "g.align").read_text()
     assert main(args + ["--gibbs-passes", "3", "10"]) == 2  # fertility has three stages
     assert "3 Gibbs stages" in capsys.readouterr().err

@@ -169,10 +169,13 @@ def test_fertility_recovery():
 
 def test_same_seed_same_links():
     pairs, _ = _fertility_bitext(seed=1, n_pairs=60)
-    fit = [WordAligner(model="hmm", infer="gibbs", samplers=2, gibbs_passes=(2, 3), random_state=seed).fit(pairs)
-           for seed in (4, 4, 5)]
+    fit = [WordAligner(model="hmm", infer="gibbs", samplers=2, gibbs_passes=(2, 3), random_state=seed,
+                       n_jobs=jobs).fit(pairs) for seed, jobs in ((4, 1), (4, 2), (5, 1))]
+    # (the second runs its chains in 2 threads)
     assert fit[0].align_training() == fit[1].align_training()
     np.testing.assert_array_equal(fit[0].forward_.marginals, fit[1].forward_.marginals)
+    assert [r["log_likelihood"] for r in fit[0].forward_.history] == [
+        r["log_likelihood"] for r in fit[1].forward_.history]
     assert not np.array_equal(fit[0].forward_.marginals, fit[2].forward_.marginals)
     # the marginals of every target word sum to one over its cells (NULL and the source positions)
     b = fit[0]._fit_bitext

@@ -34,7 +34,8 @@ def _run(argv, capsys) -> tuple[int, str, str]:
     (["tag", "{c}", "--model", "hdp-hmm", "--truncation", "5", "--iterations", "3", "--quiet"], ["tag", "{c}"]),
     (["parse", "{c}", "--iterations", "3", "--quiet"], ["parse", "{c}"]),
     (["parse", "{c}", "--model", "pcfg", "--nonterminals", "3", "--iterations", "2", "--quiet"], ["parse", "{c}"]),
-    (["align", "{bi}", "--iterations", "2", "--ibm1-iterations", "1", "--quiet"], ["align", "{bi}"]),
+    (["align", "{bi}", "--model", "hmm", "--infer", "cvi", "--iterations", "2", "--ibm1-iterations", "1", "--quiet"],
+     ["align", "{bi}"]),
     (["segment", "{s}", "--model", "hsmm", "--iterations", "4"], ["segment", "{s}"]),
 ])
 def test_load_applies_the_saved_model_without_training(work, capsys, train, apply):
@@ -72,6 +73,9 @@ def test_load_applies_the_saved_model_without_training(work, capsys, train, appl
     (["parse", "{c}", "-o", "{out}", "--load", "{c}"], "not a readable induce model file"),
     (["segment", "{s}", "--gamma", "2"], "--gamma does not apply to --model hmm"),
     (["align", "-", "-", "-o", "{out}"], "SRC and TGT are both '-'"),
+    (["align", "{bi}", "-o", "{out}", "--iterations", "3"], "--iterations does not apply to --infer gibbs"),
+    (["align", "{bi}", "-o", "{out}", "--tol", "0", "--ibm1-iter", "2"], "--ibm1-iterations, --tol do not apply to "
+     "--infer gibbs"),
     (["eval", "tags", "-", "-"], "PRED and GOLD are both '-'"),
     (["tag", "{s}"], "expected a text corpus, not a .csv table"),
     (["segment", "{s}", "--load", "{hsmm}", "--model", "hmm"], "holds a --model hsmm model, not --model hmm"),
@@ -81,7 +85,7 @@ def test_options_that_do_not_apply_are_one_line_errors(work, capsys, argv, expec
     if not model.exists():
         assert _run(["tag", work / "c.conllu", "--states", "3", "--iterations", "2", "--quiet", "--save-model",
                      model], capsys)[0] == 0
-    fill = {"{c}": work / "c.conllu", "{m}": model, "{s}": work / "s.csv", "{out}": work / "never",
+    fill = {"{c}": work / "c.conllu", "{m}": model, "{s}": work / "s.csv", "{out}": work / "never", "{bi}": work / "bi.txt",
             "{hsmm}": work / "segment.npz"}
     if "{hsmm}" in argv and not fill["{hsmm}"].exists():
         assert _run(["segment", fill["{s}"], "--model", "hsmm", "--iterations", "2", "--save-model", fill["{hsmm}"]],
@@ -95,7 +99,7 @@ def test_align_gold_longer_than_the_bitext_is_refused(work, capsys):
     gold = work / "gold.align"
     gold.write_text("0-0 1-1\n" * 13)  # 13 pairs for a 12-pair bitext
     status, _, err = _run(["align", work / "bi.txt", "-o", work / "a", "--gold", gold, "--gold-format", "pharaoh",
-                           "--iterations", "1", "--ibm1-iterations", "1"], capsys)
+                           "--gibbs-passes", "1", "1", "1"], capsys)
     assert status == 2 and "expected at most 12 sentence pairs" in err
 
 

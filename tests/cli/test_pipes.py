@@ -58,7 +58,7 @@ def test_data_alone_on_stdout_reads_back(argv, small, capsys, tmp_path):
 def test_align_links_alone_on_stdout(capsys, tmp_path):
     bitext = tmp_path / "bi.txt"
     bitext.write_text("".join(f"a{i % 3} b c ||| x{i % 3} y z\n" for i in range(12)))
-    out = _stdout_of(["align", str(bitext), "-o", "-", "--quiet", "--iterations", "2", "--ibm1-iterations", "1",
+    out = _stdout_of(["align", str(bitext), "-o", "-", "--quiet", "--gibbs-passes", "1", "1", "2",
                       "--json"], capsys, tmp_path, "links")
     assert alignment_stats(str(out), "pharaoh", None)["pairs"] == 12
 
