@@ -89,8 +89,7 @@ class VectorEmission:
             kappa=self.kappa, random_state=self.random_state)
         lengths = np.diff(corpus.offsets)
         self.segmenter_.fit(X[ids], lengths=lengths[lengths > 0])
-        for warning in self.segmenter_.warnings_:
-            self._warn(warning)
+        self.warnings_ += [w for w in self.segmenter_.warnings_ if w not in self.warnings_]  # warned there
         self._after_vector_fit()
         self.labels_ = self._decode_vectors(X[ids], corpus.offsets)
         self._check_collapse(self.labels_, self.n_states_)
