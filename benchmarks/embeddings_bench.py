@@ -3,7 +3,7 @@ seed, beside the categorical default.
 
 Vectors are trained as ``induce embed`` trains them (:func:`induce.embeddings.train_vectors`) on the text of
 Brown + CoNLL-2000 + ptb-sample (``--train-on``), cached under ``--cache`` by their settings.  Each setting is
-``covariance:norm:infer:iterations:dim:window[:unknown[:min_count]]``; every setting runs ``--seeds`` seeds.
+``covariance:norm:infer:iterations:dim:window[:unknown[:min_count[:tol]]]``; every setting runs ``--seeds`` seeds.
 Printed: one markdown row per setting (mean ± sd over the seeds of M-1, cross-validated M-1, V-M, CPU seconds per
 fit), the load average before and after each fit; ``--json`` keeps every run.
 
@@ -73,7 +73,7 @@ def parse_setting(text: str) -> dict:
     cov, norm, infer, iters, dim, window = parts[:6]
     return {"covariance": cov, "vector_norm": norm, "infer": infer, "n_iter": int(iters), "dim": int(dim),
             "window": int(window), "unknown_vectors": parts[6] if len(parts) > 6 else "suffix",
-            "min_count": int(parts[7]) if len(parts) > 7 else 1}
+            "min_count": int(parts[7]) if len(parts) > 7 else 1, "tol": float(parts[8]) if len(parts) > 8 else None}
 
 
 def summary(name: str, rows: list[dict]) -> str:
@@ -110,7 +110,7 @@ def main() -> None:
         path = vectors_file(cache, s["dim"], s["window"], s["min_count"], args.epochs, args.train_on.split(","))
         params = {"emission": "embeddings", "embeddings": str(path), "n_states": 45, "infer": s["infer"],
                   "n_iter": s["n_iter"], "covariance": s["covariance"], "vector_norm": s["vector_norm"],
-                  "unknown_vectors": s["unknown_vectors"]}
+                  "unknown_vectors": s["unknown_vectors"], "tol": s["tol"]}
         results[text] = [one_fit(corpus, gold, seed, params) for seed in seeds]
         lines.append(summary(f"embeddings {text}", results[text]))
     if args.categorical:

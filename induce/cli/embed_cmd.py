@@ -19,7 +19,7 @@ HELP = "train word vectors from corpora (for induce tag --emission embeddings; n
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from ..embeddings.train import EMBED_DEFAULTS as D
+    from ..names import EMBED_DEFAULTS as D
 
     p = sub.add_parser("embed", help=HELP, description=__doc__.split("\n\n", 1)[1])
     p.add_argument("input", nargs="+", type=corpus_path, help="corpus files or directories (any supported format)")

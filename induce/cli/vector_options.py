@@ -17,7 +17,7 @@ CATEGORICAL_ONLY = ("beta", "learn_hyper", "map", "block_size", "cgs_keep", "tag
 
 def add_vector_options(p: argparse.ArgumentParser) -> None:
     """``--embeddings FILE`` and the options of the Gaussian emissions over word vectors."""
-    from ..embeddings import NORMALIZATIONS, UNKNOWN_POLICIES
+    from ..names import UNKNOWN_VECTOR_POLICIES, VECTOR_NORMS
 
     g = p.add_argument_group("word-vector emissions (--emission embeddings)")
     g.add_argument("--embeddings", type=existing_file, metavar="FILE",
@@ -27,10 +27,10 @@ def add_vector_options(p: argparse.ArgumentParser) -> None:
                    help="the words of a .npy --embeddings, one per line (default: the .npy name with .vocab)")
     g.add_argument("--covariance", choices=("diag", "full"), default="diag",
                    help="Gaussian emissions with diagonal or full covariance (default diag)")
-    g.add_argument("--vector-norm", choices=NORMALIZATIONS, default="none",
-                   help="normalise the vectors first: unit length, or every dimension to mean 0 and variance 1 "
-                        "(default none)")
-    g.add_argument("--unknown-vectors", choices=UNKNOWN_POLICIES, default="suffix",
+    g.add_argument("--vector-norm", choices=VECTOR_NORMS, default="unit",
+                   help="normalise the vectors first: unit length (default; the best M-1 on ptb-sample, "
+                        "docs/experiments/embeddings.md), every dimension to mean 0 and variance 1, or none")
+    g.add_argument("--unknown-vectors", choices=UNKNOWN_VECTOR_POLICIES, default="suffix",
                    help="the vector of a word the file lacks: the mean vector of the words sharing its longest "
                         "suffix of 3, 2 or 1 characters, or the mean vector of all (default suffix)")
 

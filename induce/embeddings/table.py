@@ -7,8 +7,8 @@
   restricted to suffixes, which carry most of English and Turkish morphosyntax), else the mean vector;
 * ``mean``: the mean of the table's vectors, one shared unknown vector.
 
-Normalisations (applied once to the table, so new text sees the same vectors): ``none``; ``unit``: every vector
-scaled to length 1; ``standardize``: every dimension centred and scaled to variance 1 over the table's words.
+Normalisations (applied once to the table, so new text sees the same vectors): ``unit``: every vector scaled to
+length 1; ``standardize``: every dimension centred and scaled to variance 1 over the table's words; ``none``.
 """
 
 from __future__ import annotations
@@ -17,9 +17,7 @@ import numpy as np
 
 from ..corpus.vectors import WordVectors
 from ..errors import ConfigError
-
-NORMALIZATIONS = ("none", "unit", "standardize")
-UNKNOWN_POLICIES = ("suffix", "mean")
+from ..names import UNKNOWN_VECTOR_POLICIES as UNKNOWN_POLICIES, VECTOR_NORMS as NORMALIZATIONS
 #: suffix lengths tried, longest first, by the ``suffix`` policy
 SUFFIX_LENGTHS = (3, 2, 1)
 

@@ -14,9 +14,7 @@ import numpy as np
 
 from ..corpus.vectors import WordVectors
 from ..errors import ConfigError, check_int, check_seed
-
-#: the defaults of :func:`train_vectors` and ``induce embed`` (docs/experiments/embeddings.md)
-EMBED_DEFAULTS = {"dim": 50, "window": 1, "min_count": 1, "epochs": 10, "seed": 0}
+from ..names import EMBED_DEFAULTS
 
 
 def _gensim():

@@ -146,7 +146,8 @@ class HMMTagger(VectorEmission, HMMFile, HMMDecoding, HMMSettings, InduceEstimat
         with ``embeddings_vocab``, default the ``.vocab`` file beside it; :func:`induce.corpus.vectors.read_vectors`)
         or a mapping word -> vector.
     covariance : ``diag`` (default) or ``full`` Gaussian emissions over the vectors.
-    vector_norm : ``none`` (default), ``unit`` or ``standardize`` (:func:`induce.embeddings.table.normalize`).
+    vector_norm : ``unit`` (default: every vector scaled to length 1), ``standardize`` or ``none``
+        (:func:`induce.embeddings.table.normalize`; docs/experiments/embeddings.md).
     unknown_vectors : the vector of a word without one: ``suffix`` (default) or ``mean``
         (:class:`induce.embeddings.VectorTable`).
     client : a ``dask.distributed.Client``: ``em``, ``vi``, ``svi``, ``scvi`` and
@@ -218,7 +219,7 @@ class HMMTagger(VectorEmission, HMMFile, HMMDecoding, HMMSettings, InduceEstimat
         embeddings=None,
         embeddings_vocab: str | None = None,
         covariance: str = "diag",
-        vector_norm: str = "none",
+        vector_norm: str = "unit",
         unknown_vectors: str = "suffix",
     ):
         self.n_states = n_states
