@@ -7,7 +7,7 @@ Brown + CoNLL-2000 + ptb-sample (``--train-on``), cached under ``--cache`` by th
 Printed: one markdown row per setting (mean ± sd over the seeds of M-1, cross-validated M-1, V-M, CPU seconds per
 fit), the load average before and after each fit; ``--json`` keeps every run.
 
-    python benchmarks/embeddings_bench.py --settings diag:none:em:50:50:1 --seeds 3 --categorical \
+    python benchmarks/embeddings_bench.py --settings diag:unit:em:50:20:1 --seeds 3 --categorical \
         --json benchmarks/results/embeddings.json
 """
 
@@ -89,7 +89,7 @@ def summary(name: str, rows: list[dict]) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--settings", default="diag:none:em:50:50:1", help="comma-separated settings (see above)")
+    ap.add_argument("--settings", default="diag:unit:em:50:20:1", help="comma-separated settings (see above)")
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--seed-base", type=int, default=0)
     ap.add_argument("--epochs", type=int, default=10, help="vector training epochs")

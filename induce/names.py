@@ -58,4 +58,4 @@ LATENT_PCFG_DECODERS = ("max-rule-sum", "viterbi")
 #: defaults (docs/experiments/embeddings.md)
 VECTOR_NORMS = ("unit", "standardize", "none")
 UNKNOWN_VECTOR_POLICIES = ("suffix", "mean")
-EMBED_DEFAULTS = {"dim": 50, "window": 1, "min_count": 1, "epochs": 10, "seed": 0}
+EMBED_DEFAULTS = {"dim": 20, "window": 1, "min_count": 1, "epochs": 10, "seed": 0}

@@ -2,7 +2,7 @@
 
 Skip-gram vectors (gensim, :func:`induce.embeddings.train_vectors`) of the words of one or more corpora, in any
 format ``induce tag`` reads, written atomically in the word2vec text format (``.gz``: compressed) or as a ``.npy``
-matrix with its ``.vocab`` file.  The defaults (dimension 50, a window of 1 word, 10 epochs, every word kept) aim at
+matrix with its ``.vocab`` file.  The defaults (dimension 20, a window of 1 word, 10 epochs, every word kept) aim at
 syntactic similarity and are measured in docs/experiments/embeddings.md; one worker thread and ``--seed`` make the
 vectors the same on every run.
 """
