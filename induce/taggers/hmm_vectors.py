@@ -10,6 +10,8 @@ tagged with the vectors stored in the model: the training vocabulary's and the b
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from .. import modelfile
@@ -48,7 +50,7 @@ class VectorEmission:
         if source is None:
             raise ConfigError("emission='embeddings' needs word vectors: embeddings=PATH (a .vec/.txt[.gz] or .npy "
                               "file) or a mapping word -> vector (see induce embed)")
-        if isinstance(source, (str, bytes)) or hasattr(source, "__fspath__"):
+        if isinstance(source, (str, os.PathLike)):
             found = read_vectors(source, keep=set(words), vocab_path=self.embeddings_vocab)
         else:
             kept = [w for w in words if w in source]
@@ -142,7 +144,8 @@ class VectorEmission:
 
     def embedding_summary(self) -> dict:
         """What the run's summary reports about the vectors: dimension, normalisation, unknown words."""
-        return {"embeddings": str(self.embeddings) if not isinstance(self.embeddings, dict) else "mapping",
+        source = self.embeddings
+        return {"embeddings": str(source) if isinstance(source, (str, os.PathLike)) else "mapping",
                 "vector_dim": int(self.vectors_.vectors.shape[1]), "covariance": self.covariance,
                 "vector_norm": self.vector_norm, "unknown_vectors": self.unknown_vectors,
                 "unknown_types": self.unknown_types_, "unknown_tokens": self.unknown_tokens_}
