@@ -289,7 +289,7 @@ class HMMTagger(VectorEmission, HMMFile, HMMDecoding, HMMSettings, InduceEstimat
         """
         corpus = as_corpus(corpus)
         check_y(y)
-        if self.emission == "embeddings":
+        if self._on_vectors:
             return self._fit_embeddings(corpus, tag_dict, heldout)
         self._validate(corpus)
         if tag_dict is not None and self.infer in ("cvi3",) + stochastic.SINGLE_SEQUENCE:
@@ -409,7 +409,7 @@ class HMMTagger(VectorEmission, HMMFile, HMMDecoding, HMMSettings, InduceEstimat
     def score(self, corpus: Corpus, y=None) -> float:
         """Per-token log-likelihood of ``corpus`` under the point parameters (nats; word-vector emissions: the log
         density of the vectors)."""
-        if self.emission == "embeddings":
+        if self._on_vectors:
             return self._score_embeddings(corpus)
         tokens, offsets = self._encode(corpus)
         A = self.transitions_

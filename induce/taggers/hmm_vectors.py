@@ -44,6 +44,11 @@ class VectorEmission:
     """The ``emission="embeddings"`` route of :class:`~induce.taggers.HMMTagger` (a mixin before its file and
     decoding mixins): fit, predict, score, save and load over word vectors."""
 
+    @property
+    def _on_vectors(self) -> bool:
+        """Whether the emissions are word vectors (a subclass without ``emission``, the HDP-HMM, never is)."""
+        return getattr(self, "emission", "categorical") == "embeddings"
+
     def _vector_table(self, words: list[str]) -> VectorTable:
         """The table of ``words`` from ``embeddings`` (a path, or a mapping word -> vector)."""
         source = self.embeddings
@@ -123,7 +128,7 @@ class VectorEmission:
     # ------------------------------------------------------------------ the estimator's methods, by emission
     def predict_flat(self, corpus) -> np.ndarray:
         """Predicted state ids as one int32 array aligned with ``as_corpus(corpus).tokens``."""
-        if self.emission != "embeddings":
+        if not self._on_vectors:
             return super().predict_flat(corpus)
         self._check_fitted()
         return self._decode_vectors(*self._token_vectors(corpus))
@@ -137,7 +142,7 @@ class VectorEmission:
 
     def predictive_log_likelihood(self, corpus, one_sequence: bool = False) -> float:
         """Categorical emissions only (thesis eq. 3.108); word-vector models: :meth:`score`."""
-        if self.emission == "embeddings":
+        if self._on_vectors:
             raise ConfigError("the predictive log-likelihood of words needs categorical emissions; a word-vector "
                               "model scores vectors (score)")
         return super().predictive_log_likelihood(corpus, one_sequence)
@@ -154,7 +159,7 @@ class VectorEmission:
     def save(self, path) -> None:
         """Write the model (``.npz`` + JSON header, atomically, no pickle); word-vector models keep the
         Gaussian HMM's statistics and priors and the training vocabulary's vectors."""
-        if self.emission != "embeddings":
+        if not self._on_vectors:
             return super().save(path)
         self._check_fitted()
         seg = self.segmenter_
