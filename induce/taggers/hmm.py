@@ -360,8 +360,9 @@ class HMMTagger(VectorEmission, HMMFile, HMMDecoding, HMMSettings, InduceEstimat
         """
         from ..corpus import stream
 
-        if self.infer not in stochastic.STOCHASTIC:
-            raise ConfigError(f"streaming supports {', '.join(stochastic.STOCHASTIC)}, not {self.infer!r}")
+        if self.infer not in stochastic.STOCHASTIC or self._on_vectors:
+            raise ConfigError(f"streaming supports {', '.join(stochastic.STOCHASTIC)} with categorical emissions, "
+                              f"not {self.infer!r}" + (" with word vectors" if self._on_vectors else ""))
         self._check_priors(allow_zero=False)
         self.n_states_ = int(self.n_states)
         priors = self._init_hyper()

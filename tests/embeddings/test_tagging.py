@@ -76,7 +76,10 @@ def test_model_file_round_trip_and_schema_check(tmp_path):
         HMMTagger.load(tmp_path / "bad.npz")
 
 
-def test_refusals():
+def test_refusals(tmp_path):
+    (tmp_path / "c.txt").write_text("n0 v0ed\n")
+    with pytest.raises(ConfigError, match="with word vectors"):
+        HMMTagger(emission="embeddings", embeddings=_vectors(), infer="svi").fit_stream(tmp_path / "c.txt", "plain")
     with pytest.raises(ConfigError, match="needs word vectors"):
         HMMTagger(emission="embeddings").fit(_corpus())
     with pytest.raises(ConfigError, match="does not run with word-vector"):
