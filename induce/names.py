@@ -53,3 +53,9 @@ DURATION_FAMILIES = ("geometric", "negbin", "poisson")
 PCFG_ALGORITHMS = ("em", "vi", "cvi", "mh")
 DMV_INITS = ("harmonic", "random")
 LATENT_PCFG_DECODERS = ("max-rule-sum", "viterbi")
+
+#: word-vector emissions (:mod:`induce.embeddings`): normalisations, unknown-word policies, ``induce embed``'s
+#: defaults (docs/experiments/embeddings.md)
+VECTOR_NORMS = ("unit", "standardize", "none")
+UNKNOWN_VECTOR_POLICIES = ("suffix", "mean")
+EMBED_DEFAULTS = {"dim": 20, "window": 1, "min_count": 1, "epochs": 10, "seed": 0}

@@ -23,6 +23,7 @@ from ..errors import ConfigError
 from .eval_cmd import halvable
 from .common import add_progress_options, load_model, refuse_given, refuse_given_except, show_progress
 from .common import add_learn_hyper_option
+from .vector_options import add_vector_options, check_vector_options, vector_params
 from .common import (corpus_path, default_n_states, dump_json, emit, encoding, existing_file, finite_nonneg_float,
                      finite_positive_float, forgetting_rate, fraction, gold_tag_column, nonneg_int, output_path,
                      positive_int, reported_warnings, seed)
@@ -94,6 +95,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "algorithms hold the grid's priors; "
                         "all: learn every prior not given (a symmetric beta; svi and scvi at each epoch's end); "
                         "per-state (cvi2): as all, with an emission prior per state; none: hold them all")
+    p.add_argument("--emission", choices=("categorical", "embeddings"), default="categorical",
+                   help="emissions over word ids (default) or Gaussian over word vectors (--embeddings FILE)")
     p.add_argument("--seed", type=seed, default=0, help="random seed (default 0)")
     p.add_argument("--decode", choices=DECODERS, default="posterior", help="decoding (default posterior)")
     p.add_argument("--map", action=argparse.BooleanOptionalAction, default=True,
@@ -197,6 +200,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--checkpoint-every", type=nonneg_int, default=0, metavar="N", help="checkpoint every N minibatches")
     s.add_argument("--checkpoint-minutes", type=finite_nonneg_float, default=0.0, metavar="M", help="checkpoint every M minutes")
     s.add_argument("--resume", action="store_true", help="continue from --checkpoint FILE")
+    add_vector_options(p)
     cluster.add_options(p, "em, vi, cvi2, svi, scvi; hdp-hmm: scvi, svi")
     p.add_argument("--sync-every", type=positive_int, default=1, metavar="R",
                    help="svi/scvi with --workers/--cluster: each worker runs R minibatches on its shard against its "
@@ -372,6 +376,7 @@ def _check_options(args: argparse.Namespace) -> bool:
         raise ConfigError(f"--infer {args.infer} is not available for --model {args.model}; choose one of "
                           f"{', '.join(HDP_ALGORITHMS if hdp else ALGORITHMS)}")
     _check_applicable(args, hdp)
+    check_vector_options(args)
     if hdp and args.tag_dict:
         raise ConfigError("--tag-dict cannot be used with --model hdp-hmm (it learns its states)")
     if args.resume and not args.checkpoint:
@@ -395,7 +400,9 @@ def _run_loaded(args: argparse.Namespace) -> int:
     from ..taggers import HDPHMMTagger, HMMTagger
 
     refuse_given_except(args, LOAD_OPTIONS, "with --load (the saved model is applied as it is, not trained)")
-    model = load_model(args.load, {"HMMTagger": HMMTagger, "HDPHMMTagger": HDPHMMTagger})
+    from ..taggers.hmm_vectors import VECTOR_KIND
+
+    model = load_model(args.load, {"HMMTagger": HMMTagger, VECTOR_KIND: HMMTagger, "HDPHMMTagger": HDPHMMTagger})
     if "decode" in getattr(args, "_given", {}):
         model.decode = args.decode
     corpus = _read(args)
@@ -469,7 +476,8 @@ def _model(args, hdp: bool, corpus, gold_column, tag_dict):
     learn_hyper = {"all": True, "per-state": "per-state", "none": False}.get(args.learn_hyper)  # None: the default
     return HMMTagger(n_states=n_states, tol=args.tol, alpha=args.alpha, beta=args.beta,
                      learn_hyper=learn_hyper, map_estimate=args.map, cgs_keep=args.cgs_keep,
-                     cvi2_block=args.block_size, client=args.client, **common, **_stochastic_options(args), **given)
+                     cvi2_block=args.block_size, client=args.client, **common, **_stochastic_options(args), **given,
+                     **vector_params(args))
 
 
 def _summary(args, hdp: bool, model, corpus, seconds: float) -> dict:
@@ -492,7 +500,9 @@ def _summary(args, hdp: bool, model, corpus, seconds: float) -> dict:
     else:
         result.update(alpha=model.alpha_, beta=np.asarray(model.beta_).tolist(),
                       learned=[name for name in ("alpha", "beta") if name in model.learned_hyper_])
-    if not hdp and args.infer in STOCHASTIC_ALGORITHMS:
+    if args.emission == "embeddings":
+        result.update(model.embedding_summary())
+    if not hdp and args.infer in STOCHASTIC_ALGORITHMS and args.emission != "embeddings":
         result.update({"epochs": result.pop("iterations"), "minibatches": model.n_batches_,
                        "heldout_tokens": model.heldout_tokens_, "tokens_seen": last["tokens_seen"],
                        "tokens_per_s": round(last["tokens_seen"] / last["seconds"], 1) if last["seconds"] > 0 else None})

@@ -42,6 +42,7 @@ from ..infer.estimators import cvi_params
 from ..names import HMM_ALGORITHMS, HMM_DECODERS
 from .hmm_decode import HMMDecoding
 from .hmm_file import HMMFile
+from .hmm_vectors import VECTOR_CONSTRAINTS, VectorEmission
 from .hmm_settings import STOCHASTIC_ALGORITHMS, HMMSettings, check_y
 from .hmm_defaults import (DEFAULT_LEARNING, DEFAULT_MAX_ITER, DEFAULT_PRIORS, HELDOUT_FRACTION,  # noqa: F401
                            HELDOUT_MAX_TOKENS, MAX_EPOCHS, MAX_ITER, PLANNED_EPOCHS, STOCHASTIC_PATIENCE,
@@ -54,13 +55,15 @@ ONE_SENTENCE = ("--infer {infer} updates each sentence against the counts of the
                 "the input has one sentence, so it cannot learn anything: split the text into sentences, or use "
                 "{alternatives}")
 ALGORITHMS = HMM_ALGORITHMS
+#: emission families of the tagger: word ids (categorical) or word vectors (:mod:`induce.taggers.hmm_vectors`)
+EMISSIONS = ("categorical", "embeddings")
 DECODERS = HMM_DECODERS
 #: algorithms whose E-steps run on a dask cluster with ``client=`` (:mod:`induce.distributed`)
 CLUSTER_ALGORITHMS = tuple(name for name in ALGORITHMS if REGISTERED[name].cluster)
 _NO_MASK = np.zeros((0, 0), dtype=np.uint8)
 
 
-class HMMTagger(HMMFile, HMMDecoding, HMMSettings, InduceEstimator):
+class HMMTagger(VectorEmission, HMMFile, HMMDecoding, HMMSettings, InduceEstimator):
     """Unsupervised (or tag-dictionary constrained) HMM tagger, scikit-learn style.
 
     Parameters
@@ -136,6 +139,17 @@ class HMMTagger(HMMFile, HMMDecoding, HMMSettings, InduceEstimator):
     checkpoint, checkpoint_every, checkpoint_minutes, resume : stochastic
         algorithms: checkpoint file, written every N minibatches / M minutes,
         and whether to resume from it (see :func:`induce.infer.stochastic_hmm.run`).
+    emission : ``categorical`` (default: word ids) or ``embeddings``: every token is its word's vector and
+        the emissions are Gaussian (:mod:`induce.taggers.hmm_vectors`; ``infer`` one of em, vi, cvi2, svi,
+        scvi; ``n_iter`` None: 100, ``tol`` None: 1e-4, ``alpha`` None: 1).
+    embeddings : with ``emission="embeddings"``, a vectors file (word2vec/fastText text, ``.gz``, or ``.npy``
+        with ``embeddings_vocab``, default the ``.vocab`` file beside it; :func:`induce.corpus.vectors.read_vectors`)
+        or a mapping word -> vector.
+    covariance : ``diag`` (default) or ``full`` Gaussian emissions over the vectors.
+    vector_norm : ``unit`` (default: every vector scaled to length 1), ``standardize`` or ``none``
+        (:func:`induce.embeddings.table.normalize`; docs/experiments/embeddings.md).
+    unknown_vectors : the vector of a word without one: ``suffix`` (default) or ``mean``
+        (:class:`induce.embeddings.VectorTable`).
     client : a ``dask.distributed.Client``: ``em``, ``vi``, ``svi``, ``scvi`` and
         ``cvi2`` (block-parallel, one block per worker: :mod:`induce.distributed.cvi2`)
         run their E-steps on its workers (:mod:`induce.distributed`); ``None``
@@ -167,7 +181,8 @@ class HMMTagger(HMMFile, HMMDecoding, HMMSettings, InduceEstimator):
         "heldout_fraction": Real(0.0, 1.0, max_open=True), "heldout_max_tokens": Integer(1),
         "max_batches": AnyOf(Options(None), Integer(0)), "subseq_length": Integer(1), "buffer": Integer(0),
         "heldout_every": Integer(0), "checkpoint_every": Integer(0), "checkpoint_minutes": Real(0.0),
-        "resume": Boolean(), "sync_every": Integer(1), **SCHEDULE,
+        "resume": Boolean(), "sync_every": Integer(1), "emission": Options(*EMISSIONS), **VECTOR_CONSTRAINTS,
+        **SCHEDULE,
     }
 
     def __init__(
@@ -207,6 +222,12 @@ class HMMTagger(HMMFile, HMMDecoding, HMMSettings, InduceEstimator):
         resume: bool = False,
         client=None,
         sync_every: int = 1,
+        emission: str = "categorical",
+        embeddings=None,
+        embeddings_vocab: str | None = None,
+        covariance: str = "diag",
+        vector_norm: str = "unit",
+        unknown_vectors: str = "suffix",
     ):
         self.n_states = n_states
         self.infer = infer
@@ -243,6 +264,12 @@ class HMMTagger(HMMFile, HMMDecoding, HMMSettings, InduceEstimator):
         self.resume = resume
         self.client = client
         self.sync_every = sync_every
+        self.emission = emission
+        self.embeddings = embeddings
+        self.embeddings_vocab = embeddings_vocab
+        self.covariance = covariance
+        self.vector_norm = vector_norm
+        self.unknown_vectors = unknown_vectors
 
     # ------------------------------------------------------------------ checks
 
@@ -269,8 +296,10 @@ class HMMTagger(HMMFile, HMMDecoding, HMMSettings, InduceEstimator):
         into one held-out sequence.
         """
         corpus = as_corpus(corpus)
-        self._validate(corpus)
         check_y(y)
+        if self._on_vectors:
+            return self._fit_embeddings(corpus, tag_dict, heldout)
+        self._validate(corpus)
         if tag_dict is not None and self.infer in ("cvi3",) + stochastic.SINGLE_SEQUENCE:
             raise ConfigError(f"{self.infer} treats the corpus as one long sequence; it takes no tag dictionary")
         if tag_dict is not None and tag_dict.words is not corpus.vocab and len(tag_dict.words) != len(corpus.vocab):
@@ -339,8 +368,9 @@ class HMMTagger(HMMFile, HMMDecoding, HMMSettings, InduceEstimator):
         """
         from ..corpus import stream
 
-        if self.infer not in stochastic.STOCHASTIC:
-            raise ConfigError(f"streaming supports {', '.join(stochastic.STOCHASTIC)}, not {self.infer!r}")
+        if self.infer not in stochastic.STOCHASTIC or self._on_vectors:
+            raise ConfigError(f"streaming supports {', '.join(stochastic.STOCHASTIC)} with categorical emissions, "
+                              f"not {self.infer!r}" + (" with word vectors" if self._on_vectors else ""))
         self._check_priors(allow_zero=False)
         self.n_states_ = int(self.n_states)
         priors = self._init_hyper()
@@ -386,7 +416,10 @@ class HMMTagger(HMMFile, HMMDecoding, HMMSettings, InduceEstimator):
         return corpus.split(self.fit(corpus, y, tag_dict=tag_dict).labels_)
 
     def score(self, corpus: Corpus, y=None) -> float:
-        """Per-token log-likelihood of ``corpus`` under the point parameters (nats)."""
+        """Per-token log-likelihood of ``corpus`` under the point parameters (nats; word-vector emissions: the log
+        density of the vectors)."""
+        if self._on_vectors:
+            return self._score_embeddings(corpus)
         tokens, offsets = self._encode(corpus)
         A = self.transitions_
         B = self.emissions_ / self.emissions_.sum(axis=0, keepdims=True) if self.infer == "vi" else self.emissions_
