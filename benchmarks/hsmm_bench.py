@@ -9,7 +9,8 @@ Usage::
                                            [--infer vi|svi --batch-size 5]
     python benchmarks/hsmm_bench.py fig1b [--seeds 3] [--budget 40]
     python benchmarks/hsmm_bench.py defaults [--seeds 3] [--series nile,faithful,...] [--states 2,3,4]
-    python benchmarks/hsmm_bench.py hdp-recovery [--seeds 10] [--settings 4] [--algorithms vi,svi,cvi2,scvi] [--fixed]
+    python benchmarks/hsmm_bench.py hdp-recovery [--seeds 10 | --seed-list 0,3] [--settings 4]
+                                               [--algorithms vi,svi,cvi2,scvi] [--fixed] [--jobs 16]
 
 ``real``: Old Faithful ``geyser.csv`` (waiting, duration; Gaussian) and monthly sunspots
 (``sunspot_month.csv`` value; Gaussian): fit em on the first 80% of the series, report the held-out
@@ -421,7 +422,11 @@ def main():
     p.add_argument("--settings", type=int, default=4, help="hdp-recovery: the first N of hsmm_recovery.SETTINGS")
     p.add_argument("--algorithms", default="vi,svi,cvi2,scvi", help="hdp-recovery: algorithms")
     p.add_argument("--fixed", action="store_true", help="hdp-recovery: also fit with fixed concentrations")
+    p.add_argument("--seed-list", type=lambda v: [int(k) for k in v.split(",")], default=None,
+                   help="hdp-recovery: these seeds instead of 0..--seeds-1")
+    p.add_argument("--jobs", type=int, default=1, help="hdp-recovery: series fitted in parallel (processes)")
     args = p.parse_args()
+    args.seed_list = args.seed_list or list(range(args.seeds))
     if args.mode == "defaults":
         print("| series | K | HMM | " + " | ".join(f"HSMM {v}" for v in VARIANTS)
               + " | default - HMM | D | s HMM / HSMM |")

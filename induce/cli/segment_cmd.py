@@ -172,9 +172,10 @@ def _run(args) -> int:
         from ..infer.hdp import effective_states
 
         summary["effective_states"] = effective_states(model.family_.counts(model.stats_))
-    if args.model == "hdp-hsmm":  # the concentrations the fit ended with (learned), the merge moves kept
+    if args.model == "hdp-hsmm":  # the concentrations the fit ended with (learned), the moves kept
         summary.update(gamma=float(model.gamma_), sigma=float(model.sigma_),
-                       merges=[[int(k), int(l)] for k, l in getattr(model, "merges_", [])])
+                       **{key: [[int(k), int(l)] for k, l in getattr(model, f"{key}_", [])]
+                          for key in ("merges", "splits")})
     if args.segments:
         _write_segments(args.segments, paths)
     summary.update(warned)

@@ -19,8 +19,11 @@ import warnings
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
+from sklearn.cluster import KMeans
+from threadpoolctl import threadpool_limits
+
 from .series import emission_rows
-from .series_hsmm import HSMMFit, hsmm_posterior
+from .series_hsmm import HSMMFit, hsmm_posterior, runs
 
 #: states with less than this share of the steps are not merge candidates
 MIN_SHARE = 0.005
@@ -47,36 +50,101 @@ def candidate_pairs(rows: np.ndarray, gamma: np.ndarray) -> list[tuple[int, int]
     return [(k, l) for _, k, l in sorted(scored)]
 
 
+def split_candidates(gamma: np.ndarray, stacked: np.ndarray, spans) -> list[tuple[int, np.ndarray]]:
+    """Split proposals ``(k, moved)`` for every state with at least :data:`MIN_SHARE` of the steps, the most
+    divisible first: the runs of ``k`` in the posterior's ``argmax`` labels are cut in two by weighted 2-means on
+    their mean observations (standardised per feature; weights the run lengths), ``moved`` the steps of the
+    runs of the smaller-mean group.  A run, not a step, is the unit: two states with overlapping emissions (Poisson
+    rates 2 and 6) overlap step by step but not as 8-25-step segment means.  Divisible: the share of the
+    runs' weighted spread between the two groups (2-means on one Gaussian mode leaves ~0.64, on two modes more)."""
+    labels = gamma.argmax(axis=1)
+    segs = [(lo + s, lo + e, k) for lo, hi in spans for s, e, k in runs(labels[lo:hi])]
+    starts = np.array([s for s, _, _ in segs])
+    lengths = np.array([e - s for s, e, _ in segs], dtype=float)
+    state = np.array([k for _, _, k in segs])
+    means = np.add.reduceat(stacked, starts, axis=0) / lengths[:, None]
+    out = []
+    for k in np.flatnonzero(gamma.sum(axis=0) >= MIN_SHARE * gamma.shape[0]):
+        mine = np.flatnonzero(state == k)
+        if len(mine) < 4:
+            continue
+        z = means[mine] / np.maximum(means[mine].std(axis=0), 1e-12)
+        with threadpool_limits(1):
+            km = KMeans(2, n_init=3, random_state=0).fit(z, sample_weight=lengths[mine])
+        w, groups = lengths[mine], km.labels_
+        spread = float(w @ ((z - np.average(z, axis=0, weights=w)) ** 2).sum(axis=1))
+        if groups.min() == groups.max() or spread <= 0:
+            continue
+        low = int(np.argmin(km.cluster_centers_.sum(axis=1)))
+        moved = np.concatenate([np.arange(starts[i], starts[i] + int(lengths[i])) for i in mine[groups == low]])
+        out.append((1.0 - km.inertia_ / spread, int(k), moved))
+    return [(k, moved) for _, k, moved in sorted(out, key=lambda c: -c[0])]
+
+
+def proposals(current: HSMMFit, result, sequences: list[np.ndarray]):
+    """Every move from the current fit, in trial order: ``(("merge", k, l) | ("split", k, l), q(x_t))``, merges of
+    the most alike pairs (:func:`candidate_pairs`) first, then splits of the most divisible states
+    (:func:`split_candidates`) into the least used state, while one has under :data:`MIN_SHARE` of the steps."""
+    gamma = posterior(current, result, sequences)
+    stacked = np.vstack(sequences)
+    for k, l in candidate_pairs(emission_rows("vi", current.family, stacked, result.stats), gamma):
+        merged = gamma.copy()
+        merged[:, k] += merged[:, l]
+        merged[:, l] = 0.0
+        yield ("merge", k, l), merged
+    usage = gamma.sum(axis=0)
+    l = int(np.argmin(usage))
+    if usage[l] >= MIN_SHARE * gamma.shape[0]:
+        return
+    ends = np.cumsum([x.shape[0] for x in sequences])
+    for k, moved in split_candidates(gamma, stacked, list(zip(np.concatenate([[0], ends[:-1]]), ends))):
+        split = gamma.copy()
+        split[moved, l] = split[moved, k]
+        split[moved, k] = 0.0
+        yield ("split", k, l), split
+
+
+def used_states(result, family, n_steps: int) -> int:
+    """States with at least :data:`MIN_SHARE` of the steps in a fit's statistics."""
+    return int(np.sum(family.counts(result.stats) >= MIN_SHARE * n_steps))
+
+
+def _key(move: tuple) -> tuple:
+    """A move's identity among the rejected: a merge its pair, a split its state (its target is any unused one)."""
+    return move[:2] if move[0] == "split" else move
+
+
 def merge_moves(fit: HSMMFit, sequences: list[np.ndarray], trial_passes: int = 40, max_trials: int = 20):
-    """Batch vi from ``fit.init_gamma``, then greedy merges: for the most alike pair of states (see
-    :func:`candidate_pairs`), up to ``trial_passes`` vi passes (the fit's stopping rule) from the merged
-    posterior; accepted when the trial's ELBO beats the current fit's, and then fitted on to convergence
-    (unless the trial converged) and the candidates recomputed; at most ``max_trials`` trials.  (10 trial
-    passes were too few: a true state split into two alternating halves stayed split, 4 states for 3;
+    """Batch vi from ``fit.init_gamma``, then greedy moves (:func:`proposals`): for the next move not yet
+    rejected, up to ``trial_passes`` vi passes (the fit's stopping rule) from the moved posterior; kept when the
+    trial's ELBO beats the current fit's, then fitted on to convergence (unless the trial converged) and the
+    proposals recomputed; at most ``max_trials`` trials.  A kept trial that ends with as many used states as
+    before (the moved posterior relabelled back, a slightly better optimum) is not a move: it stays rejected.
+    (10 trial passes were too few: a true state split into two alternating halves stayed split, 4 states for 3;
     40: 3, docs/experiments/hsmm.md.)  Returns ``(fit, result, accepted)``: the vi fit object and result that
-    won, and the merges kept as ``(k, l)`` pairs."""
+    won, and the moves kept as ``("merge" | "split", k, l)``."""
     current = dataclasses.replace(fit, infer="vi")
     result, accepted, rejected, trials = current.run(sequences), [], set(), 0
+    n_steps = sum(x.shape[0] for x in sequences)
     while trials < max_trials:
-        gamma = posterior(current, result, sequences)
-        rows = emission_rows("vi", current.family, np.vstack(sequences), result.stats)
-        pairs = [p for p in candidate_pairs(rows, gamma) if p not in rejected]
-        if not pairs:
+        move = next(((m, g) for m, g in proposals(current, result, sequences) if _key(m) not in rejected), None)
+        if move is None:
             break
-        k, l = pairs[0]
-        gamma[:, k] += gamma[:, l]
-        gamma[:, l] = 0.0
+        (kind, k, l), gamma = move
         trial = dataclasses.replace(fit, infer="vi", init_gamma=gamma, n_iter=min(trial_passes, fit.n_iter))
         trials += 1
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)  # a trial's cap is not the fit's
             trial_result = trial.run(sequences)
-        if trial_result.trace[-1] > result.trace[-1]:
-            current, result, rejected = trial, trial_result, set()
-            if not trial_result.converged:
-                current = dataclasses.replace(fit, infer="vi", init_gamma=gamma)
-                result = current.run(sequences)
-            accepted.append((k, l))
-        else:
-            rejected.add((k, l))
+        rejected.add(_key((kind, k, l)))
+        if trial_result.trace[-1] <= result.trace[-1]:
+            continue
+        before = used_states(result, fit.family, n_steps)
+        current, result = trial, trial_result
+        if not trial_result.converged:
+            current = dataclasses.replace(fit, infer="vi", init_gamma=gamma)
+            result = current.run(sequences)
+        if used_states(result, fit.family, n_steps) != before:
+            accepted.append((kind, k, l))
+            rejected = set()
     return current, result, accepted

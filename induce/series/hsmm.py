@@ -355,15 +355,21 @@ class HDPHSMMSegmenter(HSMMSegmenter):
         self.stick_, self.gamma_, self.sigma_ = fit.b, fit.gamma, fit.sigma
 
     def _run(self, fit, seqs):
-        """With ``merge``: batch vi with merge moves (:func:`induce.infer.hsmm_merge.merge_moves`) from the start;
-        vi keeps that fit, the other algorithms start from its posterior.  ``merges_``: the merges kept."""
+        """With ``merge``: batch vi with merge and split moves (:func:`induce.infer.hsmm_merge.merge_moves`) from
+        the start; vi keeps that fit, the other algorithms start from it.  ``merges_``, ``splits_``: the ``(k, l)``
+        moves kept."""
         if not self.merge:
-            self.merges_ = []
+            self.merges_, self.splits_ = [], []
             return fit, fit.run(seqs)
-        vi_fit, result, self.merges_ = merge_moves(fit, seqs)
+        vi_fit, result, moves = merge_moves(fit, seqs)
+        self.merges_, self.splits_ = ([(k, l) for kind, k, l in moves if kind == which]
+                                      for which in ("merge", "split"))
         if fit.infer == "vi":
             return vi_fit, result
-        fit.init_gamma = posterior(vi_fit, result, seqs)
+        # the whole merged vi fit is the start: its posterior, stick and concentrations (from a uniform stick
+        # the states the moves emptied are as likely a priori as the used ones, and cvi2 refills them)
+        fit.init_gamma, fit.init_stick = posterior(vi_fit, result, seqs), vi_fit.b
+        fit.gamma, fit.sigma = vi_fit.gamma, vi_fit.sigma
         return fit, fit.run(seqs)
 
     def _restored(self, arrays) -> None:
