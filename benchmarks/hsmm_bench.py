@@ -262,6 +262,7 @@ def fig1b(args):
     """Held-out predictive against fitting time, paper 002 Fig. 1(b) (see the module docstring)."""
     from induce.durations import get_duration
     from induce.emissions import get_family
+    from induce.infer.hdp import effective_states
     from induce.infer.series_hdp_hsmm import HDPHSMMFit
     from induce.infer.series_hsmm import duration_rows, hsmm_posterior
     from induce.infer.series import emission_rows
@@ -295,10 +296,12 @@ def fig1b(args):
                 fit.callback = lambda it, f, state, record=record: record(state)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                fit.run(train)
-            rows.append({"seed": seed, "infer": infer, "curve": curve})
-            print(f"seed {seed} {infer}: {len(curve)} points, final {curve[-1][1]:.4f} at {curve[-1][0]:.1f} s",
-                  flush=True)
+                result = fit.run(train)
+            states = effective_states(family.counts(result.stats))
+            rows.append({"seed": seed, "infer": infer, "curve": curve, "states": states, "gamma": fit.gamma,
+                         "sigma": fit.sigma})
+            print(f"seed {seed} {infer}: {len(curve)} points, final {curve[-1][1]:.4f} at {curve[-1][0]:.1f} s, "
+                  f"{states} effective states, gamma {fit.gamma:.3g}, sigma {fit.sigma:.3g}", flush=True)
     return rows
 
 

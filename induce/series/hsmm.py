@@ -25,7 +25,7 @@ from ..emissions import get_family
 from ..errors import ConfigError
 from ..infer.convergence import FitWarning
 from ..infer.series import emission_rows
-from ..infer.hdp import effective_states
+from ..infer.hdp import effective_states, labels_collapsed
 from ..infer.hsmm_embed import NBEmbedFit, embed_path, embed_posterior, nb_chain, uses_embedding
 from ..infer.hsmm_merge import merge_moves, posterior
 from ..infer.series_hdp_hsmm import HDP_HSMM_ALGORITHMS, HDPHSMMFit, hdp_hsmm_transitions
@@ -173,7 +173,11 @@ class HSMMSegmenter(SequenceInput, InduceEstimator):
         self.trans_counts_, self.stats_, self.dur_stats_ = result.trans, result.stats, result.dur_stats
         self.trace_, self.n_iter_, self.converged_ = result.trace, result.n_iter, result.converged
         self.warnings_ += [w for w in result.warnings if w not in self.warnings_]
+        self._check_labels(seqs)
         return self
+
+    def _check_labels(self, seqs) -> None:
+        """Checks of the fitted model's segmentation of its training series (none for the HSMM)."""
 
     def _max_duration(self, seqs, longest: int) -> tuple[int, str]:
         """``(D, why)``: ``max_duration`` when given; else the longest sequence ``T``, which cuts no segment,
@@ -380,6 +384,13 @@ class HDPHSMMSegmenter(HSMMSegmenter):
 
     def _transitions(self, rule: str):
         return hdp_hsmm_transitions(rule, self.trans_counts_, self.stick_, float(self.sigma_))
+
+    def _check_labels(self, seqs) -> None:
+        """One warning when the Viterbi segments of the training series use far fewer states than the fit holds
+        (:func:`induce.infer.hdp.labels_collapsed`)."""
+        message = labels_collapsed(np.concatenate(self._paths(seqs, "viterbi")), self.effective_states())
+        if message is not None:
+            self._warn(f"{message}; compare --decode posterior")
 
     def effective_states(self, coverage: float = 0.99) -> int:
         """Fewest states covering ``coverage`` of the expected steps (thesis 5.5.1)."""
