@@ -23,6 +23,7 @@ from ..base import AnyOf, Boolean, InduceEstimator, Integer, Options, Seed
 from ..durations import NegBinLearnedR, get_duration
 from ..emissions import get_family
 from ..errors import ConfigError
+from ..names import HDP_HSMM_N_ITER
 from ..infer.convergence import FitWarning
 from ..infer.series import emission_rows
 from ..infer.hdp import effective_states, labels_collapsed
@@ -331,7 +332,8 @@ class HDPHSMMSegmenter(HSMMSegmenter):
     ``sigma_`` (the concentrations the fit ended with); :meth:`effective_states` the number of states in use."""
 
     def __init__(self, n_states: int = 10, emission="gaussian", durations: str = "negbin",
-                 max_duration: int | None = None, r: float | None = None, infer: str = "vi", n_iter: int = 100,
+                 max_duration: int | None = None, r: float | None = None, infer: str = "vi",
+                 n_iter: int = HDP_HSMM_N_ITER,
                  tol: float = 1e-4, alpha: float = 1.0, batch_size: int = 10, tau: float = 1.0, kappa: float = 0.6,
                  subsequence_length: int | None = None, gamma: float = 1.0, sigma: float = 1.0,
                  random_state: int = 0, max_r: int = MAX_R, hmm_start: bool = True, learn_hyper: bool = True,

@@ -211,3 +211,29 @@ def test_moves_never_lower_the_elbo():
     _, result, moves = merge_moves(fit, [x], trial_passes=30, max_trials=4)
     assert result.trace[-1] >= plain.trace[-1] - 1e-9
     assert all(kind in ("merge", "split") and 0 <= k < 4 and 0 <= l < 4 and k != l for kind, k, l in moves)
+
+
+def test_labels_collapsed_fires_below_half_of_the_effective_states():
+    """Hand cases of the rule: at least 4 effective states and labels on fewer than half of them."""
+    from induce.infer.hdp import labels_collapsed
+
+    assert labels_collapsed(np.array([0, 1, 0, 1]), 5) is not None  # 2 of 5
+    assert labels_collapsed(np.array([0, 1, 2, 1]), 5) is None  # 3 of 5
+    assert labels_collapsed(np.array([0, 0, 0]), 3) is None  # under 4 effective states: never
+    assert "18 of the 49" in labels_collapsed(np.arange(18), 49)  # the issue's silent text case
+
+
+def test_no_labels_warning_on_the_recovered_states(vi_model):
+    """The recovery data's fit labels with as many states as it holds: no partial-collapse warning."""
+    assert not any("the labels use" in w for w in vi_model.warnings_)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_nile_converges_within_the_default_cap(corpora):
+    """The HDP-HSMM's default pass cap holds a default fit of Nile (146 passes, over the old 100) to convergence."""
+    from induce.series import read_series
+
+    x = read_series(corpora / "timeseries" / "nile.csv", ["value"]).sequences[0]
+    model = HDPHSMMSegmenter(10).fit(x)
+    assert model.converged_ and not any("not converged" in w for w in model.warnings_)
+    assert model.effective_states() == 2
