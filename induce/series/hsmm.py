@@ -327,9 +327,11 @@ class HDPHSMMSegmenter(HSMMSegmenter):
     (``alpha`` unused) plus ``gamma`` (top-level concentration) and ``sigma`` (transition concentration,
     J&W's ``alpha``), their starting values, learned by empirical Bayes on the bound once the objective has
     first gained unless ``learn_hyper=False`` (:class:`~induce.infer.series_hdp_hsmm.HDPHSMMFit`;
-    docs/experiments/hsmm.md); ``infer`` ``vi``, ``svi``, ``cvi2`` or ``scvi``.  Extra fitted attributes:
-    ``stick_`` (K+1,) the point-estimated top-level weights ``b*`` (the last entry the rest), ``gamma_`` and
-    ``sigma_`` (the concentrations the fit ended with); :meth:`effective_states` the number of states in use."""
+    docs/experiments/hsmm.md); ``infer`` ``vi``, ``svi``, ``cvi2`` or ``scvi``; ``n_iter`` defaults to
+    ``induce.names.HDP_HSMM_N_ITER`` (200: the learned ``sigma`` creeps to its fixed point on short series).
+    Extra fitted attributes: ``stick_`` (K+1,) the point-estimated top-level weights ``b*`` (the last entry the
+    rest), ``gamma_`` and ``sigma_`` (the concentrations the fit ended with), ``merges_`` and ``splits_`` (the
+    moves kept); :meth:`effective_states` the number of states in use."""
 
     def __init__(self, n_states: int = 10, emission="gaussian", durations: str = "negbin",
                  max_duration: int | None = None, r: float | None = None, infer: str = "vi",
