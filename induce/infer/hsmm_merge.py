@@ -50,33 +50,42 @@ def candidate_pairs(rows: np.ndarray, gamma: np.ndarray) -> list[tuple[int, int]
     return [(k, l) for _, k, l in sorted(scored)]
 
 
+#: a split proposal's unit: a third of the state's median run length (see :func:`split_candidates`)
+PIECES_PER_RUN = 3
+
+
 def split_candidates(gamma: np.ndarray, stacked: np.ndarray, spans) -> list[tuple[int, np.ndarray]]:
     """Split proposals ``(k, moved)`` for every state with at least :data:`MIN_SHARE` of the steps, the most
-    divisible first: the runs of ``k`` in the posterior's ``argmax`` labels are cut in two by weighted 2-means on
-    their mean observations (standardised per feature; weights the run lengths), ``moved`` the steps of the
-    runs of the smaller-mean group.  A run, not a step, is the unit: two states with overlapping emissions (Poisson
-    rates 2 and 6) overlap step by step but not as 8-25-step segment means.  Divisible: the share of the
-    runs' weighted spread between the two groups (2-means on one Gaussian mode leaves ~0.64, on two modes more)."""
+    divisible first: the runs of ``k`` in the posterior's ``argmax`` labels, cut into pieces of a
+    :data:`PIECES_PER_RUN`-th of their median length, are cut in two by weighted 2-means on the pieces' mean
+    observations (standardised per feature; weights the piece lengths), ``moved`` the steps of the smaller-mean
+    group.  A piece of a run, not a step, is the unit: two states with overlapping emissions (Poisson rates 2 and
+    6) overlap step by step but not as means over a few steps; and not a whole run, since a state that holds two
+    true ones joins their neighbouring segments into one run (no self-transitions), whose mean lies between.
+    Divisible: the share of the pieces' weighted spread between the two groups (2-means on one Gaussian mode
+    leaves ~0.64, on two modes more)."""
     labels = gamma.argmax(axis=1)
     segs = [(lo + s, lo + e, k) for lo, hi in spans for s, e, k in runs(labels[lo:hi])]
-    starts = np.array([s for s, _, _ in segs])
-    lengths = np.array([e - s for s, e, _ in segs], dtype=float)
-    state = np.array([k for _, _, k in segs])
-    means = np.add.reduceat(stacked, starts, axis=0) / lengths[:, None]
+    csum = np.vstack([np.zeros((1, stacked.shape[1])), np.cumsum(stacked, axis=0)])
     out = []
     for k in np.flatnonzero(gamma.sum(axis=0) >= MIN_SHARE * gamma.shape[0]):
-        mine = np.flatnonzero(state == k)
-        if len(mine) < 4:
+        mine = [(s, e) for s, e, j in segs if j == k]
+        width = max(1, int(np.median([e - s for s, e in mine])) // PIECES_PER_RUN)
+        lo = np.concatenate([np.arange(s, e, width) for s, e in mine])
+        hi = np.minimum(lo + width, np.concatenate([np.full(len(range(s, e, width)), e) for s, e in mine]))
+        if len(lo) < 4:
             continue
-        z = means[mine] / np.maximum(means[mine].std(axis=0), 1e-12)
+        w = (hi - lo).astype(float)
+        means = (csum[hi] - csum[lo]) / w[:, None]
+        z = means / np.maximum(means.std(axis=0), 1e-12)
         with threadpool_limits(1):
-            km = KMeans(2, n_init=3, random_state=0).fit(z, sample_weight=lengths[mine])
-        w, groups = lengths[mine], km.labels_
+            km = KMeans(2, n_init=3, random_state=0).fit(z, sample_weight=w)
+        groups = km.labels_
         spread = float(w @ ((z - np.average(z, axis=0, weights=w)) ** 2).sum(axis=1))
         if groups.min() == groups.max() or spread <= 0:
             continue
         low = int(np.argmin(km.cluster_centers_.sum(axis=1)))
-        moved = np.concatenate([np.arange(starts[i], starts[i] + int(lengths[i])) for i in mine[groups == low]])
+        moved = np.concatenate([np.arange(a, b) for a, b in zip(lo[groups == low], hi[groups == low])])
         out.append((1.0 - km.inertia_ / spread, int(k), moved))
     return [(k, moved) for _, k, moved in sorted(out, key=lambda c: -c[0])]
 

@@ -174,9 +174,10 @@ def test_merge_moves_undo_the_hmm_starts_chains():
     np.testing.assert_allclose(means, [-4.0, 0.0, 4.0], atol=0.3)
 
 
-def test_split_candidates_cut_a_state_holding_two_by_its_runs():
+def test_split_candidates_cut_a_state_holding_two_by_pieces_of_its_runs():
     """One state holds the segments of Poisson rates 2 and 8 (alternating with a rate-30 state): the split
-    proposal cuts it by run means, moving exactly the rate-2 runs, and ranks it before the pure state."""
+    proposal cuts it by the means of pieces of its runs, moving the rate-2 steps (a 4-step piece of rate 8 may
+    fall below), and ranks it before the pure state."""
     from induce.infer.hsmm_merge import split_candidates
 
     rng = np.random.default_rng(3)
@@ -189,7 +190,7 @@ def test_split_candidates_cut_a_state_holding_two_by_its_runs():
     gamma[np.arange(len(labels)), labels] = 1.0
     (k, moved), *rest = split_candidates(gamma, x, [(0, len(labels))])
     truth = np.flatnonzero(np.repeat(np.array(rates) == 2.0, 12))
-    assert k == 0 and np.array_equal(np.sort(moved), truth)
+    assert k == 0 and set(truth) <= set(moved) and len(moved) <= len(truth) + 8
     assert [k for k, _ in rest] == [1]
 
 
