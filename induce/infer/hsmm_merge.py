@@ -102,10 +102,10 @@ def proposals(current: HSMMFit, result, sequences: list[np.ndarray], rejected=fr
     :data:`MIN_SHARE` of the steps, then the other merges."""
     gamma = posterior(current, result, sequences)
     stacked = np.vstack(sequences)
-    pairs = [p for p in candidate_pairs(emission_rows("vi", current.family, stacked, result.stats), gamma)
-             if ("merge", *p) not in rejected]
+    pairs = candidate_pairs(emission_rows("vi", current.family, stacked, result.stats), gamma)
     for k, l in pairs[:MERGES_FIRST]:
-        yield ("merge", k, l), _merged(gamma, k, l)
+        if ("merge", k, l) not in rejected:
+            yield ("merge", k, l), _merged(gamma, k, l)
     usage = gamma.sum(axis=0)
     l = int(np.argmin(usage))
     if usage[l] < MIN_SHARE * gamma.shape[0]:
@@ -117,7 +117,8 @@ def proposals(current: HSMMFit, result, sequences: list[np.ndarray], rejected=fr
                 split[moved, k] = 0.0
                 yield ("split", k, l), split
     for k, l in pairs[MERGES_FIRST:]:
-        yield ("merge", k, l), _merged(gamma, k, l)
+        if ("merge", k, l) not in rejected:
+            yield ("merge", k, l), _merged(gamma, k, l)
 
 
 def _merged(gamma: np.ndarray, k: int, l: int) -> np.ndarray:
