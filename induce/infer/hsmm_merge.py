@@ -96,7 +96,7 @@ MERGES_FIRST = 3
 
 
 def proposals(current: HSMMFit, result, sequences: list[np.ndarray], rejected=frozenset()):
-    """Every move from the current fit not in ``rejected`` (:func:`_key`), in trial order: ``(("merge", k, l) |
+    """Every move from the current fit not in ``rejected`` (``_key``), in trial order: ``(("merge", k, l) |
     ("split", k, l), q(x_t))``; merges of the :data:`MERGES_FIRST` most alike pairs (:func:`candidate_pairs`), then
     splits of the most divisible states (:func:`split_candidates`) into the least used state while one has under
     :data:`MIN_SHARE` of the steps, then the other merges."""
