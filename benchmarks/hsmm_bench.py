@@ -9,7 +9,8 @@ Usage::
                                            [--infer vi|svi --batch-size 5]
     python benchmarks/hsmm_bench.py fig1b [--seeds 3] [--budget 40]
     python benchmarks/hsmm_bench.py defaults [--seeds 3] [--series nile,faithful,...] [--states 2,3,4]
-    python benchmarks/hsmm_bench.py hdp-recovery [--seeds 10] [--settings 4] [--algorithms vi,svi,cvi2,scvi] [--fixed]
+    python benchmarks/hsmm_bench.py hdp-recovery [--seeds 10 | --seed-list 0,3] [--settings 4]
+                                               [--algorithms vi,svi,cvi2,scvi] [--fixed] [--jobs 16]
 
 ``real``: Old Faithful ``geyser.csv`` (waiting, duration; Gaussian) and monthly sunspots
 (``sunspot_month.csv`` value; Gaussian): fit em on the first 80% of the series, report the held-out
@@ -261,6 +262,7 @@ def fig1b(args):
     """Held-out predictive against fitting time, paper 002 Fig. 1(b) (see the module docstring)."""
     from induce.durations import get_duration
     from induce.emissions import get_family
+    from induce.infer.hdp import effective_states
     from induce.infer.series_hdp_hsmm import HDPHSMMFit
     from induce.infer.series_hsmm import duration_rows, hsmm_posterior
     from induce.infer.series import emission_rows
@@ -294,10 +296,12 @@ def fig1b(args):
                 fit.callback = lambda it, f, state, record=record: record(state)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                fit.run(train)
-            rows.append({"seed": seed, "infer": infer, "curve": curve})
-            print(f"seed {seed} {infer}: {len(curve)} points, final {curve[-1][1]:.4f} at {curve[-1][0]:.1f} s",
-                  flush=True)
+                result = fit.run(train)
+            states = effective_states(family.counts(result.stats))
+            rows.append({"seed": seed, "infer": infer, "curve": curve, "states": states, "gamma": fit.gamma,
+                         "sigma": fit.sigma})
+            print(f"seed {seed} {infer}: {len(curve)} points, final {curve[-1][1]:.4f} at {curve[-1][0]:.1f} s, "
+                  f"{states} effective states, gamma {fit.gamma:.3g}, sigma {fit.sigma:.3g}", flush=True)
     return rows
 
 
@@ -421,7 +425,11 @@ def main():
     p.add_argument("--settings", type=int, default=4, help="hdp-recovery: the first N of hsmm_recovery.SETTINGS")
     p.add_argument("--algorithms", default="vi,svi,cvi2,scvi", help="hdp-recovery: algorithms")
     p.add_argument("--fixed", action="store_true", help="hdp-recovery: also fit with fixed concentrations")
+    p.add_argument("--seed-list", type=lambda v: [int(k) for k in v.split(",")], default=None,
+                   help="hdp-recovery: these seeds instead of 0..--seeds-1")
+    p.add_argument("--jobs", type=int, default=1, help="hdp-recovery: series fitted in parallel (processes)")
     args = p.parse_args()
+    args.seed_list = args.seed_list or list(range(args.seeds))
     if args.mode == "defaults":
         print("| series | K | HMM | " + " | ".join(f"HSMM {v}" for v in VARIANTS)
               + " | default - HMM | D | s HMM / HSMM |")

@@ -59,3 +59,7 @@ LATENT_PCFG_DECODERS = ("max-rule-sum", "viterbi")
 VECTOR_NORMS = ("unit", "standardize", "none")
 UNKNOWN_VECTOR_POLICIES = ("suffix", "mean")
 EMBED_DEFAULTS = {"dim": 20, "window": 1, "min_count": 1, "epochs": 10, "seed": 0}
+
+#: the HDP-HSMM's default pass cap: its learned transition concentration creeps to a fixed point on short series
+#: (Nile: 146 passes, faithful 120; docs/experiments/hsmm.md, "The pass cap")
+HDP_HSMM_N_ITER = 200

@@ -16,7 +16,7 @@ import numpy as np
 from ..atomic import atomic_write
 from ..distributed import cluster
 from ..errors import ConfigError, CorpusFormatError
-from ..names import SERIES_HDP_ALGORITHMS
+from ..names import HDP_HSMM_N_ITER, SERIES_HDP_ALGORITHMS
 from .common import add_progress_options, load_model, refuse_given, refuse_given_except, show_progress
 from .common import (emit, existing_file, finite_nonneg_float, finite_positive_float, forgetting_rate,
                      fraction, nonneg_int, output_path, positive_int, reported_warnings, seed)
@@ -53,7 +53,8 @@ def register(sub) -> None:
                    help="inference algorithm (default vi: the best held-out fit on the real series, see "
                         "docs/experiments/timeseries.md; --model hdp-hmm: cvi); hdp-*: the HDP-HMM, as --model "
                         "hdp-hmm")
-    p.add_argument("--iterations", type=positive_int, default=100, help="iteration / epoch cap (default 100)")
+    p.add_argument("--iterations", type=positive_int, default=None,
+                   help=f"iteration / epoch cap (default 100; --model hdp-hsmm: {HDP_HSMM_N_ITER})")
     p.add_argument("--tol", type=finite_nonneg_float, default=1e-4,
                    help="stop when the objective's relative change stays below this for 3 passes (default 1e-4)")
     p.add_argument("--alpha", type=finite_positive_float, default=1.0, help="transition Dirichlet prior (default 1)")
@@ -174,9 +175,10 @@ def _run(args) -> int:
         from ..infer.hdp import effective_states
 
         summary["effective_states"] = effective_states(model.family_.counts(model.stats_))
-    if args.model == "hdp-hsmm":  # the concentrations the fit ended with (learned), the merge moves kept
+    if args.model == "hdp-hsmm":  # the concentrations the fit ended with (learned), the moves kept
         summary.update(gamma=float(model.gamma_), sigma=float(model.sigma_),
-                       merges=[[int(k), int(l)] for k, l in getattr(model, "merges_", [])])
+                       **{key: [[int(k), int(l)] for k, l in getattr(model, f"{key}_", [])]
+                          for key in ("merges", "splits")})
     if args.segments:
         _write_segments(args.segments, paths)
     summary.update(warned)
@@ -235,14 +237,16 @@ def _model(args, n_columns: int):
     _check_applicable(args)
     if args.model in ("hsmm", "hdp-hsmm"):
         common = dict(n_states=args.states, emission=args.emission, durations=args.durations,
-                      max_duration=args.max_duration, r=args.negbin_r, infer=args.infer, n_iter=args.iterations,
+                      max_duration=args.max_duration, r=args.negbin_r, infer=args.infer,
+                      n_iter=args.iterations or (HDP_HSMM_N_ITER if args.model == "hdp-hsmm" else 100),
                       tol=args.tol, alpha=args.alpha, batch_size=args.batch_size or 10, tau=args.tau,
                       kappa=args.kappa, subsequence_length=args.subseq_length, random_state=args.seed,
                       max_r=args.max_r)
         if args.model == "hdp-hsmm":
             return HDPHSMMSegmenter(gamma=args.gamma, sigma=args.sigma, **common)
         return HSMMSegmenter(negbin_samples=args.negbin_samples, **common)
-    return HMMSegmenter(n_states=args.states, emission=args.emission, infer=args.infer, n_iter=args.iterations,
+    return HMMSegmenter(n_states=args.states, emission=args.emission, infer=args.infer,
+                        n_iter=args.iterations or 100,
                         tol=args.tol, alpha=args.alpha, batch_size=args.batch_size, tau=args.tau, kappa=args.kappa,
                         subsequence_length=args.subseq_length, gamma=args.gamma, sigma=args.sigma,
                         random_state=args.seed, client=args.client)

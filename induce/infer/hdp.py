@@ -183,6 +183,23 @@ def scaled_sigma_step(tables_total: float, row_counts: np.ndarray, qpos_row: np.
     return float(sigma + rho * grad_sigma(tables_total, row_counts, qpos_row, sigma) * sigma / d)
 
 
+#: labels that use fewer than this share of the fit's effective states are a partial collapse (calibrated in
+#: docs/experiments/hsmm.md, "The labels warning": recovery series use all, text at the defaults at least 42 of 45)
+LABEL_SHARE = 0.5
+
+
+def labels_collapsed(labels: np.ndarray, effective: int) -> str | None:
+    """The warning when the decoded ``labels`` use far fewer states than the fit holds: fewer than
+    :data:`LABEL_SHARE` of its ``effective`` states (the soft counts, what the objective keeps apart), with at
+    least 4 effective; else ``None``.  (Decoding then merges states the posterior separates: the HDP-HMM at the
+    emission prior 0.1 labelled text with 7-8 of 40 states, docs/experiments/hdp_defaults.md.)"""
+    used = len(np.unique(labels))
+    if effective >= 4 and used < LABEL_SHARE * effective:
+        return (f"the labels use {used} of the {effective} states the fit holds (99% of its expected counts): "
+                "decoding merges states that the objective keeps apart")
+    return None
+
+
 def effective_states(usage: np.ndarray, coverage: float = 0.99) -> int:
     """Fewest states whose expected token counts cover ``coverage`` of all tokens (thesis 5.5.1)."""
     usage = np.sort(np.maximum(np.asarray(usage, dtype=np.float64), 0.0))[::-1]

@@ -159,11 +159,14 @@ class HDPHSMMFit(HSMMFit):
     sigma: float = 1.0
     #: learn ``gamma`` and ``sigma`` (:meth:`_learn_concentrations`) once the objective has first gained
     learn_hyper: bool = True
+    #: the starting stick ``b*`` (K+1,), e.g. the merged vi fit's that svi/cvi2/scvi start from; ``None``: uniform
+    init_stick: np.ndarray | None = None
 
     algorithms = HDP_HSMM_ALGORITHMS
 
     def run(self, sequences):
-        self.b = np.full(self.n_states + 1, 1.0 / (self.n_states + 1))
+        K = self.n_states
+        self.b = np.full(K + 1, 1.0 / (K + 1)) if self.init_stick is None else np.array(self.init_stick, dtype=float)
         self.objectives, self.learn_from = [], None
         return super().run(sequences)
 

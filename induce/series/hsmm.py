@@ -23,9 +23,10 @@ from ..base import AnyOf, Boolean, InduceEstimator, Integer, Options, Seed
 from ..durations import NegBinLearnedR, get_duration
 from ..emissions import get_family
 from ..errors import ConfigError
+from ..names import HDP_HSMM_N_ITER
 from ..infer.convergence import FitWarning
 from ..infer.series import emission_rows
-from ..infer.hdp import effective_states
+from ..infer.hdp import effective_states, labels_collapsed
 from ..infer.hsmm_embed import NBEmbedFit, embed_path, embed_posterior, nb_chain, uses_embedding
 from ..infer.hsmm_merge import merge_moves, posterior
 from ..infer.series_hdp_hsmm import HDP_HSMM_ALGORITHMS, HDPHSMMFit, hdp_hsmm_transitions
@@ -173,7 +174,11 @@ class HSMMSegmenter(SequenceInput, InduceEstimator):
         self.trans_counts_, self.stats_, self.dur_stats_ = result.trans, result.stats, result.dur_stats
         self.trace_, self.n_iter_, self.converged_ = result.trace, result.n_iter, result.converged
         self.warnings_ += [w for w in result.warnings if w not in self.warnings_]
+        self._check_labels(seqs)
         return self
+
+    def _check_labels(self, seqs) -> None:
+        """Checks of the fitted model's segmentation of its training series (none for the HSMM)."""
 
     def _max_duration(self, seqs, longest: int) -> tuple[int, str]:
         """``(D, why)``: ``max_duration`` when given; else the longest sequence ``T``, which cuts no segment,
@@ -356,12 +361,15 @@ class HDPHSMMSegmenter(HSMMSegmenter):
     (``alpha`` unused) plus ``gamma`` (top-level concentration) and ``sigma`` (transition concentration,
     J&W's ``alpha``), their starting values, learned by empirical Bayes on the bound once the objective has
     first gained unless ``learn_hyper=False`` (:class:`~induce.infer.series_hdp_hsmm.HDPHSMMFit`;
-    docs/experiments/hsmm.md); ``infer`` ``vi``, ``svi``, ``cvi2`` or ``scvi``.  Extra fitted attributes:
-    ``stick_`` (K+1,) the point-estimated top-level weights ``b*`` (the last entry the rest), ``gamma_`` and
-    ``sigma_`` (the concentrations the fit ended with); :meth:`effective_states` the number of states in use."""
+    docs/experiments/hsmm.md); ``infer`` ``vi``, ``svi``, ``cvi2`` or ``scvi``; ``n_iter`` defaults to
+    ``induce.names.HDP_HSMM_N_ITER`` (200: the learned ``sigma`` creeps to its fixed point on short series).
+    Extra fitted attributes: ``stick_`` (K+1,) the point-estimated top-level weights ``b*`` (the last entry the
+    rest), ``gamma_`` and ``sigma_`` (the concentrations the fit ended with), ``merges_`` and ``splits_`` (the
+    moves kept); :meth:`effective_states` the number of states in use."""
 
     def __init__(self, n_states: int = 10, emission="gaussian", durations: str = "negbin",
-                 max_duration: int | None = None, r: float | None = None, infer: str = "vi", n_iter: int = 100,
+                 max_duration: int | None = None, r: float | None = None, infer: str = "vi",
+                 n_iter: int = HDP_HSMM_N_ITER,
                  tol: float = 1e-4, alpha: float = 1.0, batch_size: int = 10, tau: float = 1.0, kappa: float = 0.6,
                  subsequence_length: int | None = None, gamma: float = 1.0, sigma: float = 1.0,
                  random_state: int = 0, max_r: int = MAX_R, hmm_start: bool = True, learn_hyper: bool = True,
@@ -389,15 +397,21 @@ class HDPHSMMSegmenter(HSMMSegmenter):
         self.stick_, self.gamma_, self.sigma_ = fit.b, fit.gamma, fit.sigma
 
     def _run(self, fit, seqs):
-        """With ``merge``: batch vi with merge moves (:func:`induce.infer.hsmm_merge.merge_moves`) from the start;
-        vi keeps that fit, the other algorithms start from its posterior.  ``merges_``: the merges kept."""
+        """With ``merge``: batch vi with merge and split moves (:func:`induce.infer.hsmm_merge.merge_moves`) from
+        the start; vi keeps that fit, the other algorithms start from it.  ``merges_``, ``splits_``: the ``(k, l)``
+        moves kept."""
         if not self.merge:
-            self.merges_ = []
+            self.merges_, self.splits_ = [], []
             return fit, fit.run(seqs)
-        vi_fit, result, self.merges_ = merge_moves(fit, seqs)
+        vi_fit, result, moves = merge_moves(fit, seqs)
+        self.merges_, self.splits_ = ([(k, l) for kind, k, l in moves if kind == which]
+                                      for which in ("merge", "split"))
         if fit.infer == "vi":
             return vi_fit, result
-        fit.init_gamma = posterior(vi_fit, result, seqs)
+        # the whole merged vi fit is the start: its posterior, stick and concentrations (from a uniform stick
+        # the states the moves emptied are as likely a priori as the used ones, and cvi2 refills them)
+        fit.init_gamma, fit.init_stick = posterior(vi_fit, result, seqs), vi_fit.b
+        fit.gamma, fit.sigma = vi_fit.gamma, vi_fit.sigma
         return fit, fit.run(seqs)
 
     def _restored(self, arrays) -> None:
@@ -408,6 +422,13 @@ class HDPHSMMSegmenter(HSMMSegmenter):
 
     def _transitions(self, rule: str):
         return hdp_hsmm_transitions(rule, self.trans_counts_, self.stick_, float(self.sigma_))
+
+    def _check_labels(self, seqs) -> None:
+        """One warning when the Viterbi segments of the training series use far fewer states than the fit holds
+        (:func:`induce.infer.hdp.labels_collapsed`)."""
+        message = labels_collapsed(np.concatenate(self._paths(seqs, "viterbi")), self.effective_states())
+        if message is not None:
+            self._warn(f"{message}; compare --decode posterior")
 
     def effective_states(self, coverage: float = 0.99) -> int:
         """Fewest states covering ``coverage`` of the expected steps (thesis 5.5.1)."""

@@ -381,7 +381,7 @@ class HDPHMMTagger(HDPHMMFile, HDPSCVI, HDPSchedule, HMMTagger):
             self.labels_ = self._decode(data.tokens, data.offsets)
         else:
             self.labels_ = local
-        self._check_collapse(self.labels_, self.n_states_, count_used=False)
+        self._check_collapse(self.labels_, self.n_states_, count_used=False, effective=self.effective_states_)
 
     def _set_parameters(self):
         """Posterior means: ``(C_jk + sigma G[pi_k]) / (C_j. + sigma)`` and ``(C_kw + b tau_w) / (C_.k + b)``.

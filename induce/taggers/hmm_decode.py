@@ -8,6 +8,7 @@ import numpy as np
 
 from ..corpus.corpus import Corpus, as_corpus
 from ..infer import stochastic_hmm as stochastic
+from ..infer.hdp import labels_collapsed
 from ..kernels.hmm import decode_sentences
 
 
@@ -29,11 +30,16 @@ class HMMDecoding:
             offsets = np.array([0, len(ids)], dtype=np.int64)
         return ids, offsets
 
-    def _check_collapse(self, labels: np.ndarray, K: int, count_used: bool = True) -> None:
+    def _check_collapse(self, labels: np.ndarray, K: int, count_used: bool = True, effective: int | None = None
+                        ) -> None:
         """Warn when the states collapsed: fewer than a quarter of the K states used (unless not ``count_used``:
-        the HDP-HMM learns how many it uses), or one holding most tokens."""
+        the HDP-HMM learns how many it uses), or one holding most tokens; with ``effective`` (the HDP-HMM's
+        effective states), when the labels use far fewer (:func:`induce.infer.hdp.labels_collapsed`)."""
         if len(labels) == 0:
             return
+        partial = None if effective is None else labels_collapsed(labels, effective)
+        if partial is not None:
+            self._warn(f"{partial}; try a smaller emission prior (--beta)")
         sizes = np.bincount(labels, minlength=K)
         used, share = int((sizes > 0).sum()), sizes.max() / len(labels)
         if K >= 4 and ((count_used and used < K / 4) or share > 0.5):

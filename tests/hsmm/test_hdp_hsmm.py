@@ -172,3 +172,69 @@ def test_merge_moves_undo_the_hmm_starts_chains():
     usage = model.family_.counts(model.stats_)
     means = np.sort(model.family_.point_estimate(model.stats_)["means"][usage > 0.05 * usage.sum(), 0])
     np.testing.assert_allclose(means, [-4.0, 0.0, 4.0], atol=0.3)
+
+
+def test_split_candidates_cut_a_state_holding_two_by_pieces_of_its_runs():
+    """One state holds the segments of Poisson rates 2 and 8 (alternating with a rate-30 state): the split
+    proposal cuts it by the means of pieces of its runs, moving the rate-2 steps (a 4-step piece of rate 8 may
+    fall below), and ranks it before the pure state."""
+    from induce.infer.hsmm_merge import split_candidates
+
+    rng = np.random.default_rng(3)
+    rates, x, labels = [2.0, 30.0, 8.0, 30.0] * 6, [], []
+    for i, rate in enumerate(rates):
+        x.append(rng.poisson(rate, size=12))
+        labels.append(np.full(12, 1 if rate == 30.0 else 0))
+    x, labels = np.concatenate(x).astype(float)[:, None], np.concatenate(labels)
+    gamma = np.zeros((len(labels), 4))
+    gamma[np.arange(len(labels)), labels] = 1.0
+    (k, moved), *rest = split_candidates(gamma, x, [(0, len(labels))])
+    truth = np.flatnonzero(np.repeat(np.array(rates) == 2.0, 12))
+    assert k == 0 and set(truth) <= set(moved) and len(moved) <= len(truth) + 8
+    assert [k for k, _ in rest] == [1]
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_moves_never_lower_the_elbo():
+    """Started with two of three true states in one, the vi stage with its moves ends at an ELBO at least that of
+    plain vi from the same start, with every kept move a merge or a split of states in range."""
+    from induce.durations import get_duration
+    from induce.emissions import get_family
+    from induce.infer.hsmm_merge import merge_moves
+    from induce.infer.series_hdp_hsmm import HDPHSMMFit
+
+    x = sample_hsmm(600, np.random.default_rng(7))[0]
+    family = get_family("gaussian").default_prior(x)
+    gamma = np.full((len(x), 4), 1e-3)
+    gamma[np.arange(len(x)), (x[:, 0] > 2.0).astype(int)] = 1.0  # the means -4 and 0 share state 0
+    fit = HDPHSMMFit(family, get_duration("poisson", 60), 4, infer="vi", n_iter=30, init_gamma=gamma)
+    plain = HDPHSMMFit(family, get_duration("poisson", 60), 4, infer="vi", n_iter=30, init_gamma=gamma).run([x])
+    _, result, moves = merge_moves(fit, [x], trial_passes=30, max_trials=4)
+    assert result.trace[-1] >= plain.trace[-1] - 1e-9
+    assert all(kind in ("merge", "split") and 0 <= k < 4 and 0 <= l < 4 and k != l for kind, k, l in moves)
+
+
+def test_labels_collapsed_fires_below_half_of_the_effective_states():
+    """Hand cases of the rule: at least 4 effective states and labels on fewer than half of them."""
+    from induce.infer.hdp import labels_collapsed
+
+    assert labels_collapsed(np.array([0, 1, 0, 1]), 5) is not None  # 2 of 5
+    assert labels_collapsed(np.array([0, 1, 2, 1]), 5) is None  # 3 of 5
+    assert labels_collapsed(np.array([0, 0, 0]), 3) is None  # under 4 effective states: never
+    assert "18 of the 49" in labels_collapsed(np.arange(18), 49)  # the issue's silent text case
+
+
+def test_no_labels_warning_on_the_recovered_states(vi_model):
+    """The recovery data's fit labels with as many states as it holds: no partial-collapse warning."""
+    assert not any("the labels use" in w for w in vi_model.warnings_)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_nile_converges_within_the_default_cap(corpora):
+    """The HDP-HSMM's default pass cap holds a default fit of Nile (146 passes, over the old 100) to convergence."""
+    from induce.series import read_series
+
+    x = read_series(corpora / "timeseries" / "nile.csv", ["value"]).sequences[0]
+    model = HDPHSMMSegmenter(10).fit(x)
+    assert model.converged_ and not any("not converged" in w for w in model.warnings_)
+    assert model.effective_states() == 2
