@@ -41,6 +41,7 @@ from ..infer import stochastic_hmm as stochastic
 from ..infer.estimators import cvi_params
 from ..names import HMM_ALGORITHMS, HMM_DECODERS
 from .hmm_decode import HMMDecoding
+from .hmm_features import EMISSIONS, FEATURE_FITS, EmissionChoice, FeatureSpec
 from .hmm_file import HMMFile
 from .hmm_settings import STOCHASTIC_ALGORITHMS, HMMSettings, check_y
 from .hmm_defaults import (DEFAULT_LEARNING, DEFAULT_MAX_ITER, DEFAULT_PRIORS, HELDOUT_FRACTION,  # noqa: F401
@@ -60,7 +61,7 @@ CLUSTER_ALGORITHMS = tuple(name for name in ALGORITHMS if REGISTERED[name].clust
 _NO_MASK = np.zeros((0, 0), dtype=np.uint8)
 
 
-class HMMTagger(HMMFile, HMMDecoding, HMMSettings, InduceEstimator):
+class HMMTagger(HMMFile, HMMDecoding, HMMSettings, EmissionChoice, InduceEstimator):
     """Unsupervised (or tag-dictionary constrained) HMM tagger, scikit-learn style.
 
     Parameters
@@ -136,6 +137,17 @@ class HMMTagger(HMMFile, HMMDecoding, HMMSettings, InduceEstimator):
     checkpoint, checkpoint_every, checkpoint_minutes, resume : stochastic
         algorithms: checkpoint file, written every N minibatches / M minutes,
         and whether to resume from it (see :func:`induce.infer.stochastic_hmm.run`).
+    emission : the emission family: ``categorical`` (default; one Dirichlet-multinomial per state) or ``features``
+        (Berg-Kirkpatrick et al. 2010: ``p(w | k) ~ exp(lambda_k . f(w))`` over the vocabulary,
+        :mod:`induce.emissions.features`; trained with ``infer="em"``).
+    features : with ``emission="features"``: ``None`` (the default templates
+        :data:`induce.emissions.features.DEFAULT_TEMPLATES`), a feature file (one template a line), a list of
+        templates, or a callable ``word -> iterable of feature names``.
+    feature_l2 : the L2 strength ``kappa`` of the penalty ``kappa ||lambda||^2`` (``None``: 1.0, chosen on
+        ptb-sample, docs/experiments/features.md).
+    feature_fit : ``direct`` (default; the paper's Algorithm 2: L-BFGS on the marginal log-likelihood, the
+        transitions log-linear too) or ``em`` (Algorithm 1: EM with a warm-started L-BFGS M-step);
+        :mod:`induce.algorithms.features`.
     client : a ``dask.distributed.Client``: ``em``, ``vi``, ``svi``, ``scvi`` and
         ``cvi2`` (block-parallel, one block per worker: :mod:`induce.distributed.cvi2`)
         run their E-steps on its workers (:mod:`induce.distributed`); ``None``
@@ -148,7 +160,8 @@ class HMMTagger(HMMFile, HMMDecoding, HMMSettings, InduceEstimator):
     (last row: unseen words), ``vocab_``, ``labels_`` (training-corpus states),
     ``trace_`` (per-iteration records), ``n_iter_``, ``converged_``,
     ``alpha_`` / ``beta_`` (the priors used, learned or not), ``learned_hyper_``,
-    ``warnings_``.
+    ``warnings_``; with ``emission="features"`` also ``feature_weights_`` (K, D), ``feature_names_`` (D) and
+    ``feature_spec_`` (what the features were), and :meth:`top_features`.
     """
 
     _parameter_constraints = {
@@ -162,7 +175,8 @@ class HMMTagger(HMMFile, HMMDecoding, HMMSettings, InduceEstimator):
         "heldout_fraction": Real(0.0, 1.0, max_open=True), "heldout_max_tokens": Integer(1),
         "max_batches": AnyOf(Options(None), Integer(0)), "subseq_length": Integer(1), "buffer": Integer(0),
         "heldout_every": Integer(0), "checkpoint_every": Integer(0), "checkpoint_minutes": Real(0.0),
-        "resume": Boolean(), **SCHEDULE,
+        "resume": Boolean(), "emission": Options(*EMISSIONS), "features": FeatureSpec(),
+        "feature_l2": AnyOf(Options(None), Real(0.0)), "feature_fit": Options(*FEATURE_FITS), **SCHEDULE,
     }
 
     def __init__(
@@ -200,6 +214,10 @@ class HMMTagger(HMMFile, HMMDecoding, HMMSettings, InduceEstimator):
         checkpoint_every: int = 0,
         checkpoint_minutes: float = 0.0,
         resume: bool = False,
+        emission: str = "categorical",
+        features=None,
+        feature_l2: float | None = None,
+        feature_fit: str = "direct",
         client=None,
     ):
         self.n_states = n_states
@@ -235,6 +253,10 @@ class HMMTagger(HMMFile, HMMDecoding, HMMSettings, InduceEstimator):
         self.checkpoint_every = checkpoint_every
         self.checkpoint_minutes = checkpoint_minutes
         self.resume = resume
+        self.emission = emission
+        self.features = features
+        self.feature_l2 = feature_l2
+        self.feature_fit = feature_fit
         self.client = client
 
     # ------------------------------------------------------------------ checks
@@ -264,6 +286,7 @@ class HMMTagger(HMMFile, HMMDecoding, HMMSettings, InduceEstimator):
         corpus = as_corpus(corpus)
         self._validate(corpus)
         check_y(y)
+        self._check_emission(tag_dict)
         if tag_dict is not None and self.infer in ("cvi3",) + stochastic.SINGLE_SEQUENCE:
             raise ConfigError(f"{self.infer} treats the corpus as one long sequence; it takes no tag dictionary")
         if tag_dict is not None and tag_dict.words is not corpus.vocab and len(tag_dict.words) != len(corpus.vocab):
@@ -292,7 +315,7 @@ class HMMTagger(HMMFile, HMMDecoding, HMMSettings, InduceEstimator):
             loop = Loop(self.infer, self._max_iter(), self._monitor(), data, gold, seeds, order=self.order,
                         eval_every=self.eval_every, callback=self.callback, verbose=self.verbose,
                         label=self._progress_label, trace=self.trace_)
-        fitted = self._algorithm().fit(core, data, loop, self._settings())
+        fitted = (self._emission_algorithm() or self._algorithm()).fit(core, data, loop, self._settings())
         self._store(fitted, core, data)
         return self
 
@@ -332,6 +355,7 @@ class HMMTagger(HMMFile, HMMDecoding, HMMSettings, InduceEstimator):
         """
         from ..corpus import stream
 
+        self._check_emission(None)
         if self.infer not in stochastic.STOCHASTIC:
             raise ConfigError(f"streaming supports {', '.join(stochastic.STOCHASTIC)}, not {self.infer!r}")
         self._check_priors(allow_zero=False)
@@ -351,6 +375,8 @@ class HMMTagger(HMMFile, HMMDecoding, HMMSettings, InduceEstimator):
 
     def _set_parameters(self):
         """Point parameters: EM's theta*, VI's theta~, else the posterior mean (C + a) / (C. + K a)."""
+        if self._set_family_parameters():
+            return
         trans, emit = self.transition_counts_, self.emission_counts_
         if self.infer in ("em", "vi"):
             A = point_estimate(self.infer, self.map_estimate, trans, self.alpha_)
