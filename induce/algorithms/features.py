@@ -42,6 +42,28 @@ def _softmax_rows(eta: np.ndarray) -> np.ndarray:
     return A / A.sum(axis=1, keepdims=True)
 
 
+def marginal_objective(loglin: LogLinear, estep, K: int, trans: np.ndarray, emit: np.ndarray, g: np.ndarray):
+    """``(fun, seen)``: ``fun(x) -> (-L, -dL/dx)`` of Algorithm 2 at ``x = (eta (K+1, K), Theta (D, K))`` flattened,
+    ``L = log p(x | softmax(eta), Theta) - kappa (||eta||^2 + ||Theta||^2)``; each call runs ``estep`` (which
+    overwrites ``trans``, ``emit`` and ``g`` with the expected counts and marginals at ``x``, recorded as
+    ``seen["x"]``).  Gradient (paper section 3.2): ``dL/deta_j = e_j - e_j. softmax(eta_j) - 2 kappa eta_j``,
+    ``dL/dTheta = F' (e - P e.) - 2 kappa Theta``."""
+    l2, n_eta = loglin.l2, (K + 1) * K
+    seen = {"x": None}
+
+    def fun(x):
+        eta, theta = x[:n_eta].reshape(K + 1, K), x[n_eta:].reshape(-1, K)
+        A, B = _softmax_rows(eta), loglin.probs(theta)
+        ll = estep(A, B, trans, emit, g)
+        value = ll - l2 * (float(np.vdot(eta, eta)) + float(np.vdot(theta, theta)))
+        g_eta = trans - A * trans.sum(axis=1, keepdims=True) - 2.0 * l2 * eta
+        g_theta = np.asarray(loglin.FT @ (emit - B * emit.sum(axis=0))) - 2.0 * l2 * theta
+        seen["x"] = x.copy()
+        return -value, -np.concatenate([g_eta.ravel(), g_theta.ravel()])
+
+    return fun, seen
+
+
 class FeatureHMM(Algorithm):
     """EM with an L-BFGS M-step (``how="em"``) or direct L-BFGS on the marginal likelihood (``how="direct"``)
     for the HMM with log-linear emissions ``loglin``; returns the counts and, in ``extra``, the final
@@ -92,21 +114,10 @@ class FeatureHMM(Algorithm):
     def _direct(self, core, loop, opts, estep, trans, emit, g, theta, want_gamma):
         """Algorithm 2: L-BFGS on the penalised marginal log-likelihood over ``(eta, Theta)``, one traced pass
         per accepted L-BFGS iteration; returns the last accepted ``(A, Theta)``."""
-        K, l2 = core.K, self.loglin.l2
+        K = core.K
         eta = np.log(point_estimate("em", opts.map_estimate, trans, core.priors.alpha))
         n_eta = eta.size
-        seen = {"x": None}
-
-        def fun(x):
-            eta, theta = x[:n_eta].reshape(K + 1, K), x[n_eta:].reshape(-1, K)
-            A, B = _softmax_rows(eta), self.loglin.probs(theta)
-            ll = estep(A, B, trans, emit, g)  # trans, emit <- the expected counts under (A, B)
-            value = ll - l2 * (float(np.vdot(eta, eta)) + float(np.vdot(theta, theta)))
-            g_eta = trans - A * trans.sum(axis=1, keepdims=True) - 2.0 * l2 * eta
-            g_theta = np.asarray(self.loglin.FT @ (emit - B * emit.sum(axis=0))) - 2.0 * l2 * theta
-            seen["x"] = x.copy()
-            return -value, -np.concatenate([g_eta.ravel(), g_theta.ravel()])
-
+        fun, seen = marginal_objective(self.loglin, estep, K, trans, emit, g)
         x = np.concatenate([eta.ravel(), theta.ravel()])
         steps = lbfgs(fun, x)
         for it in loop:
