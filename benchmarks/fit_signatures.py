@@ -83,7 +83,7 @@ def main() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for name, (model, with_dict) in models(gold).items():
-            out[name] = signature(model.fit(corpus, tag_dict) if with_dict else model.fit(corpus))
+            out[name] = signature(model.fit(corpus, tag_dict=tag_dict) if with_dict else model.fit(corpus))
     json.dump(out, sys.stdout, indent=1, sort_keys=True)
 
 
