@@ -29,7 +29,7 @@ class HMMFile:
         except under ``vi`` (sub-normalised, thesis eq. 3.21); emissions
         ``(W+1, K)`` end with the unseen-word row; ``allowed`` is the
         ``(W, K)`` tag-dictionary mask or empty; ``feature_weights`` (``emission="features"``) the ``(K, D)``
-        weights of the ``D`` features the header's ``features.names`` lists (files before them: absent).
+        weights of the ``D`` features the header's ``features.names`` lists (categorical models: absent).
         """
         tags = header["tags"]
         K = len(tags["items"]) if tags is not None else int(header["params"]["n_states"])
@@ -41,8 +41,8 @@ class HMMFile:
             Field("transition_counts", "f8", ("K+1", "K"), nonnegative=True),
             Field("emission_counts", "f8", ("W", "K"), nonnegative=True),
             Field("allowed", "u1", ("W", "K") if tags is not None else (0, 0)),
-            Field("feature_weights", "f8", ("K", "D") if features else (0, 0), optional=not features),
-        ), {"K": K, "W": len(header["vocab"]["items"]), "D": len(features["names"]) if features else 0})
+        ) + ((Field("feature_weights", "f8", ("K", "D")),) if features else ()),
+            {"K": K, "W": len(header["vocab"]["items"]), "D": len(features["names"]) if features else 0})
 
     def save(self, path: str | Path) -> None:
         """Write the model as one ``.npz`` (arrays + a JSON header), atomically, without pickle."""
@@ -57,14 +57,14 @@ class HMMFile:
             "learned": {"alpha_": self.alpha_, "beta_": np.asarray(self.beta_).tolist(), "n_iter_": self.n_iter_,
                         "converged_": self.converged_, "warnings_": self.warnings_},
         }
+        features = {"feature_weights": self.feature_weights_} if self.emission == "features" else {}
         modelfile.save(path, "HMMTagger", header, {
             "transitions": self.transitions_,
             "emissions": self.emissions_,
             "transition_counts": self.transition_counts_,
             "emission_counts": self.emission_counts_,
             "allowed": self.allowed_,
-            "feature_weights": self.feature_weights_ if self.emission == "features" else np.zeros((0, 0)),
-        })
+        } | features)
 
     @classmethod
     def load(cls, path: str | Path) -> "HMMTagger":
