@@ -4,7 +4,8 @@ Bouchard-Cote, DeNero & Klein (NAACL 2010), both of their algorithms.
 * ``em`` (their Algorithm 1): the E-step is the categorical family's compiled lockstep forward-backward
   (:func:`induce.infer.hmm_batched.lockstep_pass`, or a dask cluster's) given the ``W x K`` emission matrix
   ``p(w | k)`` of the current weights; the M-step sets the Dirichlet transitions as ``em`` does (MAP under
-  ``alpha``, or maximum likelihood) and moves the emission weights by warm-started L-BFGS (:func:`induce.infer.lbfgs.lbfgs`) on the penalised
+  ``alpha``, or maximum likelihood) and moves the emission weights by warm-started L-BFGS
+  (:func:`induce.infer.lbfgs.lbfgs`) on the penalised
   expected log-likelihood (paper eq. 3-4).  Objective (traced as ``log_posterior``): ``log p(x | A, Theta) +
   (alpha - 1) sum log A - kappa ||Theta||^2``; a generalised EM, so it does not decrease.
 * ``direct`` (their Algorithm 2): L-BFGS on the penalised marginal log-likelihood itself.  Its gradient is the

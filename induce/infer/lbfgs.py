@@ -44,7 +44,8 @@ def lbfgs(fun: Callable[[np.ndarray], tuple[float, np.ndarray]], x0: np.ndarray,
           ) -> Iterator[tuple[np.ndarray, float]]:
     """Minimise ``fun`` (``x -> (f, grad f)``) from ``x0``: yields ``(x, f)`` after every accepted iteration, each
     with ``f`` strictly below the last (the Armijo condition), and returns when no step along the direction
-    decreases ``f`` (a stationary point, to machine precision).  When it yields, ``fun``'s last call was at the yielded ``x``."""
+    decreases ``f`` (a stationary point, to machine precision).  When it yields, ``fun``'s last call was at the
+    yielded ``x``."""
     x = np.array(x0, dtype=np.float64)
     f, g = fun(x)
     pairs: deque = deque(maxlen=memory)

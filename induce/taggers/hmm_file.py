@@ -19,7 +19,8 @@ class HMMFile:
 
     _PARAMS = ("n_states", "infer", "n_iter", "tol", "alpha", "beta", "learn_hyper", "hyper_burn_in", "decode", "map_estimate", "cgs_keep", "order",
                "cvi2_block", "random_state", "batch_size", "tau", "kappa", "n_epochs", "heldout_fraction",
-               "heldout_max_tokens", "max_batches", "subseq_length", "buffer", "emission", "feature_l2", "feature_fit")
+               "heldout_max_tokens", "max_batches", "subseq_length", "buffer", "emission", "feature_l2",
+               "feature_fit")
 
     @staticmethod
     def _schema(header: dict) -> modelfile.Schema:
