@@ -19,6 +19,7 @@ from induce.series.hsmm import HSMMSegmenter
 from induce.series.segmenter import HMMSegmenter
 from induce.taggers import HMMTagger
 from induce.taggers.hdp_hmm import HDPHMMTagger
+from induce.taggers.hmm_features import FeatureSpec
 
 ESTIMATORS = (HMMTagger, HDPHMMTagger, HMMSegmenter, HSMMSegmenter, WordAligner, PCFGInducer, DMVParser,
               LatentPCFGParser, CCMParser, DMVCCMParser)
@@ -45,6 +46,8 @@ def candidates(c) -> list:
         return ["x", 5, [], [math.nan] * (c.length or 1)] + ([[1.0] * (c.length + 1)] if c.length else [])
     if isinstance(c, AnyOf):
         return [v for member in c.constraints for v in candidates(member)]
+    if isinstance(c, FeatureSpec):
+        return [3, ["identity", 2], {"identity": 1}]
     raise AssertionError(f"no bad values for {c!r}")
 
 

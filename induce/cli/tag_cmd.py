@@ -76,7 +76,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--iterations", type=positive_int, default=None, metavar="N",
                    help="maximum passes over the corpus; training stops earlier when the objective's change per "
                         "pass stays below --tol of its progress since the first pass, 3 passes running (default "
-                        "500, em 2000; hdp-hmm: cvi 1000, scvi and svi 300, which stop on --tol too, and beam "
+                        "500, em 2000, --emission features 300; hdp-hmm: cvi 1000, scvi and svi 300, which stop on "
+                        "--tol too, and beam "
                         "3000 sweeps, all run)")
     p.add_argument("--tol", type=finite_nonneg_float, default=None,
                    help="convergence tolerance: a pass's change of the objective relative to the progress so far "
@@ -95,8 +96,6 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "algorithms hold the grid's priors; "
                         "all: learn every prior not given (a symmetric beta; svi and scvi at each epoch's end); "
                         "per-state (cvi2): as all, with an emission prior per state; none: hold them all")
-    p.add_argument("--emission", choices=("categorical", "embeddings"), default="categorical",
-                   help="emissions over word ids (default) or Gaussian over word vectors (--embeddings FILE)")
     p.add_argument("--seed", type=seed, default=0, help="random seed (default 0)")
     p.add_argument("--decode", choices=DECODERS, default="posterior", help="decoding (default posterior)")
     p.add_argument("--map", action=argparse.BooleanOptionalAction, default=True,
@@ -110,6 +109,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "(default 0: exact sequential order)")
     p.add_argument("--cgs-keep", type=nonneg_int, default=0,
                    help="cgs: decode by the per-token mode of the last N samples (default: last sample)")
+    _add_emission_options(p)
     hdp = p.add_argument_group("HDP-HMM (--model hdp-hmm)")
     hdp.add_argument("--truncation", type=positive_int, default=45, metavar="K",
                      help="truncation level K (beam: initial number of states; default 45)")
@@ -346,11 +346,37 @@ HDP_OPTIONS = ("truncation", "gamma", "sigma", "fix_hyper", "fix", "emission_pri
                "new_word_mass", "hyper_burn_in", "qc", "qc_samples", "table_estimate", "table_samples", "n_init",
                "merge_moves")
 #: the options of the finite HMM that the HDP-HMM does not read
-HMM_ONLY_OPTIONS = ("states", "alpha", "learn_hyper", "map", "block_size", "cgs_keep")
+HMM_ONLY_OPTIONS = ("states", "alpha", "learn_hyper", "map", "block_size", "cgs_keep", "emission")
 #: what ``--load`` reads besides the model: input, output, evaluation, decoding, cluster
 LOAD_OPTIONS = ("input", "load", "output", "format", "encoding", "lowercase", "unk_threshold", "decode",
                 "gold_column", "output_column", "json", "report", "quiet", "progress", "workers", "cluster",
                 "cluster_timeout")
+
+
+def _add_emission_options(p: argparse.ArgumentParser) -> None:
+    """``--emission`` and the options of the feature family (:mod:`induce.emissions.features`)."""
+    from ..algorithms.features import FEATURE_FITS
+    from ..taggers.hmm_features import EMISSIONS
+
+    g = p.add_argument_group("emission family (--model hmm)")
+    g.add_argument("--emission", choices=EMISSIONS, default="categorical",
+                   help="categorical (default): a Dirichlet-multinomial over words per state; features: "
+                        "p(w|k) ~ exp(lambda_k . f(w)) over the vocabulary with word identity, shape, suffix and "
+                        "length features (Berg-Kirkpatrick et al. 2010), trained with --infer em (the default "
+                        "with this family); embeddings: Gaussian over word vectors (--embeddings FILE)")
+    g.add_argument("--features", metavar="FILE", default=None,
+                   help="--emission features: the feature templates, one a line (identity, form, initial-capital, "
+                        "all-caps, has-digit, has-hyphen, has-punct, length, 'suffix N', 'prefix N'; # comments); "
+                        "default: identity, the shape flags, suffixes 1-3 and length")
+    g.add_argument("--feature-l2", type=finite_nonneg_float, default=None, metavar="KAPPA",
+                   help="--emission features: L2 strength kappa of the weights (default 1, chosen on ptb-sample)")
+    g.add_argument("--feature-fit", choices=FEATURE_FITS, default=None,
+                   help="--emission features: direct (default; L-BFGS on the marginal likelihood, the paper's "
+                        "Algorithm 2) or em (EM with an L-BFGS M-step, Algorithm 1)")
+
+
+#: the options only ``--emission features`` reads
+FEATURE_OPTIONS = ("features", "feature_l2", "feature_fit")
 
 
 def _check_applicable(args: argparse.Namespace, hdp: bool) -> None:
@@ -371,7 +397,9 @@ def _check_options(args: argparse.Namespace) -> bool:
     from ..taggers.hmm import ALGORITHMS, STOCHASTIC_ALGORITHMS
 
     hdp = args.model == "hdp-hmm"
-    args.infer = args.infer or ("cvi" if hdp else "cvi2")
+    if args.emission != "features":
+        refuse_given(args, FEATURE_OPTIONS, "without --emission features")
+    args.infer = args.infer or ("cvi" if hdp else "em" if args.emission == "features" else "cvi2")
     if args.infer not in (HDP_ALGORITHMS if hdp else ALGORITHMS):
         raise ConfigError(f"--infer {args.infer} is not available for --model {args.model}; choose one of "
                           f"{', '.join(HDP_ALGORITHMS if hdp else ALGORITHMS)}")
@@ -474,10 +502,13 @@ def _model(args, hdp: bool, corpus, gold_column, tag_dict):
             **common, **given, **({"beta": args.beta} if args.beta is not None else {}))
     n_states = len(tag_dict.tags) if tag_dict is not None else default_n_states(corpus, gold_column, args.states)
     learn_hyper = {"all": True, "per-state": "per-state", "none": False}.get(args.learn_hyper)  # None: the default
+    features = {} if args.emission != "features" else dict(
+        emission=args.emission, features=args.features, feature_l2=args.feature_l2,
+        **({"feature_fit": args.feature_fit} if args.feature_fit else {}))
     return HMMTagger(n_states=n_states, tol=args.tol, alpha=args.alpha, beta=args.beta,
                      learn_hyper=learn_hyper, map_estimate=args.map, cgs_keep=args.cgs_keep,
                      cvi2_block=args.block_size, client=args.client, **common, **_stochastic_options(args), **given,
-                     **vector_params(args))
+                     **vector_params(args), **features)
 
 
 def _summary(args, hdp: bool, model, corpus, seconds: float) -> dict:
@@ -500,6 +531,10 @@ def _summary(args, hdp: bool, model, corpus, seconds: float) -> dict:
     else:
         result.update(alpha=model.alpha_, beta=np.asarray(model.beta_).tolist(),
                       learned=[name for name in ("alpha", "beta") if name in model.learned_hyper_])
+        if model.emission == "features":
+            result.update(emission="features", feature_fit=model.feature_fit, feature_l2=model._feature_l2(),
+                          features=model.feature_spec_, n_features=len(model.feature_names_),
+                          top_features={f"S{k}": top for k, top in enumerate(model.top_features())})
     if args.emission == "embeddings":
         result.update(model.embedding_summary())
     if not hdp and args.infer in STOCHASTIC_ALGORITHMS and args.emission != "embeddings":

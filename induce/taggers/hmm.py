@@ -41,6 +41,7 @@ from ..infer import stochastic_hmm as stochastic
 from ..infer.estimators import cvi_params
 from ..names import HMM_ALGORITHMS, HMM_DECODERS
 from .hmm_decode import HMMDecoding
+from .hmm_features import EMISSIONS, FEATURE_FITS, EmissionChoice, FeatureSpec
 from .hmm_file import HMMFile
 from .hmm_vectors import VECTOR_CONSTRAINTS, VectorEmission
 from .hmm_settings import STOCHASTIC_ALGORITHMS, HMMSettings, check_y
@@ -55,15 +56,13 @@ ONE_SENTENCE = ("--infer {infer} updates each sentence against the counts of the
                 "the input has one sentence, so it cannot learn anything: split the text into sentences, or use "
                 "{alternatives}")
 ALGORITHMS = HMM_ALGORITHMS
-#: emission families of the tagger: word ids (categorical) or word vectors (:mod:`induce.taggers.hmm_vectors`)
-EMISSIONS = ("categorical", "embeddings")
 DECODERS = HMM_DECODERS
 #: algorithms whose E-steps run on a dask cluster with ``client=`` (:mod:`induce.distributed`)
 CLUSTER_ALGORITHMS = tuple(name for name in ALGORITHMS if REGISTERED[name].cluster)
 _NO_MASK = np.zeros((0, 0), dtype=np.uint8)
 
 
-class HMMTagger(VectorEmission, HMMFile, HMMDecoding, HMMSettings, InduceEstimator):
+class HMMTagger(VectorEmission, HMMFile, HMMDecoding, HMMSettings, EmissionChoice, InduceEstimator):
     """Unsupervised (or tag-dictionary constrained) HMM tagger, scikit-learn style.
 
     Parameters
@@ -139,9 +138,19 @@ class HMMTagger(VectorEmission, HMMFile, HMMDecoding, HMMSettings, InduceEstimat
     checkpoint, checkpoint_every, checkpoint_minutes, resume : stochastic
         algorithms: checkpoint file, written every N minibatches / M minutes,
         and whether to resume from it (see :func:`induce.infer.stochastic_hmm.run`).
-    emission : ``categorical`` (default: word ids) or ``embeddings``: every token is its word's vector and
-        the emissions are Gaussian (:mod:`induce.taggers.hmm_vectors`; ``infer`` one of em, vi, cvi2, svi,
-        scvi; ``n_iter`` None: 100, ``tol`` None: 1e-4, ``alpha`` None: 1).
+    emission : the emission family: ``categorical`` (default; one Dirichlet-multinomial per state), ``features``
+        (Berg-Kirkpatrick et al. 2010: ``p(w | k) ~ exp(lambda_k . f(w))`` over the vocabulary,
+        :mod:`induce.emissions.features`; trained with ``infer="em"``) or ``embeddings`` (every token is its
+        word's vector and the emissions are Gaussian, :mod:`induce.taggers.hmm_vectors`; ``infer`` one of em, vi,
+        cvi2, svi, scvi; ``n_iter`` None: 100, ``tol`` None: 1e-4, ``alpha`` None: 1).
+    features : with ``emission="features"``: ``None`` (the default templates
+        :data:`induce.emissions.features.DEFAULT_TEMPLATES`), a feature file (one template a line), a list of
+        templates, or a callable ``word -> iterable of feature names``.
+    feature_l2 : the L2 strength ``kappa`` of the penalty ``kappa ||lambda||^2`` (``None``: 1.0, chosen on
+        ptb-sample, docs/experiments/features.md).
+    feature_fit : ``direct`` (default; the paper's Algorithm 2: L-BFGS on the marginal log-likelihood, the
+        transitions log-linear too) or ``em`` (Algorithm 1: EM with a warm-started L-BFGS M-step);
+        :mod:`induce.algorithms.features`.
     embeddings : with ``emission="embeddings"``, a vectors file (word2vec/fastText text, ``.gz``, or ``.npy``
         with ``embeddings_vocab``, default the ``.vocab`` file beside it; :func:`induce.corpus.vectors.read_vectors`)
         or a mapping word -> vector.
@@ -167,7 +176,8 @@ class HMMTagger(VectorEmission, HMMFile, HMMDecoding, HMMSettings, InduceEstimat
     (last row: unseen words), ``vocab_``, ``labels_`` (training-corpus states),
     ``trace_`` (per-iteration records), ``n_iter_``, ``converged_``,
     ``alpha_`` / ``beta_`` (the priors used, learned or not), ``learned_hyper_``,
-    ``warnings_``.
+    ``warnings_``; with ``emission="features"`` also ``feature_weights_`` (K, D), ``feature_names_`` (D) and
+    ``feature_spec_`` (what the features were), and :meth:`top_features`.
     """
 
     _parameter_constraints = {
@@ -181,7 +191,8 @@ class HMMTagger(VectorEmission, HMMFile, HMMDecoding, HMMSettings, InduceEstimat
         "heldout_fraction": Real(0.0, 1.0, max_open=True), "heldout_max_tokens": Integer(1),
         "max_batches": AnyOf(Options(None), Integer(0)), "subseq_length": Integer(1), "buffer": Integer(0),
         "heldout_every": Integer(0), "checkpoint_every": Integer(0), "checkpoint_minutes": Real(0.0),
-        "resume": Boolean(), "sync_every": Integer(1), "emission": Options(*EMISSIONS), **VECTOR_CONSTRAINTS,
+        "resume": Boolean(), "sync_every": Integer(1), "emission": Options(*EMISSIONS), "features": FeatureSpec(),
+        "feature_l2": AnyOf(Options(None), Real(0.0)), "feature_fit": Options(*FEATURE_FITS), **VECTOR_CONSTRAINTS,
         **SCHEDULE,
     }
 
@@ -223,6 +234,9 @@ class HMMTagger(VectorEmission, HMMFile, HMMDecoding, HMMSettings, InduceEstimat
         client=None,
         sync_every: int = 1,
         emission: str = "categorical",
+        features=None,
+        feature_l2: float | None = None,
+        feature_fit: str = "direct",
         embeddings=None,
         embeddings_vocab: str | None = None,
         covariance: str = "diag",
@@ -265,6 +279,9 @@ class HMMTagger(VectorEmission, HMMFile, HMMDecoding, HMMSettings, InduceEstimat
         self.client = client
         self.sync_every = sync_every
         self.emission = emission
+        self.features = features
+        self.feature_l2 = feature_l2
+        self.feature_fit = feature_fit
         self.embeddings = embeddings
         self.embeddings_vocab = embeddings_vocab
         self.covariance = covariance
@@ -300,6 +317,7 @@ class HMMTagger(VectorEmission, HMMFile, HMMDecoding, HMMSettings, InduceEstimat
         if self._on_vectors:
             return self._fit_embeddings(corpus, tag_dict, heldout)
         self._validate(corpus)
+        self._check_emission(tag_dict)
         if tag_dict is not None and self.infer in ("cvi3",) + stochastic.SINGLE_SEQUENCE:
             raise ConfigError(f"{self.infer} treats the corpus as one long sequence; it takes no tag dictionary")
         if tag_dict is not None and tag_dict.words is not corpus.vocab and len(tag_dict.words) != len(corpus.vocab):
@@ -328,7 +346,7 @@ class HMMTagger(VectorEmission, HMMFile, HMMDecoding, HMMSettings, InduceEstimat
             loop = Loop(self.infer, self._max_iter(), self._monitor(), data, gold, seeds, order=self.order,
                         eval_every=self.eval_every, callback=self.callback, verbose=self.verbose,
                         label=self._progress_label, trace=self.trace_)
-        fitted = self._algorithm().fit(core, data, loop, self._settings())
+        fitted = (self._emission_algorithm() or self._algorithm()).fit(core, data, loop, self._settings())
         self._store(fitted, core, data)
         return self
 
@@ -368,6 +386,7 @@ class HMMTagger(VectorEmission, HMMFile, HMMDecoding, HMMSettings, InduceEstimat
         """
         from ..corpus import stream
 
+        self._check_emission(None)
         if self.infer not in stochastic.STOCHASTIC or self._on_vectors:
             raise ConfigError(f"streaming supports {', '.join(stochastic.STOCHASTIC)} with categorical emissions, "
                               f"not {self.infer!r}" + (" with word vectors" if self._on_vectors else ""))
@@ -388,6 +407,8 @@ class HMMTagger(VectorEmission, HMMFile, HMMDecoding, HMMSettings, InduceEstimat
 
     def _set_parameters(self):
         """Point parameters: EM's theta*, VI's theta~, else the posterior mean (C + a) / (C. + K a)."""
+        if self._set_family_parameters():
+            return
         trans, emit = self.transition_counts_, self.emission_counts_
         if self.infer in ("em", "vi"):
             A = point_estimate(self.infer, self.map_estimate, trans, self.alpha_)

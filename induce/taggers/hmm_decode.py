@@ -75,8 +75,14 @@ class HMMDecoding:
 
         ``theta = (N + alpha) / (N. + K alpha)``, ``phi = (N + beta) / (N. + W beta)``
         for every algorithm (so that batch and stochastic runs are compared on
-        the same footing); ``one_sequence`` scores the corpus as one long sequence.
+        the same footing); ``one_sequence`` scores the corpus as one long sequence.  The categorical family only
+        (its Dirichlet counts); :meth:`score` gives any family's log-likelihood under the point parameters.
         """
+        if getattr(self, "emission", "categorical") != "categorical":
+            from ..errors import ConfigError
+
+            raise ConfigError(f"the predictive log-likelihood integrates Dirichlet emissions; emission="
+                              f"{self.emission!r} has none: use score()")
         tokens, offsets = self._encode(corpus)
         if one_sequence:
             offsets = np.array([0, len(tokens)], dtype=np.int64)

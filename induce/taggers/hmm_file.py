@@ -19,7 +19,8 @@ class HMMFile:
 
     _PARAMS = ("n_states", "infer", "n_iter", "tol", "alpha", "beta", "learn_hyper", "hyper_burn_in", "decode", "map_estimate", "cgs_keep", "order",
                "cvi2_block", "random_state", "batch_size", "tau", "kappa", "n_epochs", "heldout_fraction",
-               "heldout_max_tokens", "max_batches", "subseq_length", "buffer")
+               "heldout_max_tokens", "max_batches", "subseq_length", "buffer", "emission", "feature_l2",
+               "feature_fit")
 
     @staticmethod
     def _schema(header: dict) -> modelfile.Schema:
@@ -28,18 +29,21 @@ class HMMFile:
         Transitions ``(K+1, K)`` (row 0 = start) are rows of probabilities
         except under ``vi`` (sub-normalised, thesis eq. 3.21); emissions
         ``(W+1, K)`` end with the unseen-word row; ``allowed`` is the
-        ``(W, K)`` tag-dictionary mask or empty.
+        ``(W, K)`` tag-dictionary mask or empty; ``feature_weights`` (``emission="features"``) the ``(K, D)``
+        weights of the ``D`` features the header's ``features.names`` lists (categorical models: absent).
         """
         tags = header["tags"]
         K = len(tags["items"]) if tags is not None else int(header["params"]["n_states"])
         stochastic = None if header["params"]["infer"] == "vi" else 1
+        features = header.get("features")
         return modelfile.Schema((
             Field("transitions", "f8", ("K+1", "K"), nonnegative=True, stochastic_axis=stochastic),
             Field("emissions", "f8", ("W+1", "K"), nonnegative=True),
             Field("transition_counts", "f8", ("K+1", "K"), nonnegative=True),
             Field("emission_counts", "f8", ("W", "K"), nonnegative=True),
             Field("allowed", "u1", ("W", "K") if tags is not None else (0, 0)),
-        ), {"K": K, "W": len(header["vocab"]["items"])})
+        ) + ((Field("feature_weights", "f8", ("K", "D")),) if features else ()),
+            {"K": K, "W": len(header["vocab"]["items"]), "D": len(features["names"]) if features else 0})
 
     def save(self, path: str | Path) -> None:
         """Write the model as one ``.npz`` (arrays + a JSON header), atomically, without pickle."""
@@ -48,17 +52,20 @@ class HMMFile:
             "params": {k: getattr(self, k) for k in self._PARAMS} | {"temperature": list(self.temperature)},
             "vocab": self.vocab_.to_json(),
             "tags": self.tag_vocab_.to_json() if self.tag_vocab_ is not None else None,
+            "features": ({"spec": self.feature_spec_, "names": self.feature_names_}
+                         if self.emission == "features" else None),
             "trace": self.trace_,
             "learned": {"alpha_": self.alpha_, "beta_": np.asarray(self.beta_).tolist(), "n_iter_": self.n_iter_,
                         "converged_": self.converged_, "warnings_": self.warnings_},
         }
+        features = {"feature_weights": self.feature_weights_} if self.emission == "features" else {}
         modelfile.save(path, "HMMTagger", header, {
             "transitions": self.transitions_,
             "emissions": self.emissions_,
             "transition_counts": self.transition_counts_,
             "emission_counts": self.emission_counts_,
             "allowed": self.allowed_,
-        })
+        } | features)
 
     @classmethod
     def load(cls, path: str | Path) -> "HMMTagger":
@@ -67,6 +74,10 @@ class HMMFile:
         with modelfile.reading(path, "header"):
             params = dict(header["params"])
             params["temperature"] = tuple(params["temperature"])
+            features = header.get("features")
+            if features is not None:
+                spec = features["spec"]
+                params["features"] = list(spec["templates"]) if spec["kind"] == "templates" else None
             model = cls(**params)
             model.vocab_ = Vocabulary.from_json(header["vocab"])
             model.tag_vocab_ = Vocabulary.from_json(header["tags"]) if header["tags"] else None
@@ -81,6 +92,9 @@ class HMMFile:
         model.transition_counts_ = arrays["transition_counts"]
         model.emission_counts_ = arrays["emission_counts"]
         model.allowed_ = arrays["allowed"]
+        if features is not None:
+            model.feature_weights_ = arrays["feature_weights"]
+            model.feature_names_, model.feature_spec_ = list(features["names"]), features["spec"]
         model.n_states_ = model.transitions_.shape[1]
         model.n_iter_ = int(learned.get("n_iter_", model._max_iter()))
         model.converged_ = bool(learned.get("converged_", False))

@@ -13,7 +13,7 @@ from ..errors import ConfigError
 from ..infer import stochastic_hmm as stochastic
 from ..infer.convergence import ConvergenceMonitor
 from .tag_dict import TagDictionary
-from .hmm_defaults import (DEFAULT_MAX_ITER, MAX_EPOCHS, MAX_ITER, PLANNED_EPOCHS, STOCHASTIC_PATIENCE,
+from .hmm_defaults import (DEFAULT_MAX_ITER, FAMILY_MAX_ITER, MAX_EPOCHS, MAX_ITER, PLANNED_EPOCHS, STOCHASTIC_PATIENCE,
                            STOCHASTIC_TOL, TOL, start_priors)
 
 #: algorithms with a minibatch schedule (no per-sentence statistics kept)
@@ -34,8 +34,12 @@ class HMMSettings:
             )
 
     def _max_iter(self) -> int:
-        """``n_iter``, or where it is ``None`` the algorithm's default cap (:data:`DEFAULT_MAX_ITER`)."""
-        return int(self.n_iter) if self.n_iter is not None else DEFAULT_MAX_ITER.get(self.infer, MAX_ITER)
+        """``n_iter``, or where it is ``None`` the algorithm's default cap (:data:`DEFAULT_MAX_ITER`; a
+        non-categorical emission family's own, :data:`FAMILY_MAX_ITER`)."""
+        if self.n_iter is not None:
+            return int(self.n_iter)
+        family = getattr(self, "emission", "categorical")  # (subclasses without emission families)
+        return FAMILY_MAX_ITER.get(family) or DEFAULT_MAX_ITER.get(self.infer, MAX_ITER)
 
     def _planned_epochs(self) -> int:
         """The epochs a cluster run plans its minibatch size for: at most :data:`PLANNED_EPOCHS` of the cap, since

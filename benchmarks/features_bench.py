@@ -1,0 +1,115 @@
+"""The log-linear (feature) emission family against the categorical default (issue 36; docs/experiments/features.md).
+
+Usage::
+
+    python benchmarks/features_bench.py speed [--iterations 5]
+    python benchmarks/features_bench.py accuracy --corpora ptb-sample --seeds 3 [--flags "..."] [--categorical]
+    python benchmarks/features_bench.py grid --corpora ptb-sample --settings "--feature-l2 1;--feature-l2 3"
+
+``speed``: CPU and wall seconds of one pass of ``em`` with the categorical family and of the feature family
+(``--feature-fit em``: E-step + L-BFGS M-step; ``--feature-fit direct``: one L-BFGS iteration, an E-step per
+function evaluation) on ptb-sample, K = 45, alternated in one process (median over the passes after the first,
+the load average before and after), and the ratios.
+``accuracy``: ``induce tag CORPUS --emission features`` (plus ``--flags``) through the CLI itself
+(:func:`defaults_bench.run_cli`) over seeds; ``--categorical`` adds the categorical default (no flags) on the
+same corpora and seeds.  ``grid``: one accuracy run per ``;``-separated flag setting.  Each mode prints a table
+and writes JSON under ``benchmarks/results/``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from defaults_bench import CORPORA, NAMED, ROOT, run_cli, summarise  # noqa: E402
+
+from induce.corpus.formats import load_corpus  # noqa: E402
+from induce.taggers import HMMTagger  # noqa: E402
+
+SPEED_SETTINGS = {"categorical em": {}, "features em": {"emission": "features", "feature_fit": "em"},
+                  "features direct": {"emission": "features", "feature_fit": "direct"}}
+
+
+def speed(iterations: int, repeats: int) -> dict:
+    """Seconds per pass of each setting, alternated ``repeats`` times (see the module docstring)."""
+    corpus = load_corpus(CORPORA / "ptb-sample")
+    load_before = os.getloadavg()
+    times = {name: {"cpu": [], "wall": []} for name in SPEED_SETTINGS}
+    for _ in range(repeats):
+        for name, kw in SPEED_SETTINGS.items():
+            cpu = time.process_time()
+            model = HMMTagger(n_states=45, infer="em", n_iter=iterations, tol=0, random_state=0, **kw).fit(corpus)
+            cpu = time.process_time() - cpu
+            walls = [r["seconds"] for r in model.trace_[1:]]
+            times[name]["wall"].append(statistics.median(walls))
+            times[name]["cpu"].append(cpu / iterations)  # (includes the start: an upper bound per pass)
+    out = {"load_before": load_before, "load_after": os.getloadavg(), "iterations": iterations, "settings": {}}
+    base = statistics.median(times["categorical em"]["wall"])
+    for name, t in times.items():
+        wall = statistics.median(t["wall"])
+        out["settings"][name] = {"wall_per_pass": wall, "cpu_per_fit_pass": statistics.median(t["cpu"]),
+                                 "ratio_wall": wall / base}
+        print(f"{name:16s} {wall:.3f} s/pass (wall, median)  {statistics.median(t['cpu']):.3f} CPU s/pass "
+              f"(whole fit / passes)  ratio {wall / base:.2f}")
+    print(f"load average before {load_before}, after {out['load_after']}")
+    return out
+
+
+def accuracy(corpora: list[str], seeds: int, seed_base: int, settings: dict[str], out: Path) -> dict:
+    """Per corpus and setting, the CLI's runs over the seeds and their summary; JSON rewritten after each run."""
+    report: dict = {}
+    for name in corpora:
+        report[name] = {}
+        for label, flags in settings.items():
+            runs = []
+            for seed in range(seed_base, seed_base + seeds):
+                load = os.getloadavg()[0]
+                r = run_cli(CORPORA / NAMED[name], seed, shlex.split(flags)) | {"load_before": load}
+                runs.append(r)
+                print(f"{name:11s} {label:28s} seed {seed}: M-1 {r.get('m1', float('nan')):.3f} "
+                      f"VM {r.get('vm', float('nan')):.3f} K {r['states']} passes {r['iterations']} "
+                      f"{r['seconds']:.0f} s load {load:.1f}", flush=True)
+                report[name][label] = {"flags": flags, "summary": summarise(runs), "runs": runs}
+                out.write_text(json.dumps(report, indent=1, default=float))
+    return report
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("mode", choices=("speed", "accuracy", "grid"))
+    parser.add_argument("--corpora", default="ptb-sample", help=f"comma-separated: {', '.join(NAMED)}")
+    parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--seed-base", type=int, default=0)
+    parser.add_argument("--flags", default="", help="CLI flags added to --emission features")
+    parser.add_argument("--settings", default="", help="grid: ';'-separated flag settings")
+    parser.add_argument("--categorical", action="store_true", help="accuracy: also the categorical default")
+    parser.add_argument("--iterations", type=int, default=5, help="speed: passes per fit")
+    parser.add_argument("--repeats", type=int, default=2, help="speed: alternations")
+    parser.add_argument("--tag", default="")
+    args = parser.parse_args()
+    out = ROOT / "results" / f"features_{args.mode}{args.tag}.json"
+    if args.mode == "speed":
+        out.write_text(json.dumps(speed(args.iterations, args.repeats), indent=1))
+    else:
+        if args.mode == "grid":
+            settings = {s.strip(): f"--emission features {s.strip()}" for s in args.settings.split(";")}
+        else:
+            settings = {"features": f"--emission features {args.flags}".strip()}
+            if args.categorical:
+                settings["categorical default"] = ""
+        accuracy(args.corpora.split(","), args.seeds, args.seed_base, settings, out)
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    np.seterr(all="ignore")
+    main()
