@@ -54,6 +54,11 @@ PCFG_ALGORITHMS = ("em", "vi", "cvi", "mh")
 DMV_INITS = ("harmonic", "random")
 LATENT_PCFG_DECODERS = ("max-rule-sum", "viterbi")
 
+#: the emission families of the text HMM (``HMMTagger(emission=...)``, ``induce tag --emission``) and the two
+#: training algorithms of the log-linear family (:mod:`induce.algorithms.features`: the paper's Algorithms 1 and 2)
+TEXT_EMISSIONS = ("categorical", "features", "embeddings")
+FEATURE_FITS = ("em", "direct")
+
 #: word-vector emissions (:mod:`induce.embeddings`): normalisations, unknown-word policies, ``induce embed``'s
 #: defaults (docs/experiments/embeddings.md)
 VECTOR_NORMS = ("unit", "standardize", "none")

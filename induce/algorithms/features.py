@@ -34,8 +34,6 @@ from .em_vi import BatchEM, _log_support, point_estimate
 MSTEP_ITER = 5
 #: L-BFGS iterations of the first M-step (from zero weights)
 FIRST_MSTEP_ITER = 50
-#: how the feature family trains (``feature_fit=``)
-FEATURE_FITS = ("em", "direct")
 
 
 def _softmax_rows(eta: np.ndarray) -> np.ndarray:

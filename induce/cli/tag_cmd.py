@@ -355,8 +355,7 @@ LOAD_OPTIONS = ("input", "load", "output", "format", "encoding", "lowercase", "u
 
 def _add_emission_options(p: argparse.ArgumentParser) -> None:
     """``--emission`` and the options of the feature family (:mod:`induce.emissions.features`)."""
-    from ..algorithms.features import FEATURE_FITS
-    from ..taggers.hmm_features import EMISSIONS
+    from ..names import FEATURE_FITS, TEXT_EMISSIONS as EMISSIONS
 
     g = p.add_argument_group("emission family (--model hmm)")
     g.add_argument("--emission", choices=EMISSIONS, default="categorical",

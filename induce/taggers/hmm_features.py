@@ -13,13 +13,14 @@ from pathlib import Path
 
 import numpy as np
 
-from ..algorithms.features import FEATURE_FITS, FeatureHMM
+from ..algorithms.features import FeatureHMM
 from ..base import Constraint
 from ..emissions.features import FeatureSet, LogLinear
 from ..errors import ConfigError
+from ..names import FEATURE_FITS, TEXT_EMISSIONS
 
 #: the emission families of the text HMM (``emission=``, ``induce tag --emission``)
-EMISSIONS = ("categorical", "features", "embeddings")
+EMISSIONS = TEXT_EMISSIONS
 #: the L2 strength ``kappa`` when ``feature_l2`` is ``None`` (docs/experiments/features.md: ptb-sample, K = 45)
 DEFAULT_FEATURE_L2 = 1.0
 #: the algorithms the feature family trains with (``feature_fit`` picks Algorithm 1 or 2 of the paper)
