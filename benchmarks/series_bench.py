@@ -146,37 +146,31 @@ def picture(name, X, cut, states, K) -> None:
     plt.close(fig)
 
 
-def sample_gaussian_hmm(n_seq, T, K, rng):
-    """Sequences from a sticky 10-state 2-D Gaussian HMM (means on a circle, paper 002 style)."""
-    angles = 2 * np.pi * np.arange(K) / K
-    means = 6.0 * np.stack([np.cos(angles), np.sin(angles)], axis=1)
+def sticky_states(n_seq, T, K, rng):
+    """State sequences of a sticky ``K``-state chain (stay 0.9), one per sequence, drawn lazily so that each caller's
+    emission draws for a sequence follow its states in the generator's order."""
     A = np.full((K, K), 0.1 / (K - 1)) + np.eye(K) * (0.9 - 0.1 / (K - 1))
     cum = np.cumsum(A, axis=1)
-    seqs = []
     for _ in range(n_seq):
         u = rng.random(T)
         z = np.empty(T, dtype=int)
         z[0] = rng.integers(K)
         for t in range(1, T):
             z[t] = min(np.searchsorted(cum[z[t - 1]], u[t]), K - 1)
-        seqs.append(means[z] + rng.normal(size=(T, 2)))
-    return seqs
+        yield z
+
+
+def sample_gaussian_hmm(n_seq, T, K, rng):
+    """Sequences from a sticky 10-state 2-D Gaussian HMM (means on a circle, paper 002 style)."""
+    angles = 2 * np.pi * np.arange(K) / K
+    means = 6.0 * np.stack([np.cos(angles), np.sin(angles)], axis=1)
+    return [means[z] + rng.normal(size=(T, 2)) for z in sticky_states(n_seq, T, K, rng)]
 
 
 def sample_poisson_hmm(n_seq, T, K, rng):
     """Sequences of 2-D counts from a sticky ``K``-state Poisson HMM (rates 1 to 30, log-spaced, per column)."""
     rates = np.stack([np.geomspace(1.0, 30.0, K), np.geomspace(30.0, 1.0, K)], axis=1)
-    A = np.full((K, K), 0.1 / (K - 1)) + np.eye(K) * (0.9 - 0.1 / (K - 1))
-    cum = np.cumsum(A, axis=1)
-    seqs = []
-    for _ in range(n_seq):
-        u = rng.random(T)
-        z = np.empty(T, dtype=int)
-        z[0] = rng.integers(K)
-        for t in range(1, T):
-            z[t] = min(np.searchsorted(cum[z[t - 1]], u[t]), K - 1)
-        seqs.append(rng.poisson(rates[z]).astype(np.float64))
-    return seqs
+    return [rng.poisson(rates[z]).astype(np.float64) for z in sticky_states(n_seq, T, K, rng)]
 
 
 def induce_peer(seqs, family_name, infer, K, n_iter, seed=0):
