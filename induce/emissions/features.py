@@ -2,7 +2,7 @@
 Unsupervised Learning with Features" (NAACL 2010).
 
 A multinomial over ``Y`` outcomes (the words of the vocabulary, for an HMM's emissions) is a small logistic
-regression over features ``f(y)`` of the outcome (paper eq. 2):
+regression over features ``f(y)`` of the outcome (paper eq. 2)::
 
     p(y | k) = exp(lambda_k . f(y)) / sum_y' exp(lambda_k . f(y'))
 
@@ -10,7 +10,7 @@ The features are a sparse CSR matrix ``F`` (``Y x D``); the weights are kept as 
 ``k`` is ``lambda_k``), so the scores of every outcome under every state are one sparse-dense product
 ``F @ Theta`` (``Y x K``, the layout of the HMM's emission counts and of the matrix the lockstep E-step takes).
 With expected counts ``e`` (``Y x K``) the penalised expected log-likelihood and its gradient are (paper eq. 3-4
-with the L2 penalty ``kappa ||lambda||^2``)
+with the L2 penalty ``kappa ||lambda||^2``)::
 
     l(Theta) = sum_k sum_y e_yk log p(y | k) - kappa ||Theta||^2
     dl/dlambda_k = sum_y e_yk (f(y) - E_{p(.|k)}[f]) - 2 kappa lambda_k = F' (e_k - e_.k p_k) - 2 kappa lambda_k
