@@ -1,5 +1,6 @@
-"""``svi`` / ``scvi`` in rounds of local steps on the workers' shards, merged by adding count deltas (issue 41;
-docs/experiments/distributed.md, "Local rounds").
+"""``svi`` / ``scvi`` in rounds of local steps on the workers' shards, merged by adding count deltas (thesis eq.
+3.103 run locally; streaming distributed Bayesian updating, Broderick et al. 2013; docs/experiments/distributed.md,
+"Local rounds").
 
 :class:`~induce.distributed.minibatch.WorkerSentenceUpdater` ships the emission rows of every minibatch's words to
 the workers and their statistics back, at every step.  Here a worker runs ``R`` consecutive minibatches
