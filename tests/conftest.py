@@ -1,7 +1,8 @@
-"""Shared fixtures: the location of the real corpora in ../shared/corpora."""
+"""Shared fixtures: the location of the real corpora in ../shared/corpora, and the benchmark scripts as modules."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from pathlib import Path
 
@@ -29,3 +30,14 @@ def corpora() -> Path:
     if CORPORA is None:
         pytest.skip("real corpora not found: expected ../shared/corpora or $INDUCE_CORPORA")
     return CORPORA
+
+
+@pytest.fixture(scope="session")
+def benchmark_script():
+    """Import a script of ``benchmarks/`` (not a package) by its file name: ``benchmark_script("timing")``."""
+    def load(name: str):
+        spec = importlib.util.spec_from_file_location(f"bench_{name}", _REPO / "benchmarks" / f"{name}.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+    return load

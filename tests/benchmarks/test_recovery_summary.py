@@ -1,27 +1,16 @@
 """benchmarks/recovery_summary.py: the condensed recovery trace keeps every table's numbers."""
 
-import importlib.util
 import json
-from pathlib import Path
 
 import numpy as np
-
-PATH = Path(__file__).resolve().parents[2] / "benchmarks" / "recovery_summary.py"
-
-
-def _module():
-    spec = importlib.util.spec_from_file_location("recovery_summary", PATH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _expand(rle):
     return [v for v, n in rle for _ in range(n)]
 
 
-def test_run_length_round_trip_and_settle_point():
-    summary = _module()
+def test_run_length_round_trip_and_settle_point(benchmark_script):
+    summary = benchmark_script("recovery_summary")
     eff = [10, 10, 9, 7, 7, 7, 4, 5, 4, 4, 4]
     seconds = list(np.cumsum(np.full(len(eff), 0.5)))
     run = summary.summarise_run({"dataset": 1003, "effective_states": eff, "seconds": seconds})
@@ -36,8 +25,8 @@ def test_run_length_round_trip_and_settle_point():
     assert constant["init_objectives"] == [-3.0, -2.0]
 
 
-def test_main_adds_one_entry_per_trace(tmp_path, monkeypatch):
-    summary = _module()
+def test_main_adds_one_entry_per_trace(tmp_path, monkeypatch, benchmark_script):
+    summary = benchmark_script("recovery_summary")
     trace = {"machine": "m", "date": "d", "args": {"runs": 2},
              "results": {"theta_pos": {"cvi": [{"dataset": 1000, "effective_states": [5, 4, 4], "seconds": [1, 2, 3]},
                                                {"dataset": 1001, "effective_states": [6, 6, 3], "seconds": [1, 2, 3]}]}}}

@@ -1,20 +1,7 @@
 """benchmarks/timing.py: peers alternate with a rotated order, every timing carries its load, high load is marked."""
 
-import importlib.util
-from pathlib import Path
-
-PATH = Path(__file__).resolve().parents[2] / "benchmarks" / "timing.py"
-
-
-def _module():
-    spec = importlib.util.spec_from_file_location("bench_timing", PATH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def test_rounds_rotate_the_order_and_summaries_take_medians(monkeypatch):
-    timing = _module()
+def test_rounds_rotate_the_order_and_summaries_take_medians(monkeypatch, benchmark_script):
+    timing = benchmark_script("timing")
     loads = iter([0.2, 0.3, 0.3, 0.4, 1.6, 1.7, 0.5, 0.5, 0.5, 0.6, 0.6, 0.7])  # before, after each timing
     monkeypatch.setattr(timing, "load", lambda: next(loads))
     calls = []

@@ -345,15 +345,9 @@ def test_cli_train_save_load(corpora, tmp_path):
     assert main(["parse", "--model", "pcfg-la", "--quiet", str(test), "-o", str(again)]) == 2
 
 
-def test_benchmark_cv_folds_cover_every_file_once():
+def test_benchmark_cv_folds_cover_every_file_once(benchmark_script):
     """benchmarks/pcfg_la_bench.py --cv: consecutive file numbers, every file in exactly one fold."""
-    import importlib.util
-    from pathlib import Path
-
-    path = Path(__file__).resolve().parents[2] / "benchmarks" / "pcfg_la_bench.py"
-    spec = importlib.util.spec_from_file_location("pcfg_la_bench", path)
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = benchmark_script("pcfg_la_bench")
     for k in (1, 3, 10):
         folds = bench.cv_folds(k)
         assert len(folds) == k and sorted(f for fold in folds for f in fold) == list(range(1, 200))
