@@ -221,12 +221,11 @@ def surrogate_transitions(C_trans, row_tot, own, prior, prior_total, A):
     rounding left below 0 are read as 0.
     """
     K = C_trans.shape[1]
-    o = np.zeros(K + 1)
-    for k in range(K):  # the K+1 row sums side by side, each in its own order k = 0, 1, ...
-        for j in range(K + 1):
-            o[j] += np.float64(own[j, k])
     for j in range(K + 1):
-        den = 1.0 / (max(row_tot[j] - o[j], 0.0) + prior_total)
+        o = 0.0
+        for k in range(K):
+            o += np.float64(own[j, k])
+        den = 1.0 / (max(row_tot[j] - o, 0.0) + prior_total)
         for k in range(K):
             A[j, k] = (max(C_trans[j, k] - np.float64(own[j, k]), 0.0) + prior[k]) * den
 
@@ -242,17 +241,16 @@ def replace_sentence(C_trans, row_tot, C_emit, col_tot, A, fwd, bwd, xi, T, old,
     marginals are added to the emission totals, whose old ones the caller subtracted before the
     dynamic program.  Stored values are read back, so the totals stay exact sums of them."""
     K = A.shape[1]
-    moved = np.zeros(K + 1)
-    for k in range(K):  # rows side by side: each row's sum of changes is still taken in the order k = 0, 1, ...
-        for j in range(K + 1):
+    for j in range(K + 1):
+        moved = 0.0
+        for k in range(K):
             v = fwd[0, k] * bwd[0, k] if j == 0 else A[j, k] * xi[j - 1, k]
             was = np.float64(old[j, k])
             old[j, k] = _flushed(v)
             d = np.float64(old[j, k]) - was
             C_trans[j, k] += d
-            moved[j] += d
-    for j in range(K + 1):
-        row_tot[j] += moved[j]
+            moved += d
+        row_tot[j] += moved
     for t in range(T):
         p = s + t
         w = tokens[p]
