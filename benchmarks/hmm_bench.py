@@ -32,7 +32,7 @@ best setting per algorithm and metric goes to the JSON, which ``accuracy
 ``semi-tune``: alpha x beta grid for ``semi`` on sentences 1000-1999 with the
 complete dictionary (``semi --tuned`` reads the best setting by accuracy).
 ``fit``: whole fits (setup included) in CPU and wall seconds (200 iterations).
-``passes``: CPU seconds of one call of each compiled pass (cvi1, cgs, cvi2 in
+``passes``: CPU seconds of one call of each compiled pass (cvi1, cgs, exact cvi2, cvi2 in
 blocks of 256, an svi and an scvi epoch through ``stochastic_hmm.run``) of the
 checkout ``--before`` against this one's, in one process, alternated, on the
 same inputs (CoNLL-2000, K=45): the check that splitting a pass into named
@@ -519,6 +519,12 @@ def mode_passes(args):
         return lambda: m["hmm_passes"].cgs_pass(Ct, Ce, z.copy(), tokens, offsets, alpha, beta, 1.0, 3, no_mask,
                                                 np.zeros((0, K), np.int32))
 
+    def cvi2(m):
+        Ct, Ce = np.zeros((K + 1, K)), np.zeros((W, K))
+        hmm_passes.totals_from_local(tokens, offsets, st32, g32, W, Ct, Ce)
+        return lambda: m["hmm_passes"].cvi2_pass(Ct, Ce, st32.copy(), g32.copy(), tokens, offsets, order, alpha, beta,
+                                                 no_mask)
+
     def block(m):
         Ct, Ce = np.zeros((K + 1, K)), np.zeros((W, K))
         hmm_passes.totals_from_local(tokens, offsets, st32, g32, W, Ct, Ce)
@@ -533,7 +539,7 @@ def mode_passes(args):
             return lambda: sh.run(counts, sh.SentenceUpdater(algorithm, alpha, beta, I), batches, tau=1.0, kappa=0.5)
         return make
 
-    cases = {"cvi1": cvi1, "cgs": cgs, "cvi2 block 256": block, "svi epoch": epoch("svi"), "scvi epoch": epoch("scvi")}
+    cases = {"cvi1": cvi1, "cgs": cgs, "cvi2 (exact)": cvi2, "cvi2 block 256": block, "svi epoch": epoch("svi"), "scvi epoch": epoch("scvi")}
     seconds = {(c, v): [] for c in cases for v in versions}
     for r in range(args.iterations + 1):  # round 0 compiles / loads the caches
         for case, make in cases.items():

@@ -111,7 +111,6 @@ def hdp_cvi_pass(C_trans, C_emit, sent_trans, gamma, tokens, offsets, order, pri
     row_tot = C_trans.sum(axis=1)
     col_tot = C_emit.sum(axis=0)
     fwd, bwd, E, scale, xi, A = _buffers(_max_length(offsets, 0, offsets.shape[0] - 1), K)
-    new = np.empty((K + 1, K), dtype=sent_trans.dtype)
     path = np.empty(fwd.shape[0], dtype=np.int64)
     sampled[:] = 0.0
     logq0[:] = 0.0
@@ -131,7 +130,7 @@ def hdp_cvi_pass(C_trans, C_emit, sent_trans, gamma, tokens, offsets, order, pri
         entropy[i] = _chain_entropy(A, E, T, fwd, bwd, xi, logZ)
         if sampled.shape[0] > 0:
             sample_transition_counts(A, E, T, fwd, path, sampled)
-        replace_sentence(C_trans, row_tot, C_emit, col_tot, A, fwd, bwd, xi, T, old, new, gamma, tokens, s)
+        replace_sentence(C_trans, row_tot, C_emit, col_tot, A, fwd, bwd, xi, T, old, gamma, tokens, s)
     return ll
 
 

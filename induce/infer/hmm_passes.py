@@ -27,7 +27,7 @@ from numba import njit, prange
 from numba.core import types
 from numba.extending import overload
 
-from ..kernels.hmm import forward_backward, gather_emissions, store_sentence
+from ..kernels.hmm import _flushed, forward_backward, forward_backward_into, gather_emissions, transpose_transitions
 
 _TINY = 1e-300
 
@@ -231,15 +231,34 @@ def surrogate_transitions(C_trans, row_tot, own, prior, prior_total, A):
 
 
 @njit(cache=True)
-def replace_sentence(C_trans, row_tot, C_emit, col_tot, A, fwd, bwd, xi, T, old, new, gamma, tokens, s):
-    """After :func:`induce.kernels.hmm.forward_backward` under ``A``: store the sentence's new
-    expected counts (transition table via the scratch ``new`` into ``old``, marginals into
-    ``gamma[s:s+T]``), move the transition totals by ``new - old`` and add the new marginals
-    to the emission totals, whose old ones the caller subtracted before the dynamic program.
-    Stored values are rounded to the storage dtype, so the totals stay exact sums of them."""
-    store_sentence(A, fwd, bwd, xi, T, new, gamma[s:s + T])
-    shift_transitions(C_trans, row_tot, old, new)
-    move_emissions(C_emit, col_tot, gamma, tokens, s, T, 1.0)
+def replace_sentence(C_trans, row_tot, C_emit, col_tot, A, fwd, bwd, xi, T, old, gamma, tokens, s):
+    """After :func:`induce.kernels.hmm.forward_backward` under ``A``: the sentence's new expected
+    counts replace its stored ones ``old`` (K+1, K) and ``gamma[s:s+T]``, in one sweep over each.
+
+    The values are :func:`induce.kernels.hmm.store_sentence`'s (start row ``q(z_0)``, transitions
+    ``A[j+1, k] xi[j, k]``, marginals ``fwd[t] bwd[t]``; below ``1e-30`` stored as 0; rounded to the
+    storage dtype); the transition totals move by ``new - old`` as they are stored, and the new
+    marginals are added to the emission totals, whose old ones the caller subtracted before the
+    dynamic program.  Stored values are read back, so the totals stay exact sums of them."""
+    K = A.shape[1]
+    for j in range(K + 1):
+        moved = 0.0
+        for k in range(K):
+            v = fwd[0, k] * bwd[0, k] if j == 0 else A[j, k] * xi[j - 1, k]
+            was = np.float64(old[j, k])
+            old[j, k] = _flushed(v)
+            d = np.float64(old[j, k]) - was
+            C_trans[j, k] += d
+            moved += d
+        row_tot[j] += moved
+    for t in range(T):
+        p = s + t
+        w = tokens[p]
+        for k in range(K):
+            gamma[p, k] = _flushed(fwd[t, k] * bwd[t, k])
+            v = np.float64(gamma[p, k])
+            C_emit[w, k] += v
+            col_tot[k] += v
 
 
 @njit(cache=True)
@@ -271,7 +290,8 @@ def cvi2_pass(C_trans, C_emit, sent_trans, gamma, tokens, offsets, order, alpha,
     scale = np.empty(T_max)
     xi = np.empty((K, K))
     A = np.empty((K + 1, K))
-    new = np.empty((K + 1, K), dtype=sent_trans.dtype)
+    AT = np.empty((K, K))
+    EB = np.empty((T_max, K))
     prior = np.full(K, alpha)
     b = per_state(beta, K)
     inv_den = np.empty(K)
@@ -285,6 +305,7 @@ def cvi2_pass(C_trans, C_emit, sent_trans, gamma, tokens, offsets, order, alpha,
             continue
         old = sent_trans[i]
         surrogate_transitions(C_trans, row_tot, old, prior, K * alpha, A)  # thesis eq. 3.49
+        transpose_transitions(A, AT)
         # surrogate emissions (thesis eq. 3.50): a word may repeat in the sentence,
         # so all of its tokens leave the totals before any is gathered
         move_emissions(C_emit, col_tot, gamma, tokens, s, T, -1.0)
@@ -298,8 +319,8 @@ def cvi2_pass(C_trans, C_emit, sent_trans, gamma, tokens, offsets, order, alpha,
                 for k in range(K):
                     if allowed[w, k] == 0:
                         E[t, k] = 0.0
-        ll += forward_backward(A, E, T, fwd, bwd, scale, xi)
-        replace_sentence(C_trans, row_tot, C_emit, col_tot, A, fwd, bwd, xi, T, old, new, gamma, tokens, s)
+        ll += forward_backward_into(A, AT, E, T, fwd, bwd, scale, xi, EB)
+        replace_sentence(C_trans, row_tot, C_emit, col_tot, A, fwd, bwd, xi, T, old, gamma, tokens, s)
     return ll
 
 

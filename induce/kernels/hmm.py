@@ -33,18 +33,35 @@ def forward_backward(A, E, T, fwd, bwd, scale, xi):
     one), ``xi[j, k]`` holds ``sum_t fwd[t-1, j] * E[t, k] * bwd[t, k] / scale[t]``
     so that the expected transition counts of this sentence are
     ``A[j+1, k] * xi[j, k]`` (start row: ``q(z_0)``), and the return value is
-    ``log p(x)`` under the potentials (``sum_t log scale[t]``).
+    ``log p(x)`` under the potentials (``sum_t log scale[t]``).  Allocates its two
+    work arrays; :func:`forward_backward_into` is the same dynamic program on the
+    caller's.
+    """
+    K = A.shape[1]
+    AT = np.empty((K, K))
+    transpose_transitions(A, AT)
+    return forward_backward_into(A, AT, E, T, fwd, bwd, scale, xi, np.empty((T, K)))
+
+
+@njit(cache=True)
+def transpose_transitions(A, AT):
+    """``AT[k, j] = A[j + 1, k]``: the transitions into each state as a contiguous row."""
+    K = A.shape[1]
+    for j in range(K):
+        for k in range(K):
+            AT[k, j] = A[j + 1, k]
+
+
+@njit(cache=True, fastmath=True)
+def forward_backward_into(A, AT, E, T, fwd, bwd, scale, xi, EB):
+    """:func:`forward_backward` with the caller's work arrays: ``AT`` the transposed
+    transitions (:func:`transpose_transitions` of ``A``) and ``EB`` (at least ``T x K``).
 
     Every O(K^2) step is written as contiguous dot products (forward against
     the transposed transitions, backward against transition rows) so that
     LLVM vectorises them; the pair statistics are one BLAS matrix product.
     """
     K = A.shape[1]
-    AT = np.empty((K, K))  # AT[k, j] = A[j + 1, k]
-    for j in range(K):
-        for k in range(K):
-            AT[k, j] = A[j + 1, k]
-    EB = np.empty((T, K))
     # forward
     s = 0.0
     for k in range(K):
