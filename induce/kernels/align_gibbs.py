@@ -298,6 +298,101 @@ def cvi_counts(src_off, tgt_off, src_tok, cell_off, cells, entry_row, q, n_fert,
                     fert[src_tok[src_off[s] + i] * n_fert + b] += dist[i, b]
 
 
+@njit(cache=True)
+def _cvi_pair_start(q, c0, n_src, n_tgt, e_row, level, jumps, fert, n_fert, fert_alpha, left, right, dist, suffix,
+                    ratio):
+    """Take the pair's expected jump (level >= 2) and fertility (level 3) counts out and set up its visit:
+    ``right[j, n]`` the probability that the nearest non-NULL link right of ``j`` is ``n`` (``n = I``: the end),
+    ``left`` that of the start (``m(-1) = 1``), ``suffix[j, i]`` the fertility distribution of ``i`` from the
+    tokens after ``j``, ``dist[i]`` (from the tokens before ``j``) empty, ``ratio[i, phi]`` the fertility ratio of
+    ``i``'s word with the pair's counts out (1 in the last bucket)."""
+    if level >= 2:
+        _pair_jumps(q, c0, n_src, n_tgt, -1.0, jumps, left)
+        right[n_tgt - 1, :n_src + 1] = 0.0
+        right[n_tgt - 1, n_src] = 1.0
+        for j in range(n_tgt - 1, 0, -1):
+            base = c0 + j * (n_src + 1)
+            q_null = np.float64(q[base])
+            for n in range(n_src + 1):
+                right[j - 1, n] = q_null * right[j, n]
+            for i in range(n_src):
+                right[j - 1, i] += np.float64(q[base + 1 + i])
+        left[:n_src + 1] = 0.0
+        left[0] = 1.0
+    if level >= 3:
+        _pair_fertility(q, c0, n_src, n_tgt, n_fert, dist)
+        for i in range(n_src):
+            row = e_row[i] * n_fert
+            for b in range(n_fert):
+                fert[row + b] -= dist[i, b]
+                suffix[n_tgt - 1, i, b] = 1.0 if b == 0 else 0.0
+                dist[i, b] = 1.0 if b == 0 else 0.0
+        for i in range(n_src):  # (after every token of the pair is out: F_e of the other pairs)
+            row = e_row[i] * n_fert
+            for b in range(n_fert - 1):
+                ratio[i, b] = (max(fert[row + b + 1], 0.0) + fert_alpha) / (max(fert[row + b], 0.0) + fert_alpha)
+            ratio[i, n_fert - 1] = 1.0
+        for j in range(n_tgt - 1, 0, -1):
+            base = c0 + j * (n_src + 1) + 1
+            for i in range(n_src):
+                suffix[j - 1, i, :] = suffix[j, i, :]
+                _bernoulli_step(suffix[j - 1, i], np.float64(q[base + i]), n_fert)
+
+
+@njit(cache=True, fastmath=True, inline="always")
+def _cvi_weights(base, n_src, j, cells, entry_row, lex, inv_tot, alpha, jumps, norm, jump_alpha, n_fert, p0, level,
+                 left, right, dist, suffix, ratio, new):
+    """The unnormalised ``q(a_j)`` of :func:`cvi_sweep` into ``new[0..I]`` (0 = NULL), scaled as in
+    :func:`_conditional` (``norm = N + D b``); returns their sum."""
+    max_jump = (len(jumps) - 1) // 2
+    v = p0 * (max(lex[cells[base]], 0.0) + alpha) * inv_tot[entry_row[cells[base]]]
+    if level >= 2:
+        e_skip = 0.0
+        for p in range(-1, n_src):
+            if left[p + 1] != 0.0:
+                acc = 0.0
+                for n in range(n_src + 1):
+                    acc += right[j, n] * max(jumps[jump_bucket(n - p, max_jump)], 0.0)
+                e_skip += left[p + 1] * acc
+        v *= (e_skip + jump_alpha) * (norm + 1.0)
+    new[0] = v
+    z = v
+    real = (1.0 - p0) / n_src if level == 1 else 1.0 - p0
+    for i in range(n_src):
+        k = cells[base + 1 + i]
+        v = (max(lex[k], 0.0) + alpha) * inv_tot[entry_row[k]] * real
+        if level >= 2:
+            e_in, e_out = 0.0, 0.0
+            for p in range(-1, n_src):
+                e_in += left[p + 1] * max(jumps[jump_bucket(i - p, max_jump)], 0.0)
+            for n in range(n_src + 1):
+                e_out += right[j, n] * max(jumps[jump_bucket(n - i, max_jump)], 0.0)
+            v *= (e_in + jump_alpha) * (e_out + jump_alpha)
+        if level >= 3:  # E over the fertility from the other tokens: (before j) * (after j), truncated
+            e_fert, low = 0.0, 0.0
+            for b in range(n_fert - 1):
+                pb = 0.0
+                for a in range(b + 1):
+                    pb += dist[i, a] * suffix[j, i, b - a]
+                e_fert += pb * ratio[i, b]
+                low += pb
+            v *= e_fert + max(1.0 - low, 0.0)
+        new[i + 1] = v
+        z += v
+    return z
+
+
+@njit(cache=True, inline="always")
+def _cvi_move_lex(base, n_src, q, sign, cells, entry_row, lex, lex_tot, inv_tot, alpha, n_outcomes):
+    """Add ``sign`` times token ``base``'s ``q`` to the lexical counts, keeping ``inv_tot`` (:func:`_move_lex`)."""
+    for x in range(n_src + 1):
+        k = cells[base + x]
+        r = entry_row[k]
+        lex[k] += sign * q[base + x]
+        lex_tot[r] += sign * q[base + x]
+        inv_tot[r] = 1.0 / (max(lex_tot[r], 0.0) + n_outcomes[r] * alpha)
+
+
 @njit(cache=True, fastmath=True, nogil=True)
 def cvi_sweep(order, src_off, tgt_off, src_tok, cell_off, cells, entry_row, q, lex, lex_tot, alpha, n_outcomes,
               jumps, jump_alpha, fert, n_fert, fert_alpha, p0, level):
@@ -323,15 +418,13 @@ def cvi_sweep(order, src_off, tgt_off, src_tok, cell_off, cells, entry_row, q, l
     return computed from its new ``q``.  Returns ``sum_j log z_j`` (the normalisers, scaled as in
     :func:`_conditional`): the objective of the stopping rule.
     """
-    max_jump = (len(jumps) - 1) // 2
-    n_jumps = len(jumps)
     max_src = int(np.max(np.diff(src_off))) if len(src_off) > 1 else 0
     max_tgt = int(np.max(np.diff(tgt_off))) if len(tgt_off) > 1 else 0
     new = np.empty(max_src + 1)
     left = np.empty(max_src + 2)
-    right = np.empty((max_tgt + 1, max_src + 1))  # right[j, n]: nearest non-NULL link right of j at n (n = I: end)
-    dist = np.empty((max_src + 1, n_fert))  # the pair's fertilities before the pass (removed), then the prefix
-    suffix = np.empty((max_tgt + 1, max_src + 1, n_fert))  # suffix[j, i]: fertility of i from tokens > j
+    right = np.empty((max_tgt + 1, max_src + 1))
+    dist = np.empty((max_src + 1, n_fert))
+    suffix = np.empty((max_tgt + 1, max_src + 1, n_fert))
     ratio = np.empty((max_src + 1, n_fert))
     inv_tot = 1.0 / (np.maximum(lex_tot, 0.0) + n_outcomes[:len(lex_tot)] * alpha)
     total = 0.0
@@ -341,92 +434,21 @@ def cvi_sweep(order, src_off, tgt_off, src_tok, cell_off, cells, entry_row, q, l
             continue
         c0 = cell_off[s]
         e_row = src_tok[src_off[s]:src_off[s + 1]]
-        if level >= 2:
-            _pair_jumps(q, c0, n_src, n_tgt, -1.0, jumps, left)
-            right[n_tgt - 1, :n_src + 1] = 0.0
-            right[n_tgt - 1, n_src] = 1.0
-            for j in range(n_tgt - 1, 0, -1):
-                base = c0 + j * (n_src + 1)
-                q_null = np.float64(q[base])
-                for n in range(n_src + 1):
-                    right[j - 1, n] = q_null * right[j, n]
-                for i in range(n_src):
-                    right[j - 1, i] += np.float64(q[base + 1 + i])
-            left[:n_src + 1] = 0.0
-            left[0] = 1.0
-        if level >= 3:
-            _pair_fertility(q, c0, n_src, n_tgt, n_fert, dist)
-            for i in range(n_src):
-                for b in range(n_fert):
-                    fert[e_row[i] * n_fert + b] -= dist[i, b]
-                    suffix[n_tgt - 1, i, b] = 1.0 if b == 0 else 0.0
-                    dist[i, b] = 1.0 if b == 0 else 0.0  # (now the prefix: tokens < j)
-                for b in range(n_fert - 1):  # (the pair's own counts are out of F_e)
-                    row = e_row[i] * n_fert
-                    ratio[i, b] = (max(fert[row + b + 1], 0.0) + fert_alpha) / (max(fert[row + b], 0.0) + fert_alpha)
-                ratio[i, n_fert - 1] = 1.0
-            for j in range(n_tgt - 1, 0, -1):
-                base = c0 + j * (n_src + 1) + 1
-                for i in range(n_src):
-                    suffix[j - 1, i, :] = suffix[j, i, :]
-                    _bernoulli_step(suffix[j - 1, i], np.float64(q[base + i]), n_fert)
-        jump_tot = 0.0
-        for b in range(n_jumps):
-            jump_tot += max(jumps[b], 0.0)
-        norm1 = jump_tot + n_jumps * jump_alpha
+        _cvi_pair_start(q, c0, n_src, n_tgt, e_row, level, jumps, fert, n_fert, fert_alpha, left, right, dist,
+                        suffix, ratio)
+        norm = len(jumps) * jump_alpha
+        for b in range(len(jumps)):
+            norm += max(jumps[b], 0.0)
         for j in range(n_tgt):
             base = c0 + j * (n_src + 1)
-            for x in range(n_src + 1):
-                k = cells[base + x]
-                r = entry_row[k]
-                lex[k] -= q[base + x]
-                lex_tot[r] -= q[base + x]
-                inv_tot[r] = 1.0 / (max(lex_tot[r], 0.0) + n_outcomes[r] * alpha)
-            v = p0 * (max(lex[cells[base]], 0.0) + alpha) * inv_tot[entry_row[cells[base]]]
-            if level >= 2:
-                e_skip = 0.0
-                for p in range(-1, n_src):
-                    if left[p + 1] != 0.0:
-                        acc = 0.0
-                        for n in range(n_src + 1):
-                            acc += right[j, n] * max(jumps[jump_bucket(n - p, max_jump)], 0.0)
-                        e_skip += left[p + 1] * acc
-                v *= (e_skip + jump_alpha) * (norm1 + 1.0)
-            new[0] = v
-            z = v
-            real = (1.0 - p0) / n_src if level == 1 else 1.0 - p0
-            for i in range(n_src):
-                k = cells[base + 1 + i]
-                v = (max(lex[k], 0.0) + alpha) * inv_tot[entry_row[k]] * real
-                if level >= 2:
-                    e_in = 0.0
-                    for p in range(-1, n_src):
-                        e_in += left[p + 1] * max(jumps[jump_bucket(i - p, max_jump)], 0.0)
-                    e_out = 0.0
-                    for n in range(n_src + 1):
-                        e_out += right[j, n] * max(jumps[jump_bucket(n - i, max_jump)], 0.0)
-                    v *= (e_in + jump_alpha) * (e_out + jump_alpha)
-                if level >= 3:  # E over the fertility from the other tokens: prefix * suffix, truncated
-                    e_fert, low = 0.0, 0.0
-                    for b in range(n_fert - 1):
-                        pb = 0.0
-                        for a in range(b + 1):
-                            pb += dist[i, a] * suffix[j, i, b - a]
-                        e_fert += pb * ratio[i, b]
-                        low += pb
-                    v *= e_fert + max(1.0 - low, 0.0)
-                new[i + 1] = v
-                z += v
+            _cvi_move_lex(base, n_src, q, -1.0, cells, entry_row, lex, lex_tot, inv_tot, alpha, n_outcomes)
+            z = _cvi_weights(base, n_src, j, cells, entry_row, lex, inv_tot, alpha, jumps, norm, jump_alpha, n_fert,
+                             p0, level, left, right, dist, suffix, ratio, new)
             total += np.log(z)
             for x in range(n_src + 1):
-                k = cells[base + x]
-                r = entry_row[k]
-                qx = new[x] / z
-                q[base + x] = qx
-                lex[k] += q[base + x]
-                lex_tot[r] += q[base + x]
-                inv_tot[r] = 1.0 / (max(lex_tot[r], 0.0) + n_outcomes[r] * alpha)
-            if level >= 2:
+                q[base + x] = new[x] / z
+            _cvi_move_lex(base, n_src, q, 1.0, cells, entry_row, lex, lex_tot, inv_tot, alpha, n_outcomes)
+            if level >= 2:  # the left mass and the fertilities before j + 1
                 q_null = np.float64(q[base])
                 for p in range(-1, n_src):
                     left[p + 1] *= q_null
