@@ -42,7 +42,7 @@ REPO = Path(__file__).resolve().parent.parent
 CORPORA = Path(os.environ.get("INDUCE_CORPORA", REPO.parent / "shared" / "corpora")) / "align"
 SYMMETRIZATIONS = ("intersection", "grow-diag-final-and")
 ALL_CONFIGS = [f"{m}:{i}" for m in ("ibm1", "hmm") for i in ("em", "vi", "cvi")] + ["hmm:cvi1", "hmm:gibbs",
-                                                                                    "fertility:gibbs"]
+                                                                                    "fertility:gibbs", "fertility:cvi"]
 
 
 # ----------------------------------------------------------------- data sets
@@ -100,8 +100,9 @@ def run_induce(config: str, pairs, test, gold, seed: int, alpha: float | None, p
            "learned_alpha": aligner.alpha_, "learned_jump_alpha": aligner.jump_alpha_}
     for method in SYMMETRIZATIONS:
         aligner.set_params(symmetrize=method)
-        # gibbs: the test pairs are the last training pairs, decoded from the chains' link marginals
-        links = aligner.align_training()[len(pairs) - len(test):] if infer == "gibbs" else aligner.align(test)
+        # gibbs and fertility cvi: the test pairs are the last training pairs, decoded from the link marginals
+        training = infer == "gibbs" or model == "fertility"
+        links = aligner.align_training()[len(pairs) - len(test):] if training else aligner.align(test)
         row[method] = score(links, gold)
     return row
 

@@ -47,7 +47,8 @@ def register(subparsers) -> None:
     p.add_argument("-o", "--output", required=True, type=output_path, help="Pharaoh output file (0-based i-j)")
     # defaults from the record (docs/experiments/alignment.md, "Gibbs"): below eflomal -m 3 on every gold set
     p.add_argument("--model", choices=MODELS, default="fertility",
-                   help="default fertility (with --infer gibbs, or cvi: collapsed variational inference of the same model)")
+                   help="default fertility (with --infer gibbs, or cvi: collapsed variational inference of the "
+                        "same model)")
     p.add_argument("--infer", choices=INFERENCE, default="gibbs")
     p.add_argument("--iterations", type=positive_int, default=MAX_ITER,
                    help=f"maximum passes of the final model (default {MAX_ITER})")
