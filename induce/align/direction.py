@@ -163,6 +163,9 @@ class TrainConfig:
 class _Trainer:
     """Holds the arrays of one direction during training."""
 
+    #: number the table entries of the cells by target word, then source row (:func:`build_table`)
+    cells_by_column = False
+
     def __init__(self, bitext: Bitext, n_src_vocab: int, n_tgt_vocab: int, config: TrainConfig,
                  rng: np.random.Generator, progress: Callable[[int], None]):
         self.b = bitext
@@ -170,7 +173,8 @@ class _Trainer:
         self.rng = rng
         self.progress = progress
         self.table, self.cells, self.cell_off = build_table(
-            bitext.src_tok, bitext.src_off, bitext.tgt_tok, bitext.tgt_off, n_src_vocab, n_tgt_vocab)
+            bitext.src_tok, bitext.src_off, bitext.tgt_tok, bitext.tgt_off, n_src_vocab, n_tgt_vocab,
+            self.cells_by_column)
         self.history: list = []
         self.stages: list = []
         self.n_buckets = 2 * config.max_jump + 1

@@ -102,17 +102,17 @@ class GibbsTrainer(_CollapsedTrainer):
         marginals *= np.float32(1.0 / (cfg.samplers * cfg.n_samples))
         return self._posterior_mean(*(x / cfg.samplers for x in totals), marginals)
 
+    #: the table's entries numbered by target word, then source row, for the sampler: the cells of one target
+    #: token (its word against each source word of the pair) then count in one block of ``lex`` instead of one
+    #: row each: fewer cache misses (docs/experiments/alignment.md, "Throughput").  ``self.rank[k]`` is the number
+    #: of table entry ``k``, ``self.entry_row`` the rows in the new order (:meth:`_by_target_word`).
+    cells_by_column = True
+
     def _by_target_word(self) -> None:
-        """Renumber the table's entries by target word, then source row, for the sampler: the cells of one target
-        token (its word against each source word of the pair) then count in one block of ``lex`` instead of one
-        row each: fewer cache misses (docs/experiments/alignment.md, "Throughput").  ``self.rank[k]`` is the new
-        number of entry ``k``, ``self.entry_row`` the rows in the new order."""
         t = self.table
-        perm = np.argsort(t.cols, kind="stable")  # (the columns are sorted within each row: ties stay by row)
-        self.rank = np.empty(len(perm), dtype=np.int32)
-        self.rank[perm] = np.arange(len(perm), dtype=np.int32)
-        self.cells = np.take(self.rank, self.cells)
-        self.entry_row = t.entry_row[perm]
+        self.rank = t.column_rank
+        self.entry_row = np.empty_like(t.entry_row)
+        self.entry_row[self.rank] = t.entry_row
 
     def _chain(self, schedule, seeds, chain):
         """One chain through the stages, then its ``n_samples`` sweeps whose conditionals are summed into its own

@@ -33,7 +33,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .align import _pair_dims, jump_bucket
+from .align import _max_src, _max_tgt, _pair_dims, jump_bucket
 
 
 @njit(cache=True, nogil=True)
@@ -154,10 +154,10 @@ def gibbs_sweep(order, src_off, tgt_off, src_tok, cell_off, cells, entry_row, li
     """
     np.random.seed(seed)
     max_jump = (len(jumps) - 1) // 2
-    max_src = int(np.max(np.diff(src_off))) if len(src_off) > 1 else 0
+    max_src = _max_src(order, src_off)  # (of this call's pairs only: no pass over the corpus per call)
     probs = np.empty(max_src + 1)
     phi = np.zeros(max_src + 1, dtype=np.int64)
-    nxt_of = np.empty(int(np.max(np.diff(tgt_off))) + 1 if len(tgt_off) > 1 else 1, dtype=np.int64)
+    nxt_of = np.empty(_max_tgt(order, tgt_off) + 1, dtype=np.int64)
     jump_tot = 0.0
     for b in range(len(jumps)):
         jump_tot += jumps[b]
@@ -418,8 +418,7 @@ def cvi_sweep(order, src_off, tgt_off, src_tok, cell_off, cells, entry_row, q, l
     return computed from its new ``q``.  Returns ``sum_j log z_j`` (the normalisers, scaled as in
     :func:`_conditional`): the objective of the stopping rule.
     """
-    max_src = int(np.max(np.diff(src_off))) if len(src_off) > 1 else 0
-    max_tgt = int(np.max(np.diff(tgt_off))) if len(tgt_off) > 1 else 0
+    max_src, max_tgt = _max_src(order, src_off), _max_tgt(order, tgt_off)
     new = np.empty(max_src + 1)
     left = np.empty(max_src + 2)
     right = np.empty((max_tgt + 1, max_src + 1))
