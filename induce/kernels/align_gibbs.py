@@ -410,10 +410,13 @@ def cvi_sweep(order, src_off, tgt_off, src_tok, cell_off, cells, entry_row, q, l
 
     ``m`` / ``r``: the distributions of the nearest non-NULL link left / right of ``j`` under the other tokens'
     ``q`` (independent under the mean field); ``P_i^{-j}``: the Poisson-binomial distribution of position ``i``'s
-    fertility from the other tokens' ``q`` (truncated at ``F - 1``, where the ratio is 1).  The approximation of
-    the fertility term: its expectation is taken apart from the jump terms' (the factors are correlated through
-    the other links; the mean field's expectation of the product is replaced by the product of expectations), with
-    ``F_e`` the expected fertility counts of the other pairs.  The lexical counts leave per token (CVI-1); the
+    fertility from the other tokens' ``q`` (truncated at ``F - 1``, where the ratio is 1), ``F_e`` the expected
+    fertility counts of the other pairs.  The approximation of the fertility term: the mean field asks for
+    ``exp E_q[log r_e(phi)]`` of the ratio ``r_e`` at the token's random fertility ``phi``; with the counts at their
+    expectations (eq. 3.32) it is taken as ``E[r_e(phi)]`` over the exact distribution of ``phi`` (the first-order
+    step the thesis takes for the random neighbours of the HMM's transitions, eq. 3.33-3.35), and apart from the
+    jump factors (they are correlated through the other links: the expectation of the product is replaced by the
+    product of the expectations).  The lexical counts leave per token (CVI-1); the
     pair's expected jump and fertility counts leave while the pair is visited (as CVI-2 per pair, sec. 3.5) and
     return computed from its new ``q``.  Returns ``sum_j log z_j`` (the normalisers, scaled as in
     :func:`_conditional`): the objective of the stopping rule.
