@@ -76,6 +76,12 @@ class GibbsTrainer(_CollapsedTrainer):
     marginals of the serial run: each chain's seeds are drawn up front in the serial order, each chain sums its
     own marginals, and these are added in chain order."""
 
+    #: the table's entries numbered by target word, then source row, for the sampler: the cells of one target
+    #: token (its word against each source word of the pair) then count in one block of ``lex`` instead of one
+    #: row each: fewer cache misses (docs/experiments/alignment.md, "Throughput").  ``self.rank[k]`` is the number
+    #: of table entry ``k``, ``self.entry_row`` the rows in the new order (:meth:`_by_target_word`).
+    cells_by_column = True
+
     def train(self) -> DirectionParams:
         cfg, b = self.cfg, self.b
         schedule = gibbs_schedule(cfg.model, b.n_pairs, cfg.gibbs_passes)
@@ -101,12 +107,6 @@ class GibbsTrainer(_CollapsedTrainer):
                 pool.shutdown(cancel_futures=True)
         marginals *= np.float32(1.0 / (cfg.samplers * cfg.n_samples))
         return self._posterior_mean(*(x / cfg.samplers for x in totals), marginals)
-
-    #: the table's entries numbered by target word, then source row, for the sampler: the cells of one target
-    #: token (its word against each source word of the pair) then count in one block of ``lex`` instead of one
-    #: row each: fewer cache misses (docs/experiments/alignment.md, "Throughput").  ``self.rank[k]`` is the number
-    #: of table entry ``k``, ``self.entry_row`` the rows in the new order (:meth:`_by_target_word`).
-    cells_by_column = True
 
     def _by_target_word(self) -> None:
         t = self.table
