@@ -16,7 +16,9 @@ how many passes ran, whether they converged, and the priors used (learned with
 default, ``--infer gibbs`` (collapsed Gibbs sampling, eflomal's recipe), runs
 ``--samplers`` chains through IBM-1, HMM and fertility for a fixed number of
 passes (``--gibbs-passes``; ``--iterations``, ``--ibm1-iterations`` and ``--tol`` are refused) and
-decodes the links from their averaged link marginals.
+decodes the links from their averaged link marginals; ``--infer cvi`` with ``--model fertility`` runs
+collapsed variational inference of the same model through the same stages (each with the stopping rule) and
+decodes the links from its mean-field link marginals.
 """
 
 from __future__ import annotations
