@@ -156,6 +156,8 @@ def main(argv=None) -> int:
     parser.add_argument("--gold-sets", nargs="*", default=["ro-en", "ja-en", "de-en"])
     parser.add_argument("--eflomal-levels", nargs="*", type=int, default=[3, 1, 2])
     parser.add_argument("--no-eflomal", action="store_true")
+    parser.add_argument("--eflomal-first", action="store_true",
+                        help="run eflomal before induce in every row (to alternate the order between runs)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--alpha", type=float, default=None,
                         help="Dirichlet prior of the translation tables (default: WordAligner's)")
@@ -183,7 +185,8 @@ def main(argv=None) -> int:
         full = name == "en-fr" and size is None
         runs = [("induce", c) for c in (args.big_configs if full else args.configs)]
         if have_eflomal:
-            runs += [("eflomal", level) for level in args.eflomal_levels]
+            theirs = [("eflomal", level) for level in args.eflomal_levels]
+            runs = theirs + runs if args.eflomal_first else runs + theirs
         for system, what in runs:
             row = run_induce(what, pairs, test, gold, args.seed, args.alpha, params) if system == "induce" else \
                 run_eflomal(what, pairs, test, gold)
