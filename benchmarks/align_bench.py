@@ -42,7 +42,7 @@ REPO = Path(__file__).resolve().parent.parent
 CORPORA = Path(os.environ.get("INDUCE_CORPORA", REPO.parent / "shared" / "corpora")) / "align"
 SYMMETRIZATIONS = ("intersection", "grow-diag-final-and")
 ALL_CONFIGS = [f"{m}:{i}" for m in ("ibm1", "hmm") for i in ("em", "vi", "cvi")] + ["hmm:cvi1", "hmm:gibbs",
-                                                                                    "fertility:gibbs"]
+                                                                                    "fertility:gibbs", "fertility:cvi"]
 
 
 # ----------------------------------------------------------------- data sets
@@ -100,8 +100,9 @@ def run_induce(config: str, pairs, test, gold, seed: int, alpha: float | None, p
            "learned_alpha": aligner.alpha_, "learned_jump_alpha": aligner.jump_alpha_}
     for method in SYMMETRIZATIONS:
         aligner.set_params(symmetrize=method)
-        # gibbs: the test pairs are the last training pairs, decoded from the chains' link marginals
-        links = aligner.align_training()[len(pairs) - len(test):] if infer == "gibbs" else aligner.align(test)
+        # gibbs and fertility cvi: the test pairs are the last training pairs, decoded from the link marginals
+        training = infer == "gibbs" or model == "fertility"
+        links = aligner.align_training()[len(pairs) - len(test):] if training else aligner.align(test)
         row[method] = score(links, gold)
     return row
 
@@ -155,6 +156,8 @@ def main(argv=None) -> int:
     parser.add_argument("--gold-sets", nargs="*", default=["ro-en", "ja-en", "de-en"])
     parser.add_argument("--eflomal-levels", nargs="*", type=int, default=[3, 1, 2])
     parser.add_argument("--no-eflomal", action="store_true")
+    parser.add_argument("--eflomal-first", action="store_true",
+                        help="run eflomal before induce in every row (to alternate the order between runs)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--alpha", type=float, default=None,
                         help="Dirichlet prior of the translation tables (default: WordAligner's)")
@@ -182,7 +185,8 @@ def main(argv=None) -> int:
         full = name == "en-fr" and size is None
         runs = [("induce", c) for c in (args.big_configs if full else args.configs)]
         if have_eflomal:
-            runs += [("eflomal", level) for level in args.eflomal_levels]
+            theirs = [("eflomal", level) for level in args.eflomal_levels]
+            runs = theirs + runs if args.eflomal_first else runs + theirs
         for system, what in runs:
             row = run_induce(what, pairs, test, gold, args.seed, args.alpha, params) if system == "induce" else \
                 run_eflomal(what, pairs, test, gold)

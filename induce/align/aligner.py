@@ -75,7 +75,8 @@ class WordAligner(InduceEstimator):
     Parameters
     ----------
     model : ``"ibm1"``, ``"hmm"`` (Vogel et al. 1996, NULL states of Och & Ney 2003) or ``"fertility"``
-        (the HMM with a Dirichlet-multinomial fertility per source word; ``infer="gibbs"`` only).
+        (the HMM with a Dirichlet-multinomial fertility per source word; ``infer="gibbs"``, or ``"cvi"``: collapsed
+        variational inference of the same model, :class:`~induce.align.gibbs.CollapsedCVITrainer`).
     infer : ``"em"`` (GIZA++ pipeline), ``"vi"`` (Riley & Gildea 2012), ``"cvi"`` (thesis ch. 3) or ``"gibbs"``
         (collapsed Gibbs sampling, eflomal's recipe: :mod:`induce.align.gibbs`; ``n_iter``, ``tol`` and
         ``learn_hyper`` do not apply, ``gibbs_passes`` sets the passes).
@@ -166,11 +167,12 @@ class WordAligner(InduceEstimator):
         self.client = client
 
     def _config(self) -> TrainConfig:
-        if self.model == "fertility" and self.infer != "gibbs":
-            raise ConfigError("model='fertility' is trained with infer='gibbs' only")
+        if self.model == "fertility" and self.infer not in ("gibbs", "cvi"):
+            raise ConfigError("model='fertility' is trained with infer='gibbs' or 'cvi' only")
         gibbs = self.infer == "gibbs"
         learn = tuple(name for name in ("alpha", "jump_alpha")[:2 if self.model == "hmm" else 1]
-                      if self.learn_hyper and self.infer not in ("em", "gibbs") and getattr(self, name) is None)
+                      if self.learn_hyper and self.infer not in ("em", "gibbs") and self.model != "fertility"
+                      and getattr(self, name) is None)
         return TrainConfig(model=self.model, infer=self.infer, n_iter=self.n_iter,
                            n_iter_ibm1=self.n_iter_ibm1, tol=0.0 if gibbs else self.tol, learn=learn,
                            samplers=self.samplers, n_samples=self.gibbs_samples, workers=self.n_jobs,
@@ -183,7 +185,7 @@ class WordAligner(InduceEstimator):
     def _max_jump(self) -> int:
         if self.max_jump is not None:
             return self.max_jump
-        return GIBBS_MAX_JUMP if self.infer == "gibbs" else DEFAULT_MAX_JUMP
+        return GIBBS_MAX_JUMP if self.infer == "gibbs" or self.model == "fertility" else DEFAULT_MAX_JUMP
 
     # ------------------------------------------------------------- training
     def fit(self, pairs: Iterable[Pair], source: PairSource | None = None) -> "WordAligner":

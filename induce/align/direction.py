@@ -163,6 +163,9 @@ class TrainConfig:
 class _Trainer:
     """Holds the arrays of one direction during training."""
 
+    #: number the table entries of the cells by target word, then source row (:func:`build_table`)
+    cells_by_column = False
+
     def __init__(self, bitext: Bitext, n_src_vocab: int, n_tgt_vocab: int, config: TrainConfig,
                  rng: np.random.Generator, progress: Callable[[int], None]):
         self.b = bitext
@@ -170,7 +173,8 @@ class _Trainer:
         self.rng = rng
         self.progress = progress
         self.table, self.cells, self.cell_off = build_table(
-            bitext.src_tok, bitext.src_off, bitext.tgt_tok, bitext.tgt_off, n_src_vocab, n_tgt_vocab)
+            bitext.src_tok, bitext.src_off, bitext.tgt_tok, bitext.tgt_off, n_src_vocab, n_tgt_vocab,
+            self.cells_by_column)
         self.history: list = []
         self.stages: list = []
         self.n_buckets = 2 * config.max_jump + 1
@@ -362,6 +366,8 @@ class _Trainer:
 
 def n_passes(config: TrainConfig, n_pairs: int) -> int:
     """Corpus passes one direction makes at most (for progress totals)."""
+    if config.model == "fertility" and config.infer == "cvi":
+        return config.n_iter_ibm1 + 2 * config.n_iter
     if config.infer == "gibbs":
         from .gibbs import gibbs_schedule
 
@@ -377,9 +383,10 @@ def train_direction(bitext: Bitext, n_src_vocab: int, n_tgt_vocab: int, config: 
                     trainer: type = _Trainer) -> DirectionParams:
     """Train one direction with the schedule of ``config.infer``; ``stages`` of the result says how each stage ended
     (``trainer``: a :class:`_Trainer` subclass, e.g. one with its E-steps on a dask cluster)."""
-    if config.infer == "gibbs":
-        from .gibbs import GibbsTrainer
+    if config.infer == "gibbs" or config.model == "fertility":
+        from .gibbs import CollapsedCVITrainer, GibbsTrainer
 
-        return GibbsTrainer(bitext, n_src_vocab, n_tgt_vocab, config, rng, progress).train()
+        collapsed = GibbsTrainer if config.infer == "gibbs" else CollapsedCVITrainer
+        return collapsed(bitext, n_src_vocab, n_tgt_vocab, config, rng, progress).train()
     trainer = trainer(bitext, n_src_vocab, n_tgt_vocab, config, rng, progress)
     return trainer.train_cvi() if config.infer == "cvi" else trainer.train_batch()

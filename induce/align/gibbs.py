@@ -45,11 +45,42 @@ def gibbs_schedule(model: str, n_pairs: int, passes: tuple | None = None) -> lis
     return list(zip(stages, (int(p) for p in passes)))
 
 
-class GibbsTrainer(_Trainer):
+class _CollapsedTrainer(_Trainer):
+    """The count bookkeeping shared by the sampler and collapsed variational inference: the lexical, jump and
+    fertility counts of :mod:`induce.kernels.align_gibbs` (links or their expectations), and the direction they
+    leave: the posterior-mean translation table and jump weights for the HMM decoder, the fertilities."""
+
+    def _count_arrays(self, dtype) -> tuple:
+        """Zeroed ``lex`` (per table entry), ``lex_tot`` (per row), ``jumps``, ``fert`` (``N_FERT`` per word)."""
+        t = self.table
+        return (np.zeros(t.nnz, dtype=dtype), np.zeros(t.n_rows, dtype=dtype),
+                np.zeros(2 * self.cfg.max_jump + 1, dtype=np.int64 if dtype == np.int32 else dtype),
+                np.zeros(max(t.n_rows - 1, 1) * N_FERT, dtype=dtype))
+
+    def _posterior_mean(self, lex, jumps, fert, marginals) -> DirectionParams:
+        """The direction of final counts (in the table's order): ``(C + a) / (C. + K a)``, jump weights
+        ``C_d + b``, fertilities ``(F_e(phi) + g) / (F_e(.) + 8 g)``; ``marginals`` decode the training pairs."""
+        model = self.cfg.model
+        params = self._result("cvi", lex, jump_weights("cvi", jumps, None, self.jump_alpha, None),
+                              "ibm1" if model == "ibm1" else "hmm")
+        params.marginals = marginals
+        if model == "fertility":
+            fert = fert.reshape(-1, N_FERT) + FERT_ALPHA
+            params.fertility = fert / fert.sum(axis=1, keepdims=True)
+        return params
+
+
+class GibbsTrainer(_CollapsedTrainer):
     """The chains of one direction over the arrays of :class:`~induce.align.direction._Trainer`; with
     ``cfg.workers > 1`` the chains run in that many threads (the kernels release the GIL), with the links and
     marginals of the serial run: each chain's seeds are drawn up front in the serial order, each chain sums its
     own marginals, and these are added in chain order."""
+
+    #: the table's entries numbered by target word, then source row, for the sampler: the cells of one target
+    #: token (its word against each source word of the pair) then count in one block of ``lex`` instead of one
+    #: row each: fewer cache misses (docs/experiments/alignment.md, "Throughput").  ``self.rank[k]`` is the number
+    #: of table entry ``k``, ``self.entry_row`` the rows in the new order (:meth:`_by_target_word`).
+    cells_by_column = True
 
     def train(self) -> DirectionParams:
         cfg, b = self.cfg, self.b
@@ -75,40 +106,24 @@ class GibbsTrainer(_Trainer):
             if pool:
                 pool.shutdown(cancel_futures=True)
         marginals *= np.float32(1.0 / (cfg.samplers * cfg.n_samples))
-        lex, jumps, fert = (x / cfg.samplers for x in totals)
-        params = self._result("cvi", lex, jump_weights("cvi", jumps, None, self.jump_alpha, None),
-                              "ibm1" if cfg.model == "ibm1" else "hmm")
-        params.marginals = marginals
-        if cfg.model == "fertility":
-            fert = fert.reshape(-1, N_FERT) + FERT_ALPHA
-            params.fertility = fert / fert.sum(axis=1, keepdims=True)
-        return params
+        return self._posterior_mean(*(x / cfg.samplers for x in totals), marginals)
 
     def _by_target_word(self) -> None:
-        """Renumber the table's entries by target word, then source row, for the sampler: the cells of one target
-        token (its word against each source word of the pair) then count in one block of ``lex`` instead of one
-        row each: fewer cache misses (docs/experiments/alignment.md, "Throughput").  ``self.rank[k]`` is the new
-        number of entry ``k``, ``self.entry_row`` the rows in the new order."""
         t = self.table
-        perm = np.argsort(t.cols, kind="stable")  # (the columns are sorted within each row: ties stay by row)
-        self.rank = np.empty(len(perm), dtype=np.int32)
-        self.rank[perm] = np.arange(len(perm), dtype=np.int32)
-        self.cells = np.take(self.rank, self.cells)
-        self.entry_row = t.entry_row[perm]
+        self.rank = t.column_rank
+        self.entry_row = np.empty_like(t.entry_row)
+        self.entry_row[self.rank] = t.entry_row
 
     def _chain(self, schedule, seeds, chain):
         """One chain through the stages, then its ``n_samples`` sweeps whose conditionals are summed into its own
         marginals; returns its final lexical (in the table's order), jump and fertility counts (float64), those
         marginals, and its history and stages (``_stage``'s records, kept apart from the other chains')."""
-        cfg, b, t = self.cfg, self.b, self.table
+        cfg, b = self.cfg, self.b
         own = copy.copy(self)  # (shares the arrays; its own history and stages)
         own.history, own.stages = [], []
         links = np.empty(len(b.tgt_tok), dtype=np.int32)
         G.gibbs_random_links(b.src_off, b.tgt_off, cfg.null_prob, next(seeds), links)
-        lex = np.zeros(t.nnz, dtype=np.int32)
-        lex_tot = np.zeros(t.n_rows, dtype=np.int32)
-        jumps = np.zeros(2 * cfg.max_jump + 1, dtype=np.int64)
-        fert = np.zeros(max(t.n_rows - 1, 1) * N_FERT, dtype=np.int32)
+        lex, lex_tot, jumps, fert = self._count_arrays(np.int32)
         marginals = np.zeros(len(self.cells), dtype=np.float32)
         G.gibbs_counts(b.src_off, b.tgt_off, b.src_tok, self.cell_off, self.cells, self.entry_row, links, N_FERT,
                        lex, lex_tot, jumps, fert)
@@ -128,3 +143,31 @@ class GibbsTrainer(_Trainer):
 
     def _seed(self) -> int:
         return int(self.rng.integers(2 ** 31))
+
+
+class CollapsedCVITrainer(_CollapsedTrainer):
+    """Collapsed variational inference of the sampler's model (``infer="cvi"`` with ``model="fertility"``):
+    mean-field link marginals ``q(a_j)`` from uniform, the same counts as expectations under ``q``
+    (:func:`~induce.kernels.align_gibbs.cvi_sweep`), the stages IBM-1 -> HMM -> fertility each run until the
+    stopping rule (``n_iter_ibm1``, then ``n_iter`` passes at most, ``tol``); ``q`` decodes the training pairs."""
+
+    def train(self) -> DirectionParams:
+        cfg, b = self.cfg, self.b
+        q = self.initial_posteriors()
+        lex, lex_tot, jumps, fert = self._count_arrays(np.float64)
+        for stage in LEVELS:
+            level = LEVELS[stage]
+            # the counts of the new level: the jumps and fertilities enter as expectations of the current q
+            G.cvi_counts(b.src_off, b.tgt_off, b.src_tok, self.cell_off, self.cells, self.table.entry_row, q, N_FERT,
+                         level, lex, lex_tot, jumps, fert)
+
+            def one_pass() -> float:
+                return sum(G.cvi_sweep(chunk, b.src_off, b.tgt_off, b.src_tok, self.cell_off, self.cells,
+                                       self.table.entry_row, q, lex, lex_tot, cfg.alpha, self.outcomes, jumps,
+                                       self.jump_alpha, fert, N_FERT, FERT_ALPHA, cfg.null_prob, level)
+                           for chunk in self._chunks(self._order(shuffle=True)))
+
+            self._stage(f"{stage}-cvi", cfg.n_iter_ibm1 if stage == "ibm1" else cfg.n_iter, one_pass, lambda: None)
+            if stage == cfg.model:
+                break
+        return self._posterior_mean(lex, jumps, fert, q)

@@ -16,7 +16,9 @@ how many passes ran, whether they converged, and the priors used (learned with
 default, ``--infer gibbs`` (collapsed Gibbs sampling, eflomal's recipe), runs
 ``--samplers`` chains through IBM-1, HMM and fertility for a fixed number of
 passes (``--gibbs-passes``; ``--iterations``, ``--ibm1-iterations`` and ``--tol`` are refused) and
-decodes the links from their averaged link marginals.
+decodes the links from their averaged link marginals; ``--infer cvi`` with ``--model fertility`` runs
+collapsed variational inference of the same model through the same stages (each with the stopping rule) and
+decodes the links from its mean-field link marginals.
 """
 
 from __future__ import annotations
@@ -46,7 +48,9 @@ def register(subparsers) -> None:
     p.add_argument("tgt", nargs="?", type=existing_file, help="target side, line-aligned with SRC")
     p.add_argument("-o", "--output", required=True, type=output_path, help="Pharaoh output file (0-based i-j)")
     # defaults from the record (docs/experiments/alignment.md, "Gibbs"): below eflomal -m 3 on every gold set
-    p.add_argument("--model", choices=MODELS, default="fertility", help="default fertility (with --infer gibbs only)")
+    p.add_argument("--model", choices=MODELS, default="fertility",
+                   help="default fertility (with --infer gibbs, or cvi: collapsed variational inference of the "
+                        "same model)")
     p.add_argument("--infer", choices=INFERENCE, default="gibbs")
     p.add_argument("--iterations", type=positive_int, default=MAX_ITER,
                    help=f"maximum passes of the final model (default {MAX_ITER})")

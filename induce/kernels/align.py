@@ -857,13 +857,15 @@ def posteriors_to_matrix(src_off, tgt_off, cell_off, post, threshold, reverse):
 
 
 @njit(cache=True)
-def table_entries(keys, n_rows, n_cols):
+def table_entries(keys, n_rows, n_cols, by_column=False):
     """The sorted distinct keys ``row * n_cols + col`` as a CSR table, and the entry of every key.
 
     Equivalent to ``np.unique(keys, return_inverse=True)`` (entry ``k`` is the ``k``-th distinct key) in
     ``O(n + sum_r d_r log d_r)`` for ``d_r`` distinct columns in row ``r``, instead of sorting all ``n`` keys:
     a counting sort by row, then each row's distinct columns sorted.  Returns ``(row_ptr int64[n_rows + 1],
-    cols int32[nnz], entry_row int32[nnz], inverse int32[n])``.
+    cols int32[nnz], entry_row int32[nnz], inverse int32[n], rank int32[nnz])``; with ``by_column`` the entries
+    are also numbered by column, then row (``rank[k]``: the number of entry ``k``; ``np.argsort(cols,
+    kind="stable")`` inverted) and ``inverse`` holds these numbers, else ``rank`` is empty.
     """
     n = len(keys)
     by_row = np.zeros(n_rows + 1, dtype=np.int64)
@@ -879,10 +881,8 @@ def table_entries(keys, n_rows, n_cols):
         col_of[fill[r]] = keys[c] - r * n_cols
         fill[r] += 1
     stamp = np.full(n_cols, -1, dtype=np.int64)
-    slot = np.empty(n_cols, dtype=np.int64)
     row_ptr = np.zeros(n_rows + 1, dtype=np.int64)
     cols = np.empty(n, dtype=np.int32)  # (trimmed to nnz below)
-    inverse = np.empty(n, dtype=np.int32)
     nnz = 0
     for r in range(n_rows):
         start = nnz
@@ -893,12 +893,24 @@ def table_entries(keys, n_rows, n_cols):
                 cols[nnz] = f
                 nnz += 1
         cols[start:nnz] = np.sort(cols[start:nnz])
-        for e in range(start, nnz):
-            slot[cols[e]] = e
-        for x in range(by_row[r], by_row[r + 1]):
-            inverse[order[x]] = slot[col_of[x]]
         row_ptr[r + 1] = nnz
+    cols = cols[:nnz].copy()
+    rank = np.empty(nnz if by_column else 0, dtype=np.int32)
+    if by_column:  # a counting sort of the entries by column (stable: by row within a column)
+        col_start = np.zeros(n_cols + 1, dtype=np.int64)
+        for e in range(nnz):
+            col_start[cols[e] + 1] += 1
+        col_start = np.cumsum(col_start)
+        for e in range(nnz):
+            rank[e] = col_start[cols[e]]
+            col_start[cols[e]] += 1
+    slot = np.empty(n_cols, dtype=np.int64)
+    inverse = np.empty(n, dtype=np.int32)
     entry_row = np.empty(nnz, dtype=np.int32)
     for r in range(n_rows):
-        entry_row[row_ptr[r]:row_ptr[r + 1]] = r
-    return row_ptr, cols[:nnz].copy(), entry_row, inverse
+        for e in range(row_ptr[r], row_ptr[r + 1]):
+            slot[cols[e]] = rank[e] if by_column else e
+            entry_row[e] = r
+        for x in range(by_row[r], by_row[r + 1]):
+            inverse[order[x]] = slot[col_of[x]]
+    return row_ptr, cols, entry_row, inverse, rank

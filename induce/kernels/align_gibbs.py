@@ -33,7 +33,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .align import _pair_dims, jump_bucket
+from .align import _max_src, _max_tgt, _pair_dims, jump_bucket
 
 
 @njit(cache=True, nogil=True)
@@ -154,10 +154,10 @@ def gibbs_sweep(order, src_off, tgt_off, src_tok, cell_off, cells, entry_row, li
     """
     np.random.seed(seed)
     max_jump = (len(jumps) - 1) // 2
-    max_src = int(np.max(np.diff(src_off))) if len(src_off) > 1 else 0
+    max_src = _max_src(order, src_off)  # (of this call's pairs only: no pass over the corpus per call)
     probs = np.empty(max_src + 1)
     phi = np.zeros(max_src + 1, dtype=np.int64)
-    nxt_of = np.empty(int(np.max(np.diff(tgt_off))) + 1 if len(tgt_off) > 1 else 1, dtype=np.int64)
+    nxt_of = np.empty(_max_tgt(order, tgt_off) + 1, dtype=np.int64)
     jump_tot = 0.0
     for b in range(len(jumps)):
         jump_tot += jumps[b]
@@ -212,3 +212,258 @@ def gibbs_sweep(order, src_off, tgt_off, src_tok, cell_off, cells, entry_row, li
                 prev = new
     return total + np.log(scale)
 
+
+
+# ------------------------------------------------ collapsed variational inference over the same counts
+# q(a_j) is one distribution per target token over its cells (the layout of ``cells``: NULL first), and the
+# counts above become their expectations under the mean field: ``lex`` / ``lex_tot`` from the cells' q, the jump
+# buckets from the distribution of the nearest non-NULL link to the left / right of each token, the fertility
+# buckets from the Poisson-binomial distribution of each source token's fertility (truncated at F - 1).
+
+
+@njit(cache=True, inline="always")
+def _bernoulli_step(dist, q, n_fert):
+    """``dist`` (a fertility distribution, the last bucket ">= F-1") convolved with one Bernoulli(q) link."""
+    top = n_fert - 1
+    dist[top] += q * dist[top - 1]
+    for b in range(top - 1, 0, -1):
+        dist[b] = (1.0 - q) * dist[b] + q * dist[b - 1]
+    dist[0] *= 1.0 - q
+
+
+@njit(cache=True)
+def _pair_fertility(q, c0, n_src, n_tgt, n_fert, dist):
+    """``dist[i]``: the Poisson-binomial distribution of source position ``i``'s fertility under the
+    independent ``q(a_j = i)`` of the pair's target tokens (Teh et al. 2007, sec. 3: counts under the mean field
+    are sums of independent Bernoullis), truncated at ``F - 1``."""
+    for i in range(n_src):
+        dist[i, :] = 0.0
+        dist[i, 0] = 1.0
+    for j in range(n_tgt):
+        base = c0 + j * (n_src + 1) + 1
+        for i in range(n_src):
+            _bernoulli_step(dist[i], np.float64(q[base + i]), n_fert)
+
+
+@njit(cache=True)
+def _pair_jumps(q, c0, n_src, n_tgt, sign, jumps, left):
+    """Add ``sign`` times the pair's expected jump counts: ``q(a_j = i) m_j(p)`` in bucket ``b(i - p)`` with
+    ``m_j(p)`` the probability that the nearest non-NULL link left of ``j`` is ``p`` (``p = -1``: the start;
+    ``m_{j+1} = q(a_j = NULL) m_j + q(a_j = .)``), and the end jump ``b(I - p)`` with ``m_J``.  ``left`` is
+    scratch of ``I + 1`` entries (``left[p + 1] = m(p)``)."""
+    max_jump = (len(jumps) - 1) // 2
+    left[:n_src + 1] = 0.0
+    left[0] = 1.0
+    for j in range(n_tgt):
+        base = c0 + j * (n_src + 1)
+        for i in range(n_src):
+            qi = sign * np.float64(q[base + 1 + i])
+            for p in range(-1, n_src):
+                if left[p + 1] != 0.0:
+                    jumps[jump_bucket(i - p, max_jump)] += qi * left[p + 1]
+        q_null = np.float64(q[base])
+        for p in range(-1, n_src):
+            left[p + 1] *= q_null
+        for i in range(n_src):
+            left[i + 1] += np.float64(q[base + 1 + i])
+    for p in range(-1, n_src):
+        jumps[jump_bucket(n_src - p, max_jump)] += sign * left[p + 1]
+
+
+@njit(cache=True)
+def cvi_counts(src_off, tgt_off, src_tok, cell_off, cells, entry_row, q, n_fert, level, lex, lex_tot, jumps, fert):
+    """Fill the expected counts (float64, zeroed first) of the cell marginals ``q`` (the jumps at level >= 2,
+    the fertilities at level 3): the module's counts under the mean field."""
+    lex[:] = 0.0
+    lex_tot[:] = 0.0
+    jumps[:] = 0.0
+    fert[:] = 0.0
+    max_src = int(np.max(np.diff(src_off))) if len(src_off) > 1 else 0
+    dist = np.empty((max_src + 1, n_fert))
+    left = np.empty(max_src + 2)
+    for s in range(len(src_off) - 1):
+        n_src, n_tgt = _pair_dims(s, src_off, tgt_off)
+        c0 = cell_off[s]
+        for c in range(c0, c0 + (n_src + 1) * n_tgt):
+            lex[cells[c]] += q[c]
+            lex_tot[entry_row[cells[c]]] += q[c]
+        if n_src == 0:
+            continue
+        if level >= 2:
+            _pair_jumps(q, c0, n_src, n_tgt, 1.0, jumps, left)
+        if level >= 3:
+            _pair_fertility(q, c0, n_src, n_tgt, n_fert, dist)
+            for i in range(n_src):
+                for b in range(n_fert):
+                    fert[src_tok[src_off[s] + i] * n_fert + b] += dist[i, b]
+
+
+@njit(cache=True)
+def _cvi_pair_start(q, c0, n_src, n_tgt, e_row, level, jumps, fert, n_fert, fert_alpha, left, right, dist, suffix,
+                    ratio):
+    """Take the pair's expected jump (level >= 2) and fertility (level 3) counts out and set up its visit:
+    ``right[j, n]`` the probability that the nearest non-NULL link right of ``j`` is ``n`` (``n = I``: the end),
+    ``left`` that of the start (``m(-1) = 1``), ``suffix[j, i]`` the fertility distribution of ``i`` from the
+    tokens after ``j``, ``dist[i]`` (from the tokens before ``j``) empty, ``ratio[i, phi]`` the fertility ratio of
+    ``i``'s word with the pair's counts out (1 in the last bucket)."""
+    if level >= 2:
+        _pair_jumps(q, c0, n_src, n_tgt, -1.0, jumps, left)
+        right[n_tgt - 1, :n_src + 1] = 0.0
+        right[n_tgt - 1, n_src] = 1.0
+        for j in range(n_tgt - 1, 0, -1):
+            base = c0 + j * (n_src + 1)
+            q_null = np.float64(q[base])
+            for n in range(n_src + 1):
+                right[j - 1, n] = q_null * right[j, n]
+            for i in range(n_src):
+                right[j - 1, i] += np.float64(q[base + 1 + i])
+        left[:n_src + 1] = 0.0
+        left[0] = 1.0
+    if level >= 3:
+        _pair_fertility(q, c0, n_src, n_tgt, n_fert, dist)
+        for i in range(n_src):
+            row = e_row[i] * n_fert
+            for b in range(n_fert):
+                fert[row + b] -= dist[i, b]
+                suffix[n_tgt - 1, i, b] = 1.0 if b == 0 else 0.0
+                dist[i, b] = 1.0 if b == 0 else 0.0
+        for i in range(n_src):  # (after every token of the pair is out: F_e of the other pairs)
+            row = e_row[i] * n_fert
+            for b in range(n_fert - 1):
+                ratio[i, b] = (max(fert[row + b + 1], 0.0) + fert_alpha) / (max(fert[row + b], 0.0) + fert_alpha)
+            ratio[i, n_fert - 1] = 1.0
+        for j in range(n_tgt - 1, 0, -1):
+            base = c0 + j * (n_src + 1) + 1
+            for i in range(n_src):
+                suffix[j - 1, i, :] = suffix[j, i, :]
+                _bernoulli_step(suffix[j - 1, i], np.float64(q[base + i]), n_fert)
+
+
+@njit(cache=True, fastmath=True, inline="always")
+def _cvi_weights(base, n_src, j, cells, entry_row, lex, inv_tot, alpha, jumps, norm, jump_alpha, n_fert, p0, level,
+                 left, right, dist, suffix, ratio, new):
+    """The unnormalised ``q(a_j)`` of :func:`cvi_sweep` into ``new[0..I]`` (0 = NULL), scaled as in
+    :func:`_conditional` (``norm = N + D b``); returns their sum."""
+    max_jump = (len(jumps) - 1) // 2
+    v = p0 * (max(lex[cells[base]], 0.0) + alpha) * inv_tot[entry_row[cells[base]]]
+    if level >= 2:
+        e_skip = 0.0
+        for p in range(-1, n_src):
+            if left[p + 1] != 0.0:
+                acc = 0.0
+                for n in range(n_src + 1):
+                    acc += right[j, n] * max(jumps[jump_bucket(n - p, max_jump)], 0.0)
+                e_skip += left[p + 1] * acc
+        v *= (e_skip + jump_alpha) * (norm + 1.0)
+    new[0] = v
+    z = v
+    real = (1.0 - p0) / n_src if level == 1 else 1.0 - p0
+    for i in range(n_src):
+        k = cells[base + 1 + i]
+        v = (max(lex[k], 0.0) + alpha) * inv_tot[entry_row[k]] * real
+        if level >= 2:
+            e_in, e_out = 0.0, 0.0
+            for p in range(-1, n_src):
+                e_in += left[p + 1] * max(jumps[jump_bucket(i - p, max_jump)], 0.0)
+            for n in range(n_src + 1):
+                e_out += right[j, n] * max(jumps[jump_bucket(n - i, max_jump)], 0.0)
+            v *= (e_in + jump_alpha) * (e_out + jump_alpha)
+        if level >= 3:  # E over the fertility from the other tokens: (before j) * (after j), truncated
+            e_fert, low = 0.0, 0.0
+            for b in range(n_fert - 1):
+                pb = 0.0
+                for a in range(b + 1):
+                    pb += dist[i, a] * suffix[j, i, b - a]
+                e_fert += pb * ratio[i, b]
+                low += pb
+            v *= e_fert + max(1.0 - low, 0.0)
+        new[i + 1] = v
+        z += v
+    return z
+
+
+@njit(cache=True, inline="always")
+def _cvi_move_lex(base, n_src, q, sign, cells, entry_row, lex, lex_tot, inv_tot, alpha, n_outcomes):
+    """Add ``sign`` times token ``base``'s ``q`` to the lexical counts, keeping ``inv_tot`` (:func:`_move_lex`)."""
+    for x in range(n_src + 1):
+        k = cells[base + x]
+        r = entry_row[k]
+        lex[k] += sign * q[base + x]
+        lex_tot[r] += sign * q[base + x]
+        inv_tot[r] = 1.0 / (max(lex_tot[r], 0.0) + n_outcomes[r] * alpha)
+
+
+@njit(cache=True, fastmath=True, nogil=True)
+def cvi_sweep(order, src_off, tgt_off, src_tok, cell_off, cells, entry_row, q, lex, lex_tot, alpha, n_outcomes,
+              jumps, jump_alpha, fert, n_fert, fert_alpha, p0, level):
+    """One pass of collapsed variational inference at model ``level`` over the pairs ``order``: the mean-field
+    ``q(a_j)`` of every target token in turn, the counts kept as expectations under ``q`` (:func:`cvi_counts`).
+
+    CVI-1 per target token (thesis sec. 3.4, eq. 3.33 to first order, eq. 3.32: the expectation of each factor of
+    the collapsed conditional of :func:`_conditional` taken under ``q``, the counts replaced by their expectations,
+    i.e. the zero-order CVB0 of Asuncion et al. 2009)::
+
+        q(a_j = i) ∝ (1 - p0) (E(e_i, f_j) + a) / (E(e_i, .) + K a)
+                     * E_m[n(b(i - p)) + b] E_r[n(b(n - i)) + b] / ((N + D b) (N + 1 + D b))      (level >= 2)
+                     * E_{phi ~ P_i^{-j}}[(F_e(phi + 1) + g) / (F_e(phi) + g)]                        (level 3)
+        q(a_j = NULL) ∝ p0 (E(NULL, f_j) + a) / (E(NULL, .) + K a) * E_{m, r}[n(b(n - p)) + b] / (N + D b)
+
+    ``m`` / ``r``: the distributions of the nearest non-NULL link left / right of ``j`` under the other tokens'
+    ``q`` (independent under the mean field); ``P_i^{-j}``: the Poisson-binomial distribution of position ``i``'s
+    fertility from the other tokens' ``q`` (truncated at ``F - 1``, where the ratio is 1), ``F_e`` the expected
+    fertility counts of the other pairs.  The approximation of the fertility term: the mean field asks for
+    ``exp E_q[log r_e(phi)]`` of the ratio ``r_e`` at the token's random fertility ``phi``; with the counts at their
+    expectations (eq. 3.32) it is taken as ``E[r_e(phi)]`` over the exact distribution of ``phi`` (the first-order
+    step the thesis takes for the random neighbours of the HMM's transitions, eq. 3.33-3.35), and apart from the
+    jump factors (they are correlated through the other links: the expectation of the product is replaced by the
+    product of the expectations).  The lexical counts leave per token (CVI-1); the
+    pair's expected jump and fertility counts leave while the pair is visited (as CVI-2 per pair, sec. 3.5) and
+    return computed from its new ``q``.  Returns ``sum_j log z_j`` (the normalisers, scaled as in
+    :func:`_conditional`): the objective of the stopping rule.
+    """
+    max_src, max_tgt = _max_src(order, src_off), _max_tgt(order, tgt_off)
+    new = np.empty(max_src + 1)
+    left = np.empty(max_src + 2)
+    right = np.empty((max_tgt + 1, max_src + 1))
+    dist = np.empty((max_src + 1, n_fert))
+    suffix = np.empty((max_tgt + 1, max_src + 1, n_fert))
+    ratio = np.empty((max_src + 1, n_fert))
+    inv_tot = 1.0 / (np.maximum(lex_tot, 0.0) + n_outcomes[:len(lex_tot)] * alpha)
+    total = 0.0
+    for s in order:
+        n_src, n_tgt = _pair_dims(s, src_off, tgt_off)
+        if n_src == 0 or n_tgt == 0:
+            continue
+        c0 = cell_off[s]
+        e_row = src_tok[src_off[s]:src_off[s + 1]]
+        _cvi_pair_start(q, c0, n_src, n_tgt, e_row, level, jumps, fert, n_fert, fert_alpha, left, right, dist,
+                        suffix, ratio)
+        norm = len(jumps) * jump_alpha
+        for b in range(len(jumps)):
+            norm += max(jumps[b], 0.0)
+        for j in range(n_tgt):
+            base = c0 + j * (n_src + 1)
+            _cvi_move_lex(base, n_src, q, -1.0, cells, entry_row, lex, lex_tot, inv_tot, alpha, n_outcomes)
+            z = _cvi_weights(base, n_src, j, cells, entry_row, lex, inv_tot, alpha, jumps, norm, jump_alpha, n_fert,
+                             p0, level, left, right, dist, suffix, ratio, new)
+            total += np.log(z)
+            for x in range(n_src + 1):
+                q[base + x] = new[x] / z
+            _cvi_move_lex(base, n_src, q, 1.0, cells, entry_row, lex, lex_tot, inv_tot, alpha, n_outcomes)
+            if level >= 2:  # the left mass and the fertilities before j + 1
+                q_null = np.float64(q[base])
+                for p in range(-1, n_src):
+                    left[p + 1] *= q_null
+                for i in range(n_src):
+                    left[i + 1] += np.float64(q[base + 1 + i])
+            if level >= 3:
+                for i in range(n_src):
+                    _bernoulli_step(dist[i], np.float64(q[base + 1 + i]), n_fert)
+        if level >= 2:
+            _pair_jumps(q, c0, n_src, n_tgt, 1.0, jumps, left)
+        if level >= 3:
+            _pair_fertility(q, c0, n_src, n_tgt, n_fert, dist)
+            for i in range(n_src):
+                for b in range(n_fert):
+                    fert[e_row[i] * n_fert + b] += dist[i, b]
+    return total

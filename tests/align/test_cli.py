@@ -52,3 +52,14 @@ def test_align_cli_gibbs_fertility(corpora, tmp_path, capsys):
     assert threaded.read_text() == (tmp_path / "g.align").read_text()
     assert main(args + ["--gibbs-passes", "3", "10"]) == 2  # fertility has three stages
     assert "3 Gibbs stages" in capsys.readouterr().err
+
+
+def test_align_cli_fertility_cvi(corpora, tmp_path, capsys):
+    root = corpora / "align" / "de-en"
+    args = ["align", str(root / "test.de"), str(root / "test.en"), "-o", str(tmp_path / "c.align"), "--model",
+            "fertility", "--gold", str(root / "de-en.wa"), "--gold-format", "pharaoh", "--quiet", "--json"]
+    assert main(args + ["--infer", "cvi"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["scores"]["aer"] < 0.55  # eflomal -m 3: 0.404; IBM-1 EM 0.54
+    assert main(args + ["--infer", "em"]) == 2
+    assert "infer='gibbs' or 'cvi'" in capsys.readouterr().err

@@ -138,9 +138,18 @@ def test_table_entries_equal_np_unique():
     n_rows, n_cols = 7, 11
     keys = rng.integers(0, n_rows, 500) * n_cols + rng.integers(0, n_cols, 500)
     keys[:3] = [5 * n_cols + 10, 0, 5 * n_cols + 10]
-    row_ptr, cols, entry_row, inverse = table_entries(keys.astype(np.int64), n_rows, np.int64(n_cols))
+    row_ptr, cols, entry_row, inverse, rank = table_entries(keys.astype(np.int64), n_rows, np.int64(n_cols))
     uniq, inv = np.unique(keys, return_inverse=True)
     np.testing.assert_array_equal(cols, uniq % n_cols)
     np.testing.assert_array_equal(entry_row, uniq // n_cols)
     np.testing.assert_array_equal(inverse, inv)
     np.testing.assert_array_equal(row_ptr, np.searchsorted(uniq // n_cols, np.arange(n_rows + 1)))
+    assert len(rank) == 0
+    # numbered by column, then row: the entries of np.unique's inverse renumbered by the stable sort of the columns
+    *same, by_col, rank = table_entries(keys.astype(np.int64), n_rows, np.int64(n_cols), True)
+    for a, b in zip(same, (row_ptr, cols, entry_row)):
+        np.testing.assert_array_equal(a, b)
+    want = np.empty(len(cols), dtype=np.int64)
+    want[np.argsort(cols, kind="stable")] = np.arange(len(cols))
+    np.testing.assert_array_equal(rank, want)
+    np.testing.assert_array_equal(by_col, want[inv])
