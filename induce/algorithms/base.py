@@ -29,6 +29,10 @@ from .priors import Priors
 
 ALGORITHMS = Registry("HMM inference algorithm")
 register = ALGORITHMS.register
+#: the HDP-HMM's algorithms (``HDPHMMTagger(infer=...)``) that are registered objects (svi, beam); cvi and scvi
+#: are still estimator mixins (:mod:`induce.algorithms.hdp_cvi`, :mod:`induce.algorithms.hdp_scvi`)
+HDP_ALGORITHMS = Registry("HDP-HMM inference algorithm")
+register_hdp = HDP_ALGORITHMS.register
 
 
 def get_algorithm(name: str) -> "Algorithm":
@@ -55,6 +59,18 @@ class Core:
     K: int
     allowed: np.ndarray
     priors: Priors
+
+
+@dataclass
+class HDPCore:
+    """The HDP-HMM as its algorithms see it (thesis eq. 5.4-5.9): the truncation ``K`` (the beam sampler: its
+    initial states), the starting top-level and transition concentrations ``gamma`` and ``sigma``, the symmetric
+    emission prior ``beta`` and the hyperparameters held ``fixed`` (``fix_hyper``)."""
+    K: int
+    gamma: float
+    sigma: float
+    beta: float
+    fixed: frozenset = frozenset()
 
 
 @dataclass

@@ -7,6 +7,7 @@ from typing import Callable
 import numpy as np
 
 from ..errors import ConfigError
+from ..infer import hdp
 from ..infer.convergence import ConvergenceMonitor
 
 #: the trace keys that hold an algorithm's per-iteration objective (the stopping rule watches it)
@@ -102,3 +103,31 @@ class Loop:
         """Close the progress bar (a run its stopping rule ended early)."""
         if hasattr(self.bar, "close"):
             self.bar.close()
+
+
+class HDPLoop(Loop):
+    """The HDP-HMM's passes: a :class:`Loop` whose records hold the effective number of states (the fewest
+    covering ``coverage`` of the tokens, thesis 5.5.1) and the concentrations, and whose stopping rule
+    (``new_monitor()``) starts afresh every pass of the burn-in: the symmetric start is a plateau, so the
+    progress it measures counts from the burn-in's end (``HDPHMMTagger``'s ``tol``)."""
+
+    def __init__(self, name: str, max_iter: int, new_monitor: Callable[[], ConvergenceMonitor], data, gold,
+                 seeds: np.ndarray, *, coverage: float, **kw):
+        super().__init__(name, max_iter, new_monitor(), data, gold, seeds, **kw)
+        self.new_monitor, self.coverage = new_monitor, coverage
+
+    def converging(self, it: int, objective: float, past_burn_in: bool, waits: bool = False) -> bool:
+        """Feed pass ``it``'s objective to the stopping rule (restarted unless ``past_burn_in``); ``True`` when
+        it says stop (``waits``: not yet, whatever it says) or the objective is not finite."""
+        if not past_burn_in:
+            self.monitor = self.new_monitor()
+        calm = self.monitor.update(objective)
+        return self.monitor.diverged or (calm and not waits)
+
+    def record_hdp(self, it: int, objective: float, name: str, seconds: float, usage: np.ndarray, states,
+                   gamma: float, sigma: float, **extra) -> None:
+        """:meth:`Loop.record` of pass ``it`` with the effective states of ``usage`` (expected tokens per
+        state), ``gamma`` and ``sigma``."""
+        self.last = it
+        self.record(it, objective, name, seconds, states, effective_states=hdp.effective_states(usage, self.coverage),
+                    gamma=gamma, sigma=sigma, **extra)

@@ -34,6 +34,7 @@ tokens (thesis 5.5.1).
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Callable
 
 import numpy as np
@@ -43,6 +44,7 @@ from ..corpus.vocab import Vocabulary
 from ..base import SCHEDULE, AnyOf, Boolean, Integer, Options, Real
 from ..errors import ConfigError
 from ..resources import check_memory, corpus_source, hmm_bytes, sentence_label
+from ..algorithms import HDP_ALGORITHMS as HDP_REGISTERED, Fitted, HDPCore
 from ..algorithms.hdp_scvi import HDPSCVI
 from ..infer import hdp
 from ..kernels.hdp_qc import QC_METHODS
@@ -336,18 +338,14 @@ class HDPHMMTagger(HDPHMMFile, HDPSCVI, HDPSchedule, HMMTagger):
         # gamma_e starts at 1 (the unit mass of Teh et al. 2008's top-level update) when learned
         self._emission = hdp.EmissionPrior(data.W, self._starting_emission_concentration(data.W),
                                            1.0 if learned else float(self.new_word_mass), learned)
-        if self.infer == "cvi":
+        if self.infer in HDP_REGISTERED:
+            self._store_fitted(HDP_REGISTERED.create(self.infer).fit(
+                HDPCore(K, self.gamma_, self.sigma_, float(self.beta), self._fixed_hyper()), data,
+                self._iterations(data, gold, seeds), self._hdp_settings()), data)
+        elif self.infer == "cvi":
             self._fit_cvi(data, gold, seeds)
-        elif self.infer == "scvi":
-            self._fit_scvi(data, gold, seeds)
-        elif self.infer == "svi":
-            from ..infer.hdp_svi import fit_svi
-
-            fit_svi(self, data, gold, seeds)
         else:
-            from ..infer.beam import fit_beam
-
-            fit_beam(self, data, gold, seeds)
+            self._fit_scvi(data, gold, seeds)
         self.init_objectives_ = [self.trace_[-1][self._OBJECTIVE]] if self.infer == "cvi" and self.trace_ else []
         return self
 
@@ -358,6 +356,20 @@ class HDPHMMTagger(HDPHMMFile, HDPSCVI, HDPSchedule, HMMTagger):
         return float(DEFAULT_EMISSION_CONCENTRATION if self.emission_concentration is None
                      else self.emission_concentration)
 
+    def _hdp_settings(self) -> SimpleNamespace:
+        """What a registered algorithm (:data:`induce.algorithms.HDP_ALGORITHMS`) reads of the hyperparameters."""
+        return SimpleNamespace(burn_in=self._burn_in(), tau=self.tau, kappa=self.kappa, batch_size=self.batch_size,
+                               planned_epochs=self._planned_epochs(), client=self.client, vocab=self.vocab_)
+
+    def _store_fitted(self, fitted: Fitted, data) -> None:
+        """Store what a registered algorithm returned: its fitted attributes, counts, labels."""
+        vars(self).update(fitted.extra)
+        if fitted.meter is not None:
+            self.cluster_meter_ = fitted.meter
+        self._local_labels = fitted.labels
+        self._finish(fitted.trans, fitted.emit, data)
+        self._warn_cluster_overhead()
+
     def _finish(self, trans, emit, data):
         """Store counts and point parameters; labels from the local posteriors or by decoding."""
         em = self.__dict__.pop("_emission")
@@ -367,7 +379,7 @@ class HDPHMMTagger(HDPHMMFile, HDPSCVI, HDPSchedule, HMMTagger):
         self.transition_counts_ = np.asarray(trans, dtype=np.float64)
         self.emission_counts_ = np.asarray(emit, dtype=np.float64)
         self._set_parameters()
-        self._end_iterations(self._convergence, f"hdp-hmm {self.infer}", self._last_iteration, self._max_iter())
+        self._end_iterations(self._convergence, f"hdp-hmm {self.infer}", self._loop.last, self._max_iter())
         self.hyper_burn_in_ = self._held_passes()
         if self._burn_in() is None and self._learn_from is None:
             self._warn(f"hdp-hmm {self.infer}: the symmetric start never broke (no pass's objective rose "
@@ -375,6 +387,7 @@ class HDPHMMTagger(HDPHMMFile, HDPSCVI, HDPSchedule, HMMTagger):
                        "split-merge round ran; try another --seed or more --iterations")
         self.__dict__.pop("_learn_from")
         self.__dict__.pop("_first_objective", None)
+        self.__dict__.pop("_loop")
         self.effective_states_ = hdp.effective_states(self.emission_counts_.sum(axis=0), self.coverage)
         local = self.__dict__.pop("_local_labels", None)
         if local is None or self.decode == "viterbi":

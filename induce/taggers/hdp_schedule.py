@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..algorithms import Loop
+from ..algorithms.loop import HDPLoop
 from ..errors import ConfigError
-from ..infer import hdp
 from ..infer.convergence import ConvergenceMonitor
 from ..kernels.hdp_qc import QC_METHODS
 from ..names import HDP_HYPERPARAMETERS
@@ -71,7 +70,7 @@ class HDPSchedule:
 
     def _held_passes(self) -> int:
         """Passes during which the burn-in held the hyperparameters (all passes run if it never ended)."""
-        run = int(self._last_iteration)
+        run = int(self._loop.last)
         if self._fixed_hyper() >= frozenset(HYPERPARAMETERS):
             return run
         burn_in = self._burn_in()
@@ -93,17 +92,19 @@ class HDPSchedule:
         return ConvergenceMonitor(self._tol(), STOCHASTIC_PATIENCE, reference="best")
 
     def _converging(self, it: int, objective: float) -> bool:
-        """Feed pass ``it``'s objective to the stopping rule; True when it says stop (or the objective is not
-        finite).  Until the burn-in has ended the rule starts afresh every pass (the symmetric start is a
-        plateau), so its progress counts from the burn-in's end; where split-merge rounds run
-        (:meth:`_runs_rounds`) its verdict waits for the first round of their schedule (:meth:`_merge_due`).
-        (A cvi fit stopped at its first plateau and given its rounds then, before the schedule's first, kept 4
-        merged states on 4 of 10 grammar datasets where the schedule's rounds find the 7;
-        docs/experiments/hdp_defaults.md, "Stopping on convergence".)"""
-        if not self._past_burn_in(it):
-            self._convergence = self._monitor()
-        calm = self._convergence.update(objective)
-        return self._convergence.diverged or (calm and not (self._runs_rounds() and not self._rounds_run))
+        """Feed pass ``it``'s objective to the stopping rule (:meth:`induce.algorithms.loop.HDPLoop.converging`:
+        restarted every pass until the burn-in has ended); True when it says stop (or the objective is not
+        finite).  Where split-merge rounds run (:meth:`_runs_rounds`) its verdict waits for the first round of
+        their schedule (:meth:`_merge_due`).  (A cvi fit stopped at its first plateau and given its rounds then,
+        before the schedule's first, kept 4 merged states on 4 of 10 grammar datasets where the schedule's rounds
+        find the 7; docs/experiments/hdp_defaults.md, "Stopping on convergence".)"""
+        return self._loop.converging(it, objective, self._past_burn_in(it),
+                                     self._runs_rounds() and not self._rounds_run)
+
+    @property
+    def _convergence(self) -> ConvergenceMonitor:
+        """The stopping rule of the fit under way (its :meth:`_iterations`)."""
+        return self._loop.monitor
 
     def _max_epochs(self) -> int:
         """scvi's / svi's epoch cap is ``n_iter``'s (:meth:`_max_iter`; :meth:`_planned_epochs` plans with it)."""
@@ -121,18 +122,16 @@ class HDPSchedule:
     def _qc_code(self) -> int:
         return QC_METHODS.index(self.qc)
 
-    def _iterations(self, data, gold, seeds) -> Loop:
-        """The passes of this fit over ``data`` (:class:`induce.algorithms.Loop`: progress bar, trace records);
-        also starts the stopping rule (``_convergence``, fed by :meth:`_converging`)."""
-        self._convergence = self._monitor()
-        return Loop(self.infer, self._max_iter(), self._convergence, data, gold, seeds, order=self.order,
-                    eval_every=self.eval_every, callback=self.callback, verbose=self.verbose,
-                    label=self._progress_label, trace=self.trace_)
+    def _iterations(self, data, gold, seeds) -> HDPLoop:
+        """The passes of this fit over ``data`` (:class:`induce.algorithms.loop.HDPLoop`: progress bar, trace
+        records, the stopping rule of :meth:`_monitor`), kept as ``_loop`` until :meth:`_finish`."""
+        self._loop = HDPLoop(self.infer, self._max_iter(), self._monitor, data, gold, seeds,
+                             coverage=self.coverage, order=self.order, eval_every=self.eval_every,
+                             callback=self.callback, verbose=self.verbose, label=self._progress_label,
+                             trace=self.trace_)
+        return self._loop
 
     def _hdp_record(self, bar, it, objective, name, seconds, data, usage, states, gold, **extra):
-        eff = hdp.effective_states(usage, self.coverage)
-        self._last_iteration = it
         if self.client is not None:
             bar.meter = getattr(self, "cluster_meter_", None)
-        bar.record(it, objective, name, seconds, states, effective_states=eff, gamma=self.gamma_, sigma=self.sigma_,
-                   **extra)
+        bar.record_hdp(it, objective, name, seconds, usage, states, self.gamma_, self.sigma_, **extra)
