@@ -34,7 +34,8 @@ def _columns(text: str) -> list[str]:
 
 
 def register(sub) -> None:
-    from ..names import DURATION_FAMILIES, EMISSION_FAMILIES, SERIES_ALGORITHMS, SERIES_MODELS
+    from ..names import DURATION_FAMILIES, EMISSION_FAMILIES, HDP_ALGORITHMS, HMM_ALGORITHMS, SERIES_ALGORITHMS
+    from ..names import SERIES_MODELS
 
     p = sub.add_parser("segment", help=HELP,
                        description="Fit an HMM with conjugate exponential-family emissions to one or more numeric "
@@ -49,7 +50,9 @@ def register(sub) -> None:
     p.add_argument("--states", type=positive_int, default=None,
                    help="number of hidden states K (default 3; --model hdp-hmm and hdp-hsmm: the truncation, "
                         f"default {HDP_DEFAULT_STATES})")
-    p.add_argument("--infer", choices=SERIES_ALGORITHMS + SERIES_HDP_ALGORITHMS, default=None,
+    # every algorithm name, so that one this model or family cannot run gets its reason (induce.algorithms.support)
+    infers = tuple(dict.fromkeys(SERIES_ALGORITHMS + SERIES_HDP_ALGORITHMS + HMM_ALGORITHMS + HDP_ALGORITHMS))
+    p.add_argument("--infer", choices=infers, default=None, metavar="{" + ",".join(SERIES_ALGORITHMS + SERIES_HDP_ALGORITHMS) + ",...}",
                    help="inference algorithm (default vi: the best held-out fit on the real series, see "
                         "docs/experiments/timeseries.md; --model hdp-hmm: cvi); hdp-*: the HDP-HMM, as --model "
                         "hdp-hmm")
@@ -200,21 +203,23 @@ def _run(args) -> int:
     return 0
 
 
-def _algorithm(model: str, infer: str | None) -> str:
+def _algorithm(model: str, infer: str | None, family: str) -> str:
     """The segmenter's ``infer`` for ``--model`` and ``--infer`` (None: the default): ``--model hdp-hmm`` runs the
-    HDP-HMM algorithms (``cvi`` -> ``hdp-cvi``; default cvi), ``--infer hdp-*`` alone selects them too."""
+    HDP-HMM algorithms (``cvi`` -> ``hdp-cvi``; default cvi), ``--infer hdp-*`` alone selects them too.  A
+    combination the ``family`` emissions cannot run is refused with its reason (:mod:`induce.algorithms.support`)."""
+    from ..algorithms import support
+
     if model != "hdp-hmm":
         if infer is None:
             return "vi"
         if infer in SERIES_HDP_ALGORITHMS and model != "hmm":
             raise ConfigError(f"--infer {infer} is the HDP-HMM (--model hdp-hmm), not --model {model}")
+        if infer not in SERIES_HDP_ALGORITHMS:
+            support.check(model, infer, family, "segment")
         return infer
-    infer = infer or "cvi"
-    hdp = infer if infer in SERIES_HDP_ALGORITHMS else f"hdp-{infer}"
-    if hdp not in SERIES_HDP_ALGORITHMS:
-        raise ConfigError(f"--model hdp-hmm runs --infer {', '.join(a[4:] for a in SERIES_HDP_ALGORITHMS)}; "
-                          f"got {infer}")
-    return hdp
+    infer = (infer or "cvi").removeprefix("hdp-")
+    support.check(model, infer, family, "segment")
+    return f"hdp-{infer}"
 
 
 def _model(args, n_columns: int):
@@ -233,7 +238,7 @@ def _model(args, n_columns: int):
         if model.family_.dim != n_columns:
             raise ConfigError(f"{args.load} models {model.family_.dim} columns, the input has {n_columns}")
         return model
-    args.infer = _algorithm(args.model, args.infer)
+    args.infer = _algorithm(args.model, args.infer, args.emission)
     _check_applicable(args)
     if args.model in ("hsmm", "hdp-hsmm"):
         common = dict(n_states=args.states, emission=args.emission, durations=args.durations,

@@ -412,16 +412,16 @@ def _check_applicable(args: argparse.Namespace, hdp: bool) -> None:
 
 def _check_options(args: argparse.Namespace) -> bool:
     """Cross-option rules, before any work; fills in the default ``--infer``; True for the HDP-HMM."""
-    from ..taggers.hdp_hmm import HDP_ALGORITHMS
-    from ..taggers.hmm import ALGORITHMS, STOCHASTIC_ALGORITHMS
+    from ..algorithms import support
+    from ..taggers.hmm import STOCHASTIC_ALGORITHMS
+    from ..taggers.hmm_vectors import COVARIANCES
 
     hdp = args.model == "hdp-hmm"
     if args.emission != "features":
         refuse_given(args, FEATURE_OPTIONS, "without --emission features")
     args.infer = args.infer or ("cvi" if hdp else "em" if args.emission == "features" else "cvi2")
-    if args.infer not in (HDP_ALGORITHMS if hdp else ALGORITHMS):
-        raise ConfigError(f"--infer {args.infer} is not available for --model {args.model}; choose one of "
-                          f"{', '.join(HDP_ALGORITHMS if hdp else ALGORITHMS)}")
+    family = COVARIANCES[args.covariance] if args.emission == "embeddings" else args.emission
+    support.check(args.model, args.infer, family, "tag")
     _check_applicable(args, hdp)
     check_vector_options(args)
     if hdp and args.tag_dict:
