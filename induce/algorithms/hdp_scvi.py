@@ -18,11 +18,13 @@ import numpy as np
 from ..infer import hdp
 from ..infer import hmm_passes as passes
 from ..infer.hdp_merge import instant_merges, merge_locals
-from ..infer.hdp_passes import hdp_cvi_pass, hdp_minibatch_pass, hdp_minibatch_pass_emission_q0
+from ..infer.hdp_passes import hdp_cvi_pass, hdp_minibatch_pass
 from ..infer.schedules import blend, exponential_init, minibatches, step_size
 from .base import worker_corpus
 from .hdp_cvi import MERGE_EVERY, MERGE_MAX_TRIALS, MERGE_MIN_USAGE, HDPCVI
 
+
+_NO_EMIT_Q0 = np.zeros((0, 0))  # hdp_minibatch_pass without the emission log q(C = 0)
 
 class HDPSCVI(HDPCVI):
     """``infer="scvi"`` of the HDP-HMM tagger: minibatch steps, the sentence memory, memoized split-merge rounds
@@ -72,8 +74,7 @@ class HDPSCVI(HDPCVI):
                 if cluster is not None:
                     ll += cluster(learn_emission, *args, *((logq0_emit_b,) if learn_emission else ()))
                 else:
-                    ll += (hdp_minibatch_pass_emission_q0(*args, logq0_emit_b) if learn_emission
-                           else hdp_minibatch_pass(*args))
+                    ll += hdp_minibatch_pass(*args, logq0_emit_b if learn_emission else _NO_EMIT_Q0)
                 rho = step_size(m, self.tau, self.kappa)
                 scale = I / len(items)
                 blend(N_trans, trans_b, rho, scale)  # thesis eq. 3.103
