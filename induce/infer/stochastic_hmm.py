@@ -164,20 +164,6 @@ def local_parameters(counts: GlobalCounts, estimator: str, alpha: float, beta: f
     return np.ascontiguousarray(A), np.ascontiguousarray(P)
 
 
-def sentence_inputs(counts: GlobalCounts, estimator: str, alpha: float, beta: float, tokens: np.ndarray,
-                    allowed: np.ndarray = _NO_MASK):
-    """What the local step of a minibatch needs from the global counts: ``(ids, local, A, P, mask)``.
-
-    ``ids`` are the distinct words of ``tokens``, ``local`` the tokens as indices
-    into ``ids`` (int32), ``A`` / ``P`` the transition table and the emission rows
-    of ``ids`` under ``estimator`` (:func:`local_parameters`), ``mask`` the tag
-    dictionary's rows of ``ids`` (empty without one).
-    """
-    ids, local = np.unique(tokens, return_inverse=True)
-    A, P = local_parameters(counts, estimator, alpha, beta, ids)
-    return ids, local.astype(np.int32).reshape(-1), A, P, dictionary_rows(allowed, ids, counts.n_states)
-
-
 def dictionary_rows(allowed: np.ndarray, ids: np.ndarray, K: int) -> np.ndarray:
     """The tag dictionary's rows ``allowed[ids]`` (words past its end: unconstrained); empty without one."""
     if not allowed.shape[0]:
@@ -211,13 +197,16 @@ def local_statistics(A: np.ndarray, P: np.ndarray, mask: np.ndarray, local: np.n
 
 def sentence_statistics(counts: GlobalCounts, estimator: str, alpha: float, beta: float,
                         tokens: np.ndarray, offsets: np.ndarray, allowed: np.ndarray = _NO_MASK):
-    """Local step on a minibatch of sentences (CSR): forward-backward under the parameters of ``estimator``.
+    """Local step on a minibatch of sentences (CSR): forward-backward (:func:`local_statistics`) under the
+    parameters of ``estimator`` (:func:`local_parameters`) for the distinct words ``ids`` of ``tokens``, with
+    their tag-dictionary rows (:func:`dictionary_rows`).
 
-    Returns ``(trans_stats (K+1, K), ids, emit_stats (len(ids), K), log-likelihood)``
-    where ``ids`` are the distinct words of the minibatch.
+    Returns ``(trans_stats (K+1, K), ids, emit_stats (len(ids), K), log-likelihood)``.
     """
-    ids, local, A, P, mask = sentence_inputs(counts, estimator, alpha, beta, tokens, allowed)
-    trans_stats, emit_stats, ll = local_statistics(A, P, mask, local, offsets)
+    ids, local = np.unique(tokens, return_inverse=True)
+    A, P = local_parameters(counts, estimator, alpha, beta, ids)
+    trans_stats, emit_stats, ll = local_statistics(A, P, dictionary_rows(allowed, ids, counts.n_states),
+                                                   local.astype(np.int32).reshape(-1), offsets)
     return trans_stats, ids, emit_stats, ll
 
 

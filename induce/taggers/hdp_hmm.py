@@ -34,7 +34,6 @@ tokens (thesis 5.5.1).
 
 from __future__ import annotations
 
-from types import SimpleNamespace
 from typing import Callable
 
 import numpy as np
@@ -44,7 +43,7 @@ from ..corpus.vocab import Vocabulary
 from ..base import SCHEDULE, AnyOf, Boolean, Integer, Options, Real
 from ..errors import ConfigError
 from ..resources import check_memory, corpus_source, hmm_bytes, sentence_label
-from ..algorithms import HDP_ALGORITHMS as HDP_REGISTERED, Fitted, HDPCore
+from ..algorithms import HDP_ALGORITHMS as HDP_REGISTERED, HDPCore
 from ..algorithms.hdp_scvi import HDPSCVI
 from ..infer import hdp
 from ..kernels.hdp_qc import QC_METHODS
@@ -355,20 +354,6 @@ class HDPHMMTagger(HDPHMMFile, HDPSCVI, HDPSchedule, HMMTagger):
             return float(self.beta) * W
         return float(DEFAULT_EMISSION_CONCENTRATION if self.emission_concentration is None
                      else self.emission_concentration)
-
-    def _hdp_settings(self) -> SimpleNamespace:
-        """What a registered algorithm (:data:`induce.algorithms.HDP_ALGORITHMS`) reads of the hyperparameters."""
-        return SimpleNamespace(burn_in=self._burn_in(), tau=self.tau, kappa=self.kappa, batch_size=self.batch_size,
-                               planned_epochs=self._planned_epochs(), client=self.client, vocab=self.vocab_)
-
-    def _store_fitted(self, fitted: Fitted, data) -> None:
-        """Store what a registered algorithm returned: its fitted attributes, counts, labels."""
-        vars(self).update(fitted.extra)
-        if fitted.meter is not None:
-            self.cluster_meter_ = fitted.meter
-        self._local_labels = fitted.labels
-        self._finish(fitted.trans, fitted.emit, data)
-        self._warn_cluster_overhead()
 
     def _finish(self, trans, emit, data):
         """Store counts and point parameters; labels from the local posteriors or by decoding."""

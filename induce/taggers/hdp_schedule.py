@@ -3,13 +3,17 @@
 symmetric start has broken), the pass cap, the convergence monitor and the passes' trace records.
 
 :class:`HDPSchedule` is a mixin of :class:`induce.taggers.HDPHMMTagger` (it reads the estimator's
-hyperparameters); the algorithms call it through the estimator (docs/architecture.md).
+hyperparameters); cvi and scvi call it through the estimator, svi and beam get its settings and passes and return
+a :class:`induce.algorithms.Fitted` (:meth:`HDPSchedule._store_fitted`; docs/architecture.md).
 """
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 
+from ..algorithms.base import Fitted
 from ..algorithms.loop import HDPLoop
 from ..errors import ConfigError
 from ..infer.convergence import ConvergenceMonitor
@@ -135,3 +139,17 @@ class HDPSchedule:
         if self.client is not None:
             bar.meter = getattr(self, "cluster_meter_", None)
         bar.record_hdp(it, objective, name, seconds, usage, states, self.gamma_, self.sigma_, **extra)
+
+    def _hdp_settings(self) -> SimpleNamespace:
+        """What a registered algorithm (:data:`induce.algorithms.HDP_ALGORITHMS`) reads of the hyperparameters."""
+        return SimpleNamespace(burn_in=self._burn_in(), tau=self.tau, kappa=self.kappa, batch_size=self.batch_size,
+                               planned_epochs=self._planned_epochs(), client=self.client, vocab=self.vocab_)
+
+    def _store_fitted(self, fitted: Fitted, data) -> None:
+        """Store what a registered algorithm returned: its fitted attributes, counts, labels."""
+        vars(self).update(fitted.extra)
+        if fitted.meter is not None:
+            self.cluster_meter_ = fitted.meter
+        self._local_labels = fitted.labels
+        self._finish(fitted.trans, fitted.emit, data)
+        self._warn_cluster_overhead()
