@@ -34,8 +34,7 @@ def _columns(text: str) -> list[str]:
 
 
 def register(sub) -> None:
-    from ..names import DURATION_FAMILIES, EMISSION_FAMILIES, HDP_ALGORITHMS, HMM_ALGORITHMS, SERIES_ALGORITHMS
-    from ..names import SERIES_MODELS
+    from ..names import DURATION_FAMILIES, EMISSION_FAMILIES, SERIES_ALGORITHMS, SERIES_MODELS
 
     p = sub.add_parser("segment", help=HELP,
                        description="Fit an HMM with conjugate exponential-family emissions to one or more numeric "
@@ -50,9 +49,8 @@ def register(sub) -> None:
     p.add_argument("--states", type=positive_int, default=None,
                    help="number of hidden states K (default 3; --model hdp-hmm and hdp-hsmm: the truncation, "
                         f"default {HDP_DEFAULT_STATES})")
-    # every algorithm name, so that one this model or family cannot run gets its reason (induce.algorithms.support)
-    infers = tuple(dict.fromkeys(SERIES_ALGORITHMS + SERIES_HDP_ALGORITHMS + HMM_ALGORITHMS + HDP_ALGORITHMS))
-    p.add_argument("--infer", choices=infers, default=None, metavar="{" + ",".join(SERIES_ALGORITHMS + SERIES_HDP_ALGORITHMS) + ",...}",
+    p.add_argument("--infer", choices=_infer_names(), default=None,
+                   metavar="{" + ",".join(SERIES_ALGORITHMS + SERIES_HDP_ALGORITHMS) + ",...}",
                    help="inference algorithm (default vi: the best held-out fit on the real series, see "
                         "docs/experiments/timeseries.md; --model hdp-hmm: cvi); hdp-*: the HDP-HMM, as --model "
                         "hdp-hmm")
@@ -201,6 +199,14 @@ def _run(args) -> int:
     else:
         emit(summary, bool(args.json))
     return 0
+
+
+def _infer_names() -> tuple[str, ...]:
+    """Every algorithm name ``--infer`` takes: one the model or family cannot run is refused with its reason
+    (:func:`_algorithm`), not by argparse."""
+    from ..names import HDP_ALGORITHMS, HMM_ALGORITHMS, SERIES_ALGORITHMS
+
+    return tuple(dict.fromkeys(SERIES_ALGORITHMS + SERIES_HDP_ALGORITHMS + HMM_ALGORITHMS + HDP_ALGORITHMS))
 
 
 def _algorithm(model: str, infer: str | None, family: str) -> str:
