@@ -8,7 +8,8 @@ decorated by :func:`register`, imported below.
 from .base import ALGORITHMS, HDP_ALGORITHMS, Algorithm, Core, Fitted, HDPCore, Sequences, get_algorithm, register
 from .loop import Loop, visit_order
 from .priors import Priors
-from . import beam, cgs, cvi1, cvi2, cvi3, em_vi, hdp_svi, stochastic  # noqa: F401  (each registers its algorithms)
+# each registers its algorithms
+from . import beam, cgs, cvi1, cvi2, cvi3, em_vi, hdp_cvi, hdp_scvi, hdp_svi, stochastic  # noqa: F401
 
 __all__ = ["ALGORITHMS", "HDP_ALGORITHMS", "Algorithm", "Core", "Fitted", "HDPCore", "Loop", "Priors", "Sequences", "get_algorithm",
            "register", "visit_order"]

@@ -29,8 +29,7 @@ from .priors import Priors
 
 ALGORITHMS = Registry("HMM inference algorithm")
 register = ALGORITHMS.register
-#: the HDP-HMM's algorithms (``HDPHMMTagger(infer=...)``) that are registered objects (svi, beam); cvi and scvi
-#: are still estimator mixins (:mod:`induce.algorithms.hdp_cvi`, :mod:`induce.algorithms.hdp_scvi`)
+#: the HDP-HMM's algorithms (``HDPHMMTagger(infer=...)``: cvi, scvi, svi, beam)
 HDP_ALGORITHMS = Registry("HDP-HMM inference algorithm")
 register_hdp = HDP_ALGORITHMS.register
 
@@ -65,12 +64,14 @@ class Core:
 class HDPCore:
     """The HDP-HMM as its algorithms see it (thesis eq. 5.4-5.9): the truncation ``K`` (the beam sampler: its
     initial states), the starting top-level and transition concentrations ``gamma`` and ``sigma``, the symmetric
-    emission prior ``beta`` and the hyperparameters held ``fixed`` (``fix_hyper``)."""
+    emission prior ``beta``, the hyperparameters held ``fixed`` (``fix_hyper``) and the emission prior cvi and scvi
+    start from (:class:`induce.infer.hdp.EmissionPrior`: ``Dir(beta)`` or ``Dir(beta tau)``, changed in place)."""
     K: int
     gamma: float
     sigma: float
     beta: float
     fixed: frozenset = frozenset()
+    emission: object = None
 
 
 @dataclass

@@ -66,7 +66,7 @@ class HDPSVI(Algorithm):
                 m += 1
             loop.record_hdp(it, ll, "minibatch_log_likelihood", time.perf_counter() - t0, (lam_e - beta).sum(axis=0),
                             None, gamma, sigma, step=rho)
-            if loop.converging(it, ll, it > opts.burn_in):
+            if loop.converging(it, ll):
                 break
         loop.close()
         emit = np.maximum(lam_e - beta, 0.0)
