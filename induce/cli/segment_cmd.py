@@ -16,7 +16,7 @@ import numpy as np
 from ..atomic import atomic_write
 from ..distributed import cluster
 from ..errors import ConfigError, CorpusFormatError
-from ..names import HDP_HSMM_N_ITER, SERIES_HDP_ALGORITHMS
+from ..names import HDP_HSMM_N_ITER, SERIES_COLLAPSED, SERIES_HDP_ALGORITHMS
 from .common import add_progress_options, load_model, refuse_given, refuse_given_except, show_progress
 from .common import (emit, existing_file, finite_nonneg_float, finite_positive_float, forgetting_rate,
                      fraction, nonneg_int, output_path, positive_int, reported_warnings, seed)
@@ -49,9 +49,11 @@ def register(sub) -> None:
     p.add_argument("--states", type=positive_int, default=None,
                    help="number of hidden states K (default 3; --model hdp-hmm and hdp-hsmm: the truncation, "
                         f"default {HDP_DEFAULT_STATES})")
-    p.add_argument("--infer", choices=SERIES_ALGORITHMS + SERIES_HDP_ALGORITHMS, default=None,
+    p.add_argument("--infer", choices=SERIES_ALGORITHMS + SERIES_COLLAPSED + SERIES_HDP_ALGORITHMS, default=None,
                    help="inference algorithm (default vi: the best held-out fit on the real series, see "
-                        "docs/experiments/timeseries.md; --model hdp-hmm: cvi); hdp-*: the HDP-HMM, as --model "
+                        "docs/experiments/timeseries.md; --model hdp-hmm: cvi); cvi1, cgs: step-by-step collapsed "
+                        "VI and collapsed Gibbs sampling (--model hmm, gaussian, diag-gaussian or poisson emissions; "
+                        "cgs runs all --iterations sweeps and keeps the last sample); hdp-*: the HDP-HMM, as --model "
                         "hdp-hmm")
     p.add_argument("--iterations", type=positive_int, default=None,
                    help=f"iteration / epoch cap (default 100; --model hdp-hsmm: {HDP_HSMM_N_ITER})")
@@ -208,6 +210,8 @@ def _algorithm(model: str, infer: str | None) -> str:
             return "vi"
         if infer in SERIES_HDP_ALGORITHMS and model != "hmm":
             raise ConfigError(f"--infer {infer} is the HDP-HMM (--model hdp-hmm), not --model {model}")
+        if infer in SERIES_COLLAPSED and model != "hmm":
+            raise ConfigError(f"--infer {infer} runs --model hmm only (the token-level collapsed {model} is not built)")
         return infer
     infer = infer or "cvi"
     hdp = infer if infer in SERIES_HDP_ALGORITHMS else f"hdp-{infer}"
