@@ -23,6 +23,7 @@ from ..errors import ConfigError
 from .eval_cmd import halvable
 from .common import add_progress_options, load_model, refuse_given, refuse_given_except, show_progress
 from .common import add_learn_hyper_option
+from .tag_hsmm import add_options as add_hsmm_options, refuse_own as refuse_hsmm_options, run_hsmm
 from .vector_options import add_vector_options, check_vector_options, vector_params
 from .common import (corpus_path, default_n_states, dump_json, emit, encoding, existing_file, finite_nonneg_float,
                      finite_positive_float, forgetting_rate, fraction, gold_tag_column, nonneg_int, output_path,
@@ -66,8 +67,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--format", default="auto", help="input format (default: detect)")
     p.add_argument("--encoding", type=encoding, default="utf-8",
                    help="input text encoding (default utf-8; latin-1 for CoNLL-2007 Basque); the output is UTF-8")
-    p.add_argument("--model", choices=("hmm", "hdp-hmm"), default="hmm",
-                   help="finite HMM (default) or HDP-HMM (learns the number of states up to --truncation)")
+    p.add_argument("--model", choices=("hmm", "hdp-hmm", "hsmm"), default="hmm",
+                   help="finite HMM (default), HDP-HMM (learns the number of states up to --truncation) or HSMM "
+                        "(semi-Markov: each state emits a segment of tokens, see its group below)")
     p.add_argument("--infer", choices=tuple(dict.fromkeys(ALGORITHMS + HDP_ALGORITHMS)), default=None,
                    help="inference algorithm (default cvi2; hdp-hmm: cvi, scvi, svi or beam, default cvi)")
     p.add_argument("--states", type=positive_int, default=None,
@@ -110,6 +112,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--cgs-keep", type=nonneg_int, default=0,
                    help="cgs: decode by the per-token mode of the last N samples (default: last sample)")
     _add_emission_options(p)
+    add_hsmm_options(p)
     hdp = p.add_argument_group("HDP-HMM (--model hdp-hmm)")
     hdp.add_argument("--truncation", type=positive_int, default=45, metavar="K",
                      help="truncation level K (beam: initial number of states; default 45)")
@@ -311,6 +314,8 @@ def _run(args: argparse.Namespace) -> int:
     """Check the options, read the corpus, fit, score, write; each step a function below."""
     if args.load:
         return _run_loaded(args)
+    if args.model == "hsmm":
+        return run_hsmm(args)
     hdp = _check_options(args)
     if args.stream:
         return _run_stream(args)
@@ -396,6 +401,7 @@ def _check_options(args: argparse.Namespace) -> bool:
     from ..taggers.hmm import ALGORITHMS, STOCHASTIC_ALGORITHMS
 
     hdp = args.model == "hdp-hmm"
+    refuse_hsmm_options(args)
     if args.emission != "features":
         refuse_given(args, FEATURE_OPTIONS, "without --emission features")
     args.infer = args.infer or ("cvi" if hdp else "em" if args.emission == "features" else "cvi2")
