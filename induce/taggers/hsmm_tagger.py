@@ -7,7 +7,10 @@ symmetric Dirichlet prior (:class:`induce.emissions.Categorical`, thesis eq. 3.7
 without self-transitions (paper 002 section 2.4) and every sentence ends with a segment.  The fit is the series
 HSMM engine (:class:`induce.algorithms.hsmm_sentences.SentenceHSMMFit`: ``em`` or ``vi`` passes); it starts from
 the text HMM's labels (:class:`induce.taggers.HMMTagger` with its defaults, the geometric-duration special case,
-as :func:`induce.series.hsmm.hmm_start` does for the series), or from random responsibilities.
+as :func:`induce.series.hsmm.hmm_start` does for the series).  From random responsibilities instead, every state's
+durations collapse to one token (the runs of random labels are short, and random emissions tell the states apart
+too little to lengthen them: the three-class text of tests/hsmm/test_tagger_hsmm.py, seeds 0-2, em and vi, and
+``HSMMSegmenter`` with the categorical family alike).
 """
 
 from __future__ import annotations
@@ -24,10 +27,6 @@ from ..infer.series_hsmm import duration_rows, hsmm_path, hsmm_posterior, hsmm_t
 from ..names import DURATION_FAMILIES
 from .hmm_defaults import DEFAULT_PRIORS
 
-#: how the fit starts: from the default HMM tagger's labels, or from random responsibilities
-STARTS = ("hmm", "random")
-
-
 class HSMMTagger(InduceEstimator):
     """Hidden semi-Markov tagger (module docstring).
 
@@ -36,8 +35,7 @@ class HSMMTagger(InduceEstimator):
     ``poisson`` or ``geometric``; ``max_duration`` D, the longest segment (messages cost O(T K D + T K^2); default
     8, longer than the runs of one gold tag in the WSJ); ``alpha`` the Dirichlet prior of the start row and of
     each row's off-diagonal transitions; ``beta`` the emissions' (``None``: the HMM's default for ``infer``,
-    :data:`induce.taggers.hmm_defaults.DEFAULT_PRIORS`); ``n_iter`` / ``tol`` the stopping rule; ``start``
-    ``hmm`` (default: responsibilities 0.9 on the default HMM tagger's labels) or ``random``; ``decode``
+    :data:`induce.taggers.hmm_defaults.DEFAULT_PRIORS`); ``n_iter`` / ``tol`` the stopping rule; ``decode``
     ``viterbi`` (default: the best segmentation) or ``posterior`` (per-token argmax); ``random_state``.
 
     Fitted attributes: ``n_states_``, ``words_`` (the training vocabulary; another word is one shared unseen
@@ -49,12 +47,12 @@ class HSMMTagger(InduceEstimator):
         "n_states": Integer(2), "infer": Options(*SENTENCE_ALGORITHMS), "durations": Options(*DURATION_FAMILIES),
         "max_duration": Integer(1), "max_r": Integer(1), "alpha": Real(0.0, min_open=True),
         "beta": AnyOf(Options(None), Real(0.0, min_open=True)), "n_iter": Integer(1), "tol": Real(0.0),
-        "start": Options(*STARTS), "decode": Options("viterbi", "posterior"), "random_state": Seed(),
+        "decode": Options("viterbi", "posterior"), "random_state": Seed(),
     }
 
     def __init__(self, n_states: int = 45, infer: str = "vi", durations: str = "negbin", max_duration: int = 8,
                  max_r: int = 3, alpha: float = 1.0, beta: float | None = None, n_iter: int = 100,
-                 tol: float = 1e-4, start: str = "hmm", decode: str = "viterbi", random_state: int = 0):
+                 tol: float = 1e-4, decode: str = "viterbi", random_state: int = 0):
         self.n_states = n_states
         self.infer = infer
         self.durations = durations
@@ -64,7 +62,6 @@ class HSMMTagger(InduceEstimator):
         self.beta = beta
         self.n_iter = n_iter
         self.tol = tol
-        self.start = start
         self.decode = decode
         self.random_state = random_state
 
@@ -102,11 +99,9 @@ class HSMMTagger(InduceEstimator):
         column = codes.astype(np.float64)[:, None]
         return [column[s:e] for s, e in zip(offsets[:-1], offsets[1:]) if e > s]
 
-    def _start_gamma(self, corpus, K: int) -> np.ndarray | None:
+    def _start_gamma(self, corpus, K: int) -> np.ndarray:
         """The initial responsibilities: 0.9 on the labels of the default :class:`HMMTagger` with ``K`` states
-        and this seed (``start="hmm"``), or ``None`` (the family's random start)."""
-        if self.start == "random":
-            return None
+        and this seed."""
         from .hmm import HMMTagger
 
         labels = HMMTagger(n_states=K, random_state=self.random_state).fit(corpus).labels_
