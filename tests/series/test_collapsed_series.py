@@ -14,7 +14,7 @@ from scipy.special import gammaln
 from induce.cli import main
 from induce.emissions import get_family
 from induce.errors import ConfigError
-from induce.kernels.series_collapsed import cgs_series_pass, hard_statistics
+from induce.kernels.series_collapsed import _move_pairs, _transition_factors, cgs_series_pass, hard_statistics
 from induce.series import HMMSegmenter
 
 
@@ -60,15 +60,38 @@ def test_predictive_rows_equal_scipy_student_t_and_negative_binomial():
 def _collapsed_log_joint(fam, x, z, K, alpha):
     """``log p(z, x)`` with the transitions and emissions integrated out: Dirichlet-multinomial rows (start row
     first) times each state's marginal likelihood, the product of its steps' sequential predictives."""
-    C = np.zeros((K + 1, K))
-    C[0, z[0]] += 1
-    np.add.at(C, (1 + z[:-1], z[1:]), 1)
-    out = np.sum(gammaln(K * alpha) - gammaln(K * alpha + C.sum(axis=1))) + np.sum(gammaln(alpha + C) - gammaln(alpha))
+    out = _transitions_log_joint(z, K, alpha)
     S = np.zeros((K, fam.n_stats))
     for t in range(len(z)):
         out += fam.log_predictive(x[t:t + 1], S)[0, z[t]]
         S[z[t]] += fam.features(x[t:t + 1])[0]
     return out
+
+
+def _transitions_log_joint(z, K, alpha):
+    C = np.zeros((K + 1, K))
+    C[0, z[0]] += 1
+    np.add.at(C, (1 + z[:-1], z[1:]), 1)
+    return np.sum(gammaln(K * alpha) - gammaln(K * alpha + C.sum(axis=1))) + np.sum(gammaln(alpha + C) - gammaln(alpha))
+
+
+def test_cvi1_transition_factors_at_one_hot_marginals_are_the_gibbs_conditional():
+    """With every ``q(z_t)`` one-hot, eq. 3.37 x 3.39 (with the shared-state corrections of the pairs ``(t-2, t-1)``
+    and ``(t+1, t+2)``) is the collapsed transition part of the Gibbs conditional, at every position of a
+    sequence."""
+    K, alpha = 3, 0.4
+    z = np.array([0, 0, 1, 0, 0, 2, 0, 0])
+    for t in range(len(z)):
+        q = np.eye(K)[z]
+        G = np.zeros((K + 1, K))
+        _move_pairs(G, q, 0, 0, 1, q[0], 1.0)  # the start row
+        for p in range(1, len(z)):
+            G[1 + z[p - 1], z[p]] += 1
+        _move_pairs(G, q, t, t, len(z), q[t].copy(), -1.0)
+        out = np.ones(K)
+        _transition_factors(G, q, t, t, len(z), alpha, out)
+        want = np.exp([_transitions_log_joint(np.where(np.arange(len(z)) == t, k, z), K, alpha) for k in range(K)])
+        np.testing.assert_allclose(out / out.sum(), want / want.sum(), rtol=1e-12)
 
 
 @pytest.mark.parametrize("name,x", [("gaussian", [[0.1], [2.5], [2.2], [-0.3]]), ("poisson", [[1], [6], [0], [5]])])
