@@ -71,7 +71,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="finite HMM (default), HDP-HMM (learns the number of states up to --truncation) or HSMM "
                         "(semi-Markov: each state emits a segment of tokens, see its group below)")
     p.add_argument("--infer", choices=tuple(dict.fromkeys(ALGORITHMS + HDP_ALGORITHMS)), default=None,
-                   help="inference algorithm (default cvi2; hdp-hmm: cvi, scvi, svi or beam, default cvi)")
+                   help="inference algorithm (default cvi2; hdp-hmm: cvi, scvi, svi or beam, default cvi; hsmm: em "
+                        "or vi, default vi)")
     p.add_argument("--states", type=positive_int, default=None,
                    help="number of hidden states K (default: the number of gold tags when the input has them, "
                         "as in the thesis' experiments, at most 50; else 45, the size of the PTB tag set)")
