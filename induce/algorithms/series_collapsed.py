@@ -36,7 +36,9 @@ COLLAPSED = Registry("collapsed series algorithm")
 
 class CollapsedSeriesFit:
     """One fit of a collapsed algorithm: the family (prior resolved), ``n_states``, the transition prior
-    ``alpha``, the pass cap ``n_iter``, the tolerance ``tol`` (cvi1), and the ``rng`` that seeds it."""
+    ``alpha``, the pass cap ``n_iter``, the tolerance ``tol`` (cvi1), and the ``rng`` that seeds it.  A subclass
+    (one per algorithm) defines ``_sweeps(X, F, bounds, gamma, result)``: the passes from the initial
+    responsibilities ``gamma``, filling ``result``'s counts, statistics, trace and pass count."""
 
     def __init__(self, family: EmissionFamily, n_states: int, alpha: float = 1.0, n_iter: int = 100,
                  tol: float = 1e-4, rng: np.random.Generator | None = None):
@@ -78,7 +80,7 @@ class SeriesCGS(CollapsedSeriesFit):
             result.trace.append(changed / len(X))
             result.n_iter = it + 1
         hard_statistics(F, bounds, z, C, S)
-        result.trans, result.stats, self.states = C.astype(np.float64), S, z
+        result.trans, result.stats = C.astype(np.float64), S
 
 
 @COLLAPSED.register("cvi1")
@@ -102,4 +104,4 @@ class SeriesCVI1(CollapsedSeriesFit):
                                f"{result.trace[-1]:.3g} not below tol={self.tol:g}); raise the iteration cap"]
             warnings.warn(result.warnings[0], ConvergenceWarning, stacklevel=3)
         soft_statistics(F, bounds, q, G, S)
-        result.trans, result.stats, self.q = G, S, q
+        result.trans, result.stats = G, S
