@@ -71,8 +71,8 @@ def test_tag_command_with_model_hsmm(tmp_path, capsys):
     path.write_text("\n\n".join("\n".join(f"{w} {('DT', 'NN', 'VB')[k]} O" for w, k in zip(s, c))
                                 for s, c in zip(text, np.split(classes, np.cumsum([len(s) for s in text])[:-1]))))
     out = tmp_path / "o.txt"
-    assert main(["tag", str(path), "--format", "conll2000", "--model", "hsmm", "--states", "3", "--max-duration", "4", "--seed", "1",
-                 "--iterations", "10", "--json", "-o", str(out), "--quiet"]) == 0
+    assert main(["tag", str(path), "--format", "conll2000", "--model", "hsmm", "--states", "3", "--max-duration", "4",
+                 "--seed", "1", "--iterations", "10", "--json", "-o", str(out), "--quiet"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert result["model_type"] == "hsmm" and result["infer"] == "vi" and result["tokens"] == len(classes)
     assert result["m1"] > 0.95 and len(result["mean_durations"]) == 3
