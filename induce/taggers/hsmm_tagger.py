@@ -26,7 +26,6 @@ from ..infer.series import emission_rows
 from ..infer.series_hsmm import duration_rows, hsmm_path, hsmm_posterior, hsmm_transitions
 from ..names import DURATION_FAMILIES
 from .hmm_defaults import DEFAULT_PRIORS
-from .hmm_settings import check_y
 
 class HSMMTagger(InduceEstimator):
     """Hidden semi-Markov tagger (module docstring).
@@ -68,9 +67,8 @@ class HSMMTagger(InduceEstimator):
 
     def fit(self, corpus, y=None) -> "HSMMTagger":
         """Learn the HSMM from ``corpus`` (a :class:`~induce.corpus.Corpus`, a path or token lists); ``y`` is
-        ignored (:func:`induce.taggers.hmm_settings.check_y`: a tag dictionary there is refused)."""
+        ignored."""
         corpus = as_corpus(corpus)
-        check_y(y)
         self._start_run()
         self.n_states_ = K = int(self.n_states)
         used = np.flatnonzero(np.bincount(corpus.tokens, minlength=len(corpus.vocab)))
