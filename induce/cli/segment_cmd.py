@@ -16,7 +16,7 @@ import numpy as np
 from ..atomic import atomic_write
 from ..distributed import cluster
 from ..errors import ConfigError, CorpusFormatError
-from ..names import HDP_HSMM_N_ITER, SERIES_HDP_ALGORITHMS
+from ..names import HDP_HSMM_N_ITER, SERIES_COLLAPSED, SERIES_HDP_ALGORITHMS
 from .common import add_progress_options, load_model, refuse_given, refuse_given_except, show_progress
 from .common import (emit, existing_file, finite_nonneg_float, finite_positive_float, forgetting_rate,
                      fraction, nonneg_int, output_path, positive_int, reported_warnings, seed)
@@ -34,7 +34,7 @@ def _columns(text: str) -> list[str]:
 
 
 def register(sub) -> None:
-    from ..names import DURATION_FAMILIES, EMISSION_FAMILIES, SERIES_ALGORITHMS, SERIES_MODELS
+    from ..names import DURATION_FAMILIES, EMISSION_FAMILIES, SERIES_MODELS
 
     p = sub.add_parser("segment", help=HELP,
                        description="Fit an HMM with conjugate exponential-family emissions to one or more numeric "
@@ -49,11 +49,11 @@ def register(sub) -> None:
     p.add_argument("--states", type=positive_int, default=None,
                    help="number of hidden states K (default 3; --model hdp-hmm and hdp-hsmm: the truncation, "
                         f"default {HDP_DEFAULT_STATES})")
-    p.add_argument("--infer", choices=_infer_names(), default=None,
-                   metavar="{" + ",".join(SERIES_ALGORITHMS + SERIES_HDP_ALGORITHMS) + ",...}",
+    p.add_argument("--infer", choices=_infer_names(), default=None, metavar=_infer_metavar(),
                    help="inference algorithm (default vi: the best held-out fit on the real series, see "
-                        "docs/experiments/timeseries.md; --model hdp-hmm: cvi); hdp-*: the HDP-HMM, as --model "
-                        "hdp-hmm")
+                        "docs/experiments/timeseries.md; --model hdp-hmm: cvi); cvi1, cgs: step-by-step collapsed VI "
+                        "and collapsed Gibbs sampling (--model hmm, gaussian, diag-gaussian or poisson emissions; cgs "
+                        "runs all --iterations sweeps, keeps the last sample); hdp-*: the HDP-HMM, as --model hdp-hmm")
     p.add_argument("--iterations", type=positive_int, default=None,
                    help=f"iteration / epoch cap (default 100; --model hdp-hsmm: {HDP_HSMM_N_ITER})")
     p.add_argument("--tol", type=finite_nonneg_float, default=1e-4,
@@ -207,6 +207,14 @@ def _infer_names() -> tuple[str, ...]:
     from ..names import HDP_ALGORITHMS, HMM_ALGORITHMS, SERIES_ALGORITHMS
 
     return tuple(dict.fromkeys(SERIES_ALGORITHMS + SERIES_HDP_ALGORITHMS + HMM_ALGORITHMS + HDP_ALGORITHMS))
+
+
+def _infer_metavar() -> str:
+    """``--infer``'s metavar: the names the series estimators run, then "..." for the text ones
+    :func:`_infer_names` also takes."""
+    from ..names import SERIES_ALGORITHMS
+
+    return "{" + ",".join(SERIES_ALGORITHMS + SERIES_COLLAPSED + SERIES_HDP_ALGORITHMS) + ",...}"
 
 
 def _algorithm(model: str, infer: str | None, family: str) -> str:

@@ -23,6 +23,7 @@ from ..errors import ConfigError
 from .eval_cmd import halvable
 from .common import add_progress_options, load_model, refuse_given, refuse_given_except, show_progress
 from .common import add_learn_hyper_option
+from .tag_hsmm import add_options as add_hsmm_options, refuse_own as refuse_hsmm_options, run_hsmm
 from .vector_options import add_vector_options, check_vector_options, vector_params
 from .common import (corpus_path, default_n_states, dump_json, emit, encoding, existing_file, finite_nonneg_float,
                      finite_positive_float, forgetting_rate, fraction, gold_tag_column, nonneg_int, output_path,
@@ -65,6 +66,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="input text encoding (default utf-8; latin-1 for CoNLL-2007 Basque); the output is UTF-8")
     _add_model_options(p)
     _add_emission_options(p)
+    add_hsmm_options(p)
     _add_hdp_options(p)
     _add_output_options(p)
     _add_stochastic_options(p)
@@ -82,10 +84,12 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
     """The model, the algorithm and its priors, seed, decoding and the batch algorithms' options."""
     from ..names import HDP_ALGORITHMS, HMM_ALGORITHMS as ALGORITHMS, HMM_DECODERS as DECODERS
 
-    p.add_argument("--model", choices=("hmm", "hdp-hmm"), default="hmm",
-                   help="finite HMM (default) or HDP-HMM (learns the number of states up to --truncation)")
+    p.add_argument("--model", choices=("hmm", "hdp-hmm", "hsmm"), default="hmm",
+                   help="finite HMM (default), HDP-HMM (learns the number of states up to --truncation) or HSMM "
+                        "(semi-Markov: each state emits a segment of tokens, see its group below)")
     p.add_argument("--infer", choices=tuple(dict.fromkeys(ALGORITHMS + HDP_ALGORITHMS)), default=None,
-                   help="inference algorithm (default cvi2; hdp-hmm: cvi, scvi, svi or beam, default cvi)")
+                   help="inference algorithm (default cvi2; hdp-hmm: cvi, scvi, svi or beam, default cvi; hsmm: em "
+                        "or vi, default vi)")
     p.add_argument("--states", type=positive_int, default=None,
                    help="number of hidden states K (default: the number of gold tags when the input has them, "
                         "as in the thesis' experiments, at most 50; else 45, the size of the PTB tag set)")
@@ -331,6 +335,8 @@ def _run(args: argparse.Namespace) -> int:
     """Check the options, read the corpus, fit, score, write; each step a function below."""
     if args.load:
         return _run_loaded(args)
+    if args.model == "hsmm":
+        return run_hsmm(args)
     hdp = _check_options(args)
     if args.stream:
         return _run_stream(args)
@@ -417,6 +423,7 @@ def _check_options(args: argparse.Namespace) -> bool:
     from ..taggers.hmm_vectors import COVARIANCES
 
     hdp = args.model == "hdp-hmm"
+    refuse_hsmm_options(args)
     if args.emission != "features":
         refuse_given(args, FEATURE_OPTIONS, "without --emission features")
     args.infer = args.infer or ("cvi" if hdp else "em" if args.emission == "features" else "cvi2")

@@ -6,6 +6,8 @@ from pathlib import Path
 import pytest
 
 from induce.algorithms import support
+from induce.algorithms.hsmm_sentences import SENTENCE_ALGORITHMS
+from induce.algorithms.series_collapsed import COLLAPSED
 from induce.cli import main
 from induce.infer.series_hdp_hsmm import HDP_HSMM_ALGORITHMS
 from induce.infer.series_hsmm import HSMM_ALGORITHMS
@@ -30,10 +32,13 @@ def test_table_names_the_registered_models_and_families():
     ("hmm", "categorical", "tag", HMM_ALGORITHMS),
     ("hmm", "features", "tag", FEATURE_INFER),
     ("hmm", "gaussian", "tag", VECTOR_ALGORITHMS),
-    ("hmm", "poisson", "segment", SERIES_ALGORITHMS),
+    ("hmm", "poisson", "segment", SERIES_ALGORITHMS + tuple(COLLAPSED)),
+    ("hmm", "diag-gaussian", "segment", SERIES_ALGORITHMS + tuple(COLLAPSED)),
+    ("hmm", "categorical", "segment", SERIES_ALGORITHMS),
     ("hdp-hmm", "categorical", "tag", HDP_ALGORITHMS),
     ("hdp-hmm", "poisson", "segment", ("cvi", "scvi", "svi")),
     ("hsmm", "gaussian", "segment", HSMM_ALGORITHMS),
+    ("hsmm", "categorical", "tag", SENTENCE_ALGORITHMS),
     ("hdp-hsmm", "diag-gaussian", "segment", HDP_HSMM_ALGORITHMS),
 ])
 def test_table_agrees_with_the_estimators(model, family, command, expected):
@@ -56,6 +61,7 @@ def test_docs_show_the_table():
 @pytest.mark.parametrize("argv, message", [
     (["tag", "demo", "--emission", "features", "--infer", "cvi1"], "the log-linear (features) emissions train"),
     (["tag", "demo", "--model", "hdp-hmm", "--infer", "cvi2"], "--model hdp-hmm runs --infer cvi, scvi, svi, beam"),
+    (["tag", "demo", "--model", "hsmm", "--infer", "scvi"], "--model hsmm runs --infer em or vi on text"),
 ])
 def test_tag_refuses_with_the_reason(argv, message, capsys):
     assert main(argv) == 2
@@ -64,7 +70,8 @@ def test_tag_refuses_with_the_reason(argv, message, capsys):
 
 
 @pytest.mark.parametrize("extra, message", [
-    (["--infer", "cvi1"], "--infer cvi1 runs on the text HMM's categorical counts only"),
+    (["--infer", "cvi3"], "--infer cvi3 runs on the text HMM's categorical counts only"),
+    (["--infer", "cgs", "--emission", "categorical"], "its categorical family does not have yet"),
     (["--model", "hdp-hmm", "--infer", "beam"], "the beam sampler is written for the text"),
     (["--model", "hsmm", "--infer", "cgs"], "--model hsmm runs --infer em, vi, svi, cvi2, scvi"),
 ])
