@@ -136,7 +136,7 @@ def markdown() -> str:
     a reason of its own for the other names it too ("segment; tag: no (2)")."""
     out = []
     for model in MODELS:
-        out += [f"#### {model}", "", "| algorithm | " + " | ".join(FAMILIES) + " | tests |",
+        out += [f"### {model}", "", "| algorithm | " + " | ".join(FAMILIES) + " | tests |",
                 "|---" * (len(FAMILIES) + 2) + "|"]
         notes: list[str] = []
         for r in (r for r in TABLE if r.model == model):

@@ -4,7 +4,7 @@ symmetric start has broken), the pass cap and the convergence monitor, as the fi
 :class:`induce.algorithms.loop.HDPLoop` and settings, and storing what the algorithm returns.
 
 :class:`HDPSchedule` is a mixin of :class:`induce.taggers.HDPHMMTagger` (it reads the estimator's
-hyperparameters); the algorithm (:data:`induce.algorithms.HDP_ALGORITHMS`) gets the loop and settings and returns
+hyperparameters); the algorithm (:data:`induce.algorithms.base.HDP_ALGORITHMS`) gets the loop and settings and returns
 a :class:`induce.algorithms.Fitted` (:meth:`HDPSchedule._store_fitted`; docs/architecture.md).
 """
 
@@ -80,7 +80,7 @@ class HDPSchedule:
                        verbose=self.verbose, label=self._progress_label, trace=self.trace_)
 
     def _hdp_settings(self) -> SimpleNamespace:
-        """What the algorithm (:data:`induce.algorithms.HDP_ALGORITHMS`) reads of the hyperparameters: besides
+        """What the algorithm (:data:`induce.algorithms.base.HDP_ALGORITHMS`) reads of the hyperparameters: besides
         svi's, cvi's and scvi's passes (:class:`induce.algorithms.hdp_cvi.CVIRun`), whether split-merge
         ``rounds`` run (cvi, or scvi with its sentence ``memory``) or scvi's instant ``merges``."""
         merges = bool(self.merge_moves) and self.emission_prior == "symmetric"
