@@ -64,6 +64,7 @@ from pathlib import Path
 
 import numpy as np
 
+from induce.algorithms.hdp_cvi import OBJECTIVE
 from induce.corpus.corpus import Corpus
 from induce.corpus.sentence import Sentence
 from induce.infer import hdp
@@ -228,7 +229,7 @@ def runaway(args) -> None:
         ev = {s: hdp.transition_log_evidence(C, pi, s) for s in (1.0, sigma)}
         best = grid[np.argmax([hdp.transition_log_evidence(C, pi, s) for s in grid])]
         rows.append({"fit": label, "effective_states": m.effective_states_, "gamma": m.gamma_, "sigma": sigma,
-                     "held_passes": m.hyper_burn_in_, "objective": m.trace_[-1][m._OBJECTIVE],
+                     "held_passes": m.hyper_burn_in_, "objective": m.trace_[-1][OBJECTIVE],
                      "customers": float(C.sum()), "tables_first_order": float(first),
                      "tables_poisson": float(poisson), "evidence_sigma1": ev[1.0], "evidence_learned": ev[sigma],
                      "evidence_argmax_sigma": float(best)})
@@ -577,7 +578,7 @@ def text(args) -> None:
                 row |= {"effective_states": model.effective_states_, "gamma": model.gamma_, "sigma": model.sigma_,
                         "emission_concentration": model.emission_concentration_,
                         "emission_concentration_start": model.emission_concentration,
-                        "train_objective": model.trace_[-1].get(model._OBJECTIVE),  # (cvi; scvi: None)
+                        "train_objective": model.trace_[-1].get(OBJECTIVE),  # (cvi; scvi: None)
                         "new_word_mass": model.emission_new_mass_,
                         "sigma_trace": [r["sigma"] for r in model.trace_]}
             rows.append(row)

@@ -41,6 +41,8 @@ SYMMETRIZATIONS = ("intersection", "union", "grow-diag", "grow-diag-final", "gro
 #: :class:`induce.series.HMMSegmenter` (``infer=...``): finite-HMM algorithms, then the HDP-HMM ones
 SERIES_ALGORITHMS = ("em", "vi", "cvi2", "svi", "scvi")
 SERIES_HDP_ALGORITHMS = ("hdp-cvi", "hdp-scvi", "hdp-svi")
+#: the token-level collapsed algorithms of the series HMM (:mod:`induce.algorithms.series_collapsed`)
+SERIES_COLLAPSED = ("cvi1", "cgs")
 #: ``induce segment --model``
 SERIES_MODELS = ("hmm", "hdp-hmm", "hsmm", "hdp-hsmm")
 #: the registered emission and duration families (``induce.emissions``, ``induce.durations``; a test checks

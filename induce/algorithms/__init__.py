@@ -5,10 +5,11 @@ takes and returns.  A new algorithm is one module in this package with an :class
 decorated by :func:`register`, imported below.
 """
 
-from .base import ALGORITHMS, Algorithm, Core, Fitted, Sequences, get_algorithm, register
+from .base import ALGORITHMS, HDP_ALGORITHMS, Algorithm, Core, Fitted, HDPCore, Sequences, get_algorithm, register
 from .loop import Loop, visit_order
 from .priors import Priors
-from . import cgs, cvi1, cvi2, cvi3, em_vi, stochastic  # noqa: F401  (each registers its algorithms)
+# each registers its algorithms
+from . import beam, cgs, cvi1, cvi2, cvi3, em_vi, hdp_cvi, hdp_scvi, hdp_svi, stochastic  # noqa: F401
 
-__all__ = ["ALGORITHMS", "Algorithm", "Core", "Fitted", "Loop", "Priors", "Sequences", "get_algorithm",
+__all__ = ["ALGORITHMS", "HDP_ALGORITHMS", "Algorithm", "Core", "Fitted", "HDPCore", "Loop", "Priors", "Sequences", "get_algorithm",
            "register", "visit_order"]

@@ -29,6 +29,9 @@ from .priors import Priors
 
 ALGORITHMS = Registry("HMM inference algorithm")
 register = ALGORITHMS.register
+#: the HDP-HMM's algorithms (``HDPHMMTagger(infer=...)``: cvi, scvi, svi, beam)
+HDP_ALGORITHMS = Registry("HDP-HMM inference algorithm")
+register_hdp = HDP_ALGORITHMS.register
 
 
 def get_algorithm(name: str) -> "Algorithm":
@@ -55,6 +58,20 @@ class Core:
     K: int
     allowed: np.ndarray
     priors: Priors
+
+
+@dataclass
+class HDPCore:
+    """The HDP-HMM as its algorithms see it (thesis eq. 5.4-5.9): the truncation ``K`` (the beam sampler: its
+    initial states), the starting top-level and transition concentrations ``gamma`` and ``sigma``, the symmetric
+    emission prior ``beta``, the hyperparameters held ``fixed`` (``fix_hyper``) and the emission prior cvi and scvi
+    start from (:class:`induce.infer.hdp.EmissionPrior`: ``Dir(beta)`` or ``Dir(beta tau)``, changed in place)."""
+    K: int
+    gamma: float
+    sigma: float
+    beta: float
+    fixed: frozenset = frozenset()
+    emission: object = None
 
 
 @dataclass

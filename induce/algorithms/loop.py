@@ -7,6 +7,7 @@ from typing import Callable
 import numpy as np
 
 from ..errors import ConfigError
+from ..infer import hdp
 from ..infer.convergence import ConvergenceMonitor
 
 #: the trace keys that hold an algorithm's per-iteration objective (the stopping rule watches it)
@@ -102,3 +103,65 @@ class Loop:
         """Close the progress bar (a run its stopping rule ended early)."""
         if hasattr(self.bar, "close"):
             self.bar.close()
+
+
+#: ``hyper_burn_in=None`` with Dir(beta), cvi: the objective gain over pass 1 that ends the burn-in
+SYMMETRY_BREAK_GAIN = 0.01
+
+
+class HDPLoop(Loop):
+    """The HDP-HMM's passes: a :class:`Loop` whose records hold the effective number of states (the fewest
+    covering ``coverage`` of the tokens, thesis 5.5.1) and the concentrations, with the hyperparameters' burn-in
+    (``burn_in`` passes, or ``None``: adaptive, until :meth:`symmetry_broken`), and whose stopping rule
+    (``new_monitor()``) starts afresh every pass of the burn-in: the symmetric start is a plateau, so the
+    progress it measures counts from the burn-in's end (``HDPHMMTagger``'s ``tol``)."""
+
+    def __init__(self, name: str, max_iter: int, new_monitor: Callable[[], ConvergenceMonitor], data, gold,
+                 seeds: np.ndarray, *, coverage: float, burn_in: int | None, **kw):
+        super().__init__(name, max_iter, new_monitor(), data, gold, seeds, **kw)
+        self.new_monitor, self.coverage, self.burn_in = new_monitor, coverage, burn_in
+        self.learn_from = None  # the adaptive burn-in's first learning pass (:meth:`symmetry_broken`)
+        self.first_objective = None
+
+    def past_burn_in(self, it: int) -> bool:
+        """Whether pass ``it`` comes after the burn-in (adaptive: from the pass the symmetric start broke)."""
+        if self.burn_in is None:
+            return self.learn_from is not None and it >= self.learn_from
+        return it > self.burn_in
+
+    def learns(self, name: str, it: int, fixed: frozenset) -> bool:
+        """Whether pass ``it`` updates hyperparameter ``name``: not ``fixed``, and past the burn-in."""
+        return name not in fixed and self.past_burn_in(it)
+
+    def symmetry_broken(self, it: int, objective: float) -> None:
+        """Adaptive burn-in: learning starts at the first pass whose objective beats the first pass's by
+        :data:`SYMMETRY_BREAK_GAIN` of its magnitude (see ``hyper_burn_in``)."""
+        if it == 1:
+            self.first_objective = objective
+        if self.learn_from is None and objective - self.first_objective > SYMMETRY_BREAK_GAIN * abs(
+                self.first_objective):
+            self.learn_from = it
+
+    def held_passes(self, all_fixed: bool) -> int:
+        """Passes during which the burn-in held the hyperparameters (all passes run if it never ended)."""
+        if all_fixed:
+            return self.last
+        if self.burn_in is not None:
+            return min(self.burn_in, self.last)
+        return self.last if self.learn_from is None else self.learn_from - 1
+
+    def converging(self, it: int, objective: float, waits: bool = False) -> bool:
+        """Feed pass ``it``'s objective to the stopping rule (restarted until past the burn-in); ``True`` when
+        it says stop (``waits``: not yet, whatever it says) or the objective is not finite."""
+        if not self.past_burn_in(it):
+            self.monitor = self.new_monitor()
+        calm = self.monitor.update(objective)
+        return self.monitor.diverged or (calm and not waits)
+
+    def record_hdp(self, it: int, objective: float, name: str, seconds: float, usage: np.ndarray, states,
+                   gamma: float, sigma: float, **extra) -> None:
+        """:meth:`Loop.record` of pass ``it`` with the effective states of ``usage`` (expected tokens per
+        state), ``gamma`` and ``sigma``."""
+        self.last = it
+        self.record(it, objective, name, seconds, states, effective_states=hdp.effective_states(usage, self.coverage),
+                    gamma=gamma, sigma=sigma, **extra)

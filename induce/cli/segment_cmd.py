@@ -16,7 +16,7 @@ import numpy as np
 from ..atomic import atomic_write
 from ..distributed import cluster
 from ..errors import ConfigError, CorpusFormatError
-from ..names import HDP_HSMM_N_ITER, SERIES_HDP_ALGORITHMS
+from ..names import HDP_HSMM_N_ITER, SERIES_COLLAPSED, SERIES_HDP_ALGORITHMS
 from .common import add_progress_options, load_model, refuse_given, refuse_given_except, show_progress
 from .common import (emit, existing_file, finite_nonneg_float, finite_positive_float, forgetting_rate,
                      fraction, nonneg_int, output_path, positive_int, reported_warnings, seed)
@@ -34,7 +34,7 @@ def _columns(text: str) -> list[str]:
 
 
 def register(sub) -> None:
-    from ..names import DURATION_FAMILIES, EMISSION_FAMILIES, SERIES_ALGORITHMS, SERIES_MODELS
+    from ..names import DURATION_FAMILIES, EMISSION_FAMILIES, SERIES_MODELS
 
     p = sub.add_parser("segment", help=HELP,
                        description="Fit an HMM with conjugate exponential-family emissions to one or more numeric "
@@ -49,10 +49,11 @@ def register(sub) -> None:
     p.add_argument("--states", type=positive_int, default=None,
                    help="number of hidden states K (default 3; --model hdp-hmm and hdp-hsmm: the truncation, "
                         f"default {HDP_DEFAULT_STATES})")
-    p.add_argument("--infer", choices=SERIES_ALGORITHMS + SERIES_HDP_ALGORITHMS, default=None,
+    p.add_argument("--infer", choices=_infer_names(), default=None, metavar=_infer_metavar(),
                    help="inference algorithm (default vi: the best held-out fit on the real series, see "
-                        "docs/experiments/timeseries.md; --model hdp-hmm: cvi); hdp-*: the HDP-HMM, as --model "
-                        "hdp-hmm")
+                        "docs/experiments/timeseries.md; --model hdp-hmm: cvi); cvi1, cgs: step-by-step collapsed VI "
+                        "and collapsed Gibbs sampling (--model hmm, gaussian, diag-gaussian or poisson emissions; cgs "
+                        "runs all --iterations sweeps, keeps the last sample); hdp-*: the HDP-HMM, as --model hdp-hmm")
     p.add_argument("--iterations", type=positive_int, default=None,
                    help=f"iteration / epoch cap (default 100; --model hdp-hsmm: {HDP_HSMM_N_ITER})")
     p.add_argument("--tol", type=finite_nonneg_float, default=1e-4,
@@ -200,21 +201,39 @@ def _run(args) -> int:
     return 0
 
 
-def _algorithm(model: str, infer: str | None) -> str:
+def _infer_names() -> tuple[str, ...]:
+    """Every algorithm name ``--infer`` takes: one the model or family cannot run is refused with its reason
+    (:func:`_algorithm`), not by argparse."""
+    from ..names import HDP_ALGORITHMS, HMM_ALGORITHMS, SERIES_ALGORITHMS
+
+    return tuple(dict.fromkeys(SERIES_ALGORITHMS + SERIES_HDP_ALGORITHMS + HMM_ALGORITHMS + HDP_ALGORITHMS))
+
+
+def _infer_metavar() -> str:
+    """``--infer``'s metavar: the names the series estimators run, then "..." for the text ones
+    :func:`_infer_names` also takes."""
+    from ..names import SERIES_ALGORITHMS
+
+    return "{" + ",".join(SERIES_ALGORITHMS + SERIES_COLLAPSED + SERIES_HDP_ALGORITHMS) + ",...}"
+
+
+def _algorithm(model: str, infer: str | None, family: str) -> str:
     """The segmenter's ``infer`` for ``--model`` and ``--infer`` (None: the default): ``--model hdp-hmm`` runs the
-    HDP-HMM algorithms (``cvi`` -> ``hdp-cvi``; default cvi), ``--infer hdp-*`` alone selects them too."""
+    HDP-HMM algorithms (``cvi`` -> ``hdp-cvi``; default cvi), ``--infer hdp-*`` alone selects them too.  A
+    combination the ``family`` emissions cannot run is refused with its reason (:mod:`induce.algorithms.support`)."""
+    from ..algorithms import support
+
     if model != "hdp-hmm":
         if infer is None:
             return "vi"
         if infer in SERIES_HDP_ALGORITHMS and model != "hmm":
             raise ConfigError(f"--infer {infer} is the HDP-HMM (--model hdp-hmm), not --model {model}")
+        if infer not in SERIES_HDP_ALGORITHMS:
+            support.check(model, infer, family, "segment")
         return infer
-    infer = infer or "cvi"
-    hdp = infer if infer in SERIES_HDP_ALGORITHMS else f"hdp-{infer}"
-    if hdp not in SERIES_HDP_ALGORITHMS:
-        raise ConfigError(f"--model hdp-hmm runs --infer {', '.join(a[4:] for a in SERIES_HDP_ALGORITHMS)}; "
-                          f"got {infer}")
-    return hdp
+    infer = (infer or "cvi").removeprefix("hdp-")
+    support.check(model, infer, family, "segment")
+    return f"hdp-{infer}"
 
 
 def _model(args, n_columns: int):
@@ -233,7 +252,7 @@ def _model(args, n_columns: int):
         if model.family_.dim != n_columns:
             raise ConfigError(f"{args.load} models {model.family_.dim} columns, the input has {n_columns}")
         return model
-    args.infer = _algorithm(args.model, args.infer)
+    args.infer = _algorithm(args.model, args.infer, args.emission)
     _check_applicable(args)
     if args.model in ("hsmm", "hdp-hsmm"):
         common = dict(n_states=args.states, emission=args.emission, durations=args.durations,

@@ -23,6 +23,7 @@ from ..errors import ConfigError
 from .eval_cmd import halvable
 from .common import add_progress_options, load_model, refuse_given, refuse_given_except, show_progress
 from .common import add_learn_hyper_option
+from .tag_hsmm import add_options as add_hsmm_options, refuse_own as refuse_hsmm_options, run_hsmm
 from .vector_options import add_vector_options, check_vector_options, vector_params
 from .common import (corpus_path, default_n_states, dump_json, emit, encoding, existing_file, finite_nonneg_float,
                      finite_positive_float, forgetting_rate, fraction, gold_tag_column, nonneg_int, output_path,
@@ -56,9 +57,6 @@ def _fixed_hyper(args: argparse.Namespace) -> bool | tuple[str, ...]:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from ..names import HDP_ALGORITHMS, HDP_HYPERPARAMETERS as HYPERPARAMETERS, HMM_ALGORITHMS as ALGORITHMS
-    from ..names import HMM_DECODERS as DECODERS, QC_METHODS, TABLE_ESTIMATES
-
     p = sub.add_parser("tag", help=HELP,
                        description="Fit an HMM tagger on INPUT and write INPUT with the induced tags.")
     p.add_argument("input", type=corpus_path, help="corpus file or directory (any supported format) or 'demo'")
@@ -66,10 +64,32 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--format", default="auto", help="input format (default: detect)")
     p.add_argument("--encoding", type=encoding, default="utf-8",
                    help="input text encoding (default utf-8; latin-1 for CoNLL-2007 Basque); the output is UTF-8")
-    p.add_argument("--model", choices=("hmm", "hdp-hmm"), default="hmm",
-                   help="finite HMM (default) or HDP-HMM (learns the number of states up to --truncation)")
+    _add_model_options(p)
+    _add_emission_options(p)
+    add_hsmm_options(p)
+    _add_hdp_options(p)
+    _add_output_options(p)
+    _add_stochastic_options(p)
+    add_vector_options(p)
+    cluster.add_options(p, "em, vi, cvi2, svi, scvi; hdp-hmm: scvi, svi")
+    p.add_argument("--sync-every", type=positive_int, default=1, metavar="R",
+                   help="svi/scvi with --workers/--cluster: each worker runs R minibatches on its shard against its "
+                        "own copy of the counts, then the copies are merged by adding their changes (rows travel "
+                        "once a round instead of every minibatch; the other workers' statistics are up to R-1 "
+                        "minibatches stale; default 1: every minibatch exact)")
+    p.set_defaults(handler=run)
+
+
+def _add_model_options(p: argparse.ArgumentParser) -> None:
+    """The model, the algorithm and its priors, seed, decoding and the batch algorithms' options."""
+    from ..names import HDP_ALGORITHMS, HMM_ALGORITHMS as ALGORITHMS, HMM_DECODERS as DECODERS
+
+    p.add_argument("--model", choices=("hmm", "hdp-hmm", "hsmm"), default="hmm",
+                   help="finite HMM (default), HDP-HMM (learns the number of states up to --truncation) or HSMM "
+                        "(semi-Markov: each state emits a segment of tokens, see its group below)")
     p.add_argument("--infer", choices=tuple(dict.fromkeys(ALGORITHMS + HDP_ALGORITHMS)), default=None,
-                   help="inference algorithm (default cvi2; hdp-hmm: cvi, scvi, svi or beam, default cvi)")
+                   help="inference algorithm (default cvi2; hdp-hmm: cvi, scvi, svi or beam, default cvi; hsmm: em "
+                        "or vi, default vi)")
     p.add_argument("--states", type=positive_int, default=None,
                    help="number of hidden states K (default: the number of gold tags when the input has them, "
                         "as in the thesis' experiments, at most 50; else 45, the size of the PTB tag set)")
@@ -109,7 +129,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "(default 0: exact sequential order)")
     p.add_argument("--cgs-keep", type=nonneg_int, default=0,
                    help="cgs: decode by the per-token mode of the last N samples (default: last sample)")
-    _add_emission_options(p)
+
+
+def _add_hdp_options(p: argparse.ArgumentParser) -> None:
+    """The HDP-HMM's options (``--model hdp-hmm``)."""
+    from ..names import HDP_HYPERPARAMETERS as HYPERPARAMETERS, QC_METHODS, TABLE_ESTIMATES
+
     hdp = p.add_argument_group("HDP-HMM (--model hdp-hmm)")
     hdp.add_argument("--truncation", type=positive_int, default=45, metavar="K",
                      help="truncation level K (beam: initial number of states; default 45)")
@@ -145,6 +170,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     hdp.add_argument("--no-merge-moves", dest="merge_moves", action="store_false",
                      help="turn off the split-merge moves (cvi) and the merges of the global counts (scvi) that are on "
                           "by default with the symmetric emission prior (docs/experiments/hdp_defaults.md)")
+
+
+def _add_output_options(p: argparse.ArgumentParser) -> None:
+    """Tag dictionary, evaluation, output, the model file and the reports."""
     p.add_argument("--tag-dict", type=_tag_dict, metavar="from-gold|FILE",
                    help="semi-supervised: restrict words to their legal tags (states = tags)")
     p.add_argument("--tag-dict-cutoff", type=nonneg_int, default=1, metavar="D",
@@ -166,6 +195,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="machine-readable results: to stdout, or to FILE (with the per-iteration trace)")
     p.add_argument("--report", type=output_path, metavar="FILE.html",
                    help="also write a self-contained HTML report (needs matplotlib)")
+
+
+def _add_stochastic_options(p: argparse.ArgumentParser) -> None:
+    """The minibatch and single-sequence algorithms' schedule, held-out stop, streaming and checkpoints."""
     s = p.add_argument_group("stochastic and single-sequence inference (svi, scvi, cvi3, scvi3, ...)")
     s.add_argument("--batch-size", type=positive_int, metavar="M",
                    help="sentences (svi, scvi) or subsequences (scvi3, svi-buffered, ...) per minibatch (default 100; "
@@ -200,15 +233,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--checkpoint-every", type=nonneg_int, default=0, metavar="N", help="checkpoint every N minibatches")
     s.add_argument("--checkpoint-minutes", type=finite_nonneg_float, default=0.0, metavar="M", help="checkpoint every M minutes")
     s.add_argument("--resume", action="store_true", help="continue from --checkpoint FILE")
-    add_vector_options(p)
-    cluster.add_options(p, "em, vi, cvi2, svi, scvi; hdp-hmm: scvi, svi")
-    p.add_argument("--sync-every", type=positive_int, default=1, metavar="R",
-                   help="svi/scvi with --workers/--cluster: each worker runs R minibatches on its shard against its "
-                        "own copy of the counts, then the copies are merged by adding their changes (rows travel "
-                        "once a round instead of every minibatch; the other workers' statistics are up to R-1 "
-                        "minibatches stale; default 1: every minibatch exact)")
-    p.set_defaults(handler=run)
-
 
 def _write_trace(path: str, trace: list[dict]) -> None:
     """The trace as JSON (a list of records) or CSV (one row per record), atomically."""
@@ -311,6 +335,8 @@ def _run(args: argparse.Namespace) -> int:
     """Check the options, read the corpus, fit, score, write; each step a function below."""
     if args.load:
         return _run_loaded(args)
+    if args.model == "hsmm":
+        return run_hsmm(args)
     hdp = _check_options(args)
     if args.stream:
         return _run_stream(args)
@@ -392,16 +418,17 @@ def _check_applicable(args: argparse.Namespace, hdp: bool) -> None:
 
 def _check_options(args: argparse.Namespace) -> bool:
     """Cross-option rules, before any work; fills in the default ``--infer``; True for the HDP-HMM."""
-    from ..taggers.hdp_hmm import HDP_ALGORITHMS
-    from ..taggers.hmm import ALGORITHMS, STOCHASTIC_ALGORITHMS
+    from ..algorithms import support
+    from ..taggers.hmm import STOCHASTIC_ALGORITHMS
+    from ..taggers.hmm_vectors import COVARIANCES
 
     hdp = args.model == "hdp-hmm"
+    refuse_hsmm_options(args)
     if args.emission != "features":
         refuse_given(args, FEATURE_OPTIONS, "without --emission features")
     args.infer = args.infer or ("cvi" if hdp else "em" if args.emission == "features" else "cvi2")
-    if args.infer not in (HDP_ALGORITHMS if hdp else ALGORITHMS):
-        raise ConfigError(f"--infer {args.infer} is not available for --model {args.model}; choose one of "
-                          f"{', '.join(HDP_ALGORITHMS if hdp else ALGORITHMS)}")
+    family = COVARIANCES[args.covariance] if args.emission == "embeddings" else args.emission
+    support.check(args.model, args.infer, family, "tag")
     _check_applicable(args, hdp)
     check_vector_options(args)
     if hdp and args.tag_dict:

@@ -1,8 +1,8 @@
 """HDP-HMM ``scvi`` and ``svi`` with each minibatch's local step on the workers (docs/experiments/distributed.md).
 
 * ``scvi``: :class:`ClusterHDPMinibatch` runs the existing kernel
-  :func:`induce.infer.hdp_passes.hdp_minibatch_pass` (or its
-  ``_emission_q0`` variant) on each worker over the minibatch sentences of
+  :func:`induce.infer.hdp_passes.hdp_minibatch_pass` (with the emission
+  ``log q(C = 0)`` for the asymmetric prior) on each worker over the minibatch sentences of
   its shard (a :class:`WorkerCorpus`: read by the workers from the corpus
   file, or shipped once for in-memory data), under the
   global counts ``N`` broadcast per minibatch.  Every output is a sum over
@@ -23,7 +23,7 @@ import time
 
 import numpy as np
 
-from ..infer.hdp_passes import hdp_minibatch_pass, hdp_minibatch_pass_emission_q0
+from ..infer.hdp_passes import hdp_minibatch_pass
 from ..infer.stochastic_hmm import _NO_MASK
 from .cluster import Meter, same, submit, timed
 from .minibatch import cut_pieces, shard_statistics
@@ -31,18 +31,18 @@ from .shards import WorkerCorpus
 
 
 def _hdp_piece(emission_q0: bool, shard, N_trans, N_emit, items, *args):
-    """On a worker: the minibatch kernel (``hdp_minibatch_pass``, or ``_emission_q0`` with ``emission_q0``) on the
+    """On a worker: the minibatch kernel (``hdp_minibatch_pass``, with the emission log q0 if ``emission_q0``) on the
     shard sentences ``items``: ``(log-lik, trans, word ids, their emission rows, log q0, log q0 by row, their rows
     of the emission log q0 or None)``."""
     tokens, offsets = shard
     K, W = N_trans.shape[1], N_emit.shape[0]
     trans, emit, q0, q0_row = np.zeros((K + 1, K)), np.zeros((W, K)), np.zeros((K + 1, K)), np.zeros(K + 1)
-    q0_emit = (np.zeros((W, K)),) if emission_q0 else ()
-    kernel = hdp_minibatch_pass_emission_q0 if emission_q0 else hdp_minibatch_pass
+    q0_emit = np.zeros((W, K) if emission_q0 else (0, 0))
     no_memory = np.zeros((0, K + 1, K)), np.zeros((0, K))
-    ll = kernel(N_trans, N_emit, tokens, offsets, items, *args, trans, emit, q0, q0_row, *no_memory, *q0_emit)
+    ll = hdp_minibatch_pass(N_trans, N_emit, tokens, offsets, items, *args, trans, emit, q0, q0_row, *no_memory,
+                            q0_emit)
     ids = np.unique(np.concatenate([tokens[offsets[i]:offsets[i + 1]] for i in items]))
-    return ll, trans, ids, emit[ids], q0, q0_row, (q0_emit[0][ids] if q0_emit else None)
+    return ll, trans, ids, emit[ids], q0, q0_row, (q0_emit[ids] if emission_q0 else None)
 
 
 class ClusterHDPMinibatch:
@@ -56,8 +56,8 @@ class ClusterHDPMinibatch:
     def __call__(self, emission_q0: bool, N_trans, N_emit, tokens, offsets, items, prior, sigma, emit_prior, emit_total,
                  qc_method, n_samples, seed, trans_out, emit_out, logq0, logq0_row, mem_trans, mem_gamma,
                  *logq0_emit) -> float:
-        """Same arguments and contract as ``hdp_minibatch_pass`` (``hdp_minibatch_pass_emission_q0`` with
-        ``emission_q0``); ``tokens`` / ``offsets`` are the shards' and are not sent; no sentence memory
+        """Same arguments and contract as ``hdp_minibatch_pass`` (``logq0_emit`` given with ``emission_q0``,
+        else left out); ``tokens`` / ``offsets`` are the shards' and are not sent; no sentence memory
         (``mem_trans`` / ``mem_gamma`` must be empty)."""
         t0 = time.perf_counter()
         bounds = self.corpus.sentence_bounds

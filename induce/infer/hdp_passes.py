@@ -135,14 +135,26 @@ def hdp_cvi_pass(C_trans, C_emit, sent_trans, gamma, tokens, offsets, order, pri
 
 
 @njit(cache=True)
-def _minibatch(N_trans, N_emit, tokens, offsets, items, prior, sigma, emit_prior, emit_total, qc_method, n_samples,
-               seed, trans_out, emit_out, logq0, logq0_row, logq0_emit, with_emit_q0, mem_trans, mem_gamma):
-    """The shared body of :func:`hdp_minibatch_pass` and :func:`hdp_minibatch_pass_emission_q0`.
+def hdp_minibatch_pass(N_trans, N_emit, tokens, offsets, items, prior, sigma, emit_prior, emit_total, qc_method,
+                       n_samples, seed, trans_out, emit_out, logq0, logq0_row, mem_trans, mem_gamma, logq0_emit):
+    """The local step of stochastic CVI for one minibatch (thesis 5.3 "Stochastic CVI", eq. 3.98-3.102).
+
+    Every sentence in ``items`` sees the surrogate parameters formed from the
+    global stochastic counts ``N`` (eq. 3.99 with the prior ``sigma G[pi_k]``
+    of eq. 5.38); its expected counts go to ``trans_out`` / ``emit_out``
+    (overwritten) and its ``log q(C^i = 0)`` to ``logq0`` / ``logq0_row``
+    (overwritten: the minibatch's local statistic ``q(C^m = 0)``).  Returns
+    ``sum log p(x^i)`` under those parameters.
 
     With a sentence memory (``mem_trans`` ``(I, K+1, K)``, ``mem_gamma`` ``(N, K)``; empty arrays: none)
     each sentence's surrogate is formed from the global counts without its own expected counts of its
     previous visit, ``N - c^i`` (the ``C^{\\i}`` of eq. 3.99 / 5.38 read off the stochastic totals,
     which hold every sentence's last counts once each), and the memory then takes its new counts.
+
+    ``logq0_emit`` ``(W, K)`` (``(0, 0)``: not wanted) receives the minibatch's emission ``log q(C^m_{w,k} = 0)
+    = sum_{t in the minibatch: x_t = w} log(1 - q(z_t = k))`` (overwritten), what :func:`emission_log_q0`
+    computes for the batch pass: the statistic the asymmetric emission prior ``Dir(beta tau)`` (thesis 5.5.3)
+    needs for its table counts (eq. 5.35, 5.46).
     """
     np.random.seed(seed)
     K = N_trans.shape[1]
@@ -158,6 +170,7 @@ def _minibatch(N_trans, N_emit, tokens, offsets, items, prior, sigma, emit_prior
     emit_out[:] = 0.0
     logq0[:] = 0.0
     logq0_row[:] = 0.0
+    with_emit_q0 = logq0_emit.shape[0] > 0
     if with_emit_q0:
         logq0_emit[:] = 0.0
     ll = 0.0
@@ -197,39 +210,6 @@ def _minibatch(N_trans, N_emit, tokens, offsets, items, prior, sigma, emit_prior
                 if with_emit_q0:
                     logq0_emit[w, k] += _log_none(q)
     return ll
-
-
-@njit(cache=True)
-def hdp_minibatch_pass(N_trans, N_emit, tokens, offsets, items, prior, sigma, emit_prior, emit_total, qc_method,
-                       n_samples, seed, trans_out, emit_out, logq0, logq0_row, mem_trans, mem_gamma):
-    """The local step of stochastic CVI for one minibatch (thesis 5.3 "Stochastic CVI", eq. 3.98-3.102).
-
-    Every sentence in ``items`` sees the surrogate parameters formed from the
-    global stochastic counts ``N`` (eq. 3.99 with the prior ``sigma G[pi_k]``
-    of eq. 5.38); its expected counts go to ``trans_out`` / ``emit_out``
-    (overwritten) and its ``log q(C^i = 0)`` to ``logq0`` / ``logq0_row``
-    (overwritten: the minibatch's local statistic ``q(C^m = 0)``).  Returns
-    ``sum log p(x^i)`` under those parameters.  ``mem_trans`` / ``mem_gamma``: the sentence memory of
-    :func:`_minibatch` (zero-length arrays: none).
-    """
-    return _minibatch(N_trans, N_emit, tokens, offsets, items, prior, sigma, emit_prior, emit_total, qc_method,
-                      n_samples, seed, trans_out, emit_out, logq0, logq0_row, np.zeros((1, 1)), False, mem_trans,
-                      mem_gamma)
-
-
-@njit(cache=True)
-def hdp_minibatch_pass_emission_q0(N_trans, N_emit, tokens, offsets, items, prior, sigma, emit_prior, emit_total,
-                                   qc_method, n_samples, seed, trans_out, emit_out, logq0, logq0_row, mem_trans,
-                                   mem_gamma, logq0_emit):
-    """:func:`hdp_minibatch_pass` that also returns the minibatch's emission ``log q(C^m_{w,k} = 0)``.
-
-    ``logq0_emit[w, k] = sum_{t in the minibatch: x_t = w} log(1 - q(z_t = k))``
-    (overwritten), what :func:`emission_log_q0` computes for the batch pass:
-    the statistic the asymmetric emission prior ``Dir(beta tau)`` (thesis
-    5.5.3) needs for its table counts (eq. 5.35, 5.46).
-    """
-    return _minibatch(N_trans, N_emit, tokens, offsets, items, prior, sigma, emit_prior, emit_total, qc_method,
-                      n_samples, seed, trans_out, emit_out, logq0, logq0_row, logq0_emit, True, mem_trans, mem_gamma)
 
 
 @njit(cache=True)

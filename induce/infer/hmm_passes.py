@@ -636,6 +636,32 @@ def _draw(prob, tot, old):
 
 
 @njit(cache=True)
+def _cgs_tables(Ct, Ce, N, alpha, beta, s):
+    """The start of a :func:`cgs_pass` sweep at the power ``s = 1/temperature``: the row totals ``R`` and state
+    totals ``Nk`` of the counts (checked to be those of one assignment), the emission numerators ``(c + beta)^s``
+    for the counts up to the largest word frequency, and :func:`_count_tables` of ``size`` entries.
+
+    Every factor of eq. 3.25 is an integer count plus a constant, so its tempered value ``(c + const) ** s`` is
+    looked up in a table built once per sweep.  Every transition count and row total indexed is at most the
+    largest state total ``C_{.,k}`` (each token has one incoming transition), so the transition and state-total
+    tables are sized by that (and grow when it does); emission counts are at most the largest word frequency."""
+    K = Ct.shape[1]
+    W = Ce.shape[0]
+    R = Ct.sum(axis=1)
+    Nk = Ce.sum(axis=0)
+    for k in range(K):
+        if Ct[:, k].sum() != Nk[k]:
+            raise ValueError("cgs_pass: Ct and Ce are not the counts of one state assignment")
+    max_freq = 0
+    for w in range(W):
+        max_freq = max(max_freq, Ce[w].sum())
+    emit_num = _tempered_table(beta, s, max_freq + 1)  # emission numerators (c + beta)^s
+    size = min(N, 2 * Nk.max()) + 2
+    trans_num, trans_den, emit_den = _count_tables(alpha, beta, K, W, s, size)
+    return R, Nk, emit_num, size, trans_num, trans_den, emit_den
+
+
+@njit(cache=True)
 def cgs_pass(Ct, Ce, z, tokens, offsets, alpha, beta, temperature, seed, allowed, votes):
     """One sweep of collapsed Gibbs sampling (thesis eq. 3.25) at a temperature.
 
@@ -645,15 +671,9 @@ def cgs_pass(Ct, Ce, z, tokens, offsets, alpha, beta, temperature, seed, allowed
     it (for max-marginal decoding over kept samples).  Returns the number of
     changed states.
 
-    Every factor of eq. 3.25 is an integer count plus a constant, so its
-    tempered value ``(c + const) ** (1/temperature)`` is looked up in a table
-    built once per sweep: a token's conditional costs ``5 K`` lookups and
-    multiplications, no power or division.  The deltas of eq. 3.25
-    (``z_{t-1} = z_t``, ``z_{t-1} = z_t = z_{t+1}``) are index offsets into the
-    same tables.  Every transition count and row total indexed is at most the
-    largest state total ``C_{.,k}`` (each token has one incoming transition), so
-    the transition and state-total tables are sized by that and grow when it
-    does; emission counts are at most the largest word frequency.
+    Every factor of eq. 3.25 is looked up in the tables of :func:`_cgs_tables`: a token's conditional costs
+    ``5 K`` lookups and multiplications, no power or division; the deltas of eq. 3.25 (``z_{t-1} = z_t``,
+    ``z_{t-1} = z_t = z_{t+1}``) are index offsets into them.
     Per token: remove its counts, its tempered conditional (eq. 3.25), a draw
     (:func:`_draw`), add its counts back.  These steps stay in the loop body:
     as njit helpers (plain or ``inline="always"``) numba kept reference-count
@@ -664,19 +684,9 @@ def cgs_pass(Ct, Ce, z, tokens, offsets, alpha, beta, temperature, seed, allowed
     K = Ct.shape[1]
     W = Ce.shape[0]
     N = tokens.shape[0]
-    R = Ct.sum(axis=1)
-    Nk = Ce.sum(axis=0)
-    for k in range(K):
-        if Ct[:, k].sum() != Nk[k]:
-            raise ValueError("cgs_pass: Ct and Ce are not the counts of one state assignment")
-    prob = np.empty(K)
     s = 1.0 / temperature
-    max_freq = 0
-    for w in range(W):
-        max_freq = max(max_freq, Ce[w].sum())
-    emit_num = _tempered_table(beta, s, max_freq + 1)  # emission numerators (c + beta)^s
-    size = min(N, 2 * Nk.max()) + 2
-    trans_num, trans_den, emit_den = _count_tables(alpha, beta, K, W, s, size)
+    R, Nk, emit_num, size, trans_num, trans_den, emit_den = _cgs_tables(Ct, Ce, N, alpha, beta, s)
+    prob = np.empty(K)
     tally = votes.shape[0] == N
     constrained = allowed.shape[0] > 0
     changed = 0

@@ -5,7 +5,7 @@ segment as a chain of short geometric states with the same emissions: on 3,000 s
 (durations 8 / 15 / 25) the HMM truncated at 10 uses 8 states, and the HDP-HSMM fitted from there keeps 6,
 three of them at mean 4 with mean durations 1.4-2.2 that alternate (docs/experiments/hsmm.md, "Learned
 concentrations and the start").  No pass of coordinate ascent can empty one of them.  A merge move, as the
-HDP-HMM's (:mod:`induce.infer.hdp_merge`, after Hughes, Stephenson & Sudderth 2015), relabels state ``l`` as
+HDP-HMM's (:mod:`induce.algorithms.hdp_moves`, after Hughes, Stephenson & Sudderth 2015), relabels state ``l`` as
 ``k`` in the posterior ``q(x_t)``, fits from there for a few trial passes and keeps the merged fit when its
 ELBO beats the unmerged fit's: the ELBO charges every state its Dirichlet, emission and duration factors, so a
 duplicated state is a loss, and the merged state's long durations are what the HSMM's duration model gains.

@@ -62,9 +62,13 @@ def _rows(counts, outcomes=None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np
 
 def log_evidence(counts, a: float, outcomes=None) -> float:
     """``log p(n | a)`` of the rows of ``counts`` (last axis: outcomes) under a symmetric ``Dir(a)``."""
-    values, weights, totals, ks = _rows(counts, outcomes)
-    return float(gammaln(ks * a).sum() - gammaln(totals + ks * a).sum()
-                 + (weights * (gammaln(values + a) - gammaln(a))).sum())
+    return float(_evidence(*_rows(counts, outcomes), a))
+
+
+def _evidence(values, weights, totals, ks, a):
+    """:func:`log_evidence` of the entries as :func:`_rows` gives them (Minka 2000, eq. 52)."""
+    return (gammaln(ks * a).sum() - gammaln(totals + ks * a).sum()
+            + (weights * (gammaln(values + a) - gammaln(a))).sum())
 
 
 def _gradient_hessian(values, weights, totals, ks, a):
@@ -103,9 +107,7 @@ def fit_symmetric_dirichlet(counts, a0: float, max_iter: int = 100, tol: float =
     u = float(np.clip(np.log(a0), lo, hi))
 
     def objective(u):
-        a = np.exp(u)
-        return (gammaln(ks * a).sum() - gammaln(totals + ks * a).sum()
-                + (weights * (gammaln(values + a) - gammaln(a))).sum())
+        return _evidence(values, weights, totals, ks, np.exp(u))
 
     f = objective(u)
     for _ in range(max_iter):

@@ -164,20 +164,6 @@ def local_parameters(counts: GlobalCounts, estimator: str, alpha: float, beta: f
     return np.ascontiguousarray(A), np.ascontiguousarray(P)
 
 
-def sentence_inputs(counts: GlobalCounts, estimator: str, alpha: float, beta: float, tokens: np.ndarray,
-                    allowed: np.ndarray = _NO_MASK):
-    """What the local step of a minibatch needs from the global counts: ``(ids, local, A, P, mask)``.
-
-    ``ids`` are the distinct words of ``tokens``, ``local`` the tokens as indices
-    into ``ids`` (int32), ``A`` / ``P`` the transition table and the emission rows
-    of ``ids`` under ``estimator`` (:func:`local_parameters`), ``mask`` the tag
-    dictionary's rows of ``ids`` (empty without one).
-    """
-    ids, local = np.unique(tokens, return_inverse=True)
-    A, P = local_parameters(counts, estimator, alpha, beta, ids)
-    return ids, local.astype(np.int32).reshape(-1), A, P, dictionary_rows(allowed, ids, counts.n_states)
-
-
 def dictionary_rows(allowed: np.ndarray, ids: np.ndarray, K: int) -> np.ndarray:
     """The tag dictionary's rows ``allowed[ids]`` (words past its end: unconstrained); empty without one."""
     if not allowed.shape[0]:
@@ -211,13 +197,16 @@ def local_statistics(A: np.ndarray, P: np.ndarray, mask: np.ndarray, local: np.n
 
 def sentence_statistics(counts: GlobalCounts, estimator: str, alpha: float, beta: float,
                         tokens: np.ndarray, offsets: np.ndarray, allowed: np.ndarray = _NO_MASK):
-    """Local step on a minibatch of sentences (CSR): forward-backward under the parameters of ``estimator``.
+    """Local step on a minibatch of sentences (CSR): forward-backward (:func:`local_statistics`) under the
+    parameters of ``estimator`` (:func:`local_parameters`) for the distinct words ``ids`` of ``tokens``, with
+    their tag-dictionary rows (:func:`dictionary_rows`).
 
-    Returns ``(trans_stats (K+1, K), ids, emit_stats (len(ids), K), log-likelihood)``
-    where ``ids`` are the distinct words of the minibatch.
+    Returns ``(trans_stats (K+1, K), ids, emit_stats (len(ids), K), log-likelihood)``.
     """
-    ids, local, A, P, mask = sentence_inputs(counts, estimator, alpha, beta, tokens, allowed)
-    trans_stats, emit_stats, ll = local_statistics(A, P, mask, local, offsets)
+    ids, local = np.unique(tokens, return_inverse=True)
+    A, P = local_parameters(counts, estimator, alpha, beta, ids)
+    trans_stats, emit_stats, ll = local_statistics(A, P, dictionary_rows(allowed, ids, counts.n_states),
+                                                   local.astype(np.int32).reshape(-1), offsets)
     return trans_stats, ids, emit_stats, ll
 
 
@@ -485,6 +474,73 @@ def _step(counts: GlobalCounts, updater, batch, result: RunResult, tau: float, k
     return rho, ll, ntok
 
 
+class _Run:
+    """One :func:`run`'s state: the counts, the updater, the result so far, its checkpoint and its evaluation."""
+
+    def __init__(self, counts: GlobalCounts, updater, result: RunResult, meta: dict, checkpoint: str | None,
+                 policy: CheckpointPolicy, evaluate: _Evaluation):
+        self.counts, self.updater, self.result, self.meta = counts, updater, result, meta
+        self.checkpoint, self.policy, self.evaluate = checkpoint, policy, evaluate
+
+    def write(self) -> None:
+        """Checkpoint now (:func:`_save`), if the run has a checkpoint file."""
+        if self.checkpoint:
+            _save(self.checkpoint, self.meta, self.counts, self.updater, self.result)
+            self.policy.written()
+
+    def set_priors(self, a: float, b: float) -> None:
+        """The priors the next local steps and held-out evaluations use."""
+        self.result.alpha = self.updater.alpha = self.evaluate.alpha = a
+        self.result.beta = self.updater.beta = self.evaluate.beta = b
+
+    def show(self, bar) -> None:
+        """One minibatch more on the progress ``bar``, with the last held-out score and a cluster's meter."""
+        bar.update(1)
+        shown = dict(self.updater.meter.postfix()) if hasattr(self.updater, "meter") else {}  # on a dask cluster
+        trace = self.result.trace
+        if trace and "heldout_log_likelihood_per_token" in trace[-1]:
+            shown["heldout"] = f"{trace[-1]['heldout_log_likelihood_per_token']:.4f}"
+        if shown:
+            bar.set_postfix(shown)
+
+    def steps(self, batches: Iterator, stop, bar, *, tau: float, kappa: float, heldout_every: int,
+              epoch_tokens: int | None, monitor: ConvergenceMonitor | None, hyper, stop_after: int | None):
+        """The minibatches of :func:`run` (``monitor``: ``None`` without a stopping rule); returns the last step's
+        ``(rho, log-likelihood, tokens)`` and whether it was evaluated."""
+        counts, updater, result = self.counts, self.updater, self.result
+        rho, ll, ntok = 0.0, 0.0, 0
+        evaluated_last = True
+        owed = False  # a checkpoint due while a round of local steps was still open (see below)
+        for batch in batches:
+            rho, ll, ntok = _step(counts, updater, batch, result, tau, kappa)
+            epoch_end = ((monitor is not None or hyper is not None) and bool(epoch_tokens) and ntok > 0
+                         and result.tokens_seen % epoch_tokens == 0)
+            evaluated_last = epoch_end or (heldout_every > 0 and result.batches % heldout_every == 0)
+            if evaluated_last:
+                ll = _settle(counts, updater, result, ll)
+            settled = _settled(updater)
+            if epoch_end and hyper is not None:
+                self.set_priors(*hyper(counts, result.alpha, result.beta))
+            if evaluated_last:
+                priors = dict(alpha=result.alpha, beta=result.beta) if epoch_end and hyper is not None else {}
+                self.evaluate(result, rho, ll, ntok, epoch=result.tokens_seen // epoch_tokens if epoch_end else None,
+                              **priors)
+            if bar is not None:
+                self.show(bar)
+            if epoch_end and monitor is not None and monitor.update(
+                    result.trace[-1]["heldout_log_likelihood_per_token"]):
+                result.converged = monitor.converged
+                break
+            if settled and (stop.requested or (stop_after is not None and result.batches >= stop_after)):
+                result.interrupted = True
+                break
+            owed = owed or bool(self.checkpoint) and self.policy.due(result.batches)
+            if owed and settled:
+                self.write()
+                owed = False
+        return rho, ll, ntok, evaluated_last
+
+
 def run(counts: GlobalCounts, updater, batches: Iterable, *, tau: float, kappa: float,
         heldout: tuple[np.ndarray, np.ndarray] | None = None, heldout_every: int = 0,
         alpha: float = 0.1, beta: float = 0.1, max_batches: int | None = None,
@@ -497,60 +553,40 @@ def run(counts: GlobalCounts, updater, batches: Iterable, *, tau: float, kappa: 
     """Apply ``updater`` to ``counts`` for each minibatch of ``batches`` (an iterator that the
     same seed reproduces), with step sizes ``rho_m = (tau + m + 1)^-kappa``.
 
-    Every ``heldout_every`` minibatches (and at the start and the end) the
-    held-out per-token log-likelihood (3.108-3.109) is added to the trace
-    against tokens seen and training seconds (held-out evaluation time excluded;
-    ``wall_seconds`` includes it).  With ``checkpoint`` the counts, the
-    updater's state, the trace and the number of minibatches done are written
-    atomically every ``checkpoint_every`` minibatches / ``checkpoint_minutes``
-    minutes, at the end, and when SIGINT / SIGTERM arrives (the run then stops
-    and returns ``interrupted=True``).  ``resume`` reloads the checkpoint and
-    skips the minibatches already done, so an interrupted and resumed run ends
-    with the same counts as an uninterrupted one.  ``meta`` (the run's
-    settings) must match the checkpoint's.  ``total_batches`` (how many
-    minibatches the schedule makes) is the progress bar's total, capped by
-    ``max_batches``.  ``stop_after`` stops (as if
-    interrupted) after that many minibatches in total; tests use it.
+    Every ``heldout_every`` minibatches (and at the start and the end) the held-out per-token log-likelihood
+    (3.108-3.109) is added to the trace against tokens seen and training seconds (held-out evaluation time
+    excluded; ``wall_seconds`` includes it).  With ``checkpoint`` the counts, the updater's state, the trace and
+    the number of minibatches done are written atomically every ``checkpoint_every`` minibatches /
+    ``checkpoint_minutes`` minutes, at the end, and when SIGINT / SIGTERM arrives (the run then stops and returns
+    ``interrupted=True``).  ``resume`` reloads the checkpoint (made with the settings ``meta``) and skips the
+    minibatches already done, so an interrupted and resumed run ends with the same counts as an uninterrupted
+    one.  ``total_batches`` is the progress bar's total, capped by ``max_batches``; ``stop_after`` stops (as if
+    interrupted) after that many minibatches in total (tests use it).
 
-    Epochs: every schedule visits each training token once an epoch and no
-    minibatch spans two, so an epoch ends where the tokens seen reach a
-    multiple of ``epoch_tokens``.  There the held-out log-likelihood is traced
-    (with the record's ``epoch``) and fed to ``monitor``
-    (:class:`~induce.infer.convergence.ConvergenceMonitor`); the run stops when
-    it says so (``converged``).  A resumed run replays the traced epochs into
-    the monitor, so it stops where the uninterrupted run would.
+    Epochs: every schedule visits each training token once an epoch and no minibatch spans two, so an epoch
+    ends where the tokens seen reach a multiple of ``epoch_tokens``.  There the held-out log-likelihood is traced
+    (with the record's ``epoch``) and fed to ``monitor`` (:class:`~induce.infer.convergence.ConvergenceMonitor`);
+    the run stops when it says so (``converged``).  A resumed run replays the traced epochs into the monitor.
 
-    An updater that runs rounds of local steps on a cluster (:func:`_settled`) is settled before every
-    held-out evaluation and at the end; checkpoints, stops and ``stop_after`` wait for the end of its open round
-    (its rounds are a function of the minibatch index, so a resumed run makes the same rounds).
+    An updater that runs rounds of local steps on a cluster (:func:`_settled`) is settled before every held-out
+    evaluation and at the end; checkpoints, stops and ``stop_after`` wait for the end of its open round.
 
-    ``hyper`` (empirical Bayes of the priors): at each epoch's end ``hyper(counts, alpha, beta)`` gives
-    the priors the next epoch's local steps (and the held-out evaluation) use; the epoch's record holds them,
-    and a resumed run takes them from its last such record.  ``alpha``, ``beta`` of the result are the final
-    ones.  Steps: :func:`_resume`, :func:`_step`, :class:`_Evaluation`, :func:`_save`.
+    ``hyper`` (empirical Bayes of the priors): at each epoch's end ``hyper(counts, alpha, beta)`` gives the priors
+    the next epoch's local steps (and the held-out evaluation) use; the epoch's record holds them, and a resumed
+    run takes them from its last such record.  ``alpha``, ``beta`` of the result are the final ones.  Steps:
+    :func:`_resume`, :meth:`_Run.steps`, :func:`_step`, :class:`_Evaluation`, :func:`_save`.
     """
     meta = dict(meta or {})
     result = RunResult()
     if resume:
         _resume(checkpoint, meta, counts, updater, result)
     start_batch = result.batches
-    policy = CheckpointPolicy(checkpoint_every, checkpoint_minutes)
-
-    def write() -> None:
-        if checkpoint:
-            _save(checkpoint, meta, counts, updater, result)
-            policy.written()
-
-    evaluate = _Evaluation(counts, heldout, alpha, beta, callback, time.perf_counter() - result.seconds)
-
-    def set_priors(a: float, b: float) -> None:
-        result.alpha = updater.alpha = evaluate.alpha = a
-        result.beta = updater.beta = evaluate.beta = b
-
+    state = _Run(counts, updater, result, meta, checkpoint, CheckpointPolicy(checkpoint_every, checkpoint_minutes),
+                 _Evaluation(counts, heldout, alpha, beta, callback, time.perf_counter() - result.seconds))
     learned = [rec for rec in result.trace if "beta" in rec]  # a resumed run: the priors learned so far
-    set_priors(*((learned[-1]["alpha"], learned[-1]["beta"]) if learned else (alpha, beta)))
+    state.set_priors(*((learned[-1]["alpha"], learned[-1]["beta"]) if learned else (alpha, beta)))
     if start_batch == 0 and (heldout is not None and heldout_every > 0):
-        evaluate(result, 0.0, 0.0, 0)
+        state.evaluate(result, 0.0, 0.0, 0)
     stopping = monitor is not None and heldout is not None and bool(epoch_tokens)
     if stopping:
         for rec in result.trace:  # a resumed run: the epochs already done
@@ -558,47 +594,17 @@ def run(counts: GlobalCounts, updater, batches: Iterable, *, tau: float, kappa: 
                 monitor.update(rec["heldout_log_likelihood_per_token"])
         result.converged = monitor.converged
     bar = _progress_bar(start_batch, max_batches, total_batches, meta.get("infer", "stochastic")) if progress else None
-    rho, ll, ntok = 0.0, 0.0, 0
-    evaluated_last = True
-    owed = False  # a checkpoint due while a round of local steps was still open (see below)
     with StopRequest() if checkpoint else _NoStop() as stop:
-        for batch in () if result.converged else _remaining(batches, start_batch, max_batches):
-            rho, ll, ntok = _step(counts, updater, batch, result, tau, kappa)
-            epoch_end = ((stopping or hyper is not None) and bool(epoch_tokens) and ntok > 0
-                         and result.tokens_seen % epoch_tokens == 0)
-            evaluated_last = epoch_end or (heldout_every > 0 and result.batches % heldout_every == 0)
-            if evaluated_last:
-                ll = _settle(counts, updater, result, ll)
-            settled = _settled(updater)
-            if epoch_end and hyper is not None:
-                set_priors(*hyper(counts, result.alpha, result.beta))
-            if evaluated_last:
-                priors = dict(alpha=result.alpha, beta=result.beta) if epoch_end and hyper is not None else {}
-                evaluate(result, rho, ll, ntok, epoch=result.tokens_seen // epoch_tokens if epoch_end else None,
-                         **priors)
-            if bar is not None:
-                bar.update(1)
-                shown = dict(updater.meter.postfix()) if hasattr(updater, "meter") else {}  # on a dask cluster
-                if result.trace and "heldout_log_likelihood_per_token" in result.trace[-1]:
-                    shown["heldout"] = f"{result.trace[-1]['heldout_log_likelihood_per_token']:.4f}"
-                if shown:
-                    bar.set_postfix(shown)
-            if epoch_end and stopping and monitor.update(result.trace[-1]["heldout_log_likelihood_per_token"]):
-                result.converged = monitor.converged
-                break
-            if settled and (stop.requested or (stop_after is not None and result.batches >= stop_after)):
-                result.interrupted = True
-                break
-            owed = owed or bool(checkpoint) and policy.due(result.batches)
-            if owed and settled:
-                write()
-                owed = False
+        rho, ll, ntok, evaluated_last = state.steps(
+            iter(()) if result.converged else _remaining(batches, start_batch, max_batches), stop, bar, tau=tau,
+            kappa=kappa, heldout_every=heldout_every, epoch_tokens=epoch_tokens, monitor=monitor if stopping else None,
+            hyper=hyper, stop_after=stop_after)
     if bar is not None:
         bar.close()
     ll = _settle(counts, updater, result, ll)
     if not evaluated_last and not result.interrupted:
-        evaluate(result, rho, ll, ntok)
-    write()
+        state.evaluate(result, rho, ll, ntok)
+    state.write()
     return result
 
 

@@ -21,11 +21,12 @@ from ..errors import ConfigError, ModelFormatError
 from ..infer.series import (ALGORITHMS, SeriesFit, chain_posterior, emission_rows, surrogate_transitions,
                             transition_params, viterbi_path)
 from ..infer.series_hdp import HDPSeriesFit, HDPSVIFit
-from ..names import SERIES_HDP_ALGORITHMS
+from ..names import SERIES_COLLAPSED, SERIES_HDP_ALGORITHMS
 from .hmmlearn_api import SequenceInput
 
-#: every ``infer`` value: the finite-HMM algorithms, batch and stochastic CVI for the HDP-HMM
-INFER = ALGORITHMS + SERIES_HDP_ALGORITHMS
+#: every ``infer`` value: the finite-HMM algorithms (the token-level collapsed ones last), batch and stochastic
+#: CVI for the HDP-HMM
+INFER = ALGORITHMS + SERIES_COLLAPSED + SERIES_HDP_ALGORITHMS
 #: algorithms whose minibatch local steps run on a dask cluster with ``client=`` (:mod:`induce.distributed.series`)
 CLUSTER_ALGORITHMS = ("svi", "scvi")
 
@@ -133,7 +134,8 @@ class HMMSegmenter(SequenceInput, InduceEstimator):
 
     Parameters: ``n_states`` K; ``emission`` a family name (``gaussian``, ``diag-gaussian``,
     ``poisson``, ``categorical``) or an :class:`~induce.emissions.EmissionFamily` (hyperparameters
-    left unset are data-scaled at fit); ``infer`` one of ``em, vi, cvi2, svi, scvi``, ``hdp-cvi``,
+    left unset are data-scaled at fit); ``infer`` one of ``em, vi, cvi2, svi, scvi``, the token-level collapsed
+    ``cvi1`` and ``cgs`` (:mod:`induce.algorithms.series_collapsed`; families with a compiled predictive), ``hdp-cvi``,
     ``hdp-scvi`` or ``hdp-svi`` (HDP-HMM truncated at ``n_states``, :mod:`induce.infer.series_hdp`, with
     the top-level concentration ``gamma`` and transition concentration ``sigma``: initial values that
     CVI/SCVI learn, fixed for SVI); ``alpha`` the
@@ -203,6 +205,11 @@ class HMMSegmenter(SequenceInput, InduceEstimator):
         elif self.infer in ("hdp-cvi", "hdp-scvi"):
             fit = HDPSeriesFit(family, int(self.n_states), gamma=float(self.gamma), sigma=float(self.sigma),
                                stochastic=self.infer == "hdp-scvi", **common)
+        elif self.infer in SERIES_COLLAPSED:
+            from ..algorithms.series_collapsed import COLLAPSED
+
+            fit = COLLAPSED[self.infer](family, int(self.n_states), alpha=float(self.alpha), n_iter=int(self.n_iter),
+                                        tol=float(self.tol), rng=common["rng"])
         elif self.client is not None:
             from ..distributed.series import ClusterSeriesFit
 

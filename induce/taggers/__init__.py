@@ -1,7 +1,8 @@
-"""Taggers: HMM and HDP-HMM part-of-speech induction and tag dictionaries."""
+"""Taggers: HMM, HDP-HMM and HSMM part-of-speech induction and tag dictionaries."""
 
 from .hdp_hmm import HDPHMMTagger
 from .hmm import HMMTagger
+from .hsmm_tagger import HSMMTagger
 from .tag_dict import TagDictionary
 
-__all__ = ["HDPHMMTagger", "HMMTagger", "TagDictionary"]
+__all__ = ["HDPHMMTagger", "HMMTagger", "HSMMTagger", "TagDictionary"]

@@ -43,10 +43,11 @@ from ..corpus.vocab import Vocabulary
 from ..base import SCHEDULE, AnyOf, Boolean, Integer, Options, Real
 from ..errors import ConfigError
 from ..resources import check_memory, corpus_source, hmm_bytes, sentence_label
-from ..algorithms.hdp_scvi import HDPSCVI
+from ..algorithms import HDP_ALGORITHMS, Fitted, HDPCore
+from ..algorithms.hdp_cvi import OBJECTIVE
 from ..infer import hdp
 from ..kernels.hdp_qc import QC_METHODS
-from ..names import HDP_ALGORITHMS, TABLE_ESTIMATES
+from ..names import HDP_ALGORITHMS as HDP_INFER, TABLE_ESTIMATES
 from .hdp_file import HDPHMMFile
 from .hdp_schedule import (ASYMMETRIC_BURN_IN, HYPERPARAMETERS, MAX_ITER,  # noqa: F401
                            SYMMETRY_BREAK_GAIN, HDPSchedule)
@@ -57,7 +58,7 @@ DEFAULT_BETA = 0.01  # the symmetric emission prior's default (see ``beta``)
 DEFAULT_EMISSION_CONCENTRATION = 10.0  # beta's start for Dir(beta tau) (docs/experiments/hdp.md)
 
 
-class HDPHMMTagger(HDPHMMFile, HDPSCVI, HDPSchedule, HMMTagger):
+class HDPHMMTagger(HDPHMMFile, HDPSchedule, HMMTagger):
     """Unsupervised HDP-HMM tagger, scikit-learn style (same contract as :class:`HMMTagger`).
 
     Parameters
@@ -157,7 +158,7 @@ class HDPHMMTagger(HDPHMMFile, HDPSCVI, HDPSchedule, HMMTagger):
         are local optima that score far lower (on the theta_pos recovery data
         ~2,000 nats), so a few starts remove them; see docs/experiments/hdp.md,
         "Best of 3 starts".
-    merge_moves : ``cvi`` with ``Dir(beta)``: split-merge moves (:mod:`induce.infer.hdp_merge`) after
+    merge_moves : ``cvi`` with ``Dir(beta)``: split-merge moves (:mod:`induce.algorithms.hdp_moves`) after
         the burn-in.  A round tries to split each used state in two (2-means over the sentences that use
         it) and to merge pairs of states (most alike emissions first); each trial runs 3 passes from the
         changed and from the unchanged fit and is kept if the collapsed bound (thesis eq. 5.13,
@@ -175,7 +176,7 @@ class HDPHMMTagger(HDPHMMFile, HDPSCVI, HDPSchedule, HMMTagger):
         recovery data this reaches the true states where scvi alone keeps split and merged ones, at 1.3
         times the time (docs/experiments/hdp_defaults.md, "scvi: memoized split-merge moves").  Without the
         memory (``scvi_memory=False``, or on a cluster): instant merges of the global counts every
-        ``min(10, n_iter/10)`` epochs of the second half (:func:`induce.infer.hdp_merge.instant_merges`:
+        ``min(10, n_iter/10)`` epochs of the second half (:func:`induce.algorithms.hdp_moves.instant_merges`:
         eq. 5.10 and the integrated emissions against an estimate of the entropy the merge takes); no split.
     scvi_memory : ``scvi``: keep each sentence's expected counts of its last visit and leave them out of
         the global counts its surrogate is formed from (``N - c^i``, as cvi's ``C^{\\i}``).  Costs the
@@ -204,7 +205,7 @@ class HDPHMMTagger(HDPHMMFile, HDPSCVI, HDPSchedule, HMMTagger):
     """
 
     _parameter_constraints = {
-        "truncation": Integer(1), "infer": Options(*HDP_ALGORITHMS), "n_iter": AnyOf(Options(None), Integer(1)),
+        "truncation": Integer(1), "infer": Options(*HDP_INFER), "n_iter": AnyOf(Options(None), Integer(1)),
         "tol": AnyOf(Options(None), Real(0.0)),
         "gamma": Real(0.0, min_open=True), "sigma": Real(0.0, min_open=True), "beta": Real(0.0, min_open=True),
         "emission_prior": Options("symmetric", "asymmetric"),
@@ -331,24 +332,15 @@ class HDPHMMTagger(HDPHMMFile, HDPSCVI, HDPSchedule, HMMTagger):
         rng = np.random.default_rng(self.random_state)
         seeds = rng.integers(0, 2**31 - 1, size=self._max_iter() + 1)
         self.gamma_, self.sigma_ = float(self.gamma), float(self.sigma)
-        self._learn_from = None  # the adaptive burn-in's first learning pass (see _symmetry_broken)
         learned = self.new_word_mass == "learned"
         # gamma_e starts at 1 (the unit mass of Teh et al. 2008's top-level update) when learned
-        self._emission = hdp.EmissionPrior(data.W, self._starting_emission_concentration(data.W),
-                                           1.0 if learned else float(self.new_word_mass), learned)
-        if self.infer == "cvi":
-            self._fit_cvi(data, gold, seeds)
-        elif self.infer == "scvi":
-            self._fit_scvi(data, gold, seeds)
-        elif self.infer == "svi":
-            from ..infer.hdp_svi import fit_svi
-
-            fit_svi(self, data, gold, seeds)
-        else:
-            from ..infer.beam import fit_beam
-
-            fit_beam(self, data, gold, seeds)
-        self.init_objectives_ = [self.trace_[-1][self._OBJECTIVE]] if self.infer == "cvi" and self.trace_ else []
+        em = hdp.EmissionPrior(data.W, self._starting_emission_concentration(data.W),
+                               1.0 if learned else float(self.new_word_mass), learned)
+        core = HDPCore(K, self.gamma_, self.sigma_, float(self.beta), self._fixed_hyper(), em)
+        loop = self._iterations(data, gold, seeds)
+        fitted = HDP_ALGORITHMS.create(self.infer).fit(core, data, loop, self._hdp_settings())
+        self._store_fitted(fitted, data, loop, em)
+        self.init_objectives_ = [self.trace_[-1][OBJECTIVE]] if self.infer == "cvi" and self.trace_ else []
         return self
 
     def _starting_emission_concentration(self, W: int) -> float:
@@ -358,30 +350,17 @@ class HDPHMMTagger(HDPHMMFile, HDPSCVI, HDPSchedule, HMMTagger):
         return float(DEFAULT_EMISSION_CONCENTRATION if self.emission_concentration is None
                      else self.emission_concentration)
 
-    def _finish(self, trans, emit, data):
-        """Store counts and point parameters; labels from the local posteriors or by decoding."""
-        em = self.__dict__.pop("_emission")
-        self.emission_concentration_ = em.concentration
-        self.emission_base_ = em.tau
-        self.emission_new_mass_ = em.new_mass
-        self.transition_counts_ = np.asarray(trans, dtype=np.float64)
-        self.emission_counts_ = np.asarray(emit, dtype=np.float64)
+    def _finish(self, fitted: Fitted, data):
+        """Store the counts, the point parameters, the passes run, and the labels (the algorithm's, or decoded)."""
+        self.transition_counts_ = np.asarray(fitted.trans, dtype=np.float64)
+        self.emission_counts_ = np.asarray(fitted.emit, dtype=np.float64)
         self._set_parameters()
-        self._end_iterations(self._convergence, f"hdp-hmm {self.infer}", self._last_iteration, self._max_iter())
-        self.hyper_burn_in_ = self._held_passes()
-        if self._burn_in() is None and self._learn_from is None:
-            self._warn(f"hdp-hmm {self.infer}: the symmetric start never broke (no pass's objective rose "
-                       f"{SYMMETRY_BREAK_GAIN:.0%} above the first's), so the hyperparameters were held and no "
-                       "split-merge round ran; try another --seed or more --iterations")
-        self.__dict__.pop("_learn_from")
-        self.__dict__.pop("_first_objective", None)
+        self._end_iterations(fitted.monitor, f"hdp-hmm {self.infer}", fitted.n_iter, fitted.cap)
         self.effective_states_ = hdp.effective_states(self.emission_counts_.sum(axis=0), self.coverage)
-        local = self.__dict__.pop("_local_labels", None)
-        if local is None or self.decode == "viterbi":
+        if fitted.labels is None or self.decode == "viterbi":
             self.labels_ = self._decode(data.tokens, data.offsets)
         else:
-            self.labels_ = local
-        self._check_collapse(self.labels_, self.n_states_, count_used=False, effective=self.effective_states_)
+            self.labels_ = fitted.labels
 
     def _set_parameters(self):
         """Posterior means: ``(C_jk + sigma G[pi_k]) / (C_j. + sigma)`` and ``(C_kw + b tau_w) / (C_.k + b)``.

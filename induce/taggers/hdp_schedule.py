@@ -1,18 +1,23 @@
 """The HDP-HMM's hyperparameter schedule and stopping rule, shared by its four algorithms (``cvi``, ``scvi``,
 ``svi``, ``beam``): which hyperparameters ``fix_hyper`` holds, the burn-in (fixed, or adaptive: until the
-symmetric start has broken), the pass cap, the convergence monitor and the passes' trace records.
+symmetric start has broken), the pass cap and the convergence monitor, as the fit's
+:class:`induce.algorithms.loop.HDPLoop` and settings, and storing what the algorithm returns.
 
 :class:`HDPSchedule` is a mixin of :class:`induce.taggers.HDPHMMTagger` (it reads the estimator's
-hyperparameters); the algorithms call it through the estimator (docs/architecture.md).
+hyperparameters); the algorithm (:data:`induce.algorithms.base.HDP_ALGORITHMS`) gets the loop and settings and returns
+a :class:`induce.algorithms.Fitted` (:meth:`HDPSchedule._store_fitted`; docs/architecture.md).
 """
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 
-from ..algorithms import Loop
+from ..algorithms.base import Fitted
+from ..algorithms.hdp_cvi import emission_attributes
+from ..algorithms.loop import SYMMETRY_BREAK_GAIN, HDPLoop
 from ..errors import ConfigError
-from ..infer import hdp
 from ..infer.convergence import ConvergenceMonitor
 from ..kernels.hdp_qc import QC_METHODS
 from ..names import HDP_HYPERPARAMETERS
@@ -26,11 +31,10 @@ HYPERPARAMETERS = HDP_HYPERPARAMETERS  # the names ``fix_hyper`` accepts
 #: "Stopping on convergence".
 MAX_ITER = {"cvi": 1000, "scvi": 300, "svi": 300, "beam": 3000}
 ASYMMETRIC_BURN_IN = {"cvi": 50, "scvi": 5}  # hyper_burn_in=None with Dir(beta tau) (docs/experiments/hdp.md)
-SYMMETRY_BREAK_GAIN = 0.01  # hyper_burn_in=None with Dir(beta), cvi: objective gain over pass 1 that ends the burn-in
 
 
 class HDPSchedule:
-    """The HDP-HMM tagger's fixed hyperparameters, burn-in, pass cap, stopping rule and trace records."""
+    """The HDP-HMM tagger's fixed hyperparameters, burn-in, pass cap, stopping rule, settings and results."""
 
     def _fixed_hyper(self) -> frozenset:
         """The hyperparameters ``fix_hyper`` holds: all of :data:`HYPERPARAMETERS`, none, or the named ones."""
@@ -43,19 +47,6 @@ class HDPSchedule:
                               f"False or names from {', '.join(HYPERPARAMETERS)}")
         return frozenset(names)
 
-    def _learns(self, name: str, it: int) -> bool:
-        """Whether pass ``it`` updates hyperparameter ``name``: not fixed, and past the burn-in.
-
-        With the adaptive burn-in (``_burn_in() is None``) the burn-in ends at the
-        pass :meth:`_symmetry_broken` first holds (``self._learn_from``).
-        """
-        if name in self._fixed_hyper():
-            return False
-        burn_in = self._burn_in()
-        if burn_in is None:
-            return self._learn_from is not None and it >= self._learn_from
-        return it > burn_in
-
     def _burn_in(self) -> int | None:
         """``hyper_burn_in``, with ``None`` resolved as documented there (``None``: adaptive, cvi with Dir(beta))."""
         if self.hyper_burn_in is not None:
@@ -63,21 +54,6 @@ class HDPSchedule:
         if self.emission_prior != "asymmetric":
             return None if self.infer == "cvi" else 0
         return min(ASYMMETRIC_BURN_IN.get(self.infer, 0), self._max_iter() // 2)
-
-    def _past_burn_in(self, it: int) -> bool:
-        """Whether pass ``it`` comes after the burn-in (:meth:`_burn_in`; adaptive: the symmetric start has broken)."""
-        burn_in = self._burn_in()
-        return self._learn_from is not None and it >= self._learn_from if burn_in is None else it > burn_in
-
-    def _held_passes(self) -> int:
-        """Passes during which the burn-in held the hyperparameters (all passes run if it never ended)."""
-        run = int(self._last_iteration)
-        if self._fixed_hyper() >= frozenset(HYPERPARAMETERS):
-            return run
-        burn_in = self._burn_in()
-        if burn_in is not None:
-            return min(burn_in, run)
-        return run if self._learn_from is None else self._learn_from - 1
 
     def _max_iter(self) -> int:
         """``n_iter``, or where it is ``None`` the algorithm's default (:data:`MAX_ITER`)."""
@@ -92,47 +68,64 @@ class HDPSchedule:
             return ConvergenceMonitor(self._tol(), reference="progress")
         return ConvergenceMonitor(self._tol(), STOCHASTIC_PATIENCE, reference="best")
 
-    def _converging(self, it: int, objective: float) -> bool:
-        """Feed pass ``it``'s objective to the stopping rule; True when it says stop (or the objective is not
-        finite).  Until the burn-in has ended the rule starts afresh every pass (the symmetric start is a
-        plateau), so its progress counts from the burn-in's end; where split-merge rounds run
-        (:meth:`_runs_rounds`) its verdict waits for the first round of their schedule (:meth:`_merge_due`).
-        (A cvi fit stopped at its first plateau and given its rounds then, before the schedule's first, kept 4
-        merged states on 4 of 10 grammar datasets where the schedule's rounds find the 7;
-        docs/experiments/hdp_defaults.md, "Stopping on convergence".)"""
-        if not self._past_burn_in(it):
-            self._convergence = self._monitor()
-        calm = self._convergence.update(objective)
-        return self._convergence.diverged or (calm and not (self._runs_rounds() and not self._rounds_run))
-
     def _max_epochs(self) -> int:
         """scvi's / svi's epoch cap is ``n_iter``'s (:meth:`_max_iter`; :meth:`_planned_epochs` plans with it)."""
         return self._max_iter()
 
-    def _symmetry_broken(self, it: int, objective: float) -> None:
-        """Adaptive burn-in: learning starts at the first pass whose objective beats the first pass's by
-        :data:`SYMMETRY_BREAK_GAIN` of its magnitude (see ``hyper_burn_in``)."""
-        if it == 1:
-            self._first_objective = objective
-        if self._learn_from is None and objective - self._first_objective > SYMMETRY_BREAK_GAIN * abs(
-                self._first_objective):
-            self._learn_from = it
+    def _iterations(self, data, gold, seeds) -> HDPLoop:
+        """The passes of this fit over ``data`` (:class:`induce.algorithms.loop.HDPLoop`: progress bar, trace
+        records, the burn-in of :meth:`_burn_in`, the stopping rule of :meth:`_monitor`)."""
+        return HDPLoop(self.infer, self._max_iter(), self._monitor, data, gold, seeds, coverage=self.coverage,
+                       burn_in=self._burn_in(), order=self.order, eval_every=self.eval_every, callback=self.callback,
+                       verbose=self.verbose, label=self._progress_label, trace=self.trace_)
 
-    def _qc_code(self) -> int:
-        return QC_METHODS.index(self.qc)
+    def _hdp_settings(self) -> SimpleNamespace:
+        """What the algorithm (:data:`induce.algorithms.base.HDP_ALGORITHMS`) reads of the hyperparameters: besides
+        svi's, cvi's and scvi's passes (:class:`induce.algorithms.hdp_cvi.CVIRun`), whether split-merge
+        ``rounds`` run (cvi, or scvi with its sentence ``memory``) or scvi's instant ``merges``."""
+        merges = bool(self.merge_moves) and self.emission_prior == "symmetric"
+        memory = bool(self.scvi_memory) if self.scvi_memory is not None else merges and self.client is None
+        if self.infer == "scvi" and merges and self.client is not None and self.scvi_memory is None:
+            self._warn("on a cluster scvi keeps no sentence memory: instant merges replace the memoized split-merge "
+                       "moves of the single-process default (docs/experiments/hdp_defaults.md)")
+        return SimpleNamespace(
+            tau=self.tau, kappa=self.kappa, batch_size=self.batch_size, planned_epochs=self._planned_epochs(),
+            client=self.client, vocab=self.vocab_, order=self.order, qc_code=QC_METHODS.index(self.qc),
+            qc_samples=self.qc_samples,
+            sampled_tables=int(self.table_samples) if self.table_estimate == "sampled" else 0,
+            learn_emission=self.emission_prior == "asymmetric" and "emission" not in self._fixed_hyper(),
+            merges=merges, memory=memory, rounds=merges and (self.infer == "cvi" or self.infer == "scvi" and memory))
 
-    def _iterations(self, data, gold, seeds) -> Loop:
-        """The passes of this fit over ``data`` (:class:`induce.algorithms.Loop`: progress bar, trace records);
-        also starts the stopping rule (``_convergence``, fed by :meth:`_converging`)."""
-        self._convergence = self._monitor()
-        return Loop(self.infer, self._max_iter(), self._convergence, data, gold, seeds, order=self.order,
-                    eval_every=self.eval_every, callback=self.callback, verbose=self.verbose,
-                    label=self._progress_label, trace=self.trace_)
+    def _store_fitted(self, fitted: Fitted, data, loop: HDPLoop, emission) -> None:
+        """Store what the algorithm returned (its fitted attributes, the prior ``emission`` it started from unless
+        it returned its own, counts, labels) and the run's burn-in and warnings."""
+        vars(self).update(emission_attributes(emission) | fitted.extra)
+        if fitted.meter is not None:
+            self.cluster_meter_ = fitted.meter
+        self._finish(fitted, data)
+        self.hyper_burn_in_ = loop.held_passes(self._fixed_hyper() >= frozenset(HYPERPARAMETERS))
+        if loop.burn_in is None and loop.learn_from is None:
+            self._warn(f"hdp-hmm {self.infer}: the symmetric start never broke (no pass's objective rose "
+                       f"{SYMMETRY_BREAK_GAIN:.0%} above the first's), so the hyperparameters were held and no "
+                       "split-merge round ran; try another --seed or more --iterations")
+        self._check_collapse(self.labels_, self.n_states_, count_used=False, effective=self.effective_states_)
+        self._warn_cluster_overhead()
 
-    def _hdp_record(self, bar, it, objective, name, seconds, data, usage, states, gold, **extra):
-        eff = hdp.effective_states(usage, self.coverage)
-        self._last_iteration = it
-        if self.client is not None:
-            bar.meter = getattr(self, "cluster_meter_", None)
-        bar.record(it, objective, name, seconds, states, effective_states=eff, gamma=self.gamma_, sigma=self.sigma_,
-                   **extra)
+    def _fit_best_start(self, corpus) -> "HDPSchedule":
+        """cvi's ``n_init`` single-start fits (start 0: ``random_state``); keep the highest final objective."""
+        params = {k: getattr(self, k) for k in self._PARAMS} | {
+            "n_init": 1, "verbose": self.verbose, "eval_column": self.eval_column,
+            "eval_every": self.eval_every, "callback": self.callback}
+        best, objectives = None, []
+        for start in range(int(self.n_init)):
+            seed = self.random_state if start == 0 else int(
+                np.random.default_rng([int(self.random_state), start]).integers(0, 2**31 - 1))
+            model = type(self)(**(params | {"random_state": seed}))
+            model._progress_label = f" start {start + 1}/{self.n_init}"
+            model.fit(corpus)
+            objectives.append(model.init_objectives_[0])
+            if best is None or objectives[-1] > best.init_objectives_[0]:
+                best = model
+        vars(self).update({k: v for k, v in vars(best).items() if k.endswith("_")})  # the fitted attributes
+        self.init_objectives_ = objectives
+        return self

@@ -7,6 +7,7 @@ state must be split, and the true labelling must be left alone.
 """
 
 import itertools
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -14,9 +15,15 @@ from scipy import integrate, stats
 
 from induce import HDPHMMTagger
 from induce.infer import hdp
-from induce.infer.hdp_merge import instant_merges, merge_locals, merge_round, move_round, split_locals
+from induce.algorithms import HDPCore
+from induce.algorithms.hdp_cvi import CVIRun
+from induce.algorithms.hdp_moves import instant_merges, merge_locals, merge_round, move_round, split_locals
+from induce.algorithms.hdp_scvi import _SCVIRun
+from induce.algorithms.loop import HDPLoop
+from induce.infer.convergence import ConvergenceMonitor
 from induce.infer.hdp_passes import _chain_entropy
 from induce.infer.hmm_passes import totals_from_local
+from induce.kernels.hdp_qc import QC_METHODS
 from induce.kernels.hmm import forward_backward
 from induce.taggers.hmm import _Data
 from induce.taggers.synthetic import sample_zhang
@@ -91,15 +98,19 @@ def corpus():
     return sample_zhang("pos", n_sequences=40, length=60, seed=11)
 
 
-def _state_from_labels(corpus, labels):
-    """A tagger set up as after the burn-in, and the cvi state whose local posteriors are ``labels``."""
-    model = HDPHMMTagger(truncation=K, n_iter=100, beta=1.0)
+def _state_from_labels(corpus, labels, name="cvi", n_iter=100):
+    """A cvi (or scvi) run of the HDP-HMM's defaults set up as after the burn-in, and the cvi state whose local
+    posteriors are ``labels``."""
     W = len(corpus.vocab)
     data = _Data(np.ascontiguousarray(corpus.tokens, dtype=np.int32),
                  np.ascontiguousarray(corpus.offsets, dtype=np.int64), W)
-    model.n_states_, model._learn_from = K, 1
-    model._emission = hdp.EmissionPrior(W, 1.0 * W)
-    st = model._cvi_state(data)
+    core = HDPCore(K, 1.0, 1.0, 1.0, frozenset(), hdp.EmissionPrior(W, 1.0 * W))
+    loop = HDPLoop(name, n_iter, lambda: ConvergenceMonitor(0.0), data, None, np.zeros(n_iter + 1, dtype=np.int64),
+                   coverage=0.99, burn_in=0)
+    opts = SimpleNamespace(order="sequential", qc_code=QC_METHODS.index("heuristic"), qc_samples=100,
+                           sampled_tables=0, learn_emission=False, merges=True, memory=True, rounds=True)
+    run = (CVIRun(name, core, data, loop, opts) if name == "cvi" else _SCVIRun(core, data, loop, opts))
+    st = run.state()
     st.gamma[np.arange(len(labels)), labels] = 1.0
     for i in range(len(data.offsets) - 1):
         s, e = data.offsets[i], data.offsets[i + 1]
@@ -110,8 +121,8 @@ def _state_from_labels(corpus, labels):
     st.logq0[:] = np.where(st.trans > 0, -50.0, 0.0)
     st.logq0_row[:] = np.where(st.trans.sum(axis=1) > 0, -50.0, 0.0)
     st.glob.update(st.trans, st.emit.sum(axis=0), st.logq0, st.logq0_row, False, False)
-    step = lambda s: model._cvi_step(s, data, 5, 2, False)  # noqa: E731 (one pass, learning gamma and sigma)
-    return model, data, st, step
+    step = lambda s: run.step(s, 5, 2)  # noqa: E731 (one pass, learning gamma and sigma)
+    return run, data, st, step
 
 
 def _gold(corpus):
@@ -122,21 +133,21 @@ def test_a_duplicated_state_is_merged_and_the_truth_is_kept(corpus):
     gold = _gold(corpus)
     sent = np.repeat(np.arange(corpus.n_sentences), np.diff(corpus.offsets))
     dup = np.where((gold == 0) & (sent % 2 == 1), 4, gold)  # state 0 of the odd sentences is a copy, state 4
-    model, data, st, step = _state_from_labels(corpus, dup)
+    run, data, st, step = _state_from_labels(corpus, dup)
     assert hdp.effective_states(st.emit.sum(axis=0)) == 5
-    new, records = merge_round(st, step, model._bound, 3, 1.0, 20)
+    new, records = merge_round(st, step, run.bound, 3, 1.0, 20)
     assert [r["merge"] for r in records if r["accepted"]] in ([[0, 4]], [[4, 0]])
     assert hdp.effective_states(new.emit.sum(axis=0)) == 4
-    model, data, st, step = _state_from_labels(corpus, gold)
-    new, records = move_round(st, step, model._bound, 3, 1.0, 20, data, 0)
+    run, data, st, step = _state_from_labels(corpus, gold)
+    new, records = move_round(st, step, run.bound, 3, 1.0, 20, data, 0)
     assert records and not any(r["accepted"] for r in records) and new is st
 
 
 def test_two_states_in_one_are_split(corpus):
     gold = _gold(corpus)
-    model, data, st, step = _state_from_labels(corpus, np.where(gold == 2, 0, gold))
+    run, data, st, step = _state_from_labels(corpus, np.where(gold == 2, 0, gold))
     assert hdp.effective_states(st.emit.sum(axis=0)) == 3
-    new, records = move_round(st, step, model._bound, 3, 1.0, 20, data, 0)
+    new, records = move_round(st, step, run.bound, 3, 1.0, 20, data, 0)
     assert any(r["accepted"] and "split" in r for r in records)
     labels = new.gamma.argmax(axis=1)
     agree = max(np.mean(labels[gold == g] == np.bincount(labels[gold == g]).argmax()) for g in range(4))
@@ -164,7 +175,7 @@ def test_instant_merge_takes_a_duplicate_and_leaves_distinct_states(corpus):
     gold = _gold(corpus)
     sent = np.repeat(np.arange(corpus.n_sentences), np.diff(corpus.offsets))
     for labels, want in ((np.where((gold == 0) & (sent % 2 == 1), 4, gold), [(0, 4)]), (gold, [])):
-        model, data, st, step = _state_from_labels(corpus, labels)
+        run, data, st, step = _state_from_labels(corpus, labels)
         pi = np.r_[np.full(5, 0.19), 0.04]
         trans, emit = st.trans.copy(), st.emit.copy()
         merged = instant_merges(trans, emit, pi, 1.0, np.ones(data.W), float(data.W), 1.0, 20)
@@ -183,13 +194,12 @@ def test_scvi_defaults_merge_a_split_state():
 
 
 def _scvi_round(corpus, labels):
-    """:meth:`HDPHMMTagger._scvi_move_round` on a sentence memory whose local posteriors are ``labels`` (the
-    global counts its totals, four minibatches); returns the tagger's trace entries, the memory's totals before,
-    the changed global counts, the minibatches' ``log q(C^m = 0)`` and the memory's labels."""
-    model, data, st, step = _state_from_labels(corpus, labels)
-    model.infer, model.n_iter, model.gamma_, model.sigma_ = "scvi", 400, 1.0, 1.0
-    model._start_moves()
-    model._move_gap = 10
+    """scvi's memoized round (:meth:`induce.algorithms.hdp_scvi._SCVIRun.memo_round`) on a sentence memory whose
+    local posteriors are ``labels`` (the global counts its totals, four minibatches); returns the trace entries,
+    the memory's totals before, the changed global counts, the minibatches' ``log q(C^m = 0)`` and the memory's
+    labels."""
+    run, data, st, step = _state_from_labels(corpus, labels, "scvi", 400)
+    run.moves.gap = 10
     u, v = np.empty(K), np.empty(K)
     u[st.glob.order], v[st.glob.order] = st.glob.u, st.glob.v
     G = hdp.prior_by_state(st.glob.G_sorted, st.glob.order, 1.0)
@@ -197,7 +207,7 @@ def _scvi_round(corpus, labels):
     logq0_b, logq0_row_b = np.zeros((4, K + 1, K)), np.zeros((4, K + 1))
     memory = (st.sent_trans.copy(), st.gamma.copy())
     N_trans, N_emit = st.trans.copy(), st.emit.copy()
-    G_new, extra = model._scvi_move_round(data, 5, 2, memory, N_trans, N_emit, u, v, batches, logq0_b, logq0_row_b, G)
+    G_new, extra = run.memo_round(5, 2, memory, N_trans, N_emit, u, v, batches, logq0_b, logq0_row_b, G)
     assert G_new.shape == (K,) and np.all(G_new > 0)
     return extra, st, N_trans, N_emit, logq0_b, memory[1].argmax(axis=1)
 

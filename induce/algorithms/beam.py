@@ -1,4 +1,5 @@
-"""Beam sampler for the HDP-HMM (Van Gael, Saatci, Teh & Ghahramani 2008): the sampling baseline of thesis 5.5.
+"""Beam sampler for the HDP-HMM (``HDPHMMTagger(infer="beam")``; Van Gael, Saatci, Teh & Ghahramani 2008): the
+sampling baseline of thesis 5.5.
 
 State: hard assignments ``z``, the represented states ``1..K`` with the
 top-level weights ``b`` (``b[K]`` = the mass of all unrepresented states),
@@ -30,8 +31,9 @@ import time
 import numpy as np
 from numba import njit
 
-from . import hdp
-from . import hmm_passes as passes
+from ..infer import hdp
+from ..infer import hmm_passes as passes
+from .base import Algorithm, Fitted, HDPCore, Sequences, register_hdp
 
 _PRIOR_SHAPE, _PRIOR_RATE = 1.0, 0.1
 
@@ -187,35 +189,33 @@ class BeamState:
         self.K = len(keep)
 
 
-def fit_beam(model, data, gold, seeds) -> None:
-    """Fit ``model`` (an :class:`induce.HDPHMMTagger`) with the beam sampler; ``truncation`` = initial states."""
-    K0, W = model.n_states_, data.W
-    rng = np.random.default_rng(int(seeds[0]))
-    # thesis 5.5.1: a random state from {1..K} for every observation
-    z = rng.integers(0, K0, size=data.tokens.shape[0]).astype(np.int64)
-    st = BeamState(rng, z, K0, W, data.tokens, data.offsets, model.sigma_, model.gamma_, model.beta)
-    fixed = model._fixed_hyper()
-    learn = ("gamma" not in fixed, "sigma" not in fixed)
-    st.resample_parameters(*learn)
-    u = np.empty(data.tokens.shape[0])
-    cap = 10 * K0
-    bar = model._iterations(data, gold, seeds)
-    for it in bar:
-        t0 = time.perf_counter()
-        _slices(st.pi, st.z, data.offsets, int(seeds[it]), u)
-        st.expand(u.min(), cap)
-        ll = beam_sweep(st.pi, st.phi, data.tokens, data.offsets, u, st.z, int(seeds[it]))
-        st.compact()
-        Ct, Ce = st.resample_parameters(*learn)
-        model.gamma_, model.sigma_ = float(st.gamma), float(st.sigma)
-        model._hdp_record(bar, it, ll, "complete_log_likelihood", time.perf_counter() - t0, data, Ce.sum(axis=0),
-                          st.z if gold is not None else None, gold, represented_states=st.K)
-    Ct, Ce = st.counts()
-    model.n_states_ = st.K
-    model.stick_u_ = np.zeros(0)
-    model.stick_v_ = np.zeros(0)
-    model.stick_order_ = hdp.usage_order(Ce.sum(axis=0)).astype(np.int64)
-    model.state_prior_ = st.sigma * st.b[:st.K]
-    model.qc_positive_ = (Ct > 0).astype(np.float64)
-    model._local_labels = st.z.astype(np.int32)
-    model._finish(Ct, Ce, data)
+@register_hdp("beam")
+class Beam(Algorithm):
+    """The beam sampler; ``core.K`` is the initial number of states.  It runs every sweep of the cap."""
+
+    def fit(self, core: HDPCore, data: Sequences, loop, opts) -> Fitted:
+        rng = np.random.default_rng(int(loop.seeds[0]))
+        # thesis 5.5.1: a random state from {1..K} for every observation
+        z = rng.integers(0, core.K, size=data.tokens.shape[0]).astype(np.int64)
+        st = BeamState(rng, z, core.K, data.W, data.tokens, data.offsets, core.sigma, core.gamma, core.beta)
+        learn = ("gamma" not in core.fixed, "sigma" not in core.fixed)
+        st.resample_parameters(*learn)
+        u = np.empty(data.tokens.shape[0])
+        cap = 10 * core.K
+        for it in loop:
+            t0 = time.perf_counter()
+            _slices(st.pi, st.z, data.offsets, int(loop.seeds[it]), u)
+            st.expand(u.min(), cap)
+            ll = beam_sweep(st.pi, st.phi, data.tokens, data.offsets, u, st.z, int(loop.seeds[it]))
+            st.compact()
+            Ct, Ce = st.resample_parameters(*learn)
+            loop.record_hdp(it, ll, "complete_log_likelihood", time.perf_counter() - t0, Ce.sum(axis=0),
+                            st.z if loop.gold is not None else None, float(st.gamma), float(st.sigma),
+                            represented_states=st.K)
+        loop.close()
+        Ct, Ce = st.counts()
+        extra = {"n_states_": st.K, "gamma_": float(st.gamma), "sigma_": float(st.sigma),
+                 "stick_u_": np.zeros(0), "stick_v_": np.zeros(0),
+                 "stick_order_": hdp.usage_order(Ce.sum(axis=0)).astype(np.int64), "state_prior_": st.sigma * st.b[:st.K],
+                 "qc_positive_": (Ct > 0).astype(np.float64)}
+        return Fitted(Ct, Ce, st.z.astype(np.int32), loop.last, loop.max_iter, loop.monitor, loop.trace, None, extra)

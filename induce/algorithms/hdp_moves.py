@@ -1,4 +1,5 @@
-"""Merge and split moves for batch CVI of the HDP-HMM, accepted by the collapsed bound (thesis eq. 5.13).
+"""Merge and split moves for the HDP-HMM's cvi and scvi, accepted by the collapsed bound (thesis eq. 5.13), and
+their schedule (:class:`MoveSchedule`).
 
 Coordinate ascent from random local posteriors can end with one true state split
 into two (docs/experiments/hdp_defaults.md, "Merge moves"): both halves emit alike,
@@ -28,7 +29,72 @@ from scipy.special import xlogy
 from sklearn.cluster import KMeans
 from threadpoolctl import threadpool_limits
 
-from . import hdp
+from ..infer import hdp
+
+
+
+# split-merge moves (cvi, Dir(beta); see merge_moves): rounds from MERGE_EVERY (at most n_iter / 10) passes after the
+# burn-in; each trial runs MERGE_TRIAL_PASSES passes from the changed and from the unchanged fit; states with fewer
+# expected tokens than MERGE_MIN_USAGE are left alone; at most MERGE_MAX_TRIALS trials a round, and all rounds'
+# trial passes (2 x 3 a trial, a generous count of the baselines) within n_iter / MOVE_BUDGET_SHARE = n_iter / 4
+# (docs/experiments/hdp_defaults.md, "Split-merge moves").  scvi (the rounds on its sentence memory) runs fewer epochs
+# (300 on the recovery data) and needs about as many trials: 2 passes a trial within n_iter / 3, which reach the
+# true states there as 3 within n_iter / 2 do (hdp_defaults.md, "scvi: memoized split-merge moves")
+MERGE_EVERY = 100
+MERGE_TRIAL_PASSES = {"cvi": 3, "scvi": 2}
+MERGE_MIN_USAGE = 1.0
+MERGE_MAX_TRIALS = 20
+MOVE_BUDGET_SHARE = {"cvi": 4, "scvi": 3}
+
+
+class MoveSchedule:
+    """When the split-merge rounds of one ``name`` (``cvi`` or ``scvi``) fit under ``loop``
+    (:class:`induce.algorithms.loop.HDPLoop`) run, and their trial-pass budget: ``n_iter / 4`` passes for all
+    rounds (``scvi``: ``n_iter / 3``, :data:`MOVE_BUDGET_SHARE`; a trial and its baseline count ``2 x``
+    :data:`MERGE_TRIAL_PASSES`)."""
+
+    def __init__(self, name: str, loop):
+        self.loop, self.passes = loop, MERGE_TRIAL_PASSES[name]
+        self.budget = loop.max_iter // MOVE_BUDGET_SHARE[name]
+        self.every = max(1, min(MERGE_EVERY, loop.max_iter // 10))
+        self.next = self.gap = None
+        self.rounds_run = 0
+
+    def due(self, it: int, stop: bool) -> bool:
+        """Whether pass ``it`` ends with a round: the first ``every = min(MERGE_EVERY, n_iter // 10)`` passes after
+        the burn-in, then ``every`` passes after a round that changed the fit and twice the last gap after one
+        that did not, never in the last ``every`` passes; or a converged fit (``stop``) whose objective is finite
+        while the budget still holds a trial."""
+        if self.next is None:
+            start = self.loop.learn_from if self.loop.burn_in is None else self.loop.burn_in + 1
+            if start is not None:
+                self.next, self.gap = start + self.every - 1, self.every
+        scheduled = self.next is not None and it == self.next and it <= self.loop.max_iter - self.every
+        return scheduled or (stop and not self.loop.monitor.diverged and self.budget >= 2 * self.passes)
+
+    def run(self, state, step: Callable, score: Callable, data, seed: int, it: int,
+            joint: bool = False) -> tuple[object, dict]:
+        """One round (:func:`move_round`) from ``state``, its trials run by ``step`` and accepted by ``score``,
+        within the budget; schedules the next.  Returns the state to go on from (``state`` itself if nothing
+        was accepted) and the trace entries (accepted ``merges`` and ``splits``, ``move_trials``)."""
+        trials = min(MERGE_MAX_TRIALS, self.budget // (2 * self.passes))
+        state, records = move_round(state, step, score, self.passes, MERGE_MIN_USAGE, trials, data, int(seed), joint)
+        self.budget -= 2 * self.passes * len(records)
+        self.rounds_run += 1
+        extra = {"merges": [r["merge"] for r in records if r["accepted"] and "merge" in r],
+                 "splits": [r["split"] for r in records if r["accepted"] and "split" in r],
+                 "move_trials": len(records)}
+        self.gap = self.every if extra["merges"] or extra["splits"] else 2 * self.gap
+        self.next = it + self.gap
+        return state, extra
+
+def unless_moved(monitor, stop: bool, moves: dict) -> bool:
+    """After a round of moves: a fit the round changed (``moves``: its trace entries) has not converged (the calm
+    passes of ``monitor`` count again, against the same reference: progress since the burn-in, or the best epoch)."""
+    if moves.get("merges") or moves.get("splits"):
+        monitor.restart_streak()
+        return False
+    return stop
 
 
 def merge_locals(sent_trans: np.ndarray, gamma: np.ndarray, k: int, l: int) -> None:
