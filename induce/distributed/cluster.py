@@ -55,9 +55,21 @@ def session(workers: int = 0, address: str | None = None, timeout: float = CONNE
         return
     if workers < 1:
         raise ConfigError(f"a local cluster needs at least 1 worker, got {workers}")
-    with LocalCluster(n_workers=int(workers), threads_per_worker=1, processes=True,
-                      dashboard_address=":0") as cluster, Client(cluster) as client:
+    with LocalCluster(n_workers=int(workers), threads_per_worker=1, processes=True, dashboard_address=":0",
+                      env=worker_environment(int(workers))) as cluster, Client(cluster) as client:
         yield client
+
+
+def worker_environment(workers: int, cpus: int | None = None) -> dict[str, str]:
+    """The environment of a local cluster's worker processes: numba's thread pool (and OpenMP / MKL / OpenBLAS,
+    which dask already sets to 1) sized to the worker's share of the machine's cores, ``max(1, cpus // workers)``,
+    so that ``workers`` workers never run more kernel threads than there are cores (numba's default is one thread
+    per core in every process: two workers on two cores could run four)."""
+    import os
+
+    threads = str(max(1, (cpus or os.cpu_count() or 1) // max(1, int(workers))))
+    return {name: threads for name in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
+                                       "OPENBLAS_NUM_THREADS")}
 
 
 def _connect(Client, address: str, timeout: float):

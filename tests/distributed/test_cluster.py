@@ -38,6 +38,18 @@ def test_shard_bounds_cover_the_corpus_in_order():
     assert dist.shard_bounds(offsets, 2).tolist() == [0, 3, 6]
 
 
+def test_local_workers_share_the_cores_among_their_kernel_threads(client):
+    """A worker's numba / BLAS threads are its share of the cores: never more kernel threads than cores."""
+    env = dist.cluster.worker_environment
+    assert env(2, cpus=2)["NUMBA_NUM_THREADS"] == "1" and env(3, cpus=2)["OMP_NUM_THREADS"] == "1"
+    assert env(4, cpus=16) == dict.fromkeys(("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
+                                             "OPENBLAS_NUM_THREADS"), "4")
+    import numba
+
+    threads = client.run(lambda: numba.config.NUMBA_NUM_THREADS)
+    assert set(threads.values()) == {max(1, numba.config.NUMBA_NUM_THREADS // len(threads))}
+
+
 @pytest.mark.parametrize("infer", ["em", "vi"])
 def test_batch_on_cluster_equals_single_process(client, corpus, infer):
     kw = dict(n_states=4, infer=infer, n_iter=8, tol=0, random_state=1)
