@@ -183,7 +183,8 @@ def acceptance(result: dict) -> str:
             cells = [f"{v:.3f} {'PASS' if ok[k] else 'FAIL'}" if v is not None else "- (not run)"
                      for k, v in checks.items()]
             rows.append(" | ".join([os.path.basename(c["corpus"]), str(r["sync"]), *cells,
-                                    "PASS" if all(ok.values()) else "FAIL"]))
+                                    "incomplete" if None in checks.values()
+                                    else "PASS" if all(ok.values()) else "FAIL"]))
     return "\n".join(rows)
 
 
