@@ -1,6 +1,7 @@
 """Does adding workers add tokens per second?  scvi, one epoch, in one process and on LocalClusters (issue 41).
 
     PYTHONPATH=. python benchmarks/scale_bench.py --workers 0,1,2,4,8,16 --sync 1,16 --json out.json
+    PYTHONPATH=. python benchmarks/scale_bench.py --quick --exact-workers 2       # the acceptance table, minutes
 
 For each corpus (``--corpus``, default Brown; ``--generate N`` adds a plain-text stream of about N tokens sampled
 from the known HMM of ``benchmarks/dask_bench.py``), each minibatch size (``--batch-size``) and each worker count
@@ -13,7 +14,9 @@ count deltas, :class:`induce.distributed.WorkerRoundsUpdater`), but ``R = 1`` on
 held-out log-likelihood per token after the epoch, bytes on the wire per token and per minibatch, the step
 overhead per minibatch, each worker's tokens/s inside its tasks and peak memory, and the client's CPU seconds.
 Kernels are compiled before timing (in this process and on each cluster).  Prints a table; ``--json FILE``
-writes every number.  One cluster per worker count, its runs back to back.
+writes every number.  One cluster per worker count, its runs back to back.  Then issue 41's acceptance, PASS /
+FAIL per two-worker run in rounds (:func:`acceptance`).  ``--quick``: Brown cut to its first 20,000 sentences
+and a 500k-token stream (indicative: a smaller vocabulary and fewer rounds than the full corpora).
 """
 
 from __future__ import annotations
@@ -32,6 +35,12 @@ from induce import HMMTagger  # noqa: E402
 from induce import distributed as dist  # noqa: E402
 
 WARM_SENTENCES = 400
+#: ``--quick``: the corpus cut to its first sentences, and the stream's tokens (a few minutes in all on 2 cores)
+QUICK_SENTENCES = 20_000
+QUICK_STREAM = 500_000
+#: the acceptance of issue 41: two workers against one worker and the single process (tokens/s), the held-out
+#: log-likelihood against the single process (nats/token), the bytes per token against the exact exchange
+GOALS = {"x_one_worker": 1.6, "x_single": 1.2, "heldout_gap": 0.01, "bytes_cut": 10.0}
 
 
 def _fit(path, client, batch_size: int, sync: int, seed: int, epochs: int = 1) -> dict:
@@ -88,10 +97,22 @@ def _plain(path: str) -> str:
     return out
 
 
+def _head(path: str, sentences: int) -> str:
+    """The first ``sentences`` lines of the plain-text corpus ``path``, as a file beside it (``--quick``)."""
+    out = f"{path}.head{sentences}.txt"
+    if not os.path.exists(out):
+        with open(path) as f, open(out + ".tmp", "w") as o:
+            for _, line in zip(range(sentences), f):
+                o.write(line)
+        os.replace(out + ".tmp", out)
+    return out
+
+
 def run(args) -> dict:
     cpus = os.cpu_count() or 1
-    result = {"cpus": cpus, "load_before": os.getloadavg(), "corpora": [], "skipped_workers": []}
-    corpora = [_plain(args.corpus)]
+    result = {"cpus": cpus, "load_before": os.getloadavg(), "corpora": [], "skipped_workers": [],
+              "quick": bool(args.quick)}
+    corpora = [_plain(args.corpus) if not args.quick else _head(_plain(args.corpus), QUICK_SENTENCES)]
     if args.generate:
         stream = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"scale_bench_hmm{args.generate}.txt")
         if not os.path.exists(stream):
@@ -142,6 +163,31 @@ def table(result: dict) -> str:
     return "\n".join(rows)
 
 
+def acceptance(result: dict) -> str:
+    """Issue 41's checks for every two-worker run in rounds (``R`` > 1), each ``PASS`` / ``FAIL``: tokens/s against
+    one worker with the same ``R`` and against the single process, the held-out log-likelihood's shortfall from
+    the single process's, and the exact exchange's bytes per token (two workers, ``R`` = 1) over the run's."""
+    rows = ["corpus | R | x one worker | x single | held-out gap | bytes cut | all"]
+    for c in result["corpora"]:
+        runs = c["runs"]
+        single = next((r for r in runs if r["workers"] == 0), None)
+        exact = next((r for r in runs if r["workers"] == 2 and r["sync"] == 1), None)
+        for r in (r for r in runs if r["workers"] == 2 and (r["sync"] or 1) > 1):
+            one = next((o for o in runs if o["workers"] == 1 and o["sync"] == r["sync"]), None)
+            checks = {"x_one_worker": r["tokens_per_s"] / one["tokens_per_s"] if one else None,
+                      "x_single": r["tokens_per_s"] / single["tokens_per_s"] if single else None,
+                      "heldout_gap": (single["heldout_ll_per_token"] - r["heldout_ll_per_token"]) if single else None,
+                      "bytes_cut": exact["bytes_per_token"] / r["bytes_per_token"] if exact else None}
+            ok = {k: v is not None and (v <= GOALS[k] if k == "heldout_gap" else v >= GOALS[k])
+                  for k, v in checks.items()}
+            cells = [f"{v:.3f} {'PASS' if ok[k] else 'FAIL'}" if v is not None else "- (not run)"
+                     for k, v in checks.items()]
+            rows.append(" | ".join([os.path.basename(c["corpus"]), str(r["sync"]), *cells,
+                                    "incomplete" if None in checks.values()
+                                    else "PASS" if all(ok.values()) else "FAIL"]))
+    return "\n".join(rows)
+
+
 def main() -> None:
     root = os.environ.get("INDUCE_CORPORA", os.path.join(os.path.dirname(__file__), "..", "..", "shared", "corpora"))
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -154,10 +200,17 @@ def main() -> None:
     ap.add_argument("--sync", default="1,16", help="minibatches per round on the workers (default 1,16)")
     ap.add_argument("--batch-size", default="1000", help="sentences per minibatch M, comma-separated")
     ap.add_argument("--epochs", type=int, default=1, help="epochs of each run (default 1)")
+    ap.add_argument("--quick", action="store_true",
+                    help=f"the corpus cut to its first {QUICK_SENTENCES:,} sentences and (unless --generate) a "
+                         f"{QUICK_STREAM:,}-token stream: the acceptance table in a few minutes (indicative only)")
     ap.add_argument("--json", metavar="FILE", help="write every number here")
     args = ap.parse_args()
+    if args.quick:
+        args.generate = args.generate or QUICK_STREAM
     result = run(args)
     print(table(result))
+    print(f"\nacceptance (issue 41; goals {GOALS}; load average {result['load_before']} -> {result['load_after']}):")
+    print(acceptance(result))
     if args.json:
         from induce.atomic import atomic_write
 

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..infer import hmm_passes as passes
 from ..infer.hmm_batched import Layout, lockstep_pass
-from .cluster import Meter, rerun, same, submit, timed
+from .cluster import Meter, rerun, same, submit, timed, timed_carried, tree_reduce
 from .shards import WorkerCorpus
 
 
@@ -32,6 +32,22 @@ def _estep_task(A, B, layout, want_gamma: bool):
     return trans, emit, ll, (g if want_gamma else None)
 
 
+def _counts_task(A, B, layout):
+    """One shard's expected counts with its vocabulary ``V_s``: ``(V_s, trans, emit (|V_s|, K), log-lik)``."""
+    trans, emit, ll, _ = _estep_task(A, B, layout, False)
+    return layout[2], trans, emit, ll
+
+
+def _add_counts(a, b):
+    """Two shards' (or sums of shards') counts added, the emission rows on the union of their vocabularies (a
+    step of the tree reduction): the counts are additive over sentences."""
+    vocab = np.union1d(a[0], b[0])
+    emit = np.zeros((len(vocab), a[2].shape[1]))
+    emit[np.searchsorted(vocab, a[0])] += a[2]
+    emit[np.searchsorted(vocab, b[0])] += b[2]
+    return vocab, a[1] + b[1], emit, a[3] + b[3]
+
+
 class ClusterEStep:
     """The batch em / vi E-step mapped over the shards of a :class:`WorkerCorpus`.
 
@@ -46,7 +62,9 @@ class ClusterEStep:
     counts for ``V_s`` only, which the client adds in shard order
     (``emit[V_s] += rows``, so a run is reproducible).  The counts are
     additive over sentences, so the sum equals the single-process E-step up to
-    the order of float additions.
+    the order of float additions.  Without token marginals to return the sum
+    is taken as a tree on the workers (:meth:`_reduced`) and the client
+    receives the rows of ``union V_s`` once, not every shard's.
     """
 
     def __init__(self, client, corpus: WorkerCorpus, allowed: np.ndarray, block: int):
@@ -65,7 +83,9 @@ class ClusterEStep:
         """Same contract as :func:`lockstep_pass` on the whole corpus: overwrites ``trans_out`` / ``emit_out``
         with the expected counts, fills ``gamma_out`` when it has N rows, returns ``sum_i log p(x^i)``."""
         t0 = time.perf_counter()
-        timed_results = rerun(lambda: self._map(A, B, gamma_out.shape[0] > 0))
+        if gamma_out.shape[0] == 0:
+            return self._reduced(t0, A, B, trans_out, emit_out)
+        timed_results = rerun(lambda: self._map(A, B, True))
         results = self.meter.add(time.perf_counter() - t0, timed_results, np.diff(self.token_bounds))
         trans_out[:] = 0.0
         emit_out[:] = 0.0
@@ -76,6 +96,21 @@ class ClusterEStep:
             ll += l
             if g is not None:
                 gamma_out[self.token_bounds[s]:self.token_bounds[s + 1]] = g
+        return float(ll)
+
+    def _reduced(self, t0: float, A, B, trans_out, emit_out) -> float:
+        """The counts summed as a tree on the workers (:func:`~.cluster.tree_reduce`, in shard order: with two
+        shards the client's own sum bit for bit); the client gathers the one sum."""
+        def run():
+            A_f, B_f = submit(self.client, same, A), submit(self.client, same, B)
+            futures = [submit(self.client, timed_carried, _counts_task, A_f, B_f, lay) for lay in self.layouts]
+            return self.client.gather(tree_reduce(self.client, futures, _add_counts)[0])
+
+        (vocab, trans, emit, ll), timings = rerun(run)
+        self.meter.add(time.perf_counter() - t0, [(None, *t) for t in timings], np.diff(self.token_bounds))
+        trans_out[:] = trans
+        emit_out[:] = 0.0
+        emit_out[vocab] = emit
         return float(ll)
 
     def _map(self, A, B, want_gamma):

@@ -45,7 +45,7 @@ import numpy as np
 
 from ..corpus.corpus import gather_sentences
 from ..infer import stochastic_hmm as stochastic
-from .cluster import Meter, nbytes, submit, timed
+from .cluster import Meter, nbytes, submit, timed_carried, tree_reduce
 from .shards import WorkerCorpus
 
 
@@ -137,30 +137,26 @@ def _add(a, b):
     return (words, rows.astype(np.float32), a[2] + b[2], a[3] + b[3], a[4] + b[4])
 
 
-def _timed_delta(fn, *args):
-    """:func:`timed` with the timing carried inside the delta, so that it survives the tree reduction: ``(delta,
-    [(seconds, worker, peak memory, CPU seconds)])``."""
-    out, *timing = timed(fn, *args)
-    return out, [tuple(timing)]
-
-
-def _add_timed(a, b):
-    return _add(a[0], b[0]), a[1] + b[1]
-
-
 def tree_sum(client, futures: list, words: list[np.ndarray], K: int):
-    """The pairwise sum of the deltas ``futures`` (:func:`_add_timed`; rows ``words[j]``), in shard order, computed
-    on the workers: ``ceil(log2 w)`` levels, and the client receives the one sum.  Returns ``(future, bytes moved
+    """The pairwise sum of the deltas ``futures`` (:func:`_add`; rows ``words[j]``), in shard order, computed on the
+    workers (:func:`~.cluster.tree_reduce`), and the client receives the one sum.  Returns ``(future, bytes moved
     between workers)``, counting the second operand of each addition as the one that travels (float32 rows, the
     float64 transitions and totals)."""
-    level, moved = list(zip(futures, words)), 0
-    while len(level) > 1:
-        nxt = []
-        for (fa, wa), (fb, wb) in zip(level[::2], level[1::2]):
-            moved += len(wb) * (4 * K + 8) + 8 * (K + 2) * K
-            nxt.append((submit(client, _add_timed, fa, fb), np.union1d(wa, wb)))
-        level = nxt + ([level[-1]] if len(level) % 2 else [])
-    return level[0][0], moved
+    total, levels = tree_reduce(client, futures, _add)
+    moved, level = 0, list(words)
+    for pairs in levels:
+        moved += sum(len(level[j]) * (4 * K + 8) + 8 * (K + 2) * K for _, j in pairs)
+        level = [np.union1d(level[i], level[j]) for i, j in pairs] + ([level[-1]] if len(level) % 2 else [])
+    return total, moved
+
+
+def merge(counts, words, rows, dtrans, dtotals) -> None:
+    """Add the summed deltas (rows of ``words`` at natural scale, float32 on the wire) to the client's decayed
+    counts: ``N^{end} = prod (1 - rho) N^{start} + sum_j delta_j``, the rows divided by the factor in float64 (in
+    float32, ``rows / factor`` overflows once the factor falls below ~1e-34: after ~25 epochs of Brown)."""
+    counts.trans += dtrans
+    counts.emit_totals += dtotals
+    counts.emit_scaled[words] += rows.astype(np.float64) / counts.emit_factor
 
 
 class WorkerRoundsUpdater(stochastic.SentenceUpdater):
@@ -232,7 +228,7 @@ class WorkerRoundsUpdater(stochastic.SentenceUpdater):
             mask = stochastic.dictionary_rows(self.allowed, w, counts.n_states)
             schedule = self._schedule(steps, pieces[j])
             sent += nbytes(start) + nbytes(mask) + nbytes(schedule)
-            futures.append(submit(self.client, _timed_delta, _run_round, c, start, mask, schedule, settings))
+            futures.append(submit(self.client, timed_carried, _run_round, c, start, mask, schedule, settings))
         if len(self._coming) >= self.sync_every:  # the next round, if the run does not cut it short
             self._ahead = self._cut(list(itertools.islice(self._coming, self.sync_every)))
         self._decay(counts, rhos)
@@ -245,9 +241,7 @@ class WorkerRoundsUpdater(stochastic.SentenceUpdater):
             total, moved = tree_sum(self.client, futures, [w for w, _ in words], counts.n_states)
             (w, rows, dtrans, dtotals, lls), timings = self.client.gather(total)
             received = nbytes((w, rows, dtrans, dtotals))
-            counts.trans += dtrans
-            counts.emit_totals += dtotals
-            counts.emit_scaled[w] += rows / counts.emit_factor
+            merge(counts, w, rows, dtrans, dtotals)
         received += nbytes(lls) + sum(nbytes(w) for w, _ in words)
         counts.renormalise()
         self.meter.add(time.perf_counter() - t0, [(None, *t) for t in timings], [n for _, n in words])

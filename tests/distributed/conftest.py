@@ -5,8 +5,10 @@ import pytest
 def client():
     """One two-worker LocalCluster (single-threaded worker processes) for every test of the package."""
     distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=":0") as cluster, distributed.Client(cluster) as c:
+    from induce.distributed import cluster
+
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
+                                  env=cluster.worker_environment(2)) as local, distributed.Client(local) as c:
         c.wait_for_workers(2, timeout=120)  # the two-shard tests plan their shards on the workers connected
         yield c
 

@@ -38,6 +38,20 @@ def test_shard_bounds_cover_the_corpus_in_order():
     assert dist.shard_bounds(offsets, 2).tolist() == [0, 3, 6]
 
 
+def test_local_workers_share_the_cores_among_their_kernel_threads(client):
+    """A worker's numba / BLAS threads are its share of the cores: never more kernel threads than cores."""
+    env = dist.cluster.worker_environment
+    assert env(2, cpus=2)["NUMBA_NUM_THREADS"] == "1" and env(3, cpus=2)["OMP_NUM_THREADS"] == "1"
+    assert env(4, cpus=16) == dict.fromkeys(("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
+                                             "OPENBLAS_NUM_THREADS"), "4")
+    import os
+
+    import numba
+
+    threads = client.run(lambda: numba.config.NUMBA_NUM_THREADS)
+    assert set(threads.values()) == {max(1, (os.cpu_count() or 1) // len(threads))}
+
+
 @pytest.mark.parametrize("infer", ["em", "vi"])
 def test_batch_on_cluster_equals_single_process(client, corpus, infer):
     kw = dict(n_states=4, infer=infer, n_iter=8, tol=0, random_state=1)
@@ -72,6 +86,12 @@ def test_batch_estep_fills_token_marginals_in_corpus_order(client, corpus):
     np.testing.assert_allclose(t, t_ref, rtol=1e-10)
     np.testing.assert_allclose(e, e_ref, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(g, g_ref, rtol=1e-10, atol=1e-12)
+    # without marginals the three shards' counts are summed as a tree on the workers: the same counts
+    t2, e2 = np.zeros((K + 1, K)), np.zeros((W, K))
+    assert step(A, B, t2, e2, np.empty((0, K))) == pytest.approx(ll_ref, rel=1e-12)
+    np.testing.assert_allclose(t2, t_ref, rtol=1e-10)
+    np.testing.assert_allclose(e2, e_ref, rtol=1e-10, atol=1e-12)
+    assert step.meter.steps == 2 and len(step.meter.busy) >= 1
 
 
 @pytest.mark.parametrize("infer,learn", [("scvi", None), ("svi", False), ("svi", None)])
@@ -275,3 +295,25 @@ def test_cvi2_on_two_workers_is_reproducible_and_learns(client, corpus):
     assert trace == [r["predictive_log_likelihood"] for r in again.trace_]
     assert trace[-1] > trace[0]
     assert got.emission_counts_.sum() == pytest.approx(corpus.n_tokens, rel=1e-6)
+
+
+def test_workers_keep_freed_arrays_in_the_heap(tmp_path):
+    """Under dask's ``MALLOC_TRIM_THRESHOLD_=65536`` every freed 4 MiB array is unmapped and the next one
+    faulted in page by page (~1,000 minor faults each); after :func:`keep_heap` the heap is reused."""
+    import os
+    import subprocess
+    import sys
+
+    script = tmp_path / "faults.py"
+    script.write_text(
+        "import resource, sys\nimport numpy as np\nfrom induce.distributed.cluster import keep_heap\n"
+        "if sys.argv[1] == '1':\n    keep_heap()\n"
+        "a = np.ones(1 << 19)\nf0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt\n"
+        "for _ in range(50):\n    a = np.ones(1 << 19)\n"
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0)\n")
+    env = {**os.environ, "MALLOC_TRIM_THRESHOLD_": "65536"}
+    faults = [int(subprocess.run([sys.executable, str(script), k], env=env, capture_output=True, text=True,
+                                 check=True).stdout) for k in ("0", "1")]
+    if faults[0] < 50 * 500:
+        pytest.skip(f"this libc does not unmap freed arrays under the trim threshold ({faults[0]} faults)")
+    assert faults[1] < faults[0] / 10

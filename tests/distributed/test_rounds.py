@@ -104,3 +104,17 @@ def test_cli_sync_every_reports_the_wire(client, text, capsys):
     assert abs(got["minibatch_log_likelihood_per_token"] - ref["minibatch_log_likelihood_per_token"]) < 0.05
     assert main(["tag", text, "--infer", "scvi", "--sync-every", "3", "--quiet"]) == 2
     assert "--sync-every" in capsys.readouterr().err
+
+
+def test_merge_survives_a_small_emission_factor():
+    """The deltas arrive as float32 rows; divided by a factor of 1e-40 (reached after ~25 epochs of Brown) in
+    float32 they overflowed to inf and the next round's forward-backward divided by zero."""
+    from induce.distributed.rounds import merge
+
+    counts = sh.GlobalCounts(np.ones((3, 2)), np.ones((4, 2)))
+    counts.emit_factor = 1e-40
+    merge(counts, np.array([1, 3]), np.full((2, 2), 2.0, dtype=np.float32), np.ones((3, 2)), np.ones(2))
+    assert np.isfinite(counts.emit_scaled).all()
+    np.testing.assert_allclose(counts.emissions()[[1, 3]], 2.0 + 1e-40, rtol=1e-6)
+    np.testing.assert_array_equal(counts.emit_scaled[[0, 2]], 1.0)
+    np.testing.assert_array_equal(counts.trans, 2.0)
