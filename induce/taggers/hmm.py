@@ -243,50 +243,7 @@ class HMMTagger(VectorEmission, HMMFile, HMMDecoding, HMMSettings, EmissionChoic
         vector_norm: str = "unit",
         unknown_vectors: str = "suffix",
     ):
-        self.n_states = n_states
-        self.infer = infer
-        self.n_iter = n_iter
-        self.tol = tol
-        self.alpha = alpha
-        self.beta = beta
-        self.learn_hyper = learn_hyper
-        self.hyper_burn_in = hyper_burn_in
-        self.decode = decode
-        self.map_estimate = map_estimate
-        self.temperature = temperature
-        self.cgs_keep = cgs_keep
-        self.order = order
-        self.cvi2_block = cvi2_block
-        self.random_state = random_state
-        self.verbose = verbose
-        self.eval_column = eval_column
-        self.eval_every = eval_every
-        self.callback = callback
-        self.batch_size = batch_size
-        self.tau = tau
-        self.kappa = kappa
-        self.n_epochs = n_epochs
-        self.heldout_fraction = heldout_fraction
-        self.heldout_max_tokens = heldout_max_tokens
-        self.max_batches = max_batches
-        self.subseq_length = subseq_length
-        self.buffer = buffer
-        self.heldout_every = heldout_every
-        self.checkpoint = checkpoint
-        self.checkpoint_every = checkpoint_every
-        self.checkpoint_minutes = checkpoint_minutes
-        self.resume = resume
-        self.client = client
-        self.sync_every = sync_every
-        self.emission = emission
-        self.features = features
-        self.feature_l2 = feature_l2
-        self.feature_fit = feature_fit
-        self.embeddings = embeddings
-        self.embeddings_vocab = embeddings_vocab
-        self.covariance = covariance
-        self.vector_norm = vector_norm
-        self.unknown_vectors = unknown_vectors
+        self._keep_arguments(locals())
 
     # ------------------------------------------------------------------ checks
 
