@@ -458,7 +458,7 @@ def collapsed_bound(trans: np.ndarray, emit: np.ndarray, glob: "HDPGlobals", pse
     expected counts ``E[C]`` with ``pi`` at its geometric expectation ``G[pi]`` (the values the
     surrogate 5.38 uses), plus the integrated emissions (:func:`emission_log_evidence`); then
     ``- KL(q(pi~) || p(pi~ | gamma))`` (5.15 and the Beta entropies) and ``entropy`` = ``sum_i H(q(z^i))``.
-    Used to accept or reject merge moves (:mod:`induce.infer.hdp_merge`).
+    Used to accept or reject merge moves (:mod:`induce.algorithms.hdp_moves`).
     """
     pi = glob.prior() / glob.sigma
     return (transition_log_evidence(trans, pi, glob.sigma) + emission_log_evidence(emit, pseudo, total)
