@@ -212,6 +212,14 @@ class InduceEstimator(BaseEstimator):
             if (name == "fit" or name.startswith("fit_")) and callable(method):
                 setattr(cls, name, _validating(method))
 
+    def _keep_arguments(self, arguments: dict) -> None:
+        """scikit-learn's constructor contract: every argument of ``__init__`` (its ``locals()``, ``self`` left
+        out) kept unchanged as the attribute of the same name, for ``get_params`` / ``clone``; the checks run in
+        ``fit`` (:meth:`_validate_params`)."""
+        for name, value in arguments.items():
+            if name != "self":
+                setattr(self, name, value)
+
     @classmethod
     def _constraints(cls) -> dict[str, Constraint]:
         """The constraints of this class's hyperparameters: its table over its parents' (nearest wins)."""

@@ -251,37 +251,7 @@ class HDPHMMTagger(HDPHMMFile, HDPSchedule, HMMTagger):
         callback: Callable[[dict], None] | None = None,
         client=None,
     ):
-        self.truncation = truncation
-        self.infer = infer
-        self.n_iter = n_iter
-        self.tol = tol
-        self.gamma = gamma
-        self.sigma = sigma
-        self.beta = beta
-        self.emission_prior = emission_prior
-        self.emission_concentration = emission_concentration
-        self.new_word_mass = new_word_mass
-        self.fix_hyper = fix_hyper
-        self.hyper_burn_in = hyper_burn_in
-        self.qc = qc
-        self.qc_samples = qc_samples
-        self.table_estimate = table_estimate
-        self.table_samples = table_samples
-        self.batch_size = batch_size
-        self.tau = tau
-        self.kappa = kappa
-        self.coverage = coverage
-        self.n_init = n_init
-        self.merge_moves = merge_moves
-        self.scvi_memory = scvi_memory
-        self.decode = decode
-        self.order = order
-        self.random_state = random_state
-        self.verbose = verbose
-        self.eval_column = eval_column
-        self.eval_every = eval_every
-        self.callback = callback
-        self.client = client
+        self._keep_arguments(locals())
 
     # ------------------------------------------------------------------ checks
     def _validate(self, corpus: Corpus) -> None:

@@ -31,12 +31,11 @@ import numpy as np
 from ..algorithms import ALGORITHMS as REGISTERED, Core, Loop, Sequences as _Data
 from ..algorithms import stochastic as minibatch
 from ..algorithms.em_vi import point_estimate
-from ..base import SCHEDULE, AnyOf, Boolean, InduceEstimator, Integer, Items, NotFittedError, Options, Real, Seed
+from ..base import SCHEDULE, AnyOf, Boolean, InduceEstimator, Integer, Items, Options, Real, Seed
 from ..corpus.corpus import Corpus, as_corpus
 from ..corpus.vocab import Vocabulary
 from ..errors import ConfigError
 from ..resources import check_memory, corpus_source, hmm_bytes, sentence_label
-from ..infer import hmm_passes as passes
 from ..infer import stochastic_hmm as stochastic
 from ..infer.estimators import cvi_params
 from ..names import HMM_ALGORITHMS, HMM_DECODERS
@@ -243,50 +242,7 @@ class HMMTagger(VectorEmission, HMMFile, HMMDecoding, HMMSettings, EmissionChoic
         vector_norm: str = "unit",
         unknown_vectors: str = "suffix",
     ):
-        self.n_states = n_states
-        self.infer = infer
-        self.n_iter = n_iter
-        self.tol = tol
-        self.alpha = alpha
-        self.beta = beta
-        self.learn_hyper = learn_hyper
-        self.hyper_burn_in = hyper_burn_in
-        self.decode = decode
-        self.map_estimate = map_estimate
-        self.temperature = temperature
-        self.cgs_keep = cgs_keep
-        self.order = order
-        self.cvi2_block = cvi2_block
-        self.random_state = random_state
-        self.verbose = verbose
-        self.eval_column = eval_column
-        self.eval_every = eval_every
-        self.callback = callback
-        self.batch_size = batch_size
-        self.tau = tau
-        self.kappa = kappa
-        self.n_epochs = n_epochs
-        self.heldout_fraction = heldout_fraction
-        self.heldout_max_tokens = heldout_max_tokens
-        self.max_batches = max_batches
-        self.subseq_length = subseq_length
-        self.buffer = buffer
-        self.heldout_every = heldout_every
-        self.checkpoint = checkpoint
-        self.checkpoint_every = checkpoint_every
-        self.checkpoint_minutes = checkpoint_minutes
-        self.resume = resume
-        self.client = client
-        self.sync_every = sync_every
-        self.emission = emission
-        self.features = features
-        self.feature_l2 = feature_l2
-        self.feature_fit = feature_fit
-        self.embeddings = embeddings
-        self.embeddings_vocab = embeddings_vocab
-        self.covariance = covariance
-        self.vector_norm = vector_norm
-        self.unknown_vectors = unknown_vectors
+        self._keep_arguments(locals())
 
     # ------------------------------------------------------------------ checks
 
@@ -423,36 +379,3 @@ class HMMTagger(VectorEmission, HMMFile, HMMDecoding, HMMSettings, EmissionChoic
             unseen = np.full(K, 1.0 / max(1, emit.shape[0]))
         self.transitions_ = np.ascontiguousarray(A)
         self.emissions_ = np.ascontiguousarray(np.vstack([B, unseen[None, :]]))
-
-    # ----------------------------------------------------------------- decode
-    def predict(self, corpus) -> list[np.ndarray]:
-        """Per sentence, the predicted state id of each token (int32 arrays, one per sentence of
-        ``as_corpus(corpus)``); :meth:`predict_flat` gives them as one array, :meth:`predict_tags` as tag strings."""
-        corpus = as_corpus(corpus)
-        return corpus.split(self.predict_flat(corpus))
-
-    def fit_predict(self, corpus, y=None, tag_dict: TagDictionary | None = None) -> list[np.ndarray]:
-        """``fit`` then the training corpus's state ids per sentence (``labels_`` split at the sentence ends)."""
-        corpus = as_corpus(corpus)
-        return corpus.split(self.fit(corpus, y, tag_dict=tag_dict).labels_)
-
-    def score(self, corpus: Corpus, y=None) -> float:
-        """Per-token log-likelihood of ``corpus`` under the point parameters (nats; word-vector emissions: the log
-        density of the vectors)."""
-        if self._on_vectors:
-            return self._score_embeddings(corpus)
-        tokens, offsets = self._encode(corpus)
-        A = self.transitions_
-        B = self.emissions_ / self.emissions_.sum(axis=0, keepdims=True) if self.infer == "vi" else self.emissions_
-        A = A / A.sum(axis=1, keepdims=True)
-        K = A.shape[1]
-        trans = np.zeros((K + 1, K))
-        emit = np.zeros((B.shape[0], K))
-        ll = passes.batch_pass(A, np.ascontiguousarray(B), self.allowed_, tokens,
-                               np.ascontiguousarray(offsets, dtype=np.int64), trans, emit, np.empty((0, K)),
-                               passes.n_threads())
-        return ll / max(1, len(tokens))
-
-    def _check_fitted(self):
-        if not hasattr(self, "transitions_"):
-            raise NotFittedError.of(self)

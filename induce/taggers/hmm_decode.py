@@ -1,15 +1,23 @@
 """Text in and states out for :class:`induce.taggers.HMMTagger` (and the HDP-HMM tagger): token ids in the
-model's vocabulary (unseen words: ``W``), held-out text for the stochastic algorithms, decoding, tag names, the
-predictive log-likelihood of held-out text and the collapsed-states warning (a mixin of the estimator)."""
+model's vocabulary (unseen words: ``W``), held-out text for the stochastic algorithms, decoding (``predict``,
+``fit_predict``), tag names, ``score``, the predictive log-likelihood of held-out text and the collapsed-states
+warning (a mixin of the estimator)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
+from ..base import NotFittedError
 from ..corpus.corpus import Corpus, as_corpus
+from ..infer import hmm_passes as passes
 from ..infer import stochastic_hmm as stochastic
 from ..infer.hdp import labels_collapsed
 from ..kernels.hmm import decode_sentences
+
+if TYPE_CHECKING:
+    from .tag_dict import TagDictionary
 
 
 class HMMDecoding:
@@ -89,3 +97,35 @@ class HMMDecoding:
         counts = stochastic.GlobalCounts(self.transition_counts_, self.emission_counts_)
         return stochastic.heldout_loglik(counts, self.alpha_, self.beta_, np.ascontiguousarray(tokens, dtype=np.int32),
                                          np.ascontiguousarray(offsets, dtype=np.int64))
+
+    def predict(self, corpus) -> list[np.ndarray]:
+        """Per sentence, the predicted state id of each token (int32 arrays, one per sentence of
+        ``as_corpus(corpus)``); :meth:`predict_flat` gives them as one array, :meth:`predict_tags` as tag strings."""
+        corpus = as_corpus(corpus)
+        return corpus.split(self.predict_flat(corpus))
+
+    def fit_predict(self, corpus, y=None, tag_dict: TagDictionary | None = None) -> list[np.ndarray]:
+        """``fit`` then the training corpus's state ids per sentence (``labels_`` split at the sentence ends)."""
+        corpus = as_corpus(corpus)
+        return corpus.split(self.fit(corpus, y, tag_dict=tag_dict).labels_)
+
+    def score(self, corpus: Corpus, y=None) -> float:
+        """Per-token log-likelihood of ``corpus`` under the point parameters (nats; word-vector emissions: the log
+        density of the vectors)."""
+        if self._on_vectors:
+            return self._score_embeddings(corpus)
+        tokens, offsets = self._encode(corpus)
+        A = self.transitions_
+        B = self.emissions_ / self.emissions_.sum(axis=0, keepdims=True) if self.infer == "vi" else self.emissions_
+        A = A / A.sum(axis=1, keepdims=True)
+        K = A.shape[1]
+        trans = np.zeros((K + 1, K))
+        emit = np.zeros((B.shape[0], K))
+        ll = passes.batch_pass(A, np.ascontiguousarray(B), self.allowed_, tokens,
+                               np.ascontiguousarray(offsets, dtype=np.int64), trans, emit, np.empty((0, K)),
+                               passes.n_threads())
+        return ll / max(1, len(tokens))
+
+    def _check_fitted(self):
+        if not hasattr(self, "transitions_"):
+            raise NotFittedError.of(self)

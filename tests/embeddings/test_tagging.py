@@ -118,7 +118,8 @@ def test_cli_embed_then_tag_then_load(tmp_path, capsys):
 @pytest.mark.parametrize("argv, message", [
     (["--covariance", "full"], "--covariance does not apply without --emission embeddings"),
     (["--emission", "embeddings"], "needs --embeddings FILE"),
-    (["--emission", "embeddings", "--embeddings", "{v}", "--infer", "cgs"], "--infer cgs does not run"),
+    (["--emission", "embeddings", "--embeddings", "{v}", "--infer", "cgs"],
+     "--infer cgs runs on the text HMM's categorical counts only"),  # the support table's reason
     (["--emission", "embeddings", "--embeddings", "{v}", "--beta", "0.1"], "--beta does not apply"),
 ])
 def test_cli_option_rules(tmp_path, capsys, argv, message):
