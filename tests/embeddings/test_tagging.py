@@ -119,7 +119,7 @@ def test_cli_embed_then_tag_then_load(tmp_path, capsys):
     (["--covariance", "full"], "--covariance does not apply without --emission embeddings"),
     (["--emission", "embeddings"], "needs --embeddings FILE"),
     (["--emission", "embeddings", "--embeddings", "{v}", "--infer", "cgs"],
-     "--infer cgs runs on the text HMM's categorical counts only"),  # the support table's reason
+     "(the word-vector HMM) runs --infer em, vi, cvi2, svi or scvi"),  # the support table's reason
     (["--emission", "embeddings", "--embeddings", "{v}", "--beta", "0.1"], "--beta does not apply"),
 ])
 def test_cli_option_rules(tmp_path, capsys, argv, message):
