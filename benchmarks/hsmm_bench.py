@@ -9,7 +9,7 @@ Usage::
                                            [--infer vi|svi --batch-size 5]
     python benchmarks/hsmm_bench.py fig1b [--seeds 3] [--budget 40]
     python benchmarks/hsmm_bench.py defaults [--seeds 3] [--series nile,faithful,...] [--states 2,3,4]
-    python benchmarks/hsmm_bench.py hdp-recovery [--seeds 10 | --seed-list 0,3] [--settings 4]
+    python benchmarks/hsmm_bench.py hdp-recovery [--seeds 10 | --seed-list 0,3] [--settings 4 | --ks 4,3]
                                                [--algorithms vi,svi,cvi2,scvi] [--fixed] [--jobs 16]
 
 ``real``: Old Faithful ``geyser.csv`` (waiting, duration; Gaussian) and monthly sunspots
@@ -423,6 +423,8 @@ def main():
     p.add_argument("--infer", choices=("vi", "svi"), default="vi", help="nbfig2: batch passes or svi epochs")
     p.add_argument("--batch-size", type=int, default=5, help="nbfig2 --infer svi: sequences per minibatch")
     p.add_argument("--settings", type=int, default=4, help="hdp-recovery: the first N of hsmm_recovery.SETTINGS")
+    p.add_argument("--ks", type=lambda v: [int(k) for k in v.split(",")], default=None,
+                   help="hdp-recovery: the settings with these true K, in this order (instead of --settings)")
     p.add_argument("--algorithms", default="vi,svi,cvi2,scvi", help="hdp-recovery: algorithms")
     p.add_argument("--fixed", action="store_true", help="hdp-recovery: also fit with fixed concentrations")
     p.add_argument("--seed-list", type=lambda v: [int(k) for k in v.split(",")], default=None,

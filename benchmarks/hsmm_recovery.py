@@ -73,7 +73,8 @@ def _one_series(task) -> list[dict]:
                          "learned" if learn else "fixed": {
                              "states": model.effective_states(), "heldout": float(model.score(test)),
                              "gamma": float(model.gamma_), "sigma": float(model.sigma_), "merges": len(model.merges_),
-                             "splits": len(model.splits_), "cpu_seconds": time.process_time() - t0,
+                             "splits": len(model.splits_), "deletes": len(model.deletes_),
+                             "cpu_seconds": time.process_time() - t0,
                              "usage": np.round(model.family_.counts(model.stats_)).astype(int).tolist()}})
             print(rows[-1], flush=True)
     finally:
@@ -84,7 +85,9 @@ def _one_series(task) -> list[dict]:
 def hdp_recovery(args) -> list[dict]:
     """One row per setting, algorithm and seed (see the module docstring); ``args.jobs`` series at a time (each
     process one numba thread), every learned fit queued before the fixed ones; the rows printed as they come."""
-    settings, algorithms = SETTINGS[:args.settings][::-1], args.algorithms.split(",")  # the slowest (K = 6) first
+    algorithms = args.algorithms.split(",")
+    settings = (SETTINGS[:args.settings][::-1] if args.ks is None  # the slowest (K = 6) first
+                else [next(s for s in SETTINGS if s[0] == k) for k in args.ks])
     tasks = [(*setting, seed, algorithms, True) for setting in settings for seed in args.seed_list]
     if args.fixed:  # seed by seed, so that a cut-off run holds the comparison in every setting
         tasks += [(*setting, seed, algorithms, False) for seed in args.seed_list for setting in settings]

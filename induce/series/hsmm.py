@@ -28,7 +28,7 @@ from ..infer.convergence import FitWarning
 from ..infer.series import emission_rows
 from ..infer.hdp import effective_states, labels_collapsed
 from ..infer.hsmm_embed import NBEmbedFit, embed_path, embed_posterior, nb_chain, uses_embedding
-from ..infer.hsmm_merge import merge_moves, posterior
+from ..infer.hsmm_merge import delete_moves, merge_moves, posterior
 from ..infer.series_hdp_hsmm import HDP_HSMM_ALGORITHMS, HDPHSMMFit, hdp_hsmm_transitions
 from ..infer.series_hsmm import (HSMM_ALGORITHMS, HSMMFit, duration_rows, hsmm_path, hsmm_posterior,
                                  hsmm_transitions, log_survival, runs)
@@ -400,6 +400,7 @@ class HDPHSMMSegmenter(HSMMSegmenter):
         """With ``merge``: batch vi with merge and split moves (:func:`induce.infer.hsmm_merge.merge_moves`) from
         the start; vi keeps that fit, the other algorithms start from it.  ``merges_``, ``splits_``: the ``(k, l)``
         moves kept."""
+        self.deletes_ = []
         if not self.merge:
             self.merges_, self.splits_ = [], []
             return fit, fit.run(seqs)
@@ -412,7 +413,10 @@ class HDPHSMMSegmenter(HSMMSegmenter):
         # the states the moves emptied are as likely a priori as the used ones, and cvi2 refills them)
         fit.init_gamma, fit.init_stick = posterior(vi_fit, result, seqs), vi_fit.b
         fit.gamma, fit.sigma = vi_fit.gamma, vi_fit.sigma
-        return fit, fit.run(seqs)
+        result = fit.run(seqs)
+        if fit.infer in ("cvi2", "scvi"):
+            self.deletes_ = delete_moves(fit, result, seqs)
+        return fit, result
 
     def _restored(self, arrays) -> None:
         """As the HSMM's; files from before the learned concentrations hold the given ones."""
