@@ -185,7 +185,7 @@ def merge_moves(fit: HSMMFit, sequences: list[np.ndarray], trial_passes: int = 4
 
 #: states under this share of the steps are delete candidates after a collapsed fit (:func:`delete_moves`): the
 #: share :func:`induce.infer.hdp.effective_states` leaves out, which such states together exceeded
-DELETE_SHARE = 0.01
+DELETE_SHARE = 0.05
 
 
 def _expected_potential(c, n, g, rows, logpi, logA, logD) -> float:
