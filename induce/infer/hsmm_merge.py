@@ -228,21 +228,24 @@ def delete_moves(fit: HSMMFit, result, sequences: list[np.ndarray]) -> list[int]
     """Delete moves (Hughes, Stephenson & Sudderth 2015) after a collapsed (cvi2, scvi) fit, for the states under
     :data:`DELETE_SHARE` of the steps: first all of them barred at once in one local step, kept when the bound of
     :func:`local_bound` beats the step with them allowed; else each, least used first, kept when it beats the step
-    with it (and the states deleted before) allowed.  The fit's statistics become the last kept step's.  (All at
-    once first: cvi2 with a learned ``sigma`` of 30 spread one true state over 7 copies of 84-281 steps (K = 4,
-    seed 7); barring any one copy lost 3-6 nats, the six small ones together gained 0.9.)  The collapsed predictive of a nearly empty state is its broad prior
-    predictive, which explains single outlying steps (Poisson tails) better than the used states' and is never
-    charged for it, so the collapsed sweeps fill spare states with a few steps each (K = 4, Poisson emissions:
-    4-6 such states of 3-25 steps, docs/experiments/hsmm.md); the merge moves, on batch vi before the collapsed fit,
-    never see them.  Returns the deleted states; ``result`` is changed in place."""
+    with it (and the states deleted before) allowed.  The fit's statistics become the last kept step's.
+
+    The collapsed predictive of a nearly empty state is its broad prior predictive, which explains single outlying
+    steps (Poisson tails) better than the used states' and is never charged for it, so the collapsed sweeps fill
+    spare states with a few steps each (K = 4, Poisson emissions: 4-6 such states of 3-25 steps,
+    docs/experiments/hsmm.md); the merge moves, on batch vi before the collapsed fit, never see them.  All at once
+    first: cvi2 with a learned ``sigma`` of 30 spread one true state over 7 copies of 84-281 steps (K = 4, seed 7);
+    barring any one copy lost 3-6 nats, the six small ones together gained 0.9.  Returns the deleted states;
+    ``result`` is changed in place."""
     n_steps = sum(x.shape[0] for x in sequences)
     usage = fit.family.counts(result.stats)
     candidates = [int(l) for l in np.argsort(usage, kind="stable") if 0.5 <= usage[l] < DELETE_SHARE * n_steps]
     best, stats = local_bound(fit, result, sequences, fit.infer)
-    trial, trial_stats = local_bound(fit, result, sequences, fit.infer, candidates)
-    if len(candidates) > 1 and trial > best:  # all at once: copies of one state gain only together
-        result.trans, result.stats, result.dur_stats = trial_stats
-        return candidates
+    if len(candidates) > 1:  # all at once: copies of one state gain only together
+        trial, trial_stats = local_bound(fit, result, sequences, fit.infer, candidates)
+        if trial > best:
+            result.trans, result.stats, result.dur_stats = trial_stats
+            return candidates
     deleted = []
     for l in candidates:
         trial, trial_stats = local_bound(fit, result, sequences, fit.infer, deleted + [l])
