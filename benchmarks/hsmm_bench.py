@@ -7,9 +7,9 @@ Usage::
     python benchmarks/hsmm_bench.py nbspeed [--iterations 5]
     python benchmarks/hsmm_bench.py nbfig2 [--sequences 55 --length 3000 --iterations 20 --samples 1,5,10,50]
                                            [--infer vi|svi --batch-size 5]
-    python benchmarks/hsmm_bench.py fig1b [--seeds 3] [--budget 40]
+    python benchmarks/hsmm_bench.py fig1b [--seeds 3] [--budget 40] [--algorithms vi,svi,cvi2,scvi]
     python benchmarks/hsmm_bench.py defaults [--seeds 3] [--series nile,faithful,...] [--states 2,3,4]
-    python benchmarks/hsmm_bench.py hdp-recovery [--seeds 10 | --seed-list 0,3] [--settings 4]
+    python benchmarks/hsmm_bench.py hdp-recovery [--seeds 10 | --seed-list 0,3] [--settings 4 | --ks 4,3]
                                                [--algorithms vi,svi,cvi2,scvi] [--fixed] [--jobs 16]
 
 ``real``: Old Faithful ``geyser.csv`` (waiting, duration; Gaussian) and monthly sunspots
@@ -272,6 +272,7 @@ def fig1b(args):
     n_test = sum(x.shape[0] for x in test)
     runs_ = {"vi": dict(n_iter=args.budget), "svi": dict(n_iter=max(1, args.budget // 8), batch_size=1),
              "cvi2": dict(n_iter=max(1, args.budget // 2)), "scvi": dict(n_iter=max(1, args.budget // 8), batch_size=1)}
+    runs_ = {infer: runs_[infer] for infer in args.algorithms.split(",")}
     rows = []
     for seed in range(args.seeds):
         for infer, kw in runs_.items():
@@ -423,10 +424,14 @@ def main():
     p.add_argument("--infer", choices=("vi", "svi"), default="vi", help="nbfig2: batch passes or svi epochs")
     p.add_argument("--batch-size", type=int, default=5, help="nbfig2 --infer svi: sequences per minibatch")
     p.add_argument("--settings", type=int, default=4, help="hdp-recovery: the first N of hsmm_recovery.SETTINGS")
-    p.add_argument("--algorithms", default="vi,svi,cvi2,scvi", help="hdp-recovery: algorithms")
+    p.add_argument("--ks", type=lambda v: [int(k) for k in v.split(",")], default=None,
+                   help="hdp-recovery: the settings with these true K, in this order (instead of --settings)")
+    p.add_argument("--algorithms", default="vi,svi,cvi2,scvi", help="hdp-recovery, fig1b: algorithms")
     p.add_argument("--fixed", action="store_true", help="hdp-recovery: also fit with fixed concentrations")
     p.add_argument("--seed-list", type=lambda v: [int(k) for k in v.split(",")], default=None,
                    help="hdp-recovery: these seeds instead of 0..--seeds-1")
+    p.add_argument("--vi-cache", default=None, help="hdp-recovery: folder storing each series' vi stage, read back "
+                   "by later runs (for re-runs when only svi/cvi2/scvi changed)")
     p.add_argument("--jobs", type=int, default=1, help="hdp-recovery: series fitted in parallel (processes)")
     args = p.parse_args()
     args.seed_list = args.seed_list or list(range(args.seeds))
@@ -436,7 +441,7 @@ def main():
         print("|---|---|" + "---|" * (len(VARIANTS) + 4))
     rows = {"real": real, "speed": speed, "fig1b": fig1b, "nbfig2": nbfig2, "nbspeed": nbspeed,
             "defaults": defaults, "hdp-recovery": hdp_recovery}[args.mode](args)
-    if args.mode == "fig1b":
+    if args.mode == "fig1b" and "vi" in args.algorithms.split(","):  # times in units of a vi pass
         fig1b_table(rows)
     if args.mode == "hdp-recovery":
         recovery_table(rows)

@@ -10,8 +10,10 @@ the same model, against the same fit with the concentrations held at their start
 from __future__ import annotations
 
 import os
+import pickle
 import time
 import warnings
+from pathlib import Path
 
 import numpy as np
 
@@ -46,20 +48,27 @@ def sample_hsmm(K: int, emission: str, durations: str, T: int, rng) -> np.ndarra
 
 
 def _one_series(task) -> list[dict]:
-    """Every algorithm on the series of one ``(K, emission, durations, seed, algorithms, learn_hyper)`` task.  The
-    vi stage with its moves (:func:`induce.infer.hsmm_merge.merge_moves`) is deterministic in the series, the seed
-    and ``learn_hyper``, and every algorithm starts from it: it runs once per task and is reused (the objects the
-    first fit got; CPU seconds of the first fit include it)."""
+    """Every algorithm on the series of one ``(K, emission, durations, seed, algorithms, learn_hyper, cache)``
+    task.  The vi stage with its moves (:func:`induce.infer.hsmm_merge.merge_moves`) is deterministic in the series,
+    the seed and ``learn_hyper``, and every algorithm starts from it: it runs once per task and is reused (the
+    objects the first fit got; CPU seconds of the first fit include it); with ``cache`` (a folder, ``--vi-cache``)
+    it is also stored there and read back by later runs, which then time only the stages after it (re-runs after
+    a change to svi/cvi2/scvi; the files are this benchmark's own pickles, never a model file)."""
     import induce.series.hsmm as hsmm
 
-    K, emission, durations, seed, algorithms, learn = task
+    K, emission, durations, seed, algorithms, learn, cache = task
     rng = np.random.default_rng([K, seed])
     train, test = (sample_hsmm(K, emission, durations, STEPS, rng) for _ in range(2))
     memo, moves, rows = [], hsmm.merge_moves, []
+    stored = None if cache is None else Path(cache) / f"vi_{K}_{seed}_{'learned' if learn else 'fixed'}.pkl"
 
     def reused(fit, seqs):
+        if not memo and stored is not None and stored.exists():
+            memo.append(pickle.loads(stored.read_bytes()))  # this benchmark's own file (--vi-cache)
         if not memo:
             memo.append(moves(fit, seqs))
+            if stored is not None:
+                stored.write_bytes(pickle.dumps(memo[0]))
         return memo[0]
 
     hsmm.merge_moves = reused
@@ -73,7 +82,8 @@ def _one_series(task) -> list[dict]:
                          "learned" if learn else "fixed": {
                              "states": model.effective_states(), "heldout": float(model.score(test)),
                              "gamma": float(model.gamma_), "sigma": float(model.sigma_), "merges": len(model.merges_),
-                             "splits": len(model.splits_), "cpu_seconds": time.process_time() - t0,
+                             "splits": len(model.splits_), "deletes": len(model.deletes_),
+                             "cpu_seconds": time.process_time() - t0,
                              "usage": np.round(model.family_.counts(model.stats_)).astype(int).tolist()}})
             print(rows[-1], flush=True)
     finally:
@@ -84,10 +94,15 @@ def _one_series(task) -> list[dict]:
 def hdp_recovery(args) -> list[dict]:
     """One row per setting, algorithm and seed (see the module docstring); ``args.jobs`` series at a time (each
     process one numba thread), every learned fit queued before the fixed ones; the rows printed as they come."""
-    settings, algorithms = SETTINGS[:args.settings][::-1], args.algorithms.split(",")  # the slowest (K = 6) first
-    tasks = [(*setting, seed, algorithms, True) for setting in settings for seed in args.seed_list]
+    algorithms = args.algorithms.split(",")
+    settings = (SETTINGS[:args.settings][::-1] if args.ks is None  # the slowest (K = 6) first
+                else [next(s for s in SETTINGS if s[0] == k) for k in args.ks])
+    cache = args.vi_cache
+    if cache is not None:
+        Path(cache).mkdir(parents=True, exist_ok=True)
+    tasks = [(*setting, seed, algorithms, True, cache) for setting in settings for seed in args.seed_list]
     if args.fixed:  # seed by seed, so that a cut-off run holds the comparison in every setting
-        tasks += [(*setting, seed, algorithms, False) for seed in args.seed_list for setting in settings]
+        tasks += [(*setting, seed, algorithms, False, cache) for seed in args.seed_list for setting in settings]
     if args.jobs <= 1:
         done = [row for task in tasks for row in _one_series(task)]
     else:

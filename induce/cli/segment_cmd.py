@@ -179,7 +179,8 @@ def _run(args) -> int:
     if args.model == "hdp-hsmm":  # the concentrations the fit ended with (learned), the moves kept
         summary.update(gamma=float(model.gamma_), sigma=float(model.sigma_),
                        **{key: [[int(k), int(l)] for k, l in getattr(model, f"{key}_", [])]
-                          for key in ("merges", "splits")})
+                          for key in ("merges", "splits")},
+                       deletes=[int(k) for k in getattr(model, "deletes_", [])])
     if args.segments:
         _write_segments(args.segments, paths)
     summary.update(warned)

@@ -172,7 +172,10 @@ class HDPHSMMFit(HSMMFit):
 
     def _noted(self, objective: float) -> float:
         """Held until the objective first gains (as the HDP-HMM's adaptive burn-in): learning starts after the
-        first pass whose objective beats the first pass's; ``learn_from`` records that pass (1-based)."""
+        first pass whose objective beats the first pass's; ``learn_from`` records that pass (1-based).  Also for
+        svi/scvi, whose epoch objective need not gain within a few epochs (Fig. 1(b)'s 2): learning from the first
+        minibatch instead (the HDP-HMM's svi/scvi burn-in, 0) left Fig. 1(b)'s svi at 5 of 6 states all the same
+        and, from J&W's random start, drove ``sigma`` to 0.09 and lost a true state (docs/experiments/hsmm.md)."""
         self.objectives.append(objective)
         if self.learn_from is None and objective > self.objectives[0]:
             self.learn_from = len(self.objectives)

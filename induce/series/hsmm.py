@@ -28,7 +28,7 @@ from ..infer.convergence import FitWarning
 from ..infer.series import emission_rows
 from ..infer.hdp import effective_states, labels_collapsed
 from ..infer.hsmm_embed import NBEmbedFit, embed_path, embed_posterior, nb_chain, uses_embedding
-from ..infer.hsmm_merge import merge_moves, posterior
+from ..infer.hsmm_merge import delete_moves, merge_moves, posterior
 from ..infer.series_hdp_hsmm import HDP_HSMM_ALGORITHMS, HDPHSMMFit, hdp_hsmm_transitions
 from ..infer.series_hsmm import (HSMM_ALGORITHMS, HSMMFit, duration_rows, hsmm_path, hsmm_posterior,
                                  hsmm_transitions, log_survival, runs)
@@ -360,12 +360,14 @@ class HDPHSMMSegmenter(HSMMSegmenter):
     """The HDP-HSMM (paper 002 section 4) truncated at ``n_states``: :class:`HSMMSegmenter`'s parameters
     (``alpha`` unused) plus ``gamma`` (top-level concentration) and ``sigma`` (transition concentration,
     J&W's ``alpha``), their starting values, learned by empirical Bayes on the bound once the objective has
-    first gained unless ``learn_hyper=False`` (:class:`~induce.infer.series_hdp_hsmm.HDPHSMMFit`;
-    docs/experiments/hsmm.md); ``infer`` ``vi``, ``svi``, ``cvi2`` or ``scvi``; ``n_iter`` defaults to
-    ``induce.names.HDP_HSMM_N_ITER`` (200: the learned ``sigma`` creeps to its fixed point on short series).
+    first gained (batch; svi and scvi after the first epoch) unless ``learn_hyper=False``
+    (:class:`~induce.infer.series_hdp_hsmm.HDPHSMMFit`; docs/experiments/hsmm.md); ``infer`` ``vi``, ``svi``,
+    ``cvi2`` or ``scvi``; ``n_iter`` defaults to ``induce.names.HDP_HSMM_N_ITER`` (200: the learned ``sigma`` creeps
+    to its fixed point on short series).
     Extra fitted attributes: ``stick_`` (K+1,) the point-estimated top-level weights ``b*`` (the last entry the
     rest), ``gamma_`` and ``sigma_`` (the concentrations the fit ended with), ``merges_`` and ``splits_`` (the
-    moves kept); :meth:`effective_states` the number of states in use."""
+    moves kept), ``deletes_`` (the states the delete moves emptied after cvi2/scvi,
+    :func:`induce.infer.hsmm_merge.delete_moves`); :meth:`effective_states` the number of states in use."""
 
     def __init__(self, n_states: int = 10, emission="gaussian", durations: str = "negbin",
                  max_duration: int | None = None, r: float | None = None, infer: str = "vi",
@@ -398,8 +400,10 @@ class HDPHSMMSegmenter(HSMMSegmenter):
 
     def _run(self, fit, seqs):
         """With ``merge``: batch vi with merge and split moves (:func:`induce.infer.hsmm_merge.merge_moves`) from
-        the start; vi keeps that fit, the other algorithms start from it.  ``merges_``, ``splits_``: the ``(k, l)``
-        moves kept."""
+        the start; vi keeps that fit, the other algorithms start from it, and cvi2/scvi end with delete moves
+        (:func:`induce.infer.hsmm_merge.delete_moves`).  ``merges_``, ``splits_``: the ``(k, l)`` moves kept;
+        ``deletes_``: the states deleted."""
+        self.deletes_ = []
         if not self.merge:
             self.merges_, self.splits_ = [], []
             return fit, fit.run(seqs)
@@ -412,7 +416,10 @@ class HDPHSMMSegmenter(HSMMSegmenter):
         # the states the moves emptied are as likely a priori as the used ones, and cvi2 refills them)
         fit.init_gamma, fit.init_stick = posterior(vi_fit, result, seqs), vi_fit.b
         fit.gamma, fit.sigma = vi_fit.gamma, vi_fit.sigma
-        return fit, fit.run(seqs)
+        result = fit.run(seqs)
+        if fit.infer in ("cvi2", "scvi"):
+            self.deletes_ = delete_moves(fit, result, seqs)
+        return fit, result
 
     def _restored(self, arrays) -> None:
         """As the HSMM's; files from before the learned concentrations hold the given ones."""
