@@ -12,26 +12,31 @@ function evaluation) on ptb-sample, K = 45, alternated in one process (median ov
 the load average before and after), and the ratios.
 ``accuracy``: ``induce tag CORPUS --emission features`` (plus ``--flags``) through the CLI itself
 (:func:`defaults_bench.run_cli`) over seeds; ``--categorical`` adds the categorical default (no flags) on the
-same corpora and seeds.  ``grid``: one accuracy run per ``;``-separated flag setting.  Each mode prints a table
+same corpora and seeds (``--no-features``: only it); ``--common`` flags go to every setting (``--gold-column upos``;
+``--eval-every N`` keeps the M-1 / V-M of every N-th pass as ``checkpoints``).  ``grid``: one accuracy run per ``;``-separated flag setting.  Each mode prints a table
 and writes JSON under ``benchmarks/results/``.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import os
 import shlex
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from defaults_bench import CORPORA, NAMED, ROOT, run_cli, summarise  # noqa: E402
+from defaults_bench import CORPORA, NAMED, ROOT, summarise  # noqa: E402
 
+from induce.cli import main as cli_main  # noqa: E402
 from induce.corpus.formats import load_corpus  # noqa: E402
 from induce.taggers import HMMTagger  # noqa: E402
 
@@ -64,6 +69,22 @@ def speed(iterations: int, repeats: int) -> dict:
     return out
 
 
+def run_cli(path: Path, seed: int, extra: list[str]) -> dict:
+    """One ``induce tag`` run through the CLI; its JSON result, the trace cut to the M-1 / V-M of the passes the
+    run scored (``--eval-every``) as ``checkpoints``."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "result.json"
+        argv = ["tag", str(path), "--seed", str(seed), "--quiet", "--json", str(out), *extra]
+        with contextlib.redirect_stderr(io.StringIO()) as err, contextlib.redirect_stdout(io.StringIO()):
+            code = cli_main(argv)
+        if code != 0:
+            raise SystemExit(f"induce {' '.join(argv)} failed ({code}): {err.getvalue()}")
+        result = json.loads(out.read_text())
+    trace = result.pop("trace", None) or []
+    result["checkpoints"] = [[r["iteration"], r["m1"], r["vm"]] for r in trace if "m1" in r]
+    return result
+
+
 def accuracy(corpora: list[str], seeds: int, seed_base: int, settings: dict[str], out: Path) -> dict:
     """Per corpus and setting, the CLI's runs over the seeds and their summary; JSON rewritten after each run."""
     report: dict = {}
@@ -92,6 +113,8 @@ def main() -> None:
     parser.add_argument("--flags", default="", help="CLI flags added to --emission features")
     parser.add_argument("--settings", default="", help="grid: ';'-separated flag settings")
     parser.add_argument("--categorical", action="store_true", help="accuracy: also the categorical default")
+    parser.add_argument("--no-features", action="store_true", help="accuracy: only the categorical default")
+    parser.add_argument("--common", default="", help="CLI flags added to every setting (e.g. --gold-column upos)")
     parser.add_argument("--iterations", type=int, default=5, help="speed: passes per fit")
     parser.add_argument("--repeats", type=int, default=2, help="speed: alternations")
     parser.add_argument("--tag", default="")
@@ -103,9 +126,10 @@ def main() -> None:
         if args.mode == "grid":
             settings = {s.strip(): f"--emission features {s.strip()}" for s in args.settings.split(";")}
         else:
-            settings = {"features": f"--emission features {args.flags}".strip()}
-            if args.categorical:
+            settings = {} if args.no_features else {"features": f"--emission features {args.flags}".strip()}
+            if args.categorical or args.no_features:
                 settings["categorical default"] = ""
+        settings = {label: f"{flags} {args.common}".strip() for label, flags in settings.items()}
         accuracy(args.corpora.split(","), args.seeds, args.seed_base, settings, out)
     print(f"wrote {out}")
 

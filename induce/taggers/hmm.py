@@ -441,9 +441,9 @@ class HMMTagger(VectorEmission, HMMFile, HMMDecoding, HMMSettings, EmissionChoic
         density of the vectors)."""
         if self._on_vectors:
             return self._score_embeddings(corpus)
-        tokens, offsets = self._encode(corpus)
+        tokens, offsets, B = self._encode_emissions(corpus)
         A = self.transitions_
-        B = self.emissions_ / self.emissions_.sum(axis=0, keepdims=True) if self.infer == "vi" else self.emissions_
+        B = B / B.sum(axis=0, keepdims=True) if self.infer == "vi" else B
         A = A / A.sum(axis=1, keepdims=True)
         K = A.shape[1]
         trans = np.zeros((K + 1, K))
