@@ -355,7 +355,7 @@ LOAD_OPTIONS = ("input", "load", "output", "format", "encoding", "lowercase", "u
 
 def _add_emission_options(p: argparse.ArgumentParser) -> None:
     """``--emission`` and the options of the feature family (:mod:`induce.emissions.features`)."""
-    from ..names import FEATURE_FITS, TEXT_EMISSIONS as EMISSIONS
+    from ..names import TEXT_EMISSIONS as EMISSIONS
 
     g = p.add_argument_group("emission family (--model hmm)")
     g.add_argument("--emission", choices=EMISSIONS, default="categorical",
@@ -363,6 +363,13 @@ def _add_emission_options(p: argparse.ArgumentParser) -> None:
                         "p(w|k) ~ exp(lambda_k . f(w)) over the vocabulary with word identity, shape, suffix and "
                         "length features (Berg-Kirkpatrick et al. 2010), trained with --infer em (the default "
                         "with this family); embeddings: Gaussian over word vectors (--embeddings FILE)")
+    add_feature_options(g)
+
+
+def add_feature_options(g) -> None:
+    """The options of the feature family (:data:`FEATURE_OPTIONS`), on the argument group ``g``."""
+    from ..names import FEATURE_FITS
+
     g.add_argument("--features", metavar="FILE", default=None,
                    help="--emission features: the feature templates, one a line (identity, form, initial-capital, "
                         "all-caps, has-digit, has-hyphen, has-punct, length, 'suffix N', 'prefix N'; # comments); "
