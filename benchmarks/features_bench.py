@@ -5,6 +5,7 @@ Usage::
     python benchmarks/features_bench.py speed [--iterations 5]
     python benchmarks/features_bench.py accuracy --corpora ptb-sample --seeds 3 [--flags "..."] [--categorical]
     python benchmarks/features_bench.py grid --corpora ptb-sample --settings "--feature-l2 1;--feature-l2 3"
+    python benchmarks/features_bench.py unseen --iterations 100
 
 ``speed``: CPU and wall seconds of one pass of ``em`` with the categorical family and of the feature family
 (``--feature-fit em``: E-step + L-BFGS M-step; ``--feature-fit direct``: one L-BFGS iteration, an E-step per
@@ -13,7 +14,8 @@ the load average before and after), and the ratios.
 ``accuracy``: ``induce tag CORPUS --emission features`` (plus ``--flags``) through the CLI itself
 (:func:`defaults_bench.run_cli`) over seeds; ``--categorical`` adds the categorical default (no flags) on the
 same corpora and seeds (``--no-features``: only it); ``--common`` flags go to every setting (``--gold-column upos``;
-``--eval-every N`` keeps the M-1 / V-M of every N-th pass as ``checkpoints``).  ``grid``: one accuracy run per ``;``-separated flag setting.  Each mode prints a table
+``--eval-every N`` keeps the M-1 / V-M of every N-th pass as ``checkpoints``).  ``grid``: one accuracy run per ``;``-separated flag setting.  ``unseen``: a feature model trained on the first half
+of ptb-sample tags the second, unseen words by their features against one shared row (:func:`unseen`).  Each mode prints a table
 and writes JSON under ``benchmarks/results/``.
 """
 
@@ -38,6 +40,7 @@ from defaults_bench import CORPORA, NAMED, ROOT, summarise  # noqa: E402
 
 from induce.cli import main as cli_main  # noqa: E402
 from induce.corpus.formats import load_corpus  # noqa: E402
+from induce.eval.tagging import many_to_one  # noqa: E402
 from induce.taggers import HMMTagger  # noqa: E402
 
 SPEED_SETTINGS = {"categorical em": {}, "features em": {"emission": "features", "feature_fit": "em"},
@@ -104,9 +107,34 @@ def accuracy(corpora: list[str], seeds: int, seed_base: int, settings: dict[str]
     return report
 
 
+def unseen(iterations: int, seed: int) -> dict:
+    """Train on the first half of ptb-sample (K = 45), tag the second half: M-1 over all its tokens and over the
+    tokens of words unseen in training, with each unseen word scored by its features against all of them
+    sharing one unseen-word row (the mean probability of the training hapaxes)."""
+    corpus = load_corpus(CORPORA / "ptb-sample")
+    half = corpus.n_sentences // 2
+    train, test = corpus.head(half), corpus.subset(np.arange(half, corpus.n_sentences))
+    load_before = os.getloadavg()
+    model = HMMTagger(n_states=45, infer="em", emission="features", n_iter=iterations, random_state=seed).fit(train)
+    gold = np.asarray(test.tags["pos"])
+    new = ~np.isin(np.asarray(test.vocab.itos, dtype=object)[test.tokens], np.asarray(model.vocab_.itos, dtype=object))
+    out = {"iterations": iterations, "seed": seed, "test_tokens": int(len(gold)), "unseen_tokens": int(new.sum()),
+           "load_before": load_before}
+    for label, states in (("features", model.predict_flat(test)),
+                          ("shared row", model._decode(*model._encode(test)))):
+        states = np.asarray(states)
+        m1_all = many_to_one(states, gold)
+        mapping = {k: np.bincount(gold[states == k]).argmax() for k in np.unique(states)}
+        m1_new = float(np.mean([mapping[k] == g for k, g in zip(states[new], gold[new])]))
+        out[label] = {"m1": m1_all, "m1_unseen": m1_new}
+        print(f"{label:10s} M-1 {m1_all:.3f}  M-1 on the {int(new.sum())} unseen tokens {m1_new:.3f}")
+    out["load_after"] = os.getloadavg()
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("mode", choices=("speed", "accuracy", "grid"))
+    parser.add_argument("mode", choices=("speed", "accuracy", "grid", "unseen"))
     parser.add_argument("--corpora", default="ptb-sample", help=f"comma-separated: {', '.join(NAMED)}")
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--seed-base", type=int, default=0)
@@ -122,6 +150,8 @@ def main() -> None:
     out = ROOT / "results" / f"features_{args.mode}{args.tag}.json"
     if args.mode == "speed":
         out.write_text(json.dumps(speed(args.iterations, args.repeats), indent=1))
+    elif args.mode == "unseen":
+        out.write_text(json.dumps(unseen(args.iterations, args.seed_base), indent=1, default=float))
     else:
         if args.mode == "grid":
             settings = {s.strip(): f"--emission features {s.strip()}" for s in args.settings.split(";")}

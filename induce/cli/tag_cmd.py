@@ -430,7 +430,8 @@ def _check_options(args: argparse.Namespace) -> bool:
 
 def _run_loaded(args: argparse.Namespace) -> int:
     """``--load MODEL``: tag INPUT with a saved HMMTagger or HDPHMMTagger (words unseen in training share the
-    model's unseen-word emissions), score it against gold tags when INPUT has them; no training."""
+    model's unseen-word emissions; a feature model scores each by its own features), score it against gold tags
+    when INPUT has them; no training."""
     from ..taggers import HDPHMMTagger, HMMTagger
 
     refuse_given_except(args, LOAD_OPTIONS, "with --load (the saved model is applied as it is, not trained)")
