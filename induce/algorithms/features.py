@@ -24,6 +24,7 @@ from __future__ import annotations
 import time
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from ..emissions.features import LogLinear
 from ..infer.lbfgs import lbfgs
@@ -76,6 +77,13 @@ class FeatureHMM(Algorithm):
         self.name = "em" if how == "em" else "features-direct"
 
     def fit(self, core, data, loop, opts) -> Fitted:
+        """The fit, with the BLAS of L-BFGS's vector operations on one thread: OpenBLAS's threads on its
+        ``ddot``/``daxpy`` over 600,000 weights cost 14x the single-threaded CPU time on the shared 2-core machine
+        (docs/experiments/features.md, "Speed")."""
+        with threadpool_limits(1, user_api="blas"):
+            return self._fit(core, data, loop, opts)
+
+    def _fit(self, core, data, loop, opts) -> Fitted:
         sent_trans, gamma = random_start(core, data, loop.seeds[0])
         trans = sent_trans.sum(axis=0)
         emit = np.zeros((data.W, core.K))

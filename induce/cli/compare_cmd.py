@@ -1,11 +1,13 @@
 """``induce compare``: every named inference algorithm on one corpus, head to head.
 
     induce compare CORPUS --infer em,vi,cvi2,cgs --seeds 3 [--states K --iterations N]
-        [--json [FILE]] [--report FILE.html]
+        [--emission categorical,features,embeddings [--embeddings FILE]] [--json [FILE]] [--report FILE.html]
 
 Fits an HMM tagger per algorithm and seed (:func:`induce.compare.compare`) and
 prints one table: per metric (rows) and algorithm (columns) the mean and sample
-standard deviation over the seeds, with the time per run.  ``--json`` prints the
+standard deviation over the seeds, with the time per run.  With several emission
+families each family runs with every algorithm of --infer it trains with (features:
+em; embeddings: the series engine's), its columns named family/algorithm.  ``--json`` prints the
 summary and the runs' final numbers; ``--json FILE`` writes them with every run's
 per-iteration trace; ``--report`` writes an HTML page with the curves of every run.
 """
@@ -17,7 +19,9 @@ import sys
 
 from ..atomic import atomic_write
 from ..errors import ConfigError
-from .common import add_progress_options, show_progress
+from .common import add_progress_options, refuse_given, show_progress
+from .tag_cmd import FEATURE_OPTIONS, add_feature_options
+from .vector_options import VECTOR_OPTIONS, add_vector_options
 from .common import (corpus_path, default_n_states, dump_json, emit, encoding, finite_positive_float, gold_tag_column,
                      output_path, positive_int, reported_warnings)
 
@@ -31,6 +35,17 @@ def _algorithms(text: str) -> list[str]:
     if not names:
         raise argparse.ArgumentTypeError("expected comma-separated algorithm names, e.g. em,vi,cvi2,cgs")
     return names
+
+
+def _emissions(text: str) -> list[str]:
+    from ..names import TEXT_EMISSIONS
+
+    names = [e.strip() for e in text.split(",") if e.strip()]
+    bad = [e for e in names if e not in TEXT_EMISSIONS]
+    if not names or bad:
+        raise argparse.ArgumentTypeError(f"expected comma-separated emission families of {', '.join(TEXT_EMISSIONS)}"
+                                         + (f"; not {', '.join(bad)}" if bad else ""))
+    return list(dict.fromkeys(names))
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -52,6 +67,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--format", default="auto", help="input format (default: detect)")
     p.add_argument("--encoding", type=encoding, default="utf-8", help="input text encoding (default utf-8)")
     p.add_argument("--lowercase", action="store_true", help="lowercase words before training")
+    g = p.add_argument_group("emission families")
+    g.add_argument("--emission", type=_emissions, default=["categorical"], metavar="E,F,...",
+                   help="comma-separated emission families of induce tag: categorical (default), features, "
+                        "embeddings; each runs with the algorithms of --infer it trains with")
+    add_feature_options(g)
+    add_vector_options(p)
     add_progress_options(p)
     p.add_argument("--json", nargs="?", const="-", type=output_path, metavar="FILE",
                    help="machine-readable results: to stdout, or to FILE (with every run's trace)")
@@ -73,12 +94,33 @@ def format_table(summary: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _family_params(args: argparse.Namespace) -> dict:
+    """The :class:`~induce.taggers.HMMTagger` parameters of the feature and word-vector options, refused (one
+    line) without their family in ``--emission``."""
+    params = {}
+    if "features" in args.emission:
+        params.update(features=args.features, feature_l2=args.feature_l2,
+                      **({"feature_fit": args.feature_fit} if args.feature_fit else {}))
+    else:
+        refuse_given(args, FEATURE_OPTIONS, "without features in --emission")
+    if "embeddings" in args.emission:
+        if not args.embeddings:
+            raise ConfigError("--emission embeddings needs --embeddings FILE (word vectors; 'induce embed' makes "
+                              "them)")
+        params.update(embeddings=args.embeddings, embeddings_vocab=args.embeddings_vocab,
+                      covariance=args.covariance, vector_norm=args.vector_norm, unknown_vectors=args.unknown_vectors)
+    else:
+        refuse_given(args, VECTOR_OPTIONS, "without embeddings in --emission")
+    return params
+
+
 def run(args: argparse.Namespace) -> int:
     from ..compare import compare
     from ..corpus.formats import load_corpus
 
     if args.seeds < 1:
         raise ConfigError(f"--seeds must be at least 1, got {args.seeds}")
+    params = _family_params(args)
     corpus = load_corpus(args.input, args.format, encoding=args.encoding, lowercase=args.lowercase)
     if corpus.n_tokens == 0:
         raise ConfigError(f"{args.input}: no tokens to tag")
@@ -88,7 +130,7 @@ def run(args: argparse.Namespace) -> int:
         result = compare(corpus, args.infer, args.seeds, gold_column=gold_column,
                          n_states=default_n_states(corpus, gold_column, args.states, "induce compare"),
                          n_iter=args.iterations, alpha=args.alpha, beta=args.beta, eval_every=args.eval_every,
-                         verbose=show_progress(args))
+                         verbose=show_progress(args), emission=args.emission, **params)
     result["input"] = str(args.input)
     result.update(warned)
     if args.report:

@@ -96,7 +96,7 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--iterations", type=positive_int, default=None, metavar="N",
                    help="maximum passes over the corpus; training stops earlier when the objective's change per "
                         "pass stays below --tol of its progress since the first pass, 3 passes running (default "
-                        "500, em 2000, --emission features 300; hdp-hmm: cvi 1000, scvi and svi 300, which stop on "
+                        "500, em 2000, --emission features 600; hdp-hmm: cvi 1000, scvi and svi 300, which stop on "
                         "--tol too, and beam "
                         "3000 sweeps, all run)")
     p.add_argument("--tol", type=finite_nonneg_float, default=None,
@@ -381,7 +381,7 @@ LOAD_OPTIONS = ("input", "load", "output", "format", "encoding", "lowercase", "u
 
 def _add_emission_options(p: argparse.ArgumentParser) -> None:
     """``--emission`` and the options of the feature family (:mod:`induce.emissions.features`)."""
-    from ..names import FEATURE_FITS, TEXT_EMISSIONS as EMISSIONS
+    from ..names import TEXT_EMISSIONS as EMISSIONS
 
     g = p.add_argument_group("emission family (--model hmm)")
     g.add_argument("--emission", choices=EMISSIONS, default="categorical",
@@ -389,6 +389,13 @@ def _add_emission_options(p: argparse.ArgumentParser) -> None:
                         "p(w|k) ~ exp(lambda_k . f(w)) over the vocabulary with word identity, shape, suffix and "
                         "length features (Berg-Kirkpatrick et al. 2010), trained with --infer em (the default "
                         "with this family); embeddings: Gaussian over word vectors (--embeddings FILE)")
+    add_feature_options(g)
+
+
+def add_feature_options(g) -> None:
+    """The options of the feature family (:data:`FEATURE_OPTIONS`), on the argument group ``g``."""
+    from ..names import FEATURE_FITS
+
     g.add_argument("--features", metavar="FILE", default=None,
                    help="--emission features: the feature templates, one a line (identity, form, initial-capital, "
                         "all-caps, has-digit, has-hyphen, has-punct, length, 'suffix N', 'prefix N'; # comments); "
@@ -450,7 +457,8 @@ def _check_options(args: argparse.Namespace) -> bool:
 
 def _run_loaded(args: argparse.Namespace) -> int:
     """``--load MODEL``: tag INPUT with a saved HMMTagger or HDPHMMTagger (words unseen in training share the
-    model's unseen-word emissions), score it against gold tags when INPUT has them; no training."""
+    model's unseen-word emissions; a feature model scores each by its own features), score it against gold tags
+    when INPUT has them; no training."""
     from ..taggers import HDPHMMTagger, HMMTagger
 
     refuse_given_except(args, LOAD_OPTIONS, "with --load (the saved model is applied as it is, not trained)")

@@ -245,7 +245,7 @@ def _compare_sections(run: dict) -> list[str]:
     for r in run["runs"]:
         for key, lines in trace_lines(r.get("trace") or []).items():
             for _, xy in lines.items():
-                panels.setdefault(key, {})[f"{r['infer']} #{r['seed']}"] = xy
+                panels.setdefault(key, {})[f"{r.get('label', r['infer'])} #{r['seed']}"] = xy
     objective, names = _shared_objective(panels, run.get("tokens"))
     panels = objective | {k: v for k, v in panels.items() if _moves(v)}
     if panels:

@@ -63,14 +63,35 @@ class HMMDecoding:
         mapping = np.array([self.vocab_.stoi.get(w, W) for w in corpus.vocab.itos], dtype=np.int32)
         return mapping[corpus.tokens] if len(mapping) else corpus.tokens.astype(np.int32), corpus.offsets
 
-    def _decode(self, tokens, offsets):
-        return decode_sentences(self.transitions_, self.emissions_, self.allowed_, tokens, offsets,
-                              self.decode == "viterbi")
+    def _encode_emissions(self, corpus) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(tokens, offsets, B)``: the token ids of ``corpus`` and the emission rows ``B`` they index.  Words
+        unseen in training share the fitted unseen-word row ``W`` (:meth:`_encode`), except under feature
+        emissions, where each gets a row of its own from its features (:meth:`_unseen_rows`)."""
+        tokens, offsets = self._encode(corpus)
+        if getattr(self, "emission", "categorical") != "features":
+            return tokens, offsets, self.emissions_
+        corpus = as_corpus(corpus)
+        W = len(self.vocab_)
+        seen = np.zeros(len(corpus.vocab), dtype=bool)
+        seen[corpus.tokens] = True
+        new = [i for i in np.flatnonzero(seen) if corpus.vocab.itos[i] not in self.vocab_.stoi]
+        rows = self._unseen_rows([corpus.vocab.itos[i] for i in new]) if new else None
+        if rows is None:
+            return tokens, offsets, self.emissions_
+        ids = np.full(len(corpus.vocab), W, dtype=np.int32)
+        ids[new] = W + 1 + np.arange(len(new), dtype=np.int32)
+        tokens = np.where(tokens == W, ids[corpus.tokens], tokens).astype(np.int32)
+        return tokens, offsets, np.ascontiguousarray(np.vstack([self.emissions_, rows]))
+
+    def _decode(self, tokens, offsets, emissions=None):
+        """States of ``tokens`` under the fitted parameters (``emissions``: rows replacing ``emissions_``)."""
+        B = self.emissions_ if emissions is None else emissions
+        return decode_sentences(self.transitions_, B, self.allowed_, tokens, offsets, self.decode == "viterbi")
 
     def predict_flat(self, corpus) -> np.ndarray:
         """Predicted state ids as one int32 array aligned with ``as_corpus(corpus).tokens``."""
-        tokens, offsets = self._encode(corpus)
-        return self._decode(tokens, np.ascontiguousarray(offsets, dtype=np.int64))
+        tokens, offsets, B = self._encode_emissions(corpus)
+        return self._decode(tokens, np.ascontiguousarray(offsets, dtype=np.int64), B)
 
     def predict_tags(self, corpus) -> list[list[str]]:
         """Per sentence, the predicted tag of each token: the tag dictionary's tags, else ``S0 .. S{K-1}``."""
@@ -114,9 +135,9 @@ class HMMDecoding:
         density of the vectors)."""
         if self._on_vectors:
             return self._score_embeddings(corpus)
-        tokens, offsets = self._encode(corpus)
+        tokens, offsets, B = self._encode_emissions(corpus)
         A = self.transitions_
-        B = self.emissions_ / self.emissions_.sum(axis=0, keepdims=True) if self.infer == "vi" else self.emissions_
+        B = B / B.sum(axis=0, keepdims=True) if self.infer == "vi" else B
         A = A / A.sum(axis=1, keepdims=True)
         K = A.shape[1]
         trans = np.zeros((K + 1, K))

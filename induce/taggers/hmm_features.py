@@ -80,6 +80,23 @@ class EmissionChoice:
         del self.feature_transitions
         return True
 
+    def _unseen_rows(self, words: list[str]) -> np.ndarray | None:
+        """``p(w | k)`` (``len(words) x K``) of words unseen in training, from their features (paper eq. 2, under
+        the training vocabulary's normaliser ``Z_k = sum_w exp(lambda_k . f(w))``; features the training never
+        saw, such as the new word's identity, weigh nothing).  ``None`` when the features were a callable that
+        a loaded model does not have (such words share the fitted unseen-word row)."""
+        if self.feature_spec_["kind"] == "callable" and not callable(self.features):
+            return None
+        index = {name: d for d, name in enumerate(self.feature_names_)}
+        F, names = FeatureSet(self.features).matrix(list(self.vocab_.itos) + list(words))
+        keep = np.array([index.get(name, -1) for name in names], dtype=np.int64)
+        F = F[:, np.flatnonzero(keep >= 0)]
+        scores = np.asarray(F @ self.feature_weights_.T[keep[keep >= 0]])
+        W = len(self.vocab_)
+        top = scores[:W].max(axis=0)
+        log_z = top + np.log(np.exp(scores[:W] - top).sum(axis=0))
+        return np.exp(scores[W:] - log_z)
+
     def top_features(self, n: int = 5) -> list[list[str]]:
         """Per state, the ``n`` features of largest weight (``emission="features"``)."""
         self._check_fitted()

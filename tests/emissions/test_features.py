@@ -161,6 +161,28 @@ def test_callable_features_and_save_load(tmp_path):
     np.testing.assert_array_equal(back.predict_flat(corpus), m.predict_flat(corpus))
 
 
+def test_unseen_words_are_tagged_by_their_features_after_load(tmp_path):
+    """A loaded feature model scores a word it never saw by its features (paper eq. 2 under the training
+    normaliser): a seen word's row from the formula is its fitted row, and new words ending in a state's planted
+    suffix take that state, where the categorical model's one unseen-word row cannot tell them apart."""
+    corpus, words, _ = _loglinear_hmm_corpus()
+    m = HMMTagger(n_states=3, infer="em", emission="features", features=["identity", "suffix 2"],
+                  feature_l2=0.01, n_iter=100, random_state=0).fit(corpus)
+    path = tmp_path / "m.npz"
+    m.save(path)
+    back = HMMTagger.load(path)
+    np.testing.assert_allclose(back._unseen_rows(words[:2]), m.emissions_[[m.vocab_.stoi[w] for w in words[:2]]],
+                               rtol=1e-9)
+    labels = back.predict_flat(corpus)
+    state_of = {end: np.bincount(labels[np.isin(corpus.tokens, [corpus.vocab.stoi[w] for w in words
+                                                                 if w.endswith(end)])]).argmax()
+                for end in ("ng", "ed", "ly")}
+    assert len(set(state_of.values())) == 3
+    new = Corpus.from_sentences([Sentence([w]) for w in ("singing", "hopped", "badly", "zzz")])
+    assert list(back.predict_flat(new)[:3]) == [state_of["ng"], state_of["ed"], state_of["ly"]]
+    assert back.score(new) < 0 and np.isfinite(back.score(new))
+
+
 def test_bad_feature_files(tmp_path, capsys):
     bad = tmp_path / "f.txt"
     bad.write_text("identity\n# shapes\nsuffix 2\nsufix 3\n")

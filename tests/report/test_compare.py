@@ -66,3 +66,23 @@ def test_compare_on_demo(tmp_path, capsys):
                  "--quiet", "--json"]) == 0
     printed = json.loads(capsys.readouterr().out)
     assert "trace" not in printed["runs"][0] and printed["summary"]["cvi2"]["m1"]["n"] == 1
+
+
+def test_compare_emission_families_side_by_side(tmp_path, capsys):
+    """``--emission categorical,features``: each family with the algorithms of --infer it trains with (features:
+    em), columns named family/algorithm, each run the tagger `induce tag --emission ...` fits."""
+    corpus = load_corpus("demo").head(40)
+    result = compare(corpus, ["em", "cvi2"], 1, gold_column="xpos", n_states=5, n_iter=3,
+                     emission=["categorical", "features"], feature_l2=0.5)
+    assert list(result["summary"]) == ["em", "cvi2", "features/em"]
+    run = result["runs"][-1]
+    assert (run["emission"], run["infer"]) == ("features", "em") and "predictive_log_likelihood_per_token" not in run
+    model = HMMTagger(n_states=5, infer="em", emission="features", feature_l2=0.5, n_iter=3, random_state=0).fit(corpus)
+    assert run["m1"] == pytest.approx(tagging_report(model.labels_, corpus.tags["xpos"])["m1"])
+    assert run["log_likelihood_per_token"] == pytest.approx(model.score(corpus))
+    with pytest.raises(ConfigError, match="trains with em"):
+        compare(corpus, ["cvi2"], 1, emission=["features"])
+    assert main(["compare", "demo", "--infer", "cvi2", "--feature-l2", "2", "--quiet"]) == 2
+    assert "without features in --emission" in capsys.readouterr().err
+    assert main(["compare", "demo", "--emission", "categorical,embeddings", "--quiet"]) == 2
+    assert "--embeddings FILE" in capsys.readouterr().err
