@@ -47,8 +47,9 @@ TUNED = ["--alpha", "1", "--beta", "0.003", "--iterations", "200", "--tol", "0",
 METRICS = ("m1", "m1_cv", "1to1", "vi", "vm", "iterations", "alpha", "beta", "seconds")
 
 
-def run_cli(path: Path, seed: int, extra: list[str]) -> dict:
-    """One ``induce tag`` run; its JSON result (with the warnings it recorded)."""
+def run_cli(path: Path, seed: int, extra: list[str], keep_trace: bool = False) -> dict:
+    """One ``induce tag`` run; its JSON result (with the warnings it recorded; the per-pass trace if
+    ``keep_trace``)."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "result.json"
         argv = ["tag", str(path), "--seed", str(seed), "--quiet", "--json", str(out), *extra]
@@ -57,7 +58,8 @@ def run_cli(path: Path, seed: int, extra: list[str]) -> dict:
         if code != 0:
             raise SystemExit(f"induce {' '.join(argv)} failed ({code}): {err.getvalue()}")
         result = json.loads(out.read_text())
-    result.pop("trace", None)
+    if not keep_trace:
+        result.pop("trace", None)
     return result
 
 

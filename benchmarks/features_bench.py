@@ -22,14 +22,11 @@ and writes JSON under ``benchmarks/results/``.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
 import json
 import os
 import shlex
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -37,8 +34,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from defaults_bench import CORPORA, NAMED, ROOT, summarise  # noqa: E402
+from defaults_bench import run_cli as defaults_run_cli  # noqa: E402
 
-from induce.cli import main as cli_main  # noqa: E402
 from induce.corpus.formats import load_corpus  # noqa: E402
 from induce.eval.tagging import many_to_one  # noqa: E402
 from induce.taggers import HMMTagger  # noqa: E402
@@ -76,14 +73,7 @@ def speed(iterations: int, repeats: int) -> dict:
 def run_cli(path: Path, seed: int, extra: list[str]) -> dict:
     """One ``induce tag`` run through the CLI; its JSON result, the trace cut to the M-1 / V-M of the passes the
     run scored (``--eval-every``) as ``checkpoints``."""
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "result.json"
-        argv = ["tag", str(path), "--seed", str(seed), "--quiet", "--json", str(out), *extra]
-        with contextlib.redirect_stderr(io.StringIO()) as err, contextlib.redirect_stdout(io.StringIO()):
-            code = cli_main(argv)
-        if code != 0:
-            raise SystemExit(f"induce {' '.join(argv)} failed ({code}): {err.getvalue()}")
-        result = json.loads(out.read_text())
+    result = defaults_run_cli(path, seed, extra, keep_trace=True)
     trace = result.pop("trace", None) or []
     result["checkpoints"] = [[r["iteration"], r["m1"], r["vm"]] for r in trace if "m1" in r]
     return result

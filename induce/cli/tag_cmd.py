@@ -355,6 +355,11 @@ def _run(args: argparse.Namespace) -> int:
     names = np.asarray(tag_dict.tags.itos if tag_dict is not None
                        else [f"S{k}" for k in range(model.n_states_)], dtype=object)
     result = _summary(args, hdp, model, corpus, seconds) | warned
+    return _finish(args, model, corpus, result, states, names, gold_column, tag_dict)
+
+
+def _finish(args, model, corpus, result: dict, states, names, gold_column, tag_dict) -> int:
+    """The scores against the gold column, the tagged output, the report, then the summary and model file."""
     if gold_column is not None:
         result.update(_scores(corpus, states, names, gold_column, tag_dict))
     if args.output:

@@ -43,7 +43,7 @@ def run_hsmm(args: argparse.Namespace) -> int:
     """Fit the HSMM tagger on INPUT, score it against the gold tags, write the outputs."""
     from ..algorithms import support
     from ..taggers.hsmm_tagger import HSMMTagger
-    from .tag_cmd import _outputs, _read, _scores, _write_output
+    from .tag_cmd import _finish, _read
 
     refuse_given_except(args, HSMM_OPTIONS, "to --model hsmm (it reads input, output, evaluation, --states, --infer, "
                                             "--iterations, --tol, --alpha, --beta, --seed, --decode and its own)")
@@ -68,13 +68,4 @@ def run_hsmm(args: argparse.Namespace) -> int:
               "converged": model.converged_, "seed": args.seed, "sentences": corpus.n_sentences,
               "tokens": corpus.n_tokens, "seconds": round(seconds, 3), **{k: v for k, v in last.items()
                                                                           if k != "iteration"}} | warned
-    if gold_column is not None:
-        result.update(_scores(corpus, states, names, gold_column, None))
-    if args.output:
-        result["output"] = _write_output(args, corpus, states, names, None)
-    if args.report:
-        from ..report import tagging_data, write_report
-
-        write_report(args.report, {"command": "tag", **result, "trace": model.trace_,
-                                   **tagging_data(corpus, states, names, gold_column)})
-    return _outputs(model, args, result)
+    return _finish(args, model, corpus, result, states, names, gold_column, None)
