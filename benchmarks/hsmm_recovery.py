@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from induce.series.hsmm import HDPHSMMSegmenter
+from induce.series import HDPHSMMSegmenter
 
 #: (true K, emission family, duration family) of every setting
 SETTINGS = (

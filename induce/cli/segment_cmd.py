@@ -240,7 +240,7 @@ def _algorithm(model: str, infer: str | None, family: str) -> str:
 def _model(args, n_columns: int):
     """The loaded model (``--load``, checked against the input's columns) or a new unfitted one."""
     from ..series import HMMSegmenter
-    from ..series.hsmm import HDPHSMMSegmenter, HSMMSegmenter
+    from ..series import HDPHSMMSegmenter, HSMMSegmenter
 
     if args.load:
         refuse_given_except(args, LOAD_OPTIONS, "with --load (the saved model is applied as it is, not trained)")

@@ -9,7 +9,7 @@ import pytest
 from induce.cli import main
 from induce.infer.convergence import FitWarning
 from induce.infer.series_hsmm import log_survival
-from induce.series.hsmm import HDPHSMMSegmenter, HSMMSegmenter
+from induce.series import HDPHSMMSegmenter, HSMMSegmenter
 
 
 @pytest.fixture(scope="module")

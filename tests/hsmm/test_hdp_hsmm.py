@@ -10,7 +10,7 @@ from induce.cli import main
 from induce.errors import ConfigError
 from induce.infer.series_hdp_hsmm import (log_gem, row_expectations, stick_ascent, stick_objective,
                                           stick_objective_gradient)
-from induce.series.hsmm import HDPHSMMSegmenter
+from induce.series import HDPHSMMSegmenter
 
 from .test_fit import sample_hsmm
 

@@ -11,7 +11,7 @@ import pytest
 from scipy.special import logsumexp
 
 from induce.errors import ConfigError
-from induce.series.hsmm import HDPHSMMSegmenter, HSMMSegmenter
+from induce.series import HDPHSMMSegmenter, HSMMSegmenter
 
 
 @pytest.fixture(scope="module")
