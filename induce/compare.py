@@ -88,7 +88,7 @@ def compare(corpus: Corpus, infer: Sequence[str] = DEFAULT_ALGORITHMS, seeds: in
     finished run.  Returns ``{"summary": {label: {field: {"mean", "sd", "n"}}},
     "runs": [{"label", "infer", "emission", "seed", "seconds", "log_likelihood_per_token",
     "predictive_log_likelihood_per_token" (categorical), "states_used", metrics..., "trace"}], settings...}``;
-    ``log_likelihood_per_token`` is :meth:`~induce.taggers.HMMTagger.score` (word-vector emissions: a density).
+    ``log_likelihood_per_token`` is :meth:`HMMTagger.score <induce.taggers.hmm_decode.HMMDecoding.score>` (word-vector emissions: a density).
     """
     from .eval.tagging import tagging_report
     from .taggers import HMMTagger
