@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..infer.series_hsmm import HSMMFit, runs
+from ..infer.series_hsmm import HSMMFit, add_segment_counts
 
 #: the HSMM algorithms that run over sentences (global statistics only)
 SENTENCE_ALGORITHMS = ("em", "vi")
@@ -33,12 +33,6 @@ class SentenceHSMMFit(HSMMFit):
         gamma0 = self._initial_gamma(stacked, spans)
         labels = gamma0.argmax(axis=1)
         C, N = np.zeros((K + 1, K)), np.full((K, Dm), 1.0 / Dm)
-        for lo, hi in spans:
-            segs = runs(labels[lo:hi])
-            C[0, segs[0][2]] += 1
-            for (s, e, k), nxt in zip(segs, segs[1:] + [None]):
-                N[k, min(e - s, Dm) - 1] += 1
-                if nxt is not None:
-                    C[k + 1, nxt[2]] += 1
+        add_segment_counts(labels, np.array([lo for lo, _ in spans], dtype=np.int64), C, N)
         return {"C": C, "S": self.family.stats(stacked, gamma0), "Sd": self.durations.stats(N), "m": 0,
                 "stacked": stacked, "bounds": spans}

@@ -87,6 +87,24 @@ def transition_kl(C: np.ndarray, alpha: float) -> float:
     return dirichlet_kl(C[:1] + alpha, alpha) + dirichlet_kl(off_diagonal(C[1:]) + alpha, alpha)
 
 
+def add_segment_counts(labels: np.ndarray, starts: np.ndarray, C: np.ndarray, N: np.ndarray) -> None:
+    """Add the counts of the maximal runs of ``labels`` to ``C`` and ``N``, the sequences beginning at ``starts``
+    (ascending, ``starts[0] = 0``, each non-empty, the last running to the end): ``C[0, k]`` the runs of state
+    ``k`` that begin a sequence, ``C[1 + k, l]`` a run of ``k`` followed by one of ``l`` in the same sequence,
+    ``N[k, d - 1]`` the runs of ``k`` lasting ``d`` steps (longer runs count as ``D = N.shape[1]``)."""
+    first = np.zeros(len(labels), dtype=bool)
+    first[starts] = True
+    begins = first.copy()
+    begins[1:] |= labels[1:] != labels[:-1]
+    at = np.flatnonzero(begins)
+    k, opens = labels[at], first[at]
+    np.add.at(C, (np.zeros(int(opens.sum()), dtype=np.int64), k[opens]), 1)
+    inner = ~opens[1:]
+    np.add.at(C, (k[:-1][inner] + 1, k[1:][inner]), 1)
+    lengths = np.diff(np.append(at, len(labels)))
+    np.add.at(N, (k, np.minimum(lengths, N.shape[1]) - 1), 1)
+
+
 def runs(labels: np.ndarray) -> list[tuple[int, int, int]]:
     """``(start, end, state)`` of every maximal run of equal labels (end exclusive)."""
     cut = np.flatnonzero(np.diff(labels)) + 1
@@ -226,12 +244,7 @@ class HSMMFit:
         own_C, own_S, own_Sd = [], [], []
         for X, (lo, hi) in zip(items, spans):
             C, N = np.zeros((K + 1, K)), np.full((K, Dm), 1.0 / (Dm * len(items)))
-            segs = runs(gamma0[lo:hi].argmax(axis=1))
-            C[0, segs[0][2]] += 1
-            for (s, e, k), nxt in zip(segs, segs[1:] + [None]):
-                N[k, min(e - s, Dm) - 1] += 1
-                if nxt is not None:
-                    C[k + 1, nxt[2]] += 1
+            add_segment_counts(gamma0[lo:hi].argmax(axis=1), np.zeros(1, dtype=np.int64), C, N)
             own_C.append(C)
             own_S.append(self.family.stats(X, gamma0[lo:hi]))
             own_Sd.append(self.durations.stats(N))

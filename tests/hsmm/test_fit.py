@@ -134,3 +134,16 @@ def test_every_emission_family(emission):
     path = model.predict(x)
     assert max(np.mean(path == z), np.mean(path != z)) > 0.9
     assert np.all(np.abs(model.mean_durations() - 25) < 8)
+
+
+def test_segment_counts_by_hand():
+    """Runs of [0 0 1 1 1 0 | 2 2 0] with D = 2: starts, run-to-run transitions within a sequence, capped lengths."""
+    from induce.infer.series_hsmm import add_segment_counts
+
+    C, N = np.zeros((4, 3)), np.zeros((3, 2))
+    add_segment_counts(np.array([0, 0, 1, 1, 1, 0, 2, 2, 0]), np.array([0, 6]), C, N)
+    expected_C = np.zeros((4, 3))
+    expected_C[0, 0] = expected_C[0, 2] = 1              # the first runs: state 0, state 2
+    expected_C[1, 1] = expected_C[2, 0] = expected_C[3, 0] = 1  # 0 -> 1, 1 -> 0, 2 -> 0
+    np.testing.assert_array_equal(C, expected_C)
+    np.testing.assert_array_equal(N, [[2, 1], [0, 1], [0, 1]])
