@@ -271,6 +271,19 @@ def _pair_jumps(q, c0, n_src, n_tgt, sign, jumps, left):
 
 
 @njit(cache=True)
+def _add_pair_structure(q, c0, n_src, n_tgt, e_row, level, jumps, fert, n_fert, left, dist):
+    """Add the pair's expected jump (level >= 2) and fertility (level 3) counts of its marginals ``q``; ``e_row``
+    the rows of its source words."""
+    if level >= 2:
+        _pair_jumps(q, c0, n_src, n_tgt, 1.0, jumps, left)
+    if level >= 3:
+        _pair_fertility(q, c0, n_src, n_tgt, n_fert, dist)
+        for i in range(n_src):
+            for b in range(n_fert):
+                fert[e_row[i] * n_fert + b] += dist[i, b]
+
+
+@njit(cache=True)
 def cvi_counts(src_off, tgt_off, src_tok, cell_off, cells, entry_row, q, n_fert, level, lex, lex_tot, jumps, fert):
     """Fill the expected counts (float64, zeroed first) of the cell marginals ``q`` (the jumps at level >= 2,
     the fertilities at level 3): the module's counts under the mean field."""
@@ -289,13 +302,8 @@ def cvi_counts(src_off, tgt_off, src_tok, cell_off, cells, entry_row, q, n_fert,
             lex_tot[entry_row[cells[c]]] += q[c]
         if n_src == 0:
             continue
-        if level >= 2:
-            _pair_jumps(q, c0, n_src, n_tgt, 1.0, jumps, left)
-        if level >= 3:
-            _pair_fertility(q, c0, n_src, n_tgt, n_fert, dist)
-            for i in range(n_src):
-                for b in range(n_fert):
-                    fert[src_tok[src_off[s] + i] * n_fert + b] += dist[i, b]
+        _add_pair_structure(q, c0, n_src, n_tgt, src_tok[src_off[s]:src_off[s + 1]], level, jumps, fert, n_fert,
+                            left, dist)
 
 
 @njit(cache=True)
@@ -459,11 +467,5 @@ def cvi_sweep(order, src_off, tgt_off, src_tok, cell_off, cells, entry_row, q, l
             if level >= 3:
                 for i in range(n_src):
                     _bernoulli_step(dist[i], np.float64(q[base + 1 + i]), n_fert)
-        if level >= 2:
-            _pair_jumps(q, c0, n_src, n_tgt, 1.0, jumps, left)
-        if level >= 3:
-            _pair_fertility(q, c0, n_src, n_tgt, n_fert, dist)
-            for i in range(n_src):
-                for b in range(n_fert):
-                    fert[e_row[i] * n_fert + b] += dist[i, b]
+        _add_pair_structure(q, c0, n_src, n_tgt, e_row, level, jumps, fert, n_fert, left, dist)
     return total
