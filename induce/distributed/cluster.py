@@ -60,16 +60,35 @@ def session(workers: int = 0, address: str | None = None, timeout: float = CONNE
         yield client
 
 
+#: the variable that carries a local cluster worker's share of the cores (:func:`worker_environment`)
+THREADS_VARIABLE = "INDUCE_WORKER_THREADS"
+
+
 def worker_environment(workers: int, cpus: int | None = None) -> dict[str, str]:
-    """The environment of a local cluster's worker processes: numba's thread pool (and OpenMP / MKL / OpenBLAS,
-    which dask already sets to 1) sized to the worker's share of the machine's cores, ``max(1, cpus // workers)``,
-    so that ``workers`` workers never run more kernel threads than there are cores (numba's default is one thread
-    per core in every process: two workers on two cores could run four)."""
+    """The environment of a local cluster's worker processes: the worker's share of the machine's cores for
+    numba's parallel kernels, ``max(1, cpus // workers)``, so that ``workers`` workers never run more kernel
+    threads than there are cores (numba's default is one thread per core in every process: two workers on two
+    cores could run four).  Each task claims the share (:func:`claim_threads`); it is not passed as
+    ``NUMBA_NUM_THREADS``, because dask sets a nanny's ``env`` after the worker process has started: a worker
+    that imported numba before (a user's script importing induce at its top is imported again by every spawned
+    worker) kept one thread per core, and then failed its first compilation ("Cannot set NUMBA_NUM_THREADS to a
+    different value once the threads have been launched").  BLAS and OpenMP stay at dask's one thread."""
     import os
 
-    threads = str(max(1, (cpus or os.cpu_count() or 1) // max(1, int(workers))))
-    return {name: threads for name in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
-                                       "OPENBLAS_NUM_THREADS")}
+    return {THREADS_VARIABLE: str(max(1, (cpus or os.cpu_count() or 1) // max(1, int(workers))))}
+
+
+def claim_threads() -> int:
+    """In a task on a local cluster's worker: numba's threads for this thread set to the worker's share
+    (:func:`worker_environment`; at most numba's pool); elsewhere unchanged.  Returns the threads now in use."""
+    import os
+
+    import numba
+
+    share = os.environ.get(THREADS_VARIABLE)
+    if share:
+        numba.set_num_threads(max(1, min(int(share), numba.config.NUMBA_NUM_THREADS)))
+    return numba.get_num_threads()
 
 
 def _connect(Client, address: str, timeout: float):
@@ -216,6 +235,7 @@ def timed(fn, *args):
     from distributed import get_worker
 
     keep_heap()
+    claim_threads()
     t0, c0 = time.perf_counter(), time.thread_time()
     out = fn(*args)
     seconds, cpu = time.perf_counter() - t0, time.thread_time() - c0

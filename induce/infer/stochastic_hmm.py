@@ -211,10 +211,11 @@ def sentence_statistics(counts: GlobalCounts, estimator: str, alpha: float, beta
 
 
 def _threads(n_tokens: int) -> int:
-    """Threads for a local step: one per ``_TOKENS_PER_THREAD`` tokens.  Waking numba's thread
-    pool costs more than a small minibatch's forward-backward (measured: ~0.3 ms serial vs
+    """Threads for a local step: one per ``_TOKENS_PER_THREAD`` tokens, at most numba's threads in use (on a
+    cluster worker its share of the cores: :func:`induce.distributed.cluster.claim_threads`).  Waking numba's
+    thread pool costs more than a small minibatch's forward-backward (measured: ~0.3 ms serial vs
     ~100 ms with two threads for 200 tokens on a loaded 2-core machine)."""
-    return max(1, min(numba.config.NUMBA_NUM_THREADS, n_tokens // _TOKENS_PER_THREAD))
+    return max(1, min(numba.get_num_threads(), n_tokens // _TOKENS_PER_THREAD))
 
 
 def heldout_loglik(counts: GlobalCounts, alpha: float, beta: float, tokens: np.ndarray, offsets: np.ndarray) -> float:

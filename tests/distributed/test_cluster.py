@@ -39,17 +39,67 @@ def test_shard_bounds_cover_the_corpus_in_order():
 
 
 def test_local_workers_share_the_cores_among_their_kernel_threads(client):
-    """A worker's numba / BLAS threads are its share of the cores: never more kernel threads than cores."""
-    env = dist.cluster.worker_environment
-    assert env(2, cpus=2)["NUMBA_NUM_THREADS"] == "1" and env(3, cpus=2)["OMP_NUM_THREADS"] == "1"
-    assert env(4, cpus=16) == dict.fromkeys(("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
-                                             "OPENBLAS_NUM_THREADS"), "4")
+    """A worker's numba threads are its share of the cores, claimed by every task: never more kernel threads
+    than cores."""
     import os
 
     import numba
 
-    threads = client.run(lambda: numba.config.NUMBA_NUM_THREADS)
-    assert set(threads.values()) == {max(1, (os.cpu_count() or 1) // len(threads))}
+    env = dist.cluster.worker_environment
+    assert env(2, cpus=2) == {"INDUCE_WORKER_THREADS": "1"} and env(3, cpus=2) == {"INDUCE_WORKER_THREADS": "1"}
+    assert env(4, cpus=16) == {"INDUCE_WORKER_THREADS": "4"}
+    workers = list(client.scheduler_info()["workers"])
+    threads = client.gather([client.submit(dist.cluster.timed, numba.get_num_threads, pure=False, workers=[w])
+                             for w in workers])
+    assert {t[0] for t in threads} == {max(1, (os.cpu_count() or 1) // len(workers))}
+
+
+WORKER_SCRIPT = """
+import numba  # imported before dask applies the workers' environment: spawned workers import this script again
+
+from induce.distributed import cluster
+
+
+def task():
+    import numpy as np
+    from induce.kernels.emissions import _full_rows_parallel
+
+    # a cached parallel kernel launches numba's threads without compiling (no reload of numba's configuration)
+    _full_rows_parallel(np.zeros((8, 1)), np.zeros((2, 1)), np.ones((2, 1, 1)), np.zeros(2), np.full(2, 0.5),
+                        np.zeros(2), np.empty((8, 2)), 2)
+
+    @numba.njit
+    def later(x):  # then a first compilation reloads numba's configuration from the environment
+        return x + 1
+
+    return later(1), numba.get_num_threads()
+
+
+if __name__ == "__main__":
+    with cluster.session(2) as client:
+        client.wait_for_workers(2)
+        print(*client.submit(cluster.timed, task, pure=False).result()[0])
+"""
+
+
+def test_a_script_importing_numba_first_still_compiles_on_its_workers_with_their_share(tmp_path, client):
+    """Regression: with the share passed as NUMBA_NUM_THREADS, a script that imported numba at its top made its
+    workers keep one thread per core and fail their first compilation after a parallel kernel had run."""
+    import os
+    import subprocess
+    import sys
+
+    from induce.kernels.emissions import _full_rows_parallel  # compiled here first: the workers load the cache
+
+    _full_rows_parallel(np.zeros((8, 1)), np.zeros((2, 1)), np.ones((2, 1, 1)), np.zeros(2), np.full(2, 0.5),
+                        np.zeros(2), np.empty((8, 2)), 2)
+    script = tmp_path / "script.py"
+    script.write_text(WORKER_SCRIPT)
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [repo, os.environ.get("PYTHONPATH")])))
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["2", str(max(1, (os.cpu_count() or 1) // 2))]
 
 
 @pytest.mark.parametrize("infer", ["em", "vi"])
