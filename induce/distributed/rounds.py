@@ -16,7 +16,8 @@ the workers and their statistics back, at every step.  Here a worker runs ``R`` 
    hands back its counts, and the run is the single-process run bit for bit;
 4. with several shards each returns its delta ``pi_j (N_j^{end} - prod_m (1 - rho_m) N^{start})`` (rows ``T_j``;
    ``pi_j`` its share of the round's sentences; the decay is common to all and replayed by the client); the
-   deltas are summed pairwise on the workers (a tree, :func:`_add`) and the client adds the one sum:
+   deltas are summed pairwise on the workers (a tree, :func:`_add`) down to at most two partial sums, which the
+   client adds (:data:`CLIENT_SUMS`):
    ``N^{end} = prod_m (1 - rho_m) N^{start} + sum_j delta_j``.
 
 What this optimises.  With ``R = 1`` step 4 is eq. 3.103 on the whole minibatch exactly (``pi_j (I / |b^j|)
@@ -168,17 +169,23 @@ def _add(a, b):
     return (words, pack(rows), a[2] + b[2], a[3] + b[3], a[4] + b[4])
 
 
+#: the tree of deltas stops at this many partial sums, which the client gathers and merges one after the other:
+#: with two workers no delta travels between them (a round has one dependent hop less), and whatever the number
+#: of workers the client's link carries at most two sums a round
+CLIENT_SUMS = 2
+
+
 def tree_sum(client, futures: list, words: list[np.ndarray], K: int):
     """The pairwise sum of the deltas ``futures`` (:func:`_add`; rows ``words[j]``), in shard order, computed on the
-    workers (:func:`~.cluster.tree_reduce`), and the client receives the one sum.  Returns ``(future, bytes moved
-    between workers)``, counting the second operand of each addition as the one that travels (packed rows,
-    :func:`row_bytes`; the float64 transitions and totals)."""
-    total, levels = tree_reduce(client, futures, _add)
+    workers (:func:`~.cluster.tree_reduce`) down to :data:`CLIENT_SUMS` partial sums, which the client receives.
+    Returns ``(futures, bytes moved between workers)``, counting the second operand of each addition as the one
+    that travels (packed rows, :func:`row_bytes`; the float64 transitions and totals)."""
+    sums, levels = tree_reduce(client, futures, _add, keep=CLIENT_SUMS)
     moved, level = 0, list(words)
     for pairs in levels:
         moved += sum(len(level[j]) * row_bytes(K) + 8 * (K + 2) * K for _, j in pairs)
         level = [np.union1d(level[i], level[j]) for i, j in pairs] + ([level[-1]] if len(level) % 2 else [])
-    return total, moved
+    return sums, moved
 
 
 def merge(counts, words, rows, dtrans, dtotals) -> None:
@@ -266,15 +273,16 @@ class WorkerRoundsUpdater(stochastic.SentenceUpdater):
         self._decay(counts, rhos)
         if exact:
             (end, lls), timings = self.client.gather(futures[0])
-            received, moved = nbytes(end), 0
+            received, moved = nbytes((end, lls)), 0
             counts.trans, rows, counts.emit_factor, counts.emit_totals = end
             counts.emit_scaled[words[0][0]] = rows
         else:
-            total, moved = tree_sum(self.client, futures, [w for w, _ in words], counts.n_states)
-            (w, rows, dtrans, dtotals, lls), timings = self.client.gather(total)
-            received = nbytes((w, rows, dtrans, dtotals))
-            merge(counts, w, rows, dtrans, dtotals)
-        received += nbytes(lls) + sum(nbytes(w) for w, _ in words)
+            sums, moved = tree_sum(self.client, futures, [w for w, _ in words], counts.n_states)
+            received, lls, timings = 0, 0.0, []
+            for (w, rows, dtrans, dtotals, ll), timing in self.client.gather(sums):
+                merge(counts, w, rows, dtrans, dtotals)
+                received, lls, timings = received + nbytes((w, rows, dtrans, dtotals, ll)), lls + ll, timings + timing
+        received += sum(nbytes(w) for w, _ in words)
         counts.renormalise()
         self.meter.add(time.perf_counter() - t0, [(None, *t) for t in timings], [n for _, n in words])
         self.meter.traffic(len(steps), sent, received, moved)
