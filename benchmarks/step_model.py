@@ -1,6 +1,7 @@
 """The step model of local rounds (issue 41), fitted to ``scale_bench.py --json`` runs, and its prediction.
 
-    PYTHONPATH=. python benchmarks/step_model.py benchmarks/results/scale_client_sums_loaded.json --link-mb-s 1000
+    python benchmarks/step_model.py benchmarks/results/scale_packed_loaded.json \
+        --timing benchmarks/results/scale_accept_quiet.json --link-mb-s 1000
 
 A round of ``R`` minibatches of ``M`` sentences on ``w`` workers takes
 
@@ -32,12 +33,16 @@ import numpy as np
 ROW_BYTES = 96
 
 
-def fit(result: dict, corpus: str) -> dict:
-    """``o0`` (s), ``c`` (s/byte), ``r`` (tokens per CPU-s), ``L`` from the two-worker runs in rounds of ``result``
-    (a ``scale_bench.py --json`` output, or several pooled; ``o0 >= 0``: else ``c`` alone, through the origin), and
-    Heaps' ``(a, h)`` from those on the corpus whose path contains ``corpus``."""
-    pairs = [(c["corpus"], r) for c in result["corpora"] for r in c["runs"] if r["workers"] == 2 and (r["sync"] or 1) > 1]
-    runs = [r for _, r in pairs]
+def _two_worker_rounds(result: dict) -> list:
+    return [(c["corpus"], r) for c in result["corpora"] for r in c["runs"] if r["workers"] == 2 and (r["sync"] or 1) > 1]
+
+
+def fit(result: dict, timing: dict, corpus: str) -> dict:
+    """``o0`` (s), ``c`` (s/byte), ``r`` (tokens per CPU-s), ``L`` from the two-worker runs in rounds of ``timing``
+    (``scale_bench.py --json`` outputs pooled; ``o0 >= 0``: else ``c`` alone, through the origin), and Heaps' ``(a,
+    h)`` from those of ``result`` on the corpus whose path contains ``corpus`` (rows of :data:`ROW_BYTES`)."""
+    runs = [r for _, r in _two_worker_rounds(timing)]
+    pairs = _two_worker_rounds(result)
     over = np.array([r["step_overhead_ms"] * r["sync"] / 1e3 for r in runs])
     byts = np.array([(r["bytes_sent_per_step"] + r["bytes_received_per_step"]) * r["sync"] for r in runs])
     (o0, c), *_ = np.linalg.lstsq(np.column_stack([np.ones(len(runs)), byts]), over, rcond=None)
@@ -65,9 +70,12 @@ def efficiency(p: dict, w: int, R: int, M: int, W: float, hop_s: float) -> float
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("json", nargs="+", help="scale_bench.py --json outputs (their runs pooled)")
+    ap.add_argument("json", nargs="+", help="scale_bench.py --json outputs of this design (their runs pooled)")
+    ap.add_argument("--timing", nargs="+", metavar="JSON",
+                    help="fit o0, c and r to these runs instead (e.g. a quiet machine's; default: the same)")
     ap.add_argument("--link-mb-s", type=float, default=0.0, help="also predict with this client link (MB/s)")
     ap.add_argument("--hop-ms", type=float, default=5.0, help="o1, the latency of a tree level (default 5 ms)")
+    ap.add_argument("--o0-ms", type=float, default=None, help="with --link-mb-s: this o0 instead of the fitted one")
     ap.add_argument("--corpus", default="brown", help="the runs whose vocabulary growth T(n) is fitted (a part of "
                                                        "the corpus path; default: brown)")
     ap.add_argument("--vocabulary", type=float, default=56_057, help="W, the cap of T(n) (default: Brown's)")
@@ -75,10 +83,13 @@ def main() -> None:
     ap.add_argument("--batch-size", type=int, default=1000, help="M (default 1000)")
     ap.add_argument("--workers", default="2,4,8,16,32", help="w values to predict (default 2,4,8,16,32)")
     args = ap.parse_args()
-    p = fit({"corpora": [c for f in args.json for c in json.load(open(f))["corpora"]]}, args.corpus)
+    pool = lambda files: {"corpora": [c for f in files for c in json.load(open(f))["corpora"]]}  # noqa: E731
+    p = fit(pool(args.json), pool(args.timing or args.json), args.corpus)
     print(json.dumps(p))
-    cases = [("c fitted", p)] + ([(f"c = 1 / ({args.link_mb_s:g} MB/s)", {**p, "c_s_per_byte": 1e-6 / args.link_mb_s})]
-                                 if args.link_mb_s else [])
+    given = {"c_s_per_byte": 1e-6 / args.link_mb_s} if args.link_mb_s else {}
+    if given and args.o0_ms is not None:
+        given["o0_s"] = args.o0_ms / 1e3
+    cases = [("c fitted", p)] + ([(f"c = 1 / ({args.link_mb_s:g} MB/s)", {**p, **given})] if given else [])
     for name, q in cases:
         for R in (int(v) for v in args.sync.split(",")):
             cells = [f"{w}: {efficiency(q, w, R, args.batch_size, args.vocabulary, args.hop_ms / 1e3):.0%}"

@@ -129,8 +129,9 @@ def test_merge_survives_a_small_emission_factor():
 def test_packed_rows_keep_their_relative_error():
     """:func:`pack`: an entry within ``2^-13`` of its row's largest magnitude comes back with a relative error of
     at most ``2^-11``, smaller ones with an absolute error of at most ``2^-24`` of it; zero rows, signs and rows
-    far outside float16's range (1e-300, 1e300) survive; ``row_bytes`` is what the arrays take."""
-    from induce.distributed.rounds import pack, row_bytes, unpack
+    far outside float16's range (1e-300, 1e300) survive; ``row_bytes`` is what the arrays take; word ids take
+    two bytes below 2^16 words."""
+    from induce.distributed.rounds import pack, row_bytes, unpack, word_ids
 
     rng = np.random.default_rng(0)
     rows = rng.exponential(1.0, (500, 45)) ** 3 * np.exp(rng.normal(0, 8, (500, 1)))
@@ -141,4 +142,5 @@ def test_packed_rows_keep_their_relative_error():
     assert np.all(np.abs(back - rows)[big] <= 2.0**-11 * np.abs(rows)[big])
     assert np.all(np.abs(back - rows)[~big] <= 2.0**-24 * np.broadcast_to(peak, rows.shape)[~big])
     assert (back[0] == 0).all() and (back[1] <= 0).all() and np.isfinite(back).all()
-    assert q.nbytes + e.nbytes + 4 * len(rows) == row_bytes(45) * len(rows)
+    assert q.nbytes + e.nbytes == row_bytes(45) * len(rows)
+    assert word_ids(np.arange(2**16)).dtype == np.uint16 and word_ids(np.arange(2**16 + 1)).dtype == np.int32
