@@ -5,7 +5,8 @@
     PYTHONPATH=. python benchmarks/scale_bench.py --corpus none --generate 2000000 --workers 0,1,2,4,8,16
 
 For each corpus (``--corpus``, default Brown, ``none`` for the generated stream only; ``--generate N`` adds a
-plain-text stream of about N tokens sampled from the known HMM of ``benchmarks/dask_bench.py``), each minibatch size (``--batch-size``) and each worker count
+plain-text stream of about N tokens sampled from the known HMM of ``benchmarks/dask_bench.py``), each minibatch
+size (``--batch-size``) and each worker count
 of ``--workers`` (0: this process; counts above the machine's cores are skipped), one epoch of
 ``HMMTagger(infer="scvi", n_states=45).fit_stream`` (the workers read their byte ranges of the file); on a cluster
 once for each ``--sync`` value ``R`` (1: every minibatch's emission rows shipped out and back,

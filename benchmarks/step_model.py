@@ -34,7 +34,8 @@ ROW_BYTES = 96
 
 
 def _two_worker_rounds(result: dict) -> list:
-    return [(c["corpus"], r) for c in result["corpora"] for r in c["runs"] if r["workers"] == 2 and (r["sync"] or 1) > 1]
+    return [(c["corpus"], r) for c in result["corpora"] for r in c["runs"]
+            if r["workers"] == 2 and (r["sync"] or 1) > 1]
 
 
 def fit(result: dict, timing: dict, corpus: str) -> dict:

@@ -83,7 +83,7 @@ def decayed(x: np.ndarray, rhos) -> np.ndarray:
 
 
 #: the rows' values on the wire (several shards): float16 mantissas of each row scaled by a power of two, the
-#: exponent an int16 a row (docs/experiments/distributed.md, "Bytes on the wire")
+#: exponent an int16 a row (docs/experiments/distributed.md, "Third session")
 WIRE, EXPONENT = np.float16, np.int16
 
 
