@@ -17,7 +17,9 @@ for the single process, the workers' one read of their shards is not) and of
 the wall time (scan and reads included), the held-out log-likelihood per token
 after the epoch, and the cluster's meter (:class:`induce.distributed.Meter`):
 mean step overhead, tokens/s per worker while in its tasks, peak memory per
-worker.  ``--overhead-batches`` adds short runs at a second minibatch size
+worker.  The cluster runs exchange every minibatch exactly (``--sync-every 1``, as the recorded runs did; the
+model's default rounds of 16 are measured by ``scale_bench.py``).  ``--overhead-batches`` adds short runs at a
+second minibatch size
 (``--small-batch``) to fit the step overhead as ``o0 + o1 M``.  Kernels are
 compiled before timing.  Prints one JSON object; ``--out FILE`` writes it too.
 """
@@ -103,9 +105,10 @@ def sample_corpus(path: str, n_tokens: int, seed: int, K: int = 45, W: int = 20_
             "seed": seed, "parts": max(1, jobs)}
 
 
-def _run(path, client, batch_size, max_batches=None) -> dict:
+def _run(path, client, batch_size, max_batches=None, sync_every=1) -> dict:
     model = HMMTagger(n_states=45, infer="scvi", batch_size=batch_size, random_state=0, client=client,
-                      max_batches=max_batches, n_epochs=1, heldout_fraction=0.02, heldout_max_tokens=50_000)
+                      max_batches=max_batches, n_epochs=1, heldout_fraction=0.02, heldout_max_tokens=50_000,
+                      sync_every=sync_every)
     t0 = time.perf_counter()
     model.fit_stream(path)
     wall = time.perf_counter() - t0
@@ -134,6 +137,9 @@ def main() -> None:
                     help="sentences per minibatch, or 'auto' (none given: 100 in one process, the planned size on a cluster); "
                          "comma-separated: each size in turn")
     ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--sync-every", type=int, default=1, metavar="R",
+                    help="minibatches per round on the workers (default 1: the exact exchange its records measured; "
+                         "the model's default is 16: benchmarks/scale_bench.py)")
     ap.add_argument("--small-batch", type=int, default=100)
     ap.add_argument("--overhead-batches", type=int, default=0, metavar="N")
     ap.add_argument("--out")
@@ -154,13 +160,15 @@ def main() -> None:
                     print(json.dumps(result["runs"][-1]), flush=True)
                 continue
             with dist.session(n) as client:
-                HMMTagger(n_states=45, infer="scvi", batch_size=50, max_batches=2, client=client).fit_stream(warm)
+                HMMTagger(n_states=45, infer="scvi", batch_size=50, max_batches=2, client=client,
+                          sync_every=args.sync_every).fit_stream(warm)
                 for size in sizes:
-                    result["runs"].append({"round": r, "workers": n, **_run(args.corpus, client, size)})
+                    result["runs"].append({"round": r, "workers": n,
+                                           **_run(args.corpus, client, size, sync_every=args.sync_every)})
                     print(json.dumps(result["runs"][-1]), flush=True)
                 if args.overhead_batches and r == 0 and n == min(w for w in workers if w):
                     result["small_batch"] = {"batch_size": args.small_batch, **_run(
-                        args.corpus, client, args.small_batch, args.overhead_batches)}
+                        args.corpus, client, args.small_batch, args.overhead_batches, args.sync_every)}
     report(result, args.out)
 
 

@@ -2,9 +2,11 @@
 
     PYTHONPATH=. python benchmarks/scale_bench.py --workers 0,1,2,4,8,16 --sync 1,16 --json out.json
     PYTHONPATH=. python benchmarks/scale_bench.py --quick --exact-workers 2       # the acceptance table, minutes
+    PYTHONPATH=. python benchmarks/scale_bench.py --corpus none --generate 2000000 --workers 0,1,2,4,8,16
 
-For each corpus (``--corpus``, default Brown; ``--generate N`` adds a plain-text stream of about N tokens sampled
-from the known HMM of ``benchmarks/dask_bench.py``), each minibatch size (``--batch-size``) and each worker count
+For each corpus (``--corpus``, default Brown, ``none`` for the generated stream only; ``--generate N`` adds a
+plain-text stream of about N tokens sampled from the known HMM of ``benchmarks/dask_bench.py``), each minibatch
+size (``--batch-size``) and each worker count
 of ``--workers`` (0: this process; counts above the machine's cores are skipped), one epoch of
 ``HMMTagger(infer="scvi", n_states=45).fit_stream`` (the workers read their byte ranges of the file); on a cluster
 once for each ``--sync`` value ``R`` (1: every minibatch's emission rows shipped out and back,
@@ -112,7 +114,8 @@ def run(args) -> dict:
     cpus = os.cpu_count() or 1
     result = {"cpus": cpus, "load_before": os.getloadavg(), "corpora": [], "skipped_workers": [],
               "quick": bool(args.quick)}
-    corpora = [_plain(args.corpus) if not args.quick else _head(_plain(args.corpus), QUICK_SENTENCES)]
+    corpora = [] if args.corpus == "none" else \
+        [_plain(args.corpus) if not args.quick else _head(_plain(args.corpus), QUICK_SENTENCES)]
     if args.generate:
         stream = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"scale_bench_hmm{args.generate}.txt")
         if not os.path.exists(stream):
@@ -145,9 +148,10 @@ def run(args) -> dict:
 
 
 def table(result: dict) -> str:
-    """The runs as a text table, the tokens/s also against the single process and one worker of the same sync."""
-    rows = ["corpus | workers | M | R | tokens/s | x 1 proc | x 1 worker | held-out LL | B/token | overhead ms/mb | "
-            "worker tok/s | peak MB/worker"]
+    """The runs as a text table, the tokens/s also against the single process and one worker of the same sync, and
+    the parallel efficiency (tokens/s over ``w`` times one worker's)."""
+    rows = ["corpus | workers | M | R | tokens/s | x 1 proc | x 1 worker | efficiency | held-out LL | B/token | "
+            "overhead ms/mb | worker tok/s | worker tok/CPU-s | peak MB/worker"]
     for c in result["corpora"]:
         one = {(r["batch_size"]): r["tokens_per_s"] for r in c["runs"] if r["workers"] == 0}
         w1 = {(r["batch_size"], r["sync"]): r["tokens_per_s"] for r in c["runs"] if r["workers"] == 1}
@@ -157,8 +161,10 @@ def table(result: dict) -> str:
                 os.path.basename(c["corpus"]), r["workers"], r["batch_size"], r["sync"] or "-",
                 f"{r['tokens_per_s']:.0f}", f"{r['tokens_per_s'] / base:.2f}" if base else "-",
                 f"{r['tokens_per_s'] / base1:.2f}" if base1 and r["workers"] else "-",
+                f"{r['tokens_per_s'] / base1 / r['workers']:.0%}" if base1 and r["workers"] else "-",
                 f"{r['heldout_ll_per_token']:.4f}", r.get("bytes_per_token", "-"), r.get("step_overhead_ms", "-"),
                 ",".join(f"{v / 1e3:.0f}k" for v in r.get("worker_tokens_per_s", [])) or "-",
+                ",".join(f"{v / 1e3:.0f}k" for v in r.get("worker_tokens_per_cpu_s", [])) or "-",
                 ",".join(f"{v:.0f}" for v in r.get("worker_peak_memory_mb", [])) or "-")))
     return "\n".join(rows)
 
@@ -191,7 +197,8 @@ def acceptance(result: dict) -> str:
 def main() -> None:
     root = os.environ.get("INDUCE_CORPORA", os.path.join(os.path.dirname(__file__), "..", "..", "shared", "corpora"))
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--corpus", default=os.path.join(root, "brown"), help="file or directory (default: Brown)")
+    ap.add_argument("--corpus", default=os.path.join(root, "brown"),
+                    help="file or directory (default: Brown); none: only the stream of --generate")
     ap.add_argument("--generate", type=int, default=0, metavar="N",
                     help="also a stream of about N tokens from the known HMM of dask_bench.py (kept in $TMPDIR)")
     ap.add_argument("--seed", type=int, default=0)
@@ -207,6 +214,8 @@ def main() -> None:
     args = ap.parse_args()
     if args.quick:
         args.generate = args.generate or QUICK_STREAM
+    if args.corpus == "none" and not args.generate:
+        ap.error("--corpus none needs --generate N")
     result = run(args)
     print(table(result))
     print(f"\nacceptance (issue 41; goals {GOALS}; load average {result['load_before']} -> {result['load_after']}):")

@@ -72,11 +72,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     _add_stochastic_options(p)
     add_vector_options(p)
     cluster.add_options(p, "em, vi, cvi2, svi, scvi; hdp-hmm: scvi, svi")
-    p.add_argument("--sync-every", type=positive_int, default=1, metavar="R",
+    p.add_argument("--sync-every", type=positive_int, default=None, metavar="R",
                    help="svi/scvi with --workers/--cluster: each worker runs R minibatches on its shard against its "
                         "own copy of the counts, then the copies are merged by adding their changes (rows travel "
                         "once a round instead of every minibatch; the other workers' statistics are up to R-1 "
-                        "minibatches stale; default 1: every minibatch exact)")
+                        "minibatches stale; default 16; 1: every minibatch exchanged exactly)")
     p.set_defaults(handler=run)
 
 
@@ -273,12 +273,12 @@ def _outputs(model, args, result: dict) -> int:
 
 
 def _stochastic_options(args) -> dict:
-    held = {k: v for k, v in (("heldout_fraction", args.heldout), ("heldout_max_tokens", args.heldout_max_tokens))
-            if v is not None}  # else the model's defaults
+    held = {k: v for k, v in (("heldout_fraction", args.heldout), ("heldout_max_tokens", args.heldout_max_tokens),
+                              ("sync_every", args.sync_every)) if v is not None}  # else the model's defaults
     return dict(batch_size=args.batch_size, tau=args.tau, kappa=args.kappa, n_epochs=args.epochs, **held,
                 max_batches=args.max_batches, subseq_length=args.subseq_length, buffer=args.buffer,
                 heldout_every=args.heldout_every, checkpoint=args.checkpoint, checkpoint_every=args.checkpoint_every,
-                checkpoint_minutes=args.checkpoint_minutes, resume=args.resume, sync_every=args.sync_every)
+                checkpoint_minutes=args.checkpoint_minutes, resume=args.resume)
 
 
 def _interrupted(model, args) -> int:
@@ -323,7 +323,7 @@ def run(args: argparse.Namespace) -> int:
     infer = args.infer or ("cvi2" if args.model == "hmm" else "cvi")  # (the defaults of _check_options)
     supported = infer in (CLUSTER_ALGORITHMS if args.model == "hmm" else ("scvi", "svi"))
     rounds = args.model == "hmm" and infer in ("svi", "scvi") and (args.workers or args.cluster)
-    if args.sync_every > 1 and not rounds:
+    if args.sync_every is not None and not rounds:
         raise ConfigError("--sync-every R runs --model hmm --infer svi or scvi on --workers N or --cluster ADDRESS")
     with cluster.from_args(args, supported, f"--model hmm with --infer {' or '.join(CLUSTER_ALGORITHMS)}, or "
                                             "--model hdp-hmm with --infer scvi or svi") as client:

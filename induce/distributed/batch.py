@@ -104,7 +104,7 @@ class ClusterEStep:
         def run():
             A_f, B_f = submit(self.client, same, A), submit(self.client, same, B)
             futures = [submit(self.client, timed_carried, _counts_task, A_f, B_f, lay) for lay in self.layouts]
-            return self.client.gather(tree_reduce(self.client, futures, _add_counts)[0])
+            return self.client.gather(tree_reduce(self.client, futures, _add_counts)[0][0])
 
         (vocab, trans, emit, ll), timings = rerun(run)
         self.meter.add(time.perf_counter() - t0, [(None, *t) for t in timings], np.diff(self.token_bounds))

@@ -253,19 +253,20 @@ def _add_carried(add, a, b):
     return add(a[0], b[0]), a[1] + b[1]
 
 
-def tree_reduce(client, futures: list, add) -> list:
+def tree_reduce(client, futures: list, add, keep: int = 1) -> tuple[list, list]:
     """The pairwise reduction of ``futures`` (results of :func:`timed_carried`, in shard order) by ``add(a, b)``,
-    computed on the workers: ``ceil(log2 w)`` levels, and the client need gather only the one sum (the counts
-    are not gathered to the client shard by shard).  Returns ``(future of the sum, levels)``: ``levels[i]`` the
-    index pairs ``(a, b)`` added at level ``i`` (an odd one out goes up unchanged), for the caller's accounting
-    of what travelled (the second operand of each addition)."""
+    computed on the workers until at most ``keep`` partial sums are left: ``ceil(log2(w / keep))`` levels, and
+    the client gathers only those (the counts are not gathered to the client shard by shard).  Returns
+    ``(futures of the partial sums, in shard order, levels)``: ``levels[i]`` the index pairs ``(a, b)`` added at
+    level ``i`` (an odd one out goes up unchanged), for the caller's accounting of what travelled (the second
+    operand of each addition)."""
     level, pairs = list(futures), []
-    while len(level) > 1:
+    while len(level) > max(1, keep):
         step = [(i, i + 1) for i in range(0, len(level) - 1, 2)]
         pairs.append(step)
         level = [submit(client, _add_carried, add, level[i], level[j]) for i, j in step] + \
             ([level[-1]] if len(level) % 2 else [])
-    return level[0], pairs
+    return level, pairs
 
 
 class Meter:

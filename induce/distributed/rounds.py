@@ -16,7 +16,8 @@ the workers and their statistics back, at every step.  Here a worker runs ``R`` 
    hands back its counts, and the run is the single-process run bit for bit;
 4. with several shards each returns its delta ``pi_j (N_j^{end} - prod_m (1 - rho_m) N^{start})`` (rows ``T_j``;
    ``pi_j`` its share of the round's sentences; the decay is common to all and replayed by the client); the
-   deltas are summed pairwise on the workers (a tree, :func:`_add`) and the client adds the one sum:
+   deltas are summed pairwise on the workers (a tree, :func:`_add`) down to at most two partial sums, which the
+   client adds (:data:`CLIENT_SUMS`):
    ``N^{end} = prod_m (1 - rho_m) N^{start} + sum_j delta_j``.
 
 What this optimises.  With ``R = 1`` step 4 is eq. 3.103 on the whole minibatch exactly (``pi_j (I / |b^j|)
@@ -27,10 +28,13 @@ approximation), and the merge is the share-weighted average of the workers' copi
 collapsed variational objective of thesis eq. 3.98-3.100 for scvi, the ELBO for svi) with bounded staleness, a
 worker's local step seeing the others' statistics up to the round's start only, at most ``R - 1`` minibatches
 old (as in AD-LDA, Newman et al. 2009; the merge by adding the shards' count deltas is streaming distributed
-Bayesian updating, Broderick et al. 2013, with the SCVI decay).  Several shards exchange float32 rows and
-deltas (one shard: float64, exact); the client keeps the counts in float64.
+Bayesian updating, Broderick et al. 2013, with the SCVI decay).  Several shards exchange their rows and deltas
+packed (:func:`pack`: float16 mantissas under a power of two a row, a relative error of at most ``2^-11``; one
+shard: float64, exact); the client keeps the counts in float64, so the rounding does not accumulate beyond what
+one round's delta carries.
 
-Bytes a round per worker: ``|T_j| K`` floats each way, where ``T_j`` grows sublinearly with the round's
+Bytes a round per worker: ``|T_j|`` rows of ``2 K + 2`` bytes (:func:`row_bytes`) and their word ids (2 bytes
+below ``2^16`` words, :func:`word_ids`) each way, where ``T_j`` grows sublinearly with the round's
 ``R M / w`` sentences per worker (Heaps' law), so bytes per token fall as ``R`` or ``M`` grow, and do not grow
 with the number of workers at a fixed number of sentences per worker and round.
 """
@@ -78,12 +82,48 @@ def decayed(x: np.ndarray, rhos) -> np.ndarray:
     return x
 
 
+#: the rows' values on the wire (several shards): float16 mantissas of each row scaled by a power of two, the
+#: exponent an int16 a row (docs/experiments/distributed.md, "Third session")
+WIRE, EXPONENT = np.float16, np.int16
+
+
+def pack(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Rows for the wire: ``(q, e)`` with ``rows[r] ~ q[r] 2^e[r]``, ``2^e[r]`` the power of two above the row's
+    largest magnitude (:func:`numpy.frexp`) and ``q`` float16 (round to nearest), so that an entry keeps a
+    relative error of at most ``2^-11`` down to ``2^-13`` of its row's largest magnitude, and an absolute error of
+    at most ``2^-24`` of it below: ``2 K + 2`` bytes a row against ``8 K`` in float64."""
+    rows = np.asarray(rows, dtype=np.float64)
+    _, e = np.frexp(np.abs(rows).max(axis=1) if rows.size else np.zeros(len(rows)))
+    return np.ldexp(rows, -e[:, None]).astype(WIRE), e.astype(EXPONENT)
+
+
+def unpack(packed: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """The float64 rows of :func:`pack`'s ``(q, e)``: ``q 2^e`` (a product by a power of two, exact; ``ldexp`` on
+    the broadcast exponents takes ~6x longer)."""
+    q, e = packed
+    return q.astype(np.float64) * np.ldexp(1.0, e.astype(np.int64))[:, None]
+
+
+def row_bytes(K: int) -> int:
+    """Bytes a row of :func:`pack` takes on the wire (its word id apart: :func:`word_ids`)."""
+    return K * np.dtype(WIRE).itemsize + np.dtype(EXPONENT).itemsize
+
+
+def word_ids(words: np.ndarray) -> np.ndarray:
+    """Sorted word ids in the narrowest type that holds the largest: uint16 below ``2^16`` words, else int32."""
+    return words.astype(np.uint16 if not len(words) or words[-1] < 2**16 else np.int32)
+
+
 def _cut_round(shard, pieces):
     """On a worker, phase 1: the round's pieces (local sentence indices, one array per minibatch) as ``(words,
     [(tokens as indices into words, offsets)])``: ``words`` their sorted distinct word ids ``T_j``."""
     cut = [gather_sentences(shard[0], shard[1], idx) for idx in pieces]
-    words, local = np.unique(np.concatenate([t for t, _ in cut]), return_inverse=True)
-    local = local.astype(np.int32).reshape(-1)
+    tokens = np.concatenate([t for t, _ in cut])
+    # np.unique(tokens, return_inverse=True) by a table over the ids: O(n + W) against a sort (~10x faster on a
+    # round's 350k tokens; the cut waits in front of the next round whenever it is not cut ahead)
+    present = np.zeros(int(tokens.max()) + 1 if len(tokens) else 0, dtype=bool)
+    present[tokens] = True
+    words, local = word_ids(np.flatnonzero(present)), (np.cumsum(present, dtype=np.int32) - 1)[tokens]
     ends = np.cumsum([len(t) for t, _ in cut])
     return words, [(local[e - len(t):e], o) for (t, o), e in zip(cut, ends)]
 
@@ -96,12 +136,14 @@ def _run_round(cut, start, mask, schedule, settings):
     """On a worker, phase 3: eq. 3.103 for each ``(rho, scale)`` of ``schedule = (steps, weight)`` on the pieces of
     ``cut`` under :class:`ShardCounts` made from ``start = (trans, rows of T_j, factor, totals)``.  ``settings =
     (estimator, alpha, beta, W, exact)``.  Exact (one shard): the end counts ``(trans, rows, factor, totals)`` and
-    the pieces' log-likelihoods; else the delta ``(T_j, rows (float32), trans, totals, log-likelihoods)`` of
-    :func:`_delta`, times ``weight``."""
+    the pieces' log-likelihoods; else (the rows of ``start`` packed, :func:`pack`) the delta ``(T_j, packed rows,
+    trans, totals, log-likelihoods)`` of :func:`_delta`, times ``weight``."""
     estimator, alpha, beta, W, exact = settings
     steps, weight = schedule
     trans0, rows0, factor, totals0 = start
-    counts = ShardCounts(trans0, rows0, factor, totals0, W)
+    if not exact:
+        start = (trans0, unpack(rows0), factor, totals0)
+    counts = ShardCounts(*start, W)
     K = counts.n_states
     lls = np.zeros(len(steps))
     for i, ((tokens, offsets), (rho, scale)) in enumerate(zip(cut[1], steps)):
@@ -119,44 +161,52 @@ def _run_round(cut, start, mask, schedule, settings):
 def _delta(words, counts: ShardCounts, start, rhos, weight: float, lls):
     """A shard's change over the round, times ``weight``: its rows ``T_j`` as ``N^{end} - prod (1 - rho)
     N^{start}`` (natural scale: the factor at the end times the change of the scaled rows; after a step with
-    ``rho >= 1`` the start is zero, as eq. 3.103 leaves it), float32; the transitions and column totals likewise,
-    float64."""
+    ``rho >= 1`` the start is zero, as eq. 3.103 leaves it), packed (:func:`pack`); the transitions and column
+    totals likewise, float64."""
     trans0, rows0, _, totals0 = start
     base = 0.0 if any(rho >= 1.0 for rho in rhos) else rows0
-    rows = (weight * counts.emit_factor * (counts.emit_scaled - base)).astype(np.float32)
+    rows = pack(weight * counts.emit_factor * (counts.emit_scaled - base))
     return (words, rows, weight * (counts.trans - decayed(trans0, rhos)),
             weight * (counts.emit_totals - decayed(totals0, rhos)), lls)
 
 
 def _add(a, b):
-    """Two deltas (or sums of deltas) added: rows on the union of their words (a step of the tree reduction)."""
+    """Two deltas (or sums of deltas) added: rows on the union of their words (a step of the tree reduction),
+    summed in float64 and packed again."""
     words = np.union1d(a[0], b[0])
-    rows = np.zeros((len(words), a[1].shape[1]))
-    rows[np.searchsorted(words, a[0])] += a[1]
-    rows[np.searchsorted(words, b[0])] += b[1]
-    return (words, rows.astype(np.float32), a[2] + b[2], a[3] + b[3], a[4] + b[4])
+    rows = np.zeros((len(words), a[1][0].shape[1]))
+    rows[np.searchsorted(words, a[0])] += unpack(a[1])
+    rows[np.searchsorted(words, b[0])] += unpack(b[1])
+    return (words, pack(rows), a[2] + b[2], a[3] + b[3], a[4] + b[4])
+
+
+#: the tree of deltas stops at this many partial sums, which the client gathers and merges one after the other:
+#: with two workers no delta travels between them (a round has one dependent hop less), and whatever the number
+#: of workers the client's link carries at most two sums a round
+CLIENT_SUMS = 2
 
 
 def tree_sum(client, futures: list, words: list[np.ndarray], K: int):
     """The pairwise sum of the deltas ``futures`` (:func:`_add`; rows ``words[j]``), in shard order, computed on the
-    workers (:func:`~.cluster.tree_reduce`), and the client receives the one sum.  Returns ``(future, bytes moved
-    between workers)``, counting the second operand of each addition as the one that travels (float32 rows, the
-    float64 transitions and totals)."""
-    total, levels = tree_reduce(client, futures, _add)
+    workers (:func:`~.cluster.tree_reduce`) down to :data:`CLIENT_SUMS` partial sums, which the client receives.
+    Returns ``(futures, bytes moved between workers)``, counting the second operand of each addition as the one
+    that travels (packed rows, :func:`row_bytes`, and their word ids; the float64 transitions and totals)."""
+    sums, levels = tree_reduce(client, futures, _add, keep=CLIENT_SUMS)
     moved, level = 0, list(words)
     for pairs in levels:
-        moved += sum(len(level[j]) * (4 * K + 8) + 8 * (K + 2) * K for _, j in pairs)
+        moved += sum(len(level[j]) * row_bytes(K) + level[j].nbytes + 8 * (K + 2) * K for _, j in pairs)
         level = [np.union1d(level[i], level[j]) for i, j in pairs] + ([level[-1]] if len(level) % 2 else [])
-    return total, moved
+    return sums, moved
 
 
 def merge(counts, words, rows, dtrans, dtotals) -> None:
-    """Add the summed deltas (rows of ``words`` at natural scale, float32 on the wire) to the client's decayed
-    counts: ``N^{end} = prod (1 - rho) N^{start} + sum_j delta_j``, the rows divided by the factor in float64 (in
-    float32, ``rows / factor`` overflows once the factor falls below ~1e-34: after ~25 epochs of Brown)."""
+    """Add the summed deltas (rows of ``words`` at natural scale, packed on the wire: :func:`pack`) to the client's
+    decayed counts: ``N^{end} = prod (1 - rho) N^{start} + sum_j delta_j``, the rows divided by the factor in
+    float64 (in float32, ``rows / factor`` overflowed once the factor fell below ~1e-34: after ~25 epochs of
+    Brown)."""
     counts.trans += dtrans
     counts.emit_totals += dtotals
-    counts.emit_scaled[words] += rows.astype(np.float64) / counts.emit_factor
+    counts.emit_scaled[words] += unpack(rows) / counts.emit_factor
 
 
 class WorkerRoundsUpdater(stochastic.SentenceUpdater):
@@ -234,15 +284,16 @@ class WorkerRoundsUpdater(stochastic.SentenceUpdater):
         self._decay(counts, rhos)
         if exact:
             (end, lls), timings = self.client.gather(futures[0])
-            received, moved = nbytes(end), 0
+            received, moved = nbytes((end, lls)), 0
             counts.trans, rows, counts.emit_factor, counts.emit_totals = end
             counts.emit_scaled[words[0][0]] = rows
         else:
-            total, moved = tree_sum(self.client, futures, [w for w, _ in words], counts.n_states)
-            (w, rows, dtrans, dtotals, lls), timings = self.client.gather(total)
-            received = nbytes((w, rows, dtrans, dtotals))
-            merge(counts, w, rows, dtrans, dtotals)
-        received += nbytes(lls) + sum(nbytes(w) for w, _ in words)
+            sums, moved = tree_sum(self.client, futures, [w for w, _ in words], counts.n_states)
+            received, lls, timings = 0, 0.0, []
+            for (w, rows, dtrans, dtotals, ll), timing in self.client.gather(sums):
+                merge(counts, w, rows, dtrans, dtotals)
+                received, lls, timings = received + nbytes((w, rows, dtrans, dtotals, ll)), lls + ll, timings + timing
+        received += sum(nbytes(w) for w, _ in words)
         counts.renormalise()
         self.meter.add(time.perf_counter() - t0, [(None, *t) for t in timings], [n for _, n in words])
         self.meter.traffic(len(steps), sent, received, moved)
@@ -261,11 +312,11 @@ class WorkerRoundsUpdater(stochastic.SentenceUpdater):
     @staticmethod
     def _start(counts, words, exact: bool):
         """What a shard starts its round from: ``(trans, rows of words, factor, totals)``; exact (one shard) the
-        scaled rows and the factor in float64, else the rows at their natural scale in float32 (factor 1)."""
+        scaled rows and the factor in float64, else the rows at their natural scale packed (:func:`pack`; factor
+        1)."""
         if exact:
             return counts.trans, counts.emit_scaled[words], counts.emit_factor, counts.emit_totals
-        return counts.trans, (counts.emit_factor * counts.emit_scaled[words]).astype(np.float32), 1.0, \
-            counts.emit_totals
+        return counts.trans, pack(counts.emit_factor * counts.emit_scaled[words]), 1.0, counts.emit_totals
 
     @staticmethod
     def _decay(counts, rhos) -> None:

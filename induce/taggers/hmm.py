@@ -165,11 +165,12 @@ class HMMTagger(VectorEmission, HMMFile, HMMDecoding, HMMSettings, EmissionChoic
         their shards of the corpus themselves when ``fit`` is given a path (or a
         corpus read from one, ``Corpus.source``) or with :meth:`fit_stream`; data
         given in memory (token lists) can only be shipped to them, once.
-    sync_every : ``svi`` / ``scvi`` with ``client``: 1 (default) ships every minibatch's emission rows to the
-        workers and its statistics back; ``R`` > 1 runs rounds of ``R`` minibatches on each worker's shard against
-        its own copy of the counts, merged by adding count deltas (:mod:`induce.distributed.rounds`: the same
-        fixed point with the other workers' statistics up to ``R - 1`` minibatches stale; one worker is the
-        single-process run bit for bit).
+    sync_every : ``svi`` / ``scvi`` with ``client``: each worker runs rounds of ``R`` minibatches (default
+        16, chosen by measurement: docs/experiments/distributed.md) on its shard against its own copy of the
+        counts, merged by adding count deltas (:mod:`induce.distributed.rounds`); what the run optimises is the
+        same collapsed objective with the other workers' statistics up to ``R - 1`` minibatches stale (one worker
+        is the single-process run bit for bit); 1 ships every minibatch's emission rows to the workers and its
+        statistics back (the exact single-process step on the whole minibatch).
 
     Fitted attributes: ``transitions_`` (K+1, K), ``emissions_`` (W+1, K) by word
     (last row: unseen words), ``vocab_``, ``labels_`` (training-corpus states),
@@ -231,7 +232,7 @@ class HMMTagger(VectorEmission, HMMFile, HMMDecoding, HMMSettings, EmissionChoic
         checkpoint_minutes: float = 0.0,
         resume: bool = False,
         client=None,
-        sync_every: int = 1,
+        sync_every: int = 16,
         emission: str = "categorical",
         features=None,
         feature_l2: float | None = None,

@@ -112,6 +112,6 @@ def test_cli_reports_the_planned_size(client, sentences, tmp_path, capsys, three
     # streamed (6 minibatches: the overhead is judged from 5 on), and the overhead warning in the JSON too
     monkeypatch.setattr(cluster, "MIN_STEPS", 6)
     assert main(["tag", str(path), "--infer", "scvi", "--states", "3", "--quiet", "--json", "--stream",
-                 "--epochs", "1", "--heldout", "0", "--cluster", client.scheduler.address]) == 0
+                 "--epochs", "1", "--heldout", "0", "--cluster", client.scheduler.address, "--sync-every", "1"]) == 0
     got = json.loads(capsys.readouterr().out)
     assert got["batch_size"] == 150 and any("small for a cluster" in w for w in got["warnings"])

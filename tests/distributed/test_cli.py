@@ -35,7 +35,7 @@ def test_cluster_address_em_equals_single_process(client, text, capsys):
 def test_local_workers_scvi_equals_single_process(text, capsys):
     argv = [text, "--infer", "scvi", "--states", "3", "--batch-size", "20", "--epochs", "2", "--heldout", "0"]
     ref = _tag(capsys, *argv)
-    got = _tag(capsys, *argv, "--workers", "1")
+    got = _tag(capsys, *argv, "--workers", "1", "--sync-every", "1")  # the exact exchange: one step a minibatch
     assert got["workers"] == 1 and got["tokens_per_s_per_worker"] == got["tokens_per_s"]
     assert got["steps"] == 2 * 8 and got["step_overhead_ms"] > 0  # 150 sentences / 20 per minibatch, 2 epochs
     (address, rate), = got["worker_tokens_per_s"].items()
@@ -70,7 +70,9 @@ def test_unsupported_cluster_options_are_usage_errors(text, capsys, extra):
 def test_stream_hdp_and_align_report_the_cluster(client, text, tmp_path, capsys):
     got = _tag(capsys, text, "--infer", "scvi", "--stream", "--states", "3", "--batch-size", "20", "--epochs", "1",
                "--heldout", "0", "--cluster", client.scheduler.address)
-    assert got["workers"] == 2 and len(got["worker_peak_memory_mb"]) == 2 and got["steps"] == 8
+    # the default rounds of 16 minibatches: the epoch's 8 minibatches in one round
+    assert got["workers"] == 2 and len(got["worker_peak_memory_mb"]) == 2 and got["steps"] == 1
+    assert got["minibatches"] == 8
     got = _tag(capsys, text, "--model", "hdp-hmm", "--infer", "svi", "--truncation", "4", "--iterations", "1",
                "--batch-size", "50", "--cluster", client.scheduler.address)
     assert got["workers"] == 2 and got["steps"] == 3

@@ -163,9 +163,10 @@ def test_stochastic_one_shard_equals_single_process(client, corpus, infer, learn
 
 
 def test_stochastic_two_shards_within_float_reordering(client, corpus):
+    """The exact exchange (``sync_every=1``): every minibatch's step is the single process's."""
     kw = dict(n_states=4, infer="scvi", batch_size=20, n_epochs=2, random_state=2)
     ref = HMMTagger(**kw).fit(corpus)
-    got = HMMTagger(client=client, **kw).fit(corpus)
+    got = HMMTagger(client=client, sync_every=1, **kw).fit(corpus)
     np.testing.assert_allclose(got.transition_counts_, ref.transition_counts_, rtol=1e-9)
     np.testing.assert_allclose(got.emission_counts_, ref.emission_counts_, rtol=1e-9, atol=1e-9)
 

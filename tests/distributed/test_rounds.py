@@ -53,29 +53,35 @@ def test_one_worker_is_the_single_process_run(client, corpus, infer, monkeypatch
     assert meter.minibatches == got.n_batches_ and meter.steps < got.n_batches_ / 3 + 4  # rounds of 4, cut at epochs
 
 
-def test_rounds_of_one_are_eq_3_103_on_the_whole_minibatch(client, corpus):
-    """Two shards, rounds of one minibatch: the summed deltas are the minibatch's statistics (the sum of its
-    pieces'), so the run is the exact updater's up to the float32 rows on the wire."""
-    shards = dist.WorkerCorpus.ship(client, corpus.tokens, corpus.offsets)
+@pytest.mark.parametrize("n_shards", [2, 3])
+def test_rounds_of_one_are_eq_3_103_on_the_whole_minibatch(client, corpus, n_shards):
+    """Two or three shards, rounds of one minibatch: the summed deltas are the minibatch's statistics (the sum of its
+    pieces'), so the run is the exact updater's up to the packed rows on the wire (relative error 2^-11 an entry a
+    round, :func:`induce.distributed.rounds.pack`; after the 20 rounds here, measured: 1.6e-3 at most).  Three
+    shards: the first two deltas are added on a worker (the tree), the client merges that sum and the third."""
+    shards = dist.WorkerCorpus.ship(client, corpus.tokens, corpus.offsets, n_shards)
     exact, _ = _run(shards, dist.WorkerSentenceUpdater(shards, "scvi", 0.1, 0.1), corpus)
-    rounds, _ = _run(shards, dist.WorkerRoundsUpdater(shards, "scvi", 0.1, 0.1, 1), corpus)
-    np.testing.assert_allclose(rounds.trans, exact.trans, rtol=1e-6)
-    np.testing.assert_allclose(rounds.emissions(), exact.emissions(), rtol=1e-6, atol=1e-9)
+    updater = dist.WorkerRoundsUpdater(shards, "scvi", 0.1, 0.1, 1)
+    rounds, _ = _run(shards, updater, corpus)
+    assert (updater.meter.moved > 0) == (n_shards > 2)
+    np.testing.assert_allclose(rounds.trans, exact.trans, rtol=5e-3)
+    np.testing.assert_allclose(rounds.emissions(), exact.emissions(), rtol=5e-3, atol=1e-9)
 
 
 def test_two_workers_reach_the_single_process_heldout_likelihood(client, corpus):
-    """Rounds of 4 minibatches on two workers: reproducible, fewer bytes a token than the exact exchange, and
-    within 0.01 nats a token of the single-process held-out log-likelihood (measured: 0.003)."""
+    """Rounds of 4 minibatches on two workers: reproducible, fewer bytes a token than the exact exchange (no delta
+    between the workers: the client merges both), and within 0.01 nats a token of the single-process held-out
+    log-likelihood (measured: 0.003)."""
     kw = dict(n_states=4, infer="scvi", batch_size=10, random_state=5, n_epochs=3)
     last = lambda m: m.trace_[-1]["heldout_log_likelihood_per_token"]  # noqa: E731
     ref = HMMTagger(**kw).fit(corpus)
-    exact = HMMTagger(client=client, **kw).fit(corpus)
+    exact = HMMTagger(client=client, sync_every=1, **kw).fit(corpus)
     got = HMMTagger(client=client, sync_every=4, **kw).fit(corpus)
     again = HMMTagger(client=client, sync_every=4, **kw).fit(corpus)
     np.testing.assert_array_equal(got.emission_counts_, again.emission_counts_)
     assert abs(last(got) - last(ref)) < 0.01
     rep, rep_exact = got.cluster_meter_.report(2), exact.cluster_meter_.report(2)
-    assert rep["bytes_between_workers_per_step"] > 0 and rep["bytes_per_token"] < rep_exact["bytes_per_token"] / 2
+    assert rep["bytes_between_workers_per_step"] == 0 and rep["bytes_per_token"] < rep_exact["bytes_per_token"] / 2
 
 
 def test_resume_in_the_middle_of_a_round(client, corpus, tmp_path):
@@ -107,14 +113,34 @@ def test_cli_sync_every_reports_the_wire(client, text, capsys):
 
 
 def test_merge_survives_a_small_emission_factor():
-    """The deltas arrive as float32 rows; divided by a factor of 1e-40 (reached after ~25 epochs of Brown) in
-    float32 they overflowed to inf and the next round's forward-backward divided by zero."""
-    from induce.distributed.rounds import merge
+    """The deltas arrive packed (float16 under a power of two); divided by a factor of 1e-40 (reached after ~25
+    epochs of Brown) in float32 they overflowed to inf and the next round's forward-backward divided by zero."""
+    from induce.distributed.rounds import merge, pack
 
     counts = sh.GlobalCounts(np.ones((3, 2)), np.ones((4, 2)))
     counts.emit_factor = 1e-40
-    merge(counts, np.array([1, 3]), np.full((2, 2), 2.0, dtype=np.float32), np.ones((3, 2)), np.ones(2))
+    merge(counts, np.array([1, 3]), pack(np.full((2, 2), 2.0)), np.ones((3, 2)), np.ones(2))
     assert np.isfinite(counts.emit_scaled).all()
     np.testing.assert_allclose(counts.emissions()[[1, 3]], 2.0 + 1e-40, rtol=1e-6)
     np.testing.assert_array_equal(counts.emit_scaled[[0, 2]], 1.0)
     np.testing.assert_array_equal(counts.trans, 2.0)
+
+
+def test_packed_rows_keep_their_relative_error():
+    """:func:`pack`: an entry within ``2^-13`` of its row's largest magnitude comes back with a relative error of
+    at most ``2^-11``, smaller ones with an absolute error of at most ``2^-24`` of it; zero rows, signs and rows
+    far outside float16's range (1e-300, 1e300) survive; ``row_bytes`` is what the arrays take; word ids take
+    two bytes below 2^16 words."""
+    from induce.distributed.rounds import pack, row_bytes, unpack, word_ids
+
+    rng = np.random.default_rng(0)
+    rows = rng.exponential(1.0, (500, 45)) ** 3 * np.exp(rng.normal(0, 8, (500, 1)))
+    rows[0], rows[1], rows[2], rows[3] = 0.0, -rows[1], 1e-300 * rows[2], 1e300 * rows[3]
+    q, e = pack(rows)
+    back, peak = unpack((q, e)), np.abs(rows).max(axis=1, keepdims=True)
+    big = np.abs(rows) >= 2.0**-13 * peak
+    assert np.all(np.abs(back - rows)[big] <= 2.0**-11 * np.abs(rows)[big])
+    assert np.all(np.abs(back - rows)[~big] <= 2.0**-24 * np.broadcast_to(peak, rows.shape)[~big])
+    assert (back[0] == 0).all() and (back[1] <= 0).all() and np.isfinite(back).all()
+    assert q.nbytes + e.nbytes == row_bytes(45) * len(rows)
+    assert word_ids(np.arange(2**16)).dtype == np.uint16 and word_ids(np.arange(2**16 + 1)).dtype == np.int32

@@ -171,15 +171,15 @@ def test_fit_stream_on_read_shards(client, plain, infer, monkeypatch):
     ref = HMMTagger(**kw).fit_stream(plain, "plain", **fit)
     pieces, cut = [], dist.minibatch.cut_pieces
     monkeypatch.setattr(dist.minibatch, "cut_pieces", lambda corpus, idx: pieces.append(cut(corpus, idx)) or pieces[-1])
-    two = HMMTagger(client=client, **kw).fit_stream(plain, "plain", **fit)
+    two = HMMTagger(client=client, sync_every=1, **kw).fit_stream(plain, "plain", **fit)  # the exact exchange
     assert two.cluster_meter_.steps == two.n_batches_ == len(pieces) and abs(two.n_batches_ - ref.n_batches_) <= 4
     assert sum(len(p) == 2 for p in pieces) >= len(pieces) - 4
-    again = HMMTagger(client=client, **kw).fit_stream(plain, "plain", **fit)
+    again = HMMTagger(client=client, sync_every=1, **kw).fit_stream(plain, "plain", **fit)
     np.testing.assert_array_equal(again.emission_counts_, two.emission_counts_)
     last = lambda m: m.trace_[-1]["heldout_log_likelihood_per_token"]  # noqa: E731
     assert last(two) == pytest.approx(last(ref), rel=0.02)
     monkeypatch.setattr(dist.cluster, "n_workers", lambda client: 1)
-    one = HMMTagger(client=client, **kw).fit_stream(plain, "plain", **fit)
+    one = HMMTagger(client=client, **kw).fit_stream(plain, "plain", **fit)  # rounds of 16 (the default), one shard
     np.testing.assert_array_equal(one.transition_counts_, ref.transition_counts_)
     np.testing.assert_array_equal(one.emission_counts_, ref.emission_counts_)
     assert [r["heldout_log_likelihood_per_token"] for r in one.trace_] == \
@@ -211,7 +211,8 @@ def test_fit_from_a_file_reads_shards_on_the_workers(client, plain, infer, read,
     corpus = load_corpus(plain, **read)
     assert corpus.source == (str(plain), read["format"], read.get("lowercase", False))
     kw = dict(n_states=4, infer=infer, n_iter=6, tol=0, random_state=1)
-    kw.update({"cvi2_block": 16} if infer == "cvi2" else {"batch_size": 30} if infer == "scvi" else {})
+    kw.update({"cvi2_block": 16} if infer == "cvi2" else {"batch_size": 30, "sync_every": 1} if infer == "scvi"
+              else {})
     ref = HMMTagger(**kw).fit(corpus)
     if infer == "cvi2":  # one worker: the single-process block pass, bit for bit
         monkeypatch.setattr(dist.cluster, "n_workers", lambda client: 1)

@@ -1,0 +1,103 @@
+"""The step model of local rounds (issue 41), fitted to ``scale_bench.py --json`` runs, and its prediction.
+
+    python benchmarks/step_model.py benchmarks/results/scale_packed_loaded.json \
+        --timing benchmarks/results/scale_accept_quiet.json --link-mb-s 1000
+
+A round of ``R`` minibatches of ``M`` sentences on ``w`` workers takes
+
+    T(w) = o0 + o1 ceil(log2(w / 2)) + c (B_client(w) + B_tree(w)) + R M L / (w r)
+
+(docs/experiments/distributed.md, "The step model"): a fixed latency ``o0`` a round (scheduling, gathering, the
+client's packing and merging), ``o1`` a level of the tree of deltas on the workers (none with two workers: the
+client merges two partial sums, :data:`induce.distributed.rounds.CLIENT_SUMS`), the bytes through the client's
+link at ``c`` seconds a byte (serialisation and copies included), ``B_client(w) = (w T(R M / w) + 2 T(R M / 2))
+b`` (every worker's start rows out, two partial sums back; ``b`` bytes a packed row), ``B_tree(w) = sum_l T(R M
+2^l / w) b`` the rows one worker receives over the tree's levels (the pairs of a level work in parallel), and the
+workers' compute at ``r`` tokens per CPU-second each, ``L`` tokens a sentence.  ``T(n)``, the distinct words of
+``n`` sentences, is Heaps' law ``a n^h`` (at most ``W``) fitted to the rows the runs sent.  ``o0`` and ``c`` are
+the least-squares fit of the measured overhead per round (``step_overhead_ms x R``) against the bytes per round
+through the client over the two-worker runs in rounds, ``r`` the median of the workers' tokens per CPU-second
+in their tasks; ``o1`` is given (``--hop-ms``).  The efficiency printed is the share of a round the workers
+compute, ``R M L / (w r T(w))``, at ``M`` and ``R`` as given, with ``c`` fitted and (``--link-mb-s``) as given.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+
+import numpy as np
+
+#: bytes of a packed row and its word id (induce.distributed.rounds.row_bytes(45): float16 x 45, int16, int32)
+ROW_BYTES = 96
+
+
+def _two_worker_rounds(result: dict) -> list:
+    return [(c["corpus"], r) for c in result["corpora"] for r in c["runs"]
+            if r["workers"] == 2 and (r["sync"] or 1) > 1]
+
+
+def fit(result: dict, timing: dict, corpus: str) -> dict:
+    """``o0`` (s), ``c`` (s/byte), ``r`` (tokens per CPU-s), ``L`` from the two-worker runs in rounds of ``timing``
+    (``scale_bench.py --json`` outputs pooled; ``o0 >= 0``: else ``c`` alone, through the origin), and Heaps' ``(a,
+    h)`` from those of ``result`` on the corpus whose path contains ``corpus`` (rows of :data:`ROW_BYTES`)."""
+    runs = [r for _, r in _two_worker_rounds(timing)]
+    pairs = _two_worker_rounds(result)
+    over = np.array([r["step_overhead_ms"] * r["sync"] / 1e3 for r in runs])
+    byts = np.array([(r["bytes_sent_per_step"] + r["bytes_received_per_step"]) * r["sync"] for r in runs])
+    (o0, c), *_ = np.linalg.lstsq(np.column_stack([np.ones(len(runs)), byts]), over, rcond=None)
+    if o0 < 0:
+        o0, c = 0.0, float(over @ byts / (byts @ byts))
+    own = [r for name, r in pairs if corpus in name]
+    n = np.array([r["sync"] * r["batch_size"] / r["workers"] for r in own])
+    rows = np.array([r["bytes_sent_per_step"] * r["sync"] / r["workers"] / ROW_BYTES for r in own])
+    h, log_a = np.polyfit(np.log(n), np.log(rows), 1)
+    return {"o0_s": float(o0), "c_s_per_byte": float(c),
+            "r_tokens_per_cpu_s": float(np.median([v for r in runs for v in r["worker_tokens_per_cpu_s"]])),
+            "L": float(np.median([r["tokens"] / (r["minibatches"] * r["batch_size"]) for r in runs])),
+            "heaps_a": float(np.exp(log_a)), "heaps_h": float(h), "runs": len(runs)}
+
+
+def efficiency(p: dict, w: int, R: int, M: int, W: float, hop_s: float) -> float:
+    """The share of a round on ``w`` workers that they compute (the module docstring's ``T(w)``)."""
+    T = lambda n: min(W, p["heaps_a"] * n ** p["heaps_h"])  # noqa: E731
+    levels = max(0, math.ceil(math.log2(w / 2))) if w > 2 else 0
+    client = (w * T(R * M / w) + min(w, 2) * T(R * M / min(w, 2))) * ROW_BYTES
+    tree = sum(T(R * M * 2**level / w) for level in range(levels)) * ROW_BYTES
+    compute = R * M * p["L"] / (w * p["r_tokens_per_cpu_s"])
+    return compute / (p["o0_s"] + hop_s * levels + p["c_s_per_byte"] * (client + tree) + compute)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("json", nargs="+", help="scale_bench.py --json outputs of this design (their runs pooled)")
+    ap.add_argument("--timing", nargs="+", metavar="JSON",
+                    help="fit o0, c and r to these runs instead (e.g. a quiet machine's; default: the same)")
+    ap.add_argument("--link-mb-s", type=float, default=0.0, help="also predict with this client link (MB/s)")
+    ap.add_argument("--hop-ms", type=float, default=5.0, help="o1, the latency of a tree level (default 5 ms)")
+    ap.add_argument("--o0-ms", type=float, default=None, help="with --link-mb-s: this o0 instead of the fitted one")
+    ap.add_argument("--corpus", default="brown", help="the runs whose vocabulary growth T(n) is fitted (a part of "
+                                                       "the corpus path; default: brown)")
+    ap.add_argument("--vocabulary", type=float, default=56_057, help="W, the cap of T(n) (default: Brown's)")
+    ap.add_argument("--sync", default="16,64,256", help="R values to predict (default 16,64,256)")
+    ap.add_argument("--batch-size", type=int, default=1000, help="M (default 1000)")
+    ap.add_argument("--workers", default="2,4,8,16,32", help="w values to predict (default 2,4,8,16,32)")
+    args = ap.parse_args()
+    pool = lambda files: {"corpora": [c for f in files for c in json.load(open(f))["corpora"]]}  # noqa: E731
+    p = fit(pool(args.json), pool(args.timing or args.json), args.corpus)
+    print(json.dumps(p))
+    given = {"c_s_per_byte": 1e-6 / args.link_mb_s} if args.link_mb_s else {}
+    if given and args.o0_ms is not None:
+        given["o0_s"] = args.o0_ms / 1e3
+    cases = [("c fitted", p)] + ([(f"c = 1 / ({args.link_mb_s:g} MB/s)", {**p, **given})] if given else [])
+    for name, q in cases:
+        for R in (int(v) for v in args.sync.split(",")):
+            cells = [f"{w}: {efficiency(q, w, R, args.batch_size, args.vocabulary, args.hop_ms / 1e3):.0%}"
+                     for w in (int(v) for v in args.workers.split(","))]
+            print(f"{name}, o0 = {1e3 * q['o0_s']:.1f} ms, M = {args.batch_size}, R = {R}, efficiency by workers: "
+                  + ", ".join(cells))
+
+
+if __name__ == "__main__":
+    main()
