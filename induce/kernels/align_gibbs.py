@@ -51,8 +51,9 @@ def _prefetch(typingctx, array, index):
         ptr = cgutils.get_item_pointer(context, builder, array_type, ary, [args[1]], wraparound=False)
         byte_ptr = ir.IntType(8).as_pointer()
         i32 = ir.IntType(32)
+        # (the unmangled name: LLVM's auto-upgrade mangles it for the pointer type of its version, p0i8 or p0)
         fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.VoidType(), [byte_ptr, i32, i32, i32]),
-                                            "llvm.prefetch.p0")
+                                            "llvm.prefetch")
         builder.call(fn, [builder.bitcast(ptr, byte_ptr), ir.Constant(i32, 0), ir.Constant(i32, 3),
                           ir.Constant(i32, 1)])
         return context.get_dummy_value()
