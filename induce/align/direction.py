@@ -165,6 +165,8 @@ class _Trainer:
 
     #: number the table entries of the cells by target word, then source row (:func:`build_table`)
     cells_by_column = False
+    #: with ``cells_by_column``: number this many entries of the most cells first (:func:`build_table`)
+    hot_entries = 0
 
     def __init__(self, bitext: Bitext, n_src_vocab: int, n_tgt_vocab: int, config: TrainConfig,
                  rng: np.random.Generator, progress: Callable[[int], None]):
@@ -174,7 +176,7 @@ class _Trainer:
         self.progress = progress
         self.table, self.cells, self.cell_off = build_table(
             bitext.src_tok, bitext.src_off, bitext.tgt_tok, bitext.tgt_off, n_src_vocab, n_tgt_vocab,
-            self.cells_by_column)
+            self.cells_by_column, self.hot_entries)
         self.history: list = []
         self.stages: list = []
         self.n_buckets = 2 * config.max_jump + 1

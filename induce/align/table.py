@@ -41,8 +41,8 @@ class TranslationTable:
     cols: np.ndarray  # int32[nnz]
     entry_row: np.ndarray  # int32[nnz]
     n_outcomes: int  # V_f = target vocabulary size
-    #: ``build_table(by_column=True)``: the number of each entry when numbered by column, then row (the cells
-    #: then hold these numbers); else empty
+    #: ``build_table(by_column=True)``: the number of each entry when numbered by column, then row, the ``n_hot``
+    #: entries of the most cells first (the cells then hold these numbers); else empty
     column_rank: np.ndarray | None = None
 
     @property
@@ -72,16 +72,18 @@ class TranslationTable:
         return lookup_cells(self.row_ptr, self.cols, src_tok, src_off, tgt_tok, tgt_off)
 
 
-def build_table(src_tok, src_off, tgt_tok, tgt_off, n_src_vocab: int, n_tgt_vocab: int, by_column: bool = False):
+def build_table(src_tok, src_off, tgt_tok, tgt_off, n_src_vocab: int, n_tgt_vocab: int, by_column: bool = False,
+                n_hot: int = 0):
     """Table of the co-occurring pairs of a bitext and the table entry of every cell.
 
     Returns ``(table, cells int32[n_cells], cell_off int64[P+1])`` in the layout of
     :mod:`induce.kernels.align`; with ``by_column`` the cells hold the entries' numbers in column, then row order
-    (``table.column_rank``).
+    (``table.column_rank``), the ``n_hot`` entries of the most cells first
+    (:func:`~induce.kernels.align.table_entries`).
     """
     keys, cell_off = cell_keys(src_tok, src_off, tgt_tok, tgt_off, np.int64(n_tgt_vocab))
     row_ptr, cols, rows, inverse, rank = table_entries(keys, n_src_vocab + 1, np.int64(max(n_tgt_vocab, 1)),
-                                                       by_column)
+                                                       by_column, n_hot)
     table = TranslationTable(row_ptr=row_ptr, cols=cols, entry_row=rows, n_outcomes=int(n_tgt_vocab),
                              column_rank=rank if by_column else None)
     return table, inverse, cell_off

@@ -193,3 +193,22 @@ def test_saved_gibbs_model_aligns_new_pairs(tmp_path):
     links = WordAligner.load(tmp_path / "m.npz").align(pairs[:20])
     assert links == aligner.align(pairs[:20])
     assert sum(len(set(a) & b) for a, b in zip(links, truth)) >= 0.9 * sum(len(b) for b in truth[:20])
+
+
+def test_prefetch_changes_no_value():
+    """The sampler's cache hint reads nothing back and writes nothing, for every array type it is given, even at
+    an index past the end (a prefetch never faults)."""
+    from numba import njit
+
+    from induce.kernels.align_gibbs import _prefetch
+
+    @njit
+    def touch(a, idx):
+        for i in idx:
+            _prefetch(a, i)
+        return a.sum()
+
+    for dtype in (np.int32, np.int64, np.float64):
+        a = np.arange(10, dtype=dtype)
+        assert touch(a, np.array([0, 9, 3, 10_000], dtype=np.int64)) == 45
+        assert np.array_equal(a, np.arange(10, dtype=dtype))

@@ -153,3 +153,16 @@ def test_table_entries_equal_np_unique():
     want[np.argsort(cols, kind="stable")] = np.arange(len(cols))
     np.testing.assert_array_equal(rank, want)
     np.testing.assert_array_equal(by_col, want[inv])
+    # the n_hot entries of the most keys first, each group in the order by column (ties: the first in it)
+    n_hot = 10
+    *same, hot_inv, hot_rank = table_entries(keys.astype(np.int64), n_rows, np.int64(n_cols), True, n_hot)
+    hits = np.bincount(inv, minlength=len(cols))
+    by_column = np.argsort(want)
+    hot = np.zeros(len(cols), dtype=bool)
+    hot[by_column[np.argsort(-hits[by_column], kind="stable")[:n_hot]]] = True
+    expect = np.empty(len(cols), dtype=np.int64)
+    expect[by_column[hot[by_column]]] = np.arange(n_hot)
+    expect[by_column[~hot[by_column]]] = np.arange(n_hot, len(cols))
+    assert np.min(hits[hot]) >= np.max(hits[~hot])
+    np.testing.assert_array_equal(hot_rank, expect)
+    np.testing.assert_array_equal(hot_inv, expect[inv])
