@@ -1,7 +1,14 @@
-"""CVI algorithm 2: one ``q(z^i)`` per sentence, updated by forward-backward against the collapsed counts of
-the other sentences (thesis eq. 3.44-3.50); ``cvi2_block`` > 0 updates that many consecutive sentences in
-parallel against the counts frozen at their block's start (:func:`induce.infer.hmm_batched.cvi2_block_pass`);
-on a dask cluster one block per worker (:mod:`induce.distributed.cvi2`)."""
+"""CVI algorithm 2: one ``q(z^i)`` per item, updated by the chain's messages against the collapsed statistics of
+the other items (thesis eq. 3.44-3.50; with a conjugate emission family eq. 3.95-3.96).
+
+:func:`collapsed_sweep` is the sweep for every model and family: subtract an item's own statistics, its local
+step under the rest, add the new ones back.  Its compiled forms are the families' fast paths: the text tagger's
+categorical pass (:func:`induce.infer.hmm_passes.cvi2_pass`, tag-dictionary masks, run by :class:`CVI2`;
+``cvi2_block`` > 0 updates that many consecutive sentences in parallel against the counts frozen at their
+block's start, :func:`induce.infer.hmm_batched.cvi2_block_pass`; on a dask cluster one block per worker,
+:mod:`induce.distributed.cvi2`) and the series HMM's loop for families with a compiled predictive
+(:func:`induce.kernels.series.cvi2_series_pass`).  The series HMM without one and the HSMM (and their HDP forms)
+run :func:`collapsed_sweep` itself (:class:`induce.infer.series.SeriesFit`, :class:`induce.infer.series_hsmm.HSMMFit`)."""
 
 from __future__ import annotations
 
@@ -54,3 +61,20 @@ class CVI2(Algorithm):
             if loop.step(it, core, self.stoppable, labels):
                 break
         return Fitted(trans, emit, labels(), loop.last, loop.max_iter, loop.monitor, loop.trace, loop.meter)
+
+
+def collapsed_sweep(order, totals: tuple, owns: tuple, local) -> float:
+    """One cvi2 sweep over the items in ``order`` (thesis 3.7.1, eq. 3.95-3.96; the HSMM's in docs/hsmm_cvi.md):
+    each item's own statistics ``owns[j][i]`` are taken out of the global ``totals[j]`` (in place), ``local(i)``
+    returns its ``(log Z, new statistics)`` under the surrogate parameters of the rest (eq. 3.49 transitions, the
+    family's predictive rows), which are stored as its own and added back.  Returns the sum of ``log Z``."""
+    total = 0.0
+    for i in order:
+        for target, own in zip(totals, owns):
+            target -= own[i]
+        logz, new = local(i)
+        total += logz
+        for target, own, stats in zip(totals, owns, new):
+            own[i] = stats
+            target += own[i]
+    return total

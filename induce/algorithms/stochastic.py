@@ -18,6 +18,7 @@ from ..infer import stochastic_hmm as stochastic
 from ..infer.convergence import ConvergenceMonitor
 from ..infer.schedules import minibatches
 from .base import Algorithm, Fitted, register, worker_corpus
+from .minibatch import LOCAL_RULE
 
 
 class Minibatch(Algorithm):
@@ -125,7 +126,7 @@ def run(name, core, counts, updater, batches, heldout, settings, n_items: int, e
     monitor = ConvergenceMonitor(opts.tol, opts.patience, reference="best")
     settings = {**settings, "heldout_tokens": len(heldout[0]) if heldout is not None else 0}
     size = settings["batch_size"]
-    hyper = core.priors.epoch_update(stochastic.ESTIMATOR[name] == "vi") if core.priors.learned else None
+    hyper = core.priors.epoch_update(LOCAL_RULE[name] == "vi") if core.priors.learned else None
     result = stochastic.run(counts, updater, batches, tau=opts.tau, kappa=opts.kappa, heldout=heldout,
                             heldout_every=opts.heldout_every, alpha=core.priors.alpha, beta=core.priors.beta,
                             max_batches=opts.max_batches, checkpoint=opts.checkpoint,

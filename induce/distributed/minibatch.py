@@ -85,7 +85,8 @@ class WorkerSentenceUpdater(stochastic.SentenceUpdater):
             yield cur, nxt
             cur = nxt
 
-    def __call__(self, counts, rho: float, batch) -> tuple[float, int]:
+    def local(self, counts, batch):
+        """The minibatch's local step on the workers (the global step: :meth:`SentenceUpdater.blend`)."""
         idx, nxt = batch
         t0 = time.perf_counter()
         ahead, self._ahead = self._ahead, None
@@ -100,9 +101,7 @@ class WorkerSentenceUpdater(stochastic.SentenceUpdater):
             lambda ids: (*stochastic.local_parameters(counts, self.estimator, self.alpha, self.beta, ids),
                          stochastic.dictionary_rows(self.allowed, ids, counts.n_states)), prefetch)
         self.meter.traffic(0, nbytes(idx), 0)
-        scale = self.n_sentences / max(1, len(idx))
-        counts.update(rho, ts, scale, ids, es, scale)
-        return ll, n
+        return ll, (ts, ids, es), max(1, len(idx)), n
 
 
 def cut_pieces(corpus: WorkerCorpus, idx: np.ndarray) -> list:
