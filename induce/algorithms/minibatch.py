@@ -1,26 +1,19 @@
 """svi and scvi written once, for every model (HMM, HSMM, their HDP forms) and emission family (thesis 3.7.2,
-eq. 3.98-3.104; Hoffman et al. 2013; Johnson & Willsky 2014 eq. 10-12; paper 002 section 3.2).
+eq. 3.98-3.104; Johnson & Willsky 2014 eq. 10-12; paper 002 section 3.2).  Per minibatch ``B_m`` of a seeded
+shuffle of the items (:func:`induce.infer.schedules.minibatches`):
 
-Both algorithms keep global statistics ``N`` and, per minibatch ``B_m`` (a seeded shuffle of the items cut into
-consecutive batches, :func:`induce.infer.schedules.minibatches`):
+1. ``rho_m = (tau + m + 1)^-kappa`` (eq. 3.104; ``m`` the minibatches done);
+2. the local step over ``B_m`` under the parameters of :data:`LOCAL_RULE` -- svi ``exp E_q[log theta]``
+   (``vi``, eq. 3.21-3.22), scvi the surrogate ``(N + a) / (N. + K a)`` (``cvi``, eq. 3.98-3.100) -- and the
+   family's matching rows (``E_q log p(x | eta)`` resp. the collapsed predictive, eq. 3.96);
+3. ``N <- (1 - rho_m) N + rho_m * scale * E[C^{B_m}]`` (eq. 3.103), ``scale`` the data over the minibatch, then
+   the model's other global steps (the HDP sticks and concentrations, eq. 5.40).
 
-1. the step size ``rho_m = (tau + m + 1)^-kappa`` (the Robbins-Monro schedule of eq. 3.104,
-   :func:`induce.infer.schedules.step_size`; ``m`` the minibatches done);
-2. the local step: forward-backward (or the HSMM's messages) over ``B_m`` under the parameters of
-   :data:`LOCAL_RULE` -- svi the expected natural parameters ``exp E_q[log theta]`` (``vi``, eq. 3.21-3.22),
-   scvi the surrogate ``(N + a) / (N. + K a)`` (``cvi``, eq. 3.98-3.100) and the emission family's matching
-   rows (``E_q log p(x | eta)`` resp. the collapsed predictive, eq. 3.96);
-3. the global step ``N <- (1 - rho_m) N + rho_m * scale * E[C^{B_m}]`` (eq. 3.103) with ``scale`` the data over
-   the minibatch, then whatever else the model steps (the HDP sticks and concentrations, eq. 5.40).
-
-Everything that is not particular to a family is here: :func:`step` (1 and the call of 2-3), the updater
-base :class:`Updater` (3's scale and order), :class:`StatisticsUpdater` and :func:`epoch` (the emission-family
-interface of :mod:`induce.emissions`: statistics are plain arrays, so 3 is :func:`~induce.infer.schedules.blend`
-on each).  The text tagger's categorical fast path is that family's implementation of the same updater
-protocol (:class:`induce.infer.stochastic_hmm.SentenceUpdater`: gathered emission rows of a minibatch's words,
-the lockstep forward-backward, the factored count table of :class:`~induce.infer.stochastic_hmm.GlobalCounts`),
-driven by :func:`induce.infer.stochastic_hmm.run` with checkpoints and the held-out stopping rule; the series
-fits drive :func:`epoch` with the epoch's summed ``log Z`` as their objective.
+:func:`step` does 1 and calls an :class:`Updater` for 2-3.  A family with statistics arrays
+(:mod:`induce.emissions`) runs :class:`StatisticsUpdater` in :func:`epoch` (the series fits: objective the
+epoch's summed ``log Z``); the text tagger's categorical fast path is that family's updater
+(:class:`induce.infer.stochastic_hmm.CountsUpdater`: gathered rows, lockstep forward-backward, the factored
+count table), run by :func:`induce.infer.stochastic_hmm.run` with checkpoints and the held-out stopping rule.
 """
 
 from __future__ import annotations
@@ -44,20 +37,18 @@ def step(updater, counts, batch, m: int, tau: float, kappa: float) -> tuple[floa
 
 
 class Updater:
-    """The updater protocol, ``updater(counts, rho, batch) -> (log-likelihood, tokens)``: :meth:`local` (the
-    local step of a family), then :meth:`blend` with ``scale = total / weight`` (eq. 3.103: ``total`` the items'
-    measure in the data, ``weight`` the minibatch's), then :meth:`after`.  ``total`` is set by the subclass."""
-
-    total: float = 1.0
+    """The updater protocol, ``updater(counts, rho, batch) -> (log-likelihood, tokens)``: :meth:`local`, the
+    local step of a family, then :meth:`blend`, eq. 3.103 with the minibatch's ``scale`` (the data over the
+    minibatch), then :meth:`after`."""
 
     def __call__(self, counts, rho: float, batch) -> tuple[float, int]:
-        ll, stats, weight, tokens = self.local(counts, batch)
-        self.blend(counts, rho, stats, self.total / weight)
+        ll, stats, scale, tokens = self.local(counts, batch)
+        self.blend(counts, rho, stats, scale)
         self.after(rho)
         return ll, tokens
 
     def local(self, counts, batch):
-        """``(log-likelihood, statistics, weight, tokens)`` of ``batch`` under the parameters of ``counts``."""
+        """``(log-likelihood, statistics, scale, tokens)`` of ``batch`` under the parameters of ``counts``."""
         raise NotImplementedError
 
     def blend(self, counts, rho: float, stats, scale: float) -> None:
@@ -83,7 +74,7 @@ class StatisticsUpdater(Updater):
     def local(self, counts, batch):
         ll, stats = self.fit._minibatch_statistics(self.rule, self.state, batch)
         size = int(self.sizes[batch].sum())
-        return ll, stats, size, size
+        return ll, stats, self.total / size, size
 
     def after(self, rho: float) -> None:
         self.state["m"] += 1

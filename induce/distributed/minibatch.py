@@ -86,7 +86,7 @@ class WorkerSentenceUpdater(stochastic.SentenceUpdater):
             cur = nxt
 
     def local(self, counts, batch):
-        """The minibatch's local step on the workers (the global step: :meth:`SentenceUpdater.blend`)."""
+        """The minibatch's local step on the workers (the global step: :meth:`CountsUpdater.blend`)."""
         idx, nxt = batch
         t0 = time.perf_counter()
         ahead, self._ahead = self._ahead, None
@@ -101,7 +101,8 @@ class WorkerSentenceUpdater(stochastic.SentenceUpdater):
             lambda ids: (*stochastic.local_parameters(counts, self.estimator, self.alpha, self.beta, ids),
                          stochastic.dictionary_rows(self.allowed, ids, counts.n_states)), prefetch)
         self.meter.traffic(0, nbytes(idx), 0)
-        return ll, (ts, ids, es), max(1, len(idx)), n
+        scale = self.n_sentences / max(1, len(idx))
+        return ll, (ts, ids, es), (scale, scale), n
 
 
 def cut_pieces(corpus: WorkerCorpus, idx: np.ndarray) -> list:

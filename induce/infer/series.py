@@ -304,14 +304,10 @@ class SeriesFit:
         return minibatch.epoch(self, state, (state["C"], state["S"]), [X.shape[0] for X in items])
 
     def _minibatch_statistics(self, rule: str, state, batch):
-        """The local step of a minibatch under the ``rule`` (``vi``/``cvi``) parameters of the global statistics:
-        ``(sum log Z, (transition statistics, emission statistics))``."""
-        A = self._global_transitions(rule, state["C"])
-        logz, bC, bS = self._local_step(rule, A, state["S"], state["items"], batch, state)
+        """The local step of a minibatch (:func:`local_statistics` of ``items[batch]`` under the ``rule``, ``vi`` or
+        ``cvi``, parameters of the global statistics): ``(sum log Z, (transition statistics, emission
+        statistics))``.  :class:`induce.distributed.series.ClusterSeriesFit` runs it on the workers."""
+        items = state["items"]
+        logz, bC, bS = local_statistics(rule, self.family, self._global_transitions(rule, state["C"]), state["S"],
+                                        [items[i] for i in batch], [self._item_qc(state, i) for i in batch])
         return logz, (bC, bS)
-
-    def _local_step(self, local: str, A, S, items, batch, state):
-        """The local step of a minibatch: :func:`local_statistics` of ``items[batch]``, in this process
-        (:class:`induce.distributed.series.ClusterSeriesFit` runs it on the workers)."""
-        return local_statistics(local, self.family, A, S, [items[i] for i in batch],
-                                [self._item_qc(state, i) for i in batch])

@@ -238,28 +238,34 @@ def sentence_batches(tokens, offsets, batch_size: int, n_epochs: int, rng: np.ra
         yield gather_sentences(tokens, offsets, np.sort(idx))
 
 
-class SentenceUpdater(Updater):
-    """``svi`` / ``scvi`` on minibatches of sentences: the categorical family's implementation of
-    :class:`induce.algorithms.minibatch.Updater` (gathered rows, lockstep forward-backward, the factored count
-    table); the scale is ``I / |B|`` (thesis eq. 3.103)."""
+class CountsUpdater(Updater):
+    """The categorical family's global step (:class:`induce.algorithms.minibatch.Updater`): eq. 3.103 on the
+    transition counts and, in factored form, on the rows of the minibatch's words (:meth:`GlobalCounts.update`);
+    ``stats`` are ``(transition statistics, word ids, their emission statistics)``, ``scale`` the transitions' and
+    the emissions' scales."""
+
+    def blend(self, counts: GlobalCounts, rho: float, stats, scale) -> None:
+        (ts, ids, es), (trans_scale, emit_scale) = stats, scale
+        counts.update(rho, ts, trans_scale, ids, es, emit_scale)
+
+
+class SentenceUpdater(CountsUpdater):
+    """``svi`` / ``scvi`` on minibatches of sentences (gathered rows, lockstep forward-backward); the scale is
+    ``I / |B|`` (thesis eq. 3.103)."""
 
     def __init__(self, algorithm: str, alpha: float, beta: float, n_sentences: int, allowed: np.ndarray = _NO_MASK):
         if algorithm not in STOCHASTIC:
             raise ConfigError(f"sentence minibatches serve {STOCHASTIC}, not {algorithm!r}")
         self.estimator = LOCAL_RULE[algorithm]
         self.alpha, self.beta = alpha, beta
-        self.n_sentences = self.total = int(n_sentences)
+        self.n_sentences = int(n_sentences)
         self.allowed = allowed
 
     def local(self, counts: GlobalCounts, batch):
         tokens, offsets = batch
         ts, ids, es, ll = self.statistics(counts, tokens, offsets)
-        return ll, (ts, ids, es), max(1, len(offsets) - 1), len(tokens)
-
-    def blend(self, counts: GlobalCounts, rho: float, stats, scale: float) -> None:
-        """Eq. 3.103 on the transition counts and, in factored form, on the rows of the minibatch's words."""
-        ts, ids, es = stats
-        counts.update(rho, ts, scale, ids, es, scale)
+        scale = self.n_sentences / max(1, len(offsets) - 1)
+        return ll, (ts, ids, es), (scale, scale), len(tokens)
 
     def statistics(self, counts: GlobalCounts, tokens: np.ndarray, offsets: np.ndarray):
         """The minibatch's local step: :func:`sentence_statistics` (on a dask cluster:
@@ -273,7 +279,7 @@ class SentenceUpdater(Updater):
         return None
 
 
-class SubchainUpdater:
+class SubchainUpdater(CountsUpdater):
     """Single-sequence algorithms on minibatches of subsequence ids (see the module docstring).
 
     ``tokens`` is the one long training sequence, cut into subsequences of
@@ -304,7 +310,8 @@ class SubchainUpdater:
         self.boundary = (np.full((self.n_sub, 2, K), 1.0 / K, dtype=np.float32) if self.guarded
                          else np.zeros((0, 2, K), dtype=np.float32))
 
-    def __call__(self, counts: GlobalCounts, rho: float, sub_ids: np.ndarray) -> tuple[float, int]:
+    def local(self, counts: GlobalCounts, sub_ids: np.ndarray):
+        """The subsequences ``sub_ids``' local step; the transitions' scale counts the transitions seen."""
         K = counts.n_states
         N = len(self.tokens)
         sub_ids = np.sort(np.asarray(sub_ids, dtype=np.int64))
@@ -350,8 +357,7 @@ class SubchainUpdater:
         else:
             trans_scale = max(N - 1, 1) / max(1.0, float(np.sum(ends - starts - 1)))
         emit_scale = N / float(np.sum(ends - starts))
-        counts.update(rho, trans_stats, trans_scale, ids, emit_stats, emit_scale)
-        return ll, int(np.sum(ends - starts))
+        return ll, (trans_stats, ids, emit_stats), (trans_scale, emit_scale), int(np.sum(ends - starts))
 
     def arrays(self) -> dict[str, np.ndarray]:
         return {"boundary": self.boundary}
