@@ -18,6 +18,8 @@ count table), run by :func:`induce.infer.stochastic_hmm.run` with checkpoints an
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+
 import numpy as np
 
 from ..infer.schedules import blend, minibatches, step_size
@@ -36,7 +38,7 @@ def step(updater, counts, batch, m: int, tau: float, kappa: float) -> tuple[floa
     return rho, ll, size
 
 
-class Updater:
+class Updater(ABC):
     """The updater protocol, ``updater(counts, rho, batch) -> (log-likelihood, tokens)``: :meth:`local`, the
     local step of a family, then :meth:`blend`, eq. 3.103 with the minibatch's ``scale`` (the data over the
     minibatch), then :meth:`after`."""
@@ -47,9 +49,9 @@ class Updater:
         self.after(rho)
         return ll, tokens
 
+    @abstractmethod
     def local(self, counts, batch):
         """``(log-likelihood, statistics, scale, tokens)`` of ``batch`` under the parameters of ``counts``."""
-        raise NotImplementedError
 
     def blend(self, counts, rho: float, stats, scale: float) -> None:
         """Eq. 3.103 on every global statistic: ``N <- (1 - rho) N + rho * scale * stats``."""
