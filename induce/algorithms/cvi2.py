@@ -8,7 +8,8 @@ categorical pass (:func:`induce.infer.hmm_passes.cvi2_pass`, tag-dictionary mask
 block's start, :func:`induce.infer.hmm_batched.cvi2_block_pass`; on a dask cluster one block per worker,
 :mod:`induce.distributed.cvi2`) and the series HMM's loop for families with a compiled predictive
 (:func:`induce.kernels.series.cvi2_series_pass`).  The series HMM without one and the HSMM (and their HDP forms)
-run :func:`collapsed_sweep` itself (:class:`induce.infer.series.SeriesFit`, :class:`induce.infer.series_hsmm.HSMMFit`)."""
+run :func:`collapsed_sweep` itself (:class:`induce.infer.series.SeriesFit`,
+:class:`induce.infer.series_hsmm.HSMMFit`)."""
 
 from __future__ import annotations
 

@@ -249,10 +249,10 @@ class NBEmbedFit(HSMMFit):
     (:class:`~induce.durations.NegBinLearnedR`, vi or svi, ``n_samples`` models per pass or minibatch).
 
     Both share :meth:`_minibatch_statistics`: batch vi replaces the global statistics with those of all items;
-    svi (:meth:`HSMMFit._stochastic_pass`, :mod:`induce.algorithms.minibatch`, paper 002 section 3.2) blends the minibatch's, scaled by all
-    steps / minibatch steps, into the transition, emission and duration statistics alike -- with learned
-    ``r`` the sampled ``(t_a, n, h_1 .. h_R)`` take the place of the expected ones (section 5.2), so the
-    step moves the ``q(p | r)`` Beta parameters and the ``q(r)`` weights as it moves the other globals.
+    svi (:meth:`HSMMFit._stochastic_pass`, :mod:`induce.algorithms.minibatch`, paper 002 section 3.2) blends the
+    minibatch's, scaled by all steps / minibatch steps, into the transition, emission and duration statistics alike
+    -- with learned ``r`` the sampled ``(t_a, n, h_1 .. h_R)`` take the place of the expected ones (section 5.2), so
+    the step moves the ``q(p | r)`` Beta parameters and the ``q(r)`` weights as it moves the other globals.
 
     With fixed ``r`` the vi objective is the ELBO (never decreases); the sampled update's objective is the
     mean over samples of ``sum log Z`` minus the KL terms, a noisy quantity that is not checked for

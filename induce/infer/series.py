@@ -226,9 +226,10 @@ class SeriesFit:
         """Global and per-item statistics of the family's initial responsibilities.
 
         ``S``/``C`` the global emission/transition statistics, ``own_S``/``own_C`` every item's share
-        (what cvi2 subtracts; ``(items, K, n_stats)`` and ``(items, K+1, K)``), ``items`` the items, ``stacked``/``bounds``
-        all items in one array and their ``(start, end)`` rows, ``features`` the family's per-step statistics of
-        ``stacked`` (:meth:`EmissionFamily.features`, fixed for the run), ``m`` the update counter.
+        (what cvi2 subtracts; ``(items, K, n_stats)`` and ``(items, K+1, K)``), ``items`` the items,
+        ``stacked``/``bounds`` all items in one array and their ``(start, end)`` rows, ``features`` the family's
+        per-step statistics of ``stacked`` (:meth:`EmissionFamily.features`, fixed for the run), ``m`` the update
+        counter.
         """
         stacked = np.vstack(items)
         gamma0 = self.family.init_gamma(stacked, self.n_states, self.rng)
