@@ -6,10 +6,9 @@ step under the rest, add the new ones back.  Its compiled forms are the families
 categorical pass (:func:`induce.infer.hmm_passes.cvi2_pass`, tag-dictionary masks, run by :class:`CVI2`;
 ``cvi2_block`` > 0 updates that many consecutive sentences in parallel against the counts frozen at their
 block's start, :func:`induce.infer.hmm_batched.cvi2_block_pass`; on a dask cluster one block per worker,
-:mod:`induce.distributed.cvi2`) and the series HMM's loop for families with a compiled predictive
-(:func:`induce.kernels.series.cvi2_series_pass`).  The series HMM without one and the HSMM (and their HDP forms)
-run :func:`collapsed_sweep` itself (:class:`induce.infer.series.SeriesFit`,
-:class:`induce.infer.series_hsmm.HSMMFit`)."""
+:mod:`induce.distributed.cvi2`) and, in :func:`family_sweep`, the series HMM's loop for families with a compiled
+predictive (:func:`induce.kernels.series.cvi2_series_pass`).  The series HMM without one, the HSMM and their HDP
+forms run :func:`collapsed_sweep` itself."""
 
 from __future__ import annotations
 
@@ -19,6 +18,7 @@ import numpy as np
 
 from ..infer import hmm_passes as passes
 from ..infer.hmm_batched import cvi2_block_pass
+from ..kernels.series import cvi2_series_pass
 from .base import Algorithm, Fitted, random_start, register, worker_corpus
 
 
@@ -79,3 +79,21 @@ def collapsed_sweep(order, totals: tuple, owns: tuple, local) -> float:
             own[i] = stats
             target += own[i]
     return total
+
+
+def family_sweep(family, order, state: dict, prior: np.ndarray, prior_total: float, qc, local) -> float:
+    """The series HMM's cvi2 sweep with any emission family (:class:`induce.infer.series.SeriesFit`; thesis eq.
+    3.49 transitions with the prior counts ``prior`` / ``prior_total``, eq. 3.96 rows): one compiled loop
+    (:func:`induce.kernels.series.cvi2_series_pass`) for a family with a compiled predictive
+    (:meth:`induce.emissions.base.EmissionFamily.predictive_kernel`), else :func:`collapsed_sweep` with ``local``.
+    ``state`` holds the global and own statistics (``C``, ``S``, ``own_C``, ``own_S``) and the stacked items;
+    ``qc`` the HDP-HMM's ``log q(C^i = 0)`` accumulators (``None``: none)."""
+    C, S, own_C, own_S = state["C"], state["S"], state["own_C"], state["own_S"]
+    kernel = family.predictive_kernel()
+    if kernel is None:
+        return collapsed_sweep(order, (C, S), (own_C, own_S), local)
+    K = C.shape[1]
+    logq0, logq0_row = qc if qc is not None else (np.zeros((K + 1, K)), np.zeros(K + 1))
+    return cvi2_series_pass(order, state["stacked"], state["features"], state["bounds"], C, S, own_C, own_S,
+                            np.ascontiguousarray(prior, dtype=np.float64), float(prior_total), kernel[0], kernel[1],
+                            qc is not None, logq0, logq0_row)

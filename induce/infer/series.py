@@ -12,7 +12,7 @@ Global state is two statistics arrays without the prior: expected transition cou
 * ``cvi2`` -- thesis 3.7.1: per item subtract its own transition and emission statistics,
   surrogate transitions ``(C^{\\i} + a)/(C.^{\\i} + K a)`` (eq. 3.49) and predictive rows
   (eq. 3.96), forward-backward, add the new statistics back
-  (:func:`induce.algorithms.cvi2.collapsed_sweep`, or the family's compiled loop);
+  (:func:`induce.algorithms.cvi2.family_sweep`: the family's compiled loop or the Python sweep);
 * ``svi`` / ``scvi`` -- thesis 3.7.2 (eq. 3.98-3.104), written once for every model and family in
   :mod:`induce.algorithms.minibatch`; the scale of the blend is all steps / minibatch steps.
 
@@ -31,12 +31,12 @@ import numpy as np
 from .convergence import ConvergenceMonitor
 
 from ..algorithms import minibatch
-from ..algorithms.cvi2 import collapsed_sweep
+from ..algorithms.cvi2 import family_sweep
 from ..emissions.base import EmissionFamily
 from ..errors import ConfigError
 from ..kernels.hdp_qc import HEURISTIC, accumulate_qc
 from ..kernels.hmm import forward_backward, store_sentence, viterbi
-from ..kernels.series import batch_estep, cvi2_series_pass
+from ..kernels.series import batch_estep
 from .estimators import dirichlet_kl
 from .estimators import cvi_params, map_params, vi_params
 from .schedules import check_schedule
@@ -275,29 +275,18 @@ class SeriesFit:
         return total
 
     def _cvi2_pass(self, items, state, qc=None) -> float:
-        """One cvi2 sweep in a seeded random order (thesis 3.7.1, eq. 3.95-3.96); objective: sum of ``log Z``.
-
-        Surrogate transitions from :meth:`transition_prior`; ``qc`` as in :func:`chain_posterior`.  A family
-        with a compiled predictive (:meth:`EmissionFamily.predictive_kernel`) sweeps in one compiled loop
-        (:func:`induce.kernels.series.cvi2_series_pass`), any other item by item here.
-        """
-        C, S, own_C, own_S = state["C"], state["S"], state["own_C"], state["own_S"]
+        """One cvi2 sweep in a seeded random order (thesis 3.7.1, eq. 3.95-3.96;
+        :func:`induce.algorithms.cvi2.family_sweep`); objective: sum of ``log Z``.  Surrogate transitions from
+        :meth:`transition_prior`; ``qc`` as in :func:`chain_posterior`."""
+        C, S = state["C"], state["S"]
         prior, prior_total = self.transition_prior()
-        order = self.rng.permutation(len(items))
-        kernel = self.family.predictive_kernel()
-        if kernel is not None:
-            K = self.n_states
-            logq0, logq0_row = qc if qc is not None else (np.zeros((K + 1, K)), np.zeros(K + 1))
-            return cvi2_series_pass(order, state["stacked"], state["features"], state["bounds"], C, S, own_C,
-                                    own_S, np.ascontiguousarray(prior, dtype=np.float64), float(prior_total),
-                                    kernel[0], kernel[1], qc is not None, logq0, logq0_row)
 
         def local(i):
             A = surrogate_transitions(C, prior, prior_total)
             logz, gamma, trans = chain_posterior(A, self.family.log_predictive(items[i], S), qc)
             return logz, (trans, self.family.stats(items[i], gamma))
 
-        return collapsed_sweep(order, (C, S), (own_C, own_S), local)
+        return family_sweep(self.family, self.rng.permutation(len(items)), state, prior, prior_total, qc, local)
 
     def _stochastic_pass(self, items, state) -> float:
         """One epoch of svi/scvi minibatches (thesis 3.7.2, eq. 3.103-3.104; :func:`induce.algorithms.minibatch.epoch`);
