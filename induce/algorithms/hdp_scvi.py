@@ -16,9 +16,10 @@ from ..base import resolve_batch_size
 from ..infer import hdp
 from ..infer import hmm_passes as passes
 from ..infer.hdp_passes import hdp_cvi_pass, hdp_minibatch_pass
-from ..infer.schedules import blend, exponential_init, minibatches, step_size
+from ..infer.schedules import blend, exponential_init, minibatches
 from .base import Algorithm, Fitted, HDPCore, Sequences, register_hdp, worker_corpus
 from .hdp_cvi import CVIRun, emission_attributes, sticks
+from .minibatch import Updater, step
 from .hdp_moves import (MERGE_EVERY, MERGE_MAX_TRIALS, MERGE_MIN_USAGE, instant_merges, merge_locals,
                         unless_moved)
 
@@ -120,6 +121,53 @@ class _SCVIRun(CVIRun):
         return hdp.prior_by_state(glob.G_sorted, glob.order, 1.0), extra
 
 
+class _Updater(Updater):
+    """One scvi minibatch (thesis 5.3 with eq. 3.103-3.104 and 5.40; :mod:`induce.algorithms.minibatch`): the local
+    step of minibatch ``b`` under the surrogate of the global counts with the state prior ``sigma G``, eq. 3.103-3.104
+    on the counts, then the global step of the sticks, ``gamma`` and ``sigma`` (``learn``: which of gamma, sigma and
+    the emission prior this pass learns) and, with a learned emission prior, of its ``log q(C = 0)`` (``extra``: the
+    trace entries of the emission step)."""
+
+    def __init__(self, run, data: Sequences, opts, batches: list, N_emit: np.ndarray, rng, cluster):
+        K, W, n_batches = run.core.K, data.W, len(batches)
+        self.run, self.data, self.opts, self.batches, self.rng, self.cluster = run, data, opts, batches, rng, cluster
+        self.I = data.offsets.shape[0] - 1
+        self.logq0_b, self.logq0_row_b = np.zeros((n_batches, K + 1, K)), np.zeros((n_batches, K + 1))
+        self.memory = run.memory()
+        self.u, self.v = np.ones(K), np.full(K, run.gamma)  # by state; prior Beta(1, gamma)
+        self.G_state = np.full(K, 1.0 / K)
+        self.trans_b, self.emit_b = np.zeros((K + 1, K)), np.zeros((W, K))
+        if opts.learn_emission:
+            # global estimate of log q(C_wk = 0) = sum_t log(1 - q(z_t = k)), blended like the counts; it starts
+            # at -N_emit (log(1 - p) ~ -p for the many small token probabilities behind the initial counts)
+            self.logq0_emit, self.logq0_emit_b = -N_emit, np.zeros((W, K))
+        self.learn, self.extra = (False, False, False), {}
+
+    def local(self, counts, b):
+        run, data, opts, items, em = self.run, self.data, self.opts, self.batches[b], self.run.core.emission
+        self.prior = run.sigma * self.G_state
+        args = (*counts, data.tokens, data.offsets, items, self.prior, run.sigma, em.pseudo_counts(),
+                em.concentration, opts.qc_code, int(opts.qc_samples), int(self.rng.integers(2**31 - 1)),
+                self.trans_b, self.emit_b, self.logq0_b[b], self.logq0_row_b[b], *self.memory)
+        if self.cluster is not None:
+            ll = self.cluster(opts.learn_emission, *args, *((self.logq0_emit_b,) if opts.learn_emission else ()))
+        else:
+            ll = hdp_minibatch_pass(*args, self.logq0_emit_b if opts.learn_emission else _NO_EMIT_Q0)
+        return ll, (self.trans_b, self.emit_b), self.I / len(items), len(items)
+
+    def blend(self, counts, rho: float, stats, scale: float) -> None:
+        super().blend(counts, rho, stats, scale)  # thesis eq. 3.103-3.104
+        N_trans, N_emit = counts
+        self.G_state = self.run.global_step(N_trans, N_emit, self.logq0_b, self.logq0_row_b, self.prior, self.u,
+                                            self.v, rho, self.learn[0], self.learn[1])
+        if self.opts.learn_emission:
+            blend(self.logq0_emit, self.logq0_emit_b, rho, scale)
+            if self.learn[2]:  # thesis 5.5.3 with the steps of 5.40
+                em = self.run.core.emission
+                self.extra = {"emission_tables": em.stochastic_step(N_emit, self.logq0_emit, rho),
+                              "beta": em.concentration, "new_word_mass": em.new_mass}
+
+
 def _cluster(data: Sequences, opts):
     """scvi's minibatch local steps on the workers of ``opts.client`` (:mod:`induce.distributed.hdp`), or ``None``."""
     if opts.client is None:
@@ -147,62 +195,36 @@ class HDPSCVI(Algorithm):
         # the minibatches are fixed so that each one's q(C^m = 0) can be replaced (thesis 5.3)
         size = resolve_batch_size(opts.batch_size, 100, I, None, opts.planned_epochs, opts.client)
         batches = [b.astype(np.int64) for b in minibatches(I, size, rng, 1)]
-        logq0_b = np.zeros((len(batches), K + 1, K))
-        logq0_row_b = np.zeros((len(batches), K + 1))
-        memory = run.memory()
-        u, v = np.ones(K), np.full(K, run.gamma)  # by state; prior Beta(1, gamma)
-        G_state = np.full(K, 1.0 / K)
-        trans_b, emit_b = np.zeros((K + 1, K)), np.zeros((W, K))
-        em = core.emission
-        if opts.learn_emission:
-            # global estimate of log q(C_wk = 0) = sum_t log(1 - q(z_t = k)), blended like the counts; it starts
-            # at -N_emit (log(1 - p) ~ -p for the many small token probabilities behind the initial counts)
-            logq0_emit, logq0_emit_b = -N_emit, np.zeros((W, K))
-        cluster = _cluster(data, opts)
-        loop.meter = getattr(cluster, "meter", None)
+        updater = _Updater(run, data, opts, batches, N_emit, rng, _cluster(data, opts))
+        loop.meter = getattr(updater.cluster, "meter", None)
         m = 0
         for it in loop:
             t0 = time.perf_counter()
             ll = 0.0
-            learn_gamma, learn_sigma = loop.learns("gamma", it, core.fixed), loop.learns("sigma", it, core.fixed)
-            extra = {}
+            updater.learn = tuple(loop.learns(name, it, core.fixed) for name in ("gamma", "sigma", "emission"))
+            updater.extra = {}
             for b in rng.permutation(len(batches)):
-                items = batches[b]
-                prior = run.sigma * G_state
-                args = (N_trans, N_emit, data.tokens, data.offsets, items, prior, run.sigma, em.pseudo_counts(),
-                        em.concentration, opts.qc_code, int(opts.qc_samples), int(rng.integers(2**31 - 1)),
-                        trans_b, emit_b, logq0_b[b], logq0_row_b[b], *memory)
-                if cluster is not None:
-                    ll += cluster(opts.learn_emission, *args, *((logq0_emit_b,) if opts.learn_emission else ()))
-                else:
-                    ll += hdp_minibatch_pass(*args, logq0_emit_b if opts.learn_emission else _NO_EMIT_Q0)
-                rho = step_size(m, opts.tau, opts.kappa)
-                scale = I / len(items)
-                blend(N_trans, trans_b, rho, scale)  # thesis eq. 3.103
-                blend(N_emit, emit_b, rho, scale)    # thesis eq. 3.104
-                G_state = run.global_step(N_trans, N_emit, logq0_b, logq0_row_b, prior, u, v, rho, learn_gamma,
-                                          learn_sigma)
-                if opts.learn_emission:
-                    blend(logq0_emit, logq0_emit_b, rho, scale)
-                    if loop.learns("emission", it, core.fixed):  # thesis 5.5.3 with the steps of 5.40
-                        extra = {"emission_tables": em.stochastic_step(N_emit, logq0_emit, rho),
-                                 "beta": em.concentration, "new_word_mass": em.new_mass}
+                rho, batch_ll, _ = step(updater, (N_trans, N_emit), b, m, opts.tau, opts.kappa)
+                ll += batch_ll
                 m += 1
+            extra, u, v = updater.extra, updater.u, updater.v
+            logq0_b, logq0_row_b, memory = updater.logq0_b, updater.logq0_row_b, updater.memory
             stop = loop.converging(it, ll, run.waits())
             if run.moves is not None and run.moves.due(it, stop):  # memoized rounds on the sentence memory
-                G_state, moves = run.memo_round(loop.seeds[it], it, memory, N_trans, N_emit, u, v, batches, logq0_b,
-                                                logq0_row_b, G_state)
+                updater.G_state, moves = run.memo_round(loop.seeds[it], it, memory, N_trans, N_emit, u, v, batches,
+                                                        logq0_b, logq0_row_b, updater.G_state)
                 extra |= moves
                 stop = unless_moved(loop.monitor, stop, moves)
             elif run.moves is None and run.instant_due(it, stop):
-                extra["merges"] = run.instant_merges(N_trans, N_emit, G_state, logq0_b, logq0_row_b, memory)
+                extra["merges"] = run.instant_merges(N_trans, N_emit, updater.G_state, logq0_b, logq0_row_b, memory)
                 stop = unless_moved(loop.monitor, stop, extra)
             loop.record_hdp(it, ll, "minibatch_log_likelihood", time.perf_counter() - t0, N_emit.sum(axis=0), None,
                             run.gamma, run.sigma, step=rho, **extra)
             if stop:
                 break
         loop.close()
-        order = hdp.usage_order(N_emit.sum(axis=0))
-        extra = {"qc_positive_": hdp.q_positive(logq0_b.sum(axis=0)), "gamma_": run.gamma, "sigma_": run.sigma,
-                 "batch_size_": size} | sticks(u[order], v[order], order, run.sigma) | emission_attributes(em)
+        order, u, v = hdp.usage_order(N_emit.sum(axis=0)), updater.u, updater.v
+        extra = {"qc_positive_": hdp.q_positive(updater.logq0_b.sum(axis=0)), "gamma_": run.gamma,
+                 "sigma_": run.sigma, "batch_size_": size} | sticks(u[order], v[order], order, run.sigma)
+        extra |= emission_attributes(core.emission)
         return Fitted(N_trans, N_emit, None, loop.last, loop.max_iter, loop.monitor, loop.trace, loop.meter, extra)

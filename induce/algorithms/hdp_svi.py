@@ -2,7 +2,8 @@
 
 Mean-field factors ``q(pi_j) = Dir(lam_j)`` over the ``K`` states plus the rest of the stick (``K+1``
 components, rows ``j = 0..K`` with 0 the start state) and ``q(phi_k) = Dir(lam_k)`` over words; the top-level
-stick is a point estimate ``b*`` (``b*_{K+1}`` the remaining mass).  Per minibatch:
+stick is a point estimate ``b*`` (``b*_{K+1}`` the remaining mass).  Per minibatch, ``rho_m`` of
+:func:`induce.algorithms.minibatch.step` and this module's updater:
 
 * local step: forward-backward under ``exp(E[log pi])``, ``exp(E[log phi])``
   (:func:`induce.infer.hmm_passes.batch_pass` on the minibatch, or on a dask client's workers);
@@ -25,8 +26,9 @@ from ..base import resolve_batch_size
 from ..infer import hdp
 from ..infer import hmm_passes as passes
 from ..infer.hdp_svi import stick_gradient, truncated_step
-from ..infer.schedules import blend, exponential_init, minibatches, step_size
+from ..infer.schedules import blend, exponential_init, minibatches
 from .base import HDPCore, Algorithm, Fitted, Sequences, register_hdp, worker_corpus
+from .minibatch import Updater, step
 
 
 @register_hdp("svi")
@@ -44,25 +46,17 @@ class HDPSVI(Algorithm):
         b = np.full(K + 1, 1.0 / (K + 1))
         lam = sigma * b[None, :] + np.hstack([exponential_init(rng, (K + 1, K), N / K**2), np.zeros((K + 1, 1))])
         lam_e = beta + exponential_init(rng, (W, K), N / (K * W))
-        trans_b, emit_b = np.zeros((K + 1, K)), np.zeros((W, K))
         local = _local_step(data, opts, K)
         loop.meter = getattr(local, "meter", None)
         size = resolve_batch_size(opts.batch_size, 100, I, None, opts.planned_epochs, opts.client)
+        updater = _Updater(local, core, I, b, (lam, lam_e))
         m = 0
         for it in loop:
             t0 = time.perf_counter()
             ll = 0.0
             for items in minibatches(I, size, rng, 1):
-                items = np.sort(items)
-                A = np.exp(digamma(lam[:, :K]) - digamma(lam.sum(axis=1, keepdims=True)))
-                B = np.ascontiguousarray(np.exp(digamma(lam_e) - digamma(lam_e.sum(axis=0, keepdims=True))))
-                ll += local(A, B, items, trans_b, emit_b)
-                rho = step_size(m, opts.tau, opts.kappa)
-                scale = I / len(items)
-                target = sigma * b[None, :] + scale * np.hstack([trans_b, np.zeros((K + 1, 1))])
-                blend(lam, target, rho, 1.0)  # J&W eq. 11 with prior sigma * b*
-                blend(lam_e, beta + scale * emit_b, rho, 1.0)  # J&W eq. 10
-                b = truncated_step(b, stick_gradient(b, lam, sigma, gamma), rho / max(1.0, I))
+                rho, batch_ll, _ = step(updater, (lam, lam_e), np.sort(items), m, opts.tau, opts.kappa)
+                ll += batch_ll
                 m += 1
             loop.record_hdp(it, ll, "minibatch_log_likelihood", time.perf_counter() - t0, (lam_e - beta).sum(axis=0),
                             None, gamma, sigma, step=rho)
@@ -71,10 +65,38 @@ class HDPSVI(Algorithm):
         loop.close()
         emit = np.maximum(lam_e - beta, 0.0)
         extra = {"stick_u_": np.zeros(0), "stick_v_": np.zeros(0),
-                 "stick_order_": hdp.usage_order(emit.sum(axis=0)).astype(np.int64), "state_prior_": sigma * b[:K],
-                 "qc_positive_": np.zeros((0, K)), "batch_size_": size}
-        return Fitted(np.maximum(lam[:, :K] - sigma * b[None, :K], 0.0), emit, None, loop.last, loop.max_iter,
+                 "stick_order_": hdp.usage_order(emit.sum(axis=0)).astype(np.int64),
+                 "state_prior_": sigma * updater.b[:K], "qc_positive_": np.zeros((0, K)), "batch_size_": size}
+        return Fitted(np.maximum(lam[:, :K] - sigma * updater.b[None, :K], 0.0), emit, None, loop.last, loop.max_iter,
                       loop.monitor, loop.trace, loop.meter, extra)
+
+
+class _Updater(Updater):
+    """One minibatch of J&W section 4 (:mod:`induce.algorithms.minibatch`): the local step under ``exp E[log pi]``
+    and ``exp E[log phi]`` of ``counts = (lam, lam_e)``, J&W eq. 10-11 toward the prior plus the scaled statistics
+    (``I / |B|``), then the truncated gradient step on the stick ``b``."""
+
+    def __init__(self, run, core: HDPCore, n_sentences: int, b: np.ndarray, counts: tuple):
+        self.run, self.K, self.I, self.b, self.lam = run, core.K, n_sentences, b, counts[0]
+        self.sigma, self.gamma, self.beta = core.sigma, core.gamma, core.beta
+        self.trans_b, self.emit_b = np.zeros((core.K + 1, core.K)), np.zeros((counts[1].shape[0], core.K))
+
+    def local(self, counts, items):
+        (lam, lam_e), K = counts, self.K
+        A = np.exp(digamma(lam[:, :K]) - digamma(lam.sum(axis=1, keepdims=True)))
+        B = np.ascontiguousarray(np.exp(digamma(lam_e) - digamma(lam_e.sum(axis=0, keepdims=True))))
+        ll = self.run(A, B, items, self.trans_b, self.emit_b)
+        return ll, (self.trans_b, self.emit_b), self.I / len(items), len(items)
+
+    def blend(self, counts, rho: float, stats, scale: float) -> None:
+        (lam, lam_e), (trans_b, emit_b) = counts, stats
+        target = self.sigma * self.b[None, :] + scale * np.hstack([trans_b, np.zeros((self.K + 1, 1))])
+        blend(lam, target, rho, 1.0)  # J&W eq. 11 with prior sigma * b*
+        blend(lam_e, self.beta + scale * emit_b, rho, 1.0)  # J&W eq. 10
+
+    def after(self, rho: float) -> None:
+        grad = stick_gradient(self.b, self.lam, self.sigma, self.gamma)
+        self.b = truncated_step(self.b, grad, rho / max(1.0, self.I))
 
 
 def _local_step(data: Sequences, opts, K: int):

@@ -18,6 +18,7 @@ from ..infer import stochastic_hmm as stochastic
 from ..infer.convergence import ConvergenceMonitor
 from ..infer.schedules import minibatches
 from .base import Algorithm, Fitted, register, worker_corpus
+from .minibatch import LOCAL_RULE
 
 
 class Minibatch(Algorithm):
@@ -49,10 +50,8 @@ class Minibatch(Algorithm):
             schedule = _schedule(opts, n_items, batch_seq)
             updater, batches = self._sentences(core, data, opts, train_ids, held, schedule)
         counts = stochastic.GlobalCounts.exponential(np.random.default_rng(init_seq), core.K, data.W, n_tokens)
-        settings = {"infer": self.name, "n_states": core.K, "n_words": int(data.W), "n_tokens": n_tokens,
-                    "alpha": core.priors.alpha, "beta": core.priors.beta, "batch_size": schedule["batch_size"],
-                    "tau": opts.tau, "kappa": opts.kappa, "random_state": opts.random_state, **_sync(opts),
-                    "subseq_length": opts.subseq_length, "buffer": opts.buffer}
+        settings = _settings(self.name, core, int(data.W), n_tokens, schedule, opts, subseq_length=opts.subseq_length,
+                             buffer=opts.buffer)
         return run(self.name, core, counts, updater, batches, heldout, settings, n_items, n_tokens, opts)
 
     def _sentences(self, core, data, opts, train_ids, held, schedule):
@@ -102,9 +101,13 @@ def heldout_tail(opts, n_tokens: int) -> int:
     return n
 
 
-def _sync(opts) -> dict:
-    """The checkpoint setting of local rounds (none without them: older checkpoints stay valid)."""
-    return {"sync_every": opts.sync_every} if opts.client is not None and opts.sync_every > 1 else {}
+def _settings(name: str, core, n_words: int, n_tokens: int, schedule: dict, opts, **extra) -> dict:
+    """The run's settings a checkpoint is made with (and a resumed run checked against); ``sync_every`` only with
+    local rounds (older checkpoints stay valid)."""
+    sync = {"sync_every": opts.sync_every} if opts.client is not None and opts.sync_every > 1 else {}
+    return {"infer": name, "n_states": core.K, "n_words": n_words, "n_tokens": n_tokens, "alpha": core.priors.alpha,
+            "beta": core.priors.beta, "batch_size": schedule["batch_size"], "tau": opts.tau, "kappa": opts.kappa,
+            "random_state": opts.random_state, **sync, **extra}
 
 
 def _schedule(opts, n_items: int, batch_seq, **extra) -> dict:
@@ -125,7 +128,7 @@ def run(name, core, counts, updater, batches, heldout, settings, n_items: int, e
     monitor = ConvergenceMonitor(opts.tol, opts.patience, reference="best")
     settings = {**settings, "heldout_tokens": len(heldout[0]) if heldout is not None else 0}
     size = settings["batch_size"]
-    hyper = core.priors.epoch_update(stochastic.ESTIMATOR[name] == "vi") if core.priors.learned else None
+    hyper = core.priors.epoch_update(LOCAL_RULE[name] == "vi") if core.priors.learned else None
     result = stochastic.run(counts, updater, batches, tau=opts.tau, kappa=opts.kappa, heldout=heldout,
                             heldout_every=opts.heldout_every, alpha=core.priors.alpha, beta=core.priors.beta,
                             max_batches=opts.max_batches, checkpoint=opts.checkpoint,
@@ -165,8 +168,6 @@ def fit_stream(name: str, core, info, path, format: str, lowercase: bool, buffer
         batches = stream.shuffled_minibatches(path, format, info.vocab, lowercase=lowercase,
                                               skip=info.heldout_ids, **schedule)
     heldout = (info.heldout_tokens, info.heldout_offsets) if len(info.heldout_tokens) else None
-    settings = {"infer": name, "n_states": core.K, "n_words": len(info.vocab), "n_tokens": info.n_tokens,
-                "alpha": core.priors.alpha, "beta": core.priors.beta, "batch_size": schedule["batch_size"],
-                "tau": opts.tau, "kappa": opts.kappa, "random_state": opts.random_state, **_sync(opts),
-                "buffer_sentences": buffer_sentences, "stream": str(path)}
+    settings = _settings(name, core, len(info.vocab), info.n_tokens, schedule, opts,
+                         buffer_sentences=buffer_sentences, stream=str(path))
     return run(name, core, counts, updater, batches, heldout, settings, info.n_sentences, info.n_tokens, opts)

@@ -85,7 +85,8 @@ class WorkerSentenceUpdater(stochastic.SentenceUpdater):
             yield cur, nxt
             cur = nxt
 
-    def __call__(self, counts, rho: float, batch) -> tuple[float, int]:
+    def local(self, counts, batch):
+        """The minibatch's local step on the workers (the global step: :meth:`CountsUpdater.blend`)."""
         idx, nxt = batch
         t0 = time.perf_counter()
         ahead, self._ahead = self._ahead, None
@@ -101,8 +102,7 @@ class WorkerSentenceUpdater(stochastic.SentenceUpdater):
                          stochastic.dictionary_rows(self.allowed, ids, counts.n_states)), prefetch)
         self.meter.traffic(0, nbytes(idx), 0)
         scale = self.n_sentences / max(1, len(idx))
-        counts.update(rho, ts, scale, ids, es, scale)
-        return ll, n
+        return ll, (ts, ids, es), (scale, scale), n
 
 
 def cut_pieces(corpus: WorkerCorpus, idx: np.ndarray) -> list:

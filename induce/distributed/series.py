@@ -54,9 +54,10 @@ class ClusterSeriesFit(SeriesFit):
         self.batch_size = self.resolve_batch_size(len(items))
         return items
 
-    def _local_step(self, local, A, S, items, batch, state):
+    def _minibatch_statistics(self, local, state, batch):
         """The minibatch's items split by block (batch order kept within a block); the blocks' statistics
         added in block order."""
+        A, S, items = self._global_transitions(local, state["C"]), state["S"], state["items"]
         t0 = time.perf_counter()
         block = np.searchsorted(self.item_bounds, batch, side="right") - 1
         touched = [j for j in range(len(self.blocks)) if (block == j).any()]
@@ -68,4 +69,4 @@ class ClusterSeriesFit(SeriesFit):
         total, trans, stats = results[0]
         for logz, t, s in results[1:]:
             total, trans, stats = total + logz, trans + t, stats + s
-        return total, trans, stats
+        return total, (trans, stats)

@@ -248,11 +248,11 @@ class NBEmbedFit(HSMMFit):
     statistics from the embedded marginals) or learned ``r`` with the sampled update of section 5.2
     (:class:`~induce.durations.NegBinLearnedR`, vi or svi, ``n_samples`` models per pass or minibatch).
 
-    Both share :meth:`_local_stats`: batch vi replaces the global statistics with those of all items;
-    svi (:meth:`HSMMFit._stochastic_pass`, paper 002 section 3.2) blends the minibatch's, scaled by all
-    steps / minibatch steps, into the transition, emission and duration statistics alike -- with learned
-    ``r`` the sampled ``(t_a, n, h_1 .. h_R)`` take the place of the expected ones (section 5.2), so the
-    step moves the ``q(p | r)`` Beta parameters and the ``q(r)`` weights as it moves the other globals.
+    Both share :meth:`_minibatch_statistics`: batch vi replaces the global statistics with those of all items;
+    svi (:meth:`HSMMFit._stochastic_pass`, :mod:`induce.algorithms.minibatch`, paper 002 section 3.2) blends the
+    minibatch's, scaled by all steps / minibatch steps, into the transition, emission and duration statistics alike
+    -- with learned ``r`` the sampled ``(t_a, n, h_1 .. h_R)`` take the place of the expected ones (section 5.2), so
+    the step moves the ``q(p | r)`` Beta parameters and the ``q(r)`` weights as it moves the other globals.
 
     With fixed ``r`` the vi objective is the ELBO (never decreases); the sampled update's objective is the
     mean over samples of ``sum log Z`` minus the KL terms, a noisy quantity that is not checked for
@@ -278,15 +278,16 @@ class NBEmbedFit(HSMMFit):
     def _pass(self, state) -> float:
         """One em/vi pass: the statistics of all items replace the global ones."""
         C, S, Sd = state["C"], state["S"], state["Sd"]
-        total, state["C"], state["S"], state["Sd"] = self._local_stats(
-            state, range(len(state["bounds"])), self.infer, C, S, Sd)
+        total, (state["C"], state["S"], state["Sd"]) = self._minibatch_statistics(
+            self.infer, state, range(len(state["bounds"])))
         if self.infer == "vi":
             total -= self.transition_bound(C) + self.family.kl(S) + self.durations.kl(Sd)
         return total
 
-    def _local_stats(self, state, items, rule: str, C, S, Sd):
-        """``(sum log Z, C, S, Sd)`` of the items on the embedding: the embedded marginals (fixed ``r``)
-        or the sampled update (learned ``r``)."""
+    def _minibatch_statistics(self, rule: str, state, items):
+        """``(sum log Z, (C, S, Sd))`` of the items on the embedding under the ``rule`` potentials: the embedded
+        marginals (fixed ``r``) or the sampled update (learned ``r``)."""
+        C, S, Sd = state["C"], state["S"], state["Sd"]
         if isinstance(self.durations, NegBinLearnedR):
             return self._sampled_stats(state, items, C, S, Sd)
         logpi, logA = self.transitions(rule, C)
@@ -303,7 +304,7 @@ class NBEmbedFit(HSMMFit):
             bC[1:] += trans
             bSd += sd
             bS += self.family.stats(X, gamma)
-        return total, bC, bS, bSd
+        return total, (bC, bS, bSd)
 
     def _sampled_stats(self, state, items, C, S, Sd):
         """Section 5.2 over the items: ``S`` models ``(r, p) ~ q(r) q(p | r)``, one sampled state sequence
@@ -334,4 +335,4 @@ class NBEmbedFit(HSMMFit):
         for k, d in enumerate(durs):
             np.add.at(N[k], np.asarray(d, dtype=np.int64) - 1, 1.0 / n)
         bS = sum((self.family.stats(X, hot) for X, hot in zip(data, onehot)), np.zeros_like(S))
-        return total, bC, bS, self.durations.stats(N)
+        return total, (bC, bS, self.durations.stats(N))

@@ -1,16 +1,7 @@
-"""Update schedules shared by the stochastic algorithms (SVI, SCVI, their HDP forms).
-
-Every stochastic algorithm in induce keeps *global* count arrays ``N`` and moves
-them towards a rescaled minibatch estimate (thesis eq. 3.103; Hoffman et al.
-2013; Johnson & Willsky 2014 eq. 10-12)::
-
-    N <- (1 - rho_m) N + rho_m * (I / |B_m|) * E[C^{B_m}]
-
-with the Robbins-Monro step size ``rho_m = (tau + m) ** -kappa``
-(``kappa`` in (0.5, 1], ``tau >= 0``).  For SVI, ``N`` are the natural
-parameters minus the prior; for SCVI they are the stochastic expected counts
-from which the surrogate parameters are formed.  This module holds only those
-pieces, so the per-model code is a kernel call plus :func:`blend`.
+"""Update schedules shared by the stochastic algorithms (SVI, SCVI, their HDP forms): the Robbins-Monro step
+size, the blend of thesis eq. 3.103, the initial counts and the minibatches.  How svi and scvi use them is in
+:mod:`induce.algorithms.minibatch`; for SVI the blended ``N`` are the natural parameters minus the prior, for SCVI
+the stochastic expected counts the surrogate parameters are formed from.
 """
 
 from __future__ import annotations

@@ -11,10 +11,10 @@ Global state is two statistics arrays without the prior: expected transition cou
   objective the ELBO ``sum_i log Z_i - KL(q(theta)||p) - KL(q(eta)||p)``, which never decreases;
 * ``cvi2`` -- thesis 3.7.1: per item subtract its own transition and emission statistics,
   surrogate transitions ``(C^{\\i} + a)/(C.^{\\i} + K a)`` (eq. 3.49) and predictive rows
-  (eq. 3.96), forward-backward, add the new statistics back;
-* ``svi`` / ``scvi`` -- thesis 3.7.2: minibatches of items, local step with the ``vi`` resp.
-  ``cvi`` potentials of the global statistics, then ``N <- (1 - rho) N + rho * scale * N_batch``
-  (eq. 3.103-3.104) with ``scale`` = all steps / minibatch steps.
+  (eq. 3.96), forward-backward, add the new statistics back
+  (:func:`induce.algorithms.cvi2.family_sweep`: the family's compiled loop or the Python sweep);
+* ``svi`` / ``scvi`` -- thesis 3.7.2 (eq. 3.98-3.104), written once for every model and family in
+  :mod:`induce.algorithms.minibatch`; the scale of the blend is all steps / minibatch steps.
 
 Items are whole sequences for ``em`` and ``vi``.  For ``cvi2``, ``svi`` and ``scvi`` a few long
 sequences are cut into subsequences of ``subsequence_length`` steps that act as items (thesis 3.6's
@@ -30,14 +30,16 @@ from dataclasses import dataclass, field
 import numpy as np
 from .convergence import ConvergenceMonitor
 
+from ..algorithms import minibatch
+from ..algorithms.cvi2 import family_sweep
 from ..emissions.base import EmissionFamily
 from ..errors import ConfigError
 from ..kernels.hdp_qc import HEURISTIC, accumulate_qc
 from ..kernels.hmm import forward_backward, store_sentence, viterbi
-from ..kernels.series import batch_estep, cvi2_series_pass
+from ..kernels.series import batch_estep
 from .estimators import dirichlet_kl
 from .estimators import cvi_params, map_params, vi_params
-from .schedules import blend, check_schedule, minibatches, step_size
+from .schedules import check_schedule
 
 from ..names import SERIES_ALGORITHMS as ALGORITHMS
 from ..progress import passes
@@ -142,20 +144,6 @@ def local_statistics(local: str, family: EmissionFamily, A: np.ndarray, S: np.nd
     return total, trans_sum, stats_sum
 
 
-def global_step(fit, state: dict, targets, batch_stats, scale: float) -> None:
-    """The global step of svi/scvi after a minibatch (thesis eq. 3.103-3.104; paper 002 section 3.2): step size
-    ``rho_m`` of ``state["m"]``, every global statistic in ``targets`` blended in place toward its minibatch
-    estimate (``batch_stats``, times ``scale`` = data over minibatch size), then the fit's own update
-    (``fit._after_minibatch``) and ``fit.batch_callback``.  Shared by the HMM and HSMM series fits."""
-    rho = step_size(state["m"], fit.tau, fit.kappa)
-    state["m"] += 1
-    for target, stats in zip(targets, batch_stats):
-        blend(target, stats, rho, scale)
-    fit._after_minibatch(state, rho)
-    if fit.batch_callback is not None:
-        fit.batch_callback(state["m"], state)
-
-
 @dataclass
 class FitResult:
     """Fitted statistics and the run's record."""
@@ -238,9 +226,10 @@ class SeriesFit:
         """Global and per-item statistics of the family's initial responsibilities.
 
         ``S``/``C`` the global emission/transition statistics, ``own_S``/``own_C`` every item's share
-        (what cvi2 subtracts; ``(items, K, n_stats)`` and ``(items, K+1, K)``), ``stacked``/``bounds`` all
-        items in one array and their ``(start, end)`` rows, ``features`` the family's per-step statistics of
-        ``stacked`` (:meth:`EmissionFamily.features`, fixed for the run), ``m`` the update counter.
+        (what cvi2 subtracts; ``(items, K, n_stats)`` and ``(items, K+1, K)``), ``items`` the items,
+        ``stacked``/``bounds`` all items in one array and their ``(start, end)`` rows, ``features`` the family's
+        per-step statistics of ``stacked`` (:meth:`EmissionFamily.features`, fixed for the run), ``m`` the update
+        counter.
         """
         stacked = np.vstack(items)
         gamma0 = self.family.init_gamma(stacked, self.n_states, self.rng)
@@ -250,7 +239,7 @@ class SeriesFit:
         own_S = np.stack([gamma0[lo:hi].T @ features[lo:hi] for lo, hi in bounds])
         own_C = np.stack([transitions_from_gamma(gamma0[lo:hi]) for lo, hi in bounds])
         return {"S": own_S.sum(axis=0), "C": own_C.sum(axis=0), "own_S": own_S, "own_C": own_C, "m": 0,
-                "stacked": stacked, "bounds": bounds, "features": features}
+                "stacked": stacked, "bounds": bounds, "features": features, "items": items}
 
     def _global_transitions(self, local: str, C: np.ndarray) -> np.ndarray:
         """Transitions of a minibatch's local step from the global counts (svi: ``exp E log``, scvi: eq. 3.99)."""
@@ -286,51 +275,29 @@ class SeriesFit:
         return total
 
     def _cvi2_pass(self, items, state, qc=None) -> float:
-        """One cvi2 sweep in a seeded random order (thesis 3.7.1, eq. 3.95-3.96); objective: sum of ``log Z``.
-
-        Surrogate transitions from :meth:`transition_prior`; ``qc`` as in :func:`chain_posterior`.  A family
-        with a compiled predictive (:meth:`EmissionFamily.predictive_kernel`) sweeps in one compiled loop
-        (:func:`induce.kernels.series.cvi2_series_pass`), any other item by item here.
-        """
-        C, S, own_C, own_S = state["C"], state["S"], state["own_C"], state["own_S"]
+        """One cvi2 sweep in a seeded random order (thesis 3.7.1, eq. 3.95-3.96;
+        :func:`induce.algorithms.cvi2.family_sweep`); objective: sum of ``log Z``.  Surrogate transitions from
+        :meth:`transition_prior`; ``qc`` as in :func:`chain_posterior`."""
+        C, S = state["C"], state["S"]
         prior, prior_total = self.transition_prior()
-        order = self.rng.permutation(len(items))
-        kernel = self.family.predictive_kernel()
-        if kernel is not None:
-            K = self.n_states
-            logq0, logq0_row = qc if qc is not None else (np.zeros((K + 1, K)), np.zeros(K + 1))
-            return cvi2_series_pass(order, state["stacked"], state["features"], state["bounds"], C, S, own_C,
-                                    own_S, np.ascontiguousarray(prior, dtype=np.float64), float(prior_total),
-                                    kernel[0], kernel[1], qc is not None, logq0, logq0_row)
-        total = 0.0
-        for i in order:
-            X = items[i]
-            C -= own_C[i]
-            S -= own_S[i]
+
+        def local(i):
             A = surrogate_transitions(C, prior, prior_total)
-            logz, gamma, trans = chain_posterior(A, self.family.log_predictive(X, S), qc)
-            total += logz
-            own_C[i] = trans
-            own_S[i] = self.family.stats(X, gamma)
-            C += trans
-            S += own_S[i]
-        return total
+            logz, gamma, trans = chain_posterior(A, self.family.log_predictive(items[i], S), qc)
+            return logz, (trans, self.family.stats(items[i], gamma))
+
+        return family_sweep(self.family, self.rng.permutation(len(items)), state, prior, prior_total, qc, local)
 
     def _stochastic_pass(self, items, state) -> float:
-        """One epoch of svi/scvi minibatches (thesis 3.7.2, eq. 3.103-3.104); objective: sum of ``log Z``."""
-        C, S = state["C"], state["S"]
-        n_steps = sum(X.shape[0] for X in items)
-        local = "svi" if self.infer == "svi" else "cvi2"
-        total = 0.0
-        for batch in minibatches(len(items), self.batch_size, self.rng):
-            A = self._global_transitions(local, C)
-            logz, bC, bS = self._local_step(local, A, S, items, batch, state)
-            total += logz
-            global_step(self, state, (C, S), (bC, bS), n_steps / sum(items[i].shape[0] for i in batch))
-        return total
+        """One epoch of svi/scvi minibatches (thesis 3.7.2, eq. 3.103-3.104; :func:`induce.algorithms.minibatch.epoch`);
+        objective: sum of ``log Z``."""
+        return minibatch.epoch(self, state, (state["C"], state["S"]), [X.shape[0] for X in items])
 
-    def _local_step(self, local: str, A, S, items, batch, state):
-        """The local step of a minibatch: :func:`local_statistics` of ``items[batch]``, in this process
-        (:class:`induce.distributed.series.ClusterSeriesFit` runs it on the workers)."""
-        return local_statistics(local, self.family, A, S, [items[i] for i in batch],
-                                [self._item_qc(state, i) for i in batch])
+    def _minibatch_statistics(self, rule: str, state, batch):
+        """The local step of a minibatch (:func:`local_statistics` of ``items[batch]`` under the ``rule``, ``vi`` or
+        ``cvi``, parameters of the global statistics): ``(sum log Z, (transition statistics, emission
+        statistics))``.  :class:`induce.distributed.series.ClusterSeriesFit` runs it on the workers."""
+        items = state["items"]
+        logz, bC, bS = local_statistics(rule, self.family, self._global_transitions(rule, state["C"]), state["S"],
+                                        [items[i] for i in batch], [self._item_qc(state, i) for i in batch])
+        return logz, (bC, bS)

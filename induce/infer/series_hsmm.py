@@ -19,18 +19,15 @@ duration statistics ``Sd`` ``(K, 2)`` from the expected duration counts of eq. 1
   definition of ``D~``), and the statistics give the new factors (the batch form of the section 3.2
   updates, ``rho = 1``); objective the ELBO ``sum log Z - KL(q || p)`` of all global factors, which
   never decreases;
-* ``svi``  -- paper 002 section 3.2: minibatches of items, the ``vi`` local step under the current
-  factors, then the natural-gradient step ``eta <- (1 - rho) eta + rho (eta_0 + s t^)`` on the
-  transition, emission and duration factors (eq. 10-12 and the duration update of section 3.2), i.e.
-  :func:`~induce.infer.schedules.blend` of the statistics with ``s`` = all steps / minibatch steps;
-  objective the epoch's sum of ``log Z``;
+* ``svi``  -- paper 002 section 3.2: the ``vi`` local step and the natural-gradient step on the transition,
+  emission and duration factors (eq. 10-12), :mod:`induce.algorithms.minibatch`; objective the epoch's
+  sum of ``log Z``;
 * ``cvi2`` -- the collapsed sweep of docs/hsmm_cvi.md (thesis 3.7.1 for the HSMM): per item subtract
   its own statistics, run the messages under the posterior-mean transitions (eq. 3.49 over the
   off-diagonal entries), the emission predictive (eq. 3.96) and the collapsed duration predictive
   (negative binomial for Poisson-Gamma, beta negative binomial for Beta durations), add the new
-  statistics back; objective the sum of ``log Z``;
-* ``scvi`` -- the minibatch loop of ``svi`` with the ``cvi2`` potentials of the global statistics
-  (thesis 3.7.2, eq. 3.103-3.104).
+  statistics back (:func:`induce.algorithms.cvi2.collapsed_sweep`); objective the sum of ``log Z``;
+* ``scvi`` -- ``svi`` with the ``cvi2`` potentials (thesis 3.7.2, eq. 3.103-3.104).
 
 Items are whole sequences for ``em`` and ``vi``; for the other algorithms a few long sequences are cut
 into pieces as the HMM's (:func:`induce.infer.series.split_items`; each piece starts afresh and ends
@@ -43,13 +40,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..algorithms import minibatch
+from ..algorithms.cvi2 import collapsed_sweep
 from ..durations import DurationFamily
 from ..emissions.base import EmissionFamily
 from ..errors import ConfigError
 from ..kernels.hsmm import hsmm_expectations, hsmm_viterbi
 from .estimators import dirichlet_kl
-from .schedules import check_schedule, minibatches
-from .series import (FitResult, auto_subsequence_length, emission_rows, global_step, iterate, split_items,
+from .schedules import check_schedule
+from .series import (FitResult, auto_subsequence_length, emission_rows, iterate, split_items,
                      transition_params)
 
 HSMM_ALGORITHMS = ("em", "vi", "svi", "cvi2", "scvi")
@@ -279,53 +278,42 @@ class HSMMFit:
     def _cvi2_pass(self, state) -> float:
         """One collapsed sweep in a seeded random order (docs/hsmm_cvi.md, algorithm); objective: sum of ``log Z``."""
         C, S, Sd = state["C"], state["S"], state["Sd"]
-        total = 0.0
-        for i in self.rng.permutation(len(state["own_C"])):
+
+        def local(i):
             lo, hi = state["bounds"][i]
             X = state["stacked"][lo:hi]
-            C -= state["own_C"][i]
-            S -= state["own_S"][i]
-            Sd -= state["own_Sd"][i]
             logpi, logA, logD = self._potentials("cvi2", C, Sd)
             logz, c, N, gamma = sequence_stats(logpi, logA, self.family.log_predictive(X, S), logD)
-            total += logz
-            state["own_C"][i], state["own_S"][i] = c, self.family.stats(X, gamma)
-            state["own_Sd"][i] = self.durations.stats(N)
-            C += c
-            S += state["own_S"][i]
-            Sd += state["own_Sd"][i]
+            return logz, (c, self.family.stats(X, gamma), self.durations.stats(N))
+
+        total = collapsed_sweep(self.rng.permutation(len(state["own_C"])), (C, S, Sd),
+                                (state["own_C"], state["own_S"], state["own_Sd"]), local)
         self._after_pass(state)
         return total
 
-    def _local_stats(self, state, items, rule: str, C, S, Sd):
-        """The local step of svi/scvi (paper 002 section 3.2): ``(sum log Z, C, S, Sd)`` of the items
-        (indices into ``state["bounds"]``) under the ``rule`` potentials of the global statistics."""
-        logpi, logA, logD = self._potentials(rule, C, Sd)
-        bC, bS, bN = np.zeros_like(C), np.zeros_like(S), np.zeros((self.n_states, self.durations.max_duration))
+    def _minibatch_statistics(self, rule: str, state, batch):
+        """The local step of svi/scvi (paper 002 section 3.2): ``(sum log Z, (C, S, Sd))`` of the items ``batch``
+        (indices into ``state["bounds"]``) under the ``rule`` (``vi``/``cvi``) potentials of the global statistics."""
+        logpi, logA, logD = self._potentials(rule, state["C"], state["Sd"])
+        bC, bS = np.zeros_like(state["C"]), np.zeros_like(state["S"])
+        bN = np.zeros((self.n_states, self.durations.max_duration))
         total = 0.0
-        for i in items:
+        for i in batch:
             lo, hi = state["bounds"][i]
             X = state["stacked"][lo:hi]
-            logz, c, N, gamma = sequence_stats(logpi, logA, emission_rows(rule, self.family, X, S), logD)
+            logz, c, N, gamma = sequence_stats(logpi, logA, emission_rows(rule, self.family, X, state["S"]), logD)
             total += logz
             bC += c
             bS += self.family.stats(X, gamma)
             bN += N
-        return total, bC, bS, self.durations.stats(bN)
+        return total, (bC, bS, self.durations.stats(bN))
 
     def _stochastic_pass(self, state) -> float:
-        """One epoch of svi/scvi minibatches (paper 002 section 3.2; thesis eq. 3.103-3.104); objective:
-        the sum of the items' ``log Z``."""
-        C, S, Sd = state["C"], state["S"], state["Sd"]
-        n_steps = state["stacked"].shape[0]
-        local = "vi" if self.infer == "svi" else "cvi2"
-        total = 0.0
-        for batch in minibatches(len(state["bounds"]), self.batch_size, self.rng):
-            logz, bC, bS, bSd = self._local_stats(state, batch, local, C, S, Sd)
-            total += logz
-            b_steps = sum(state["bounds"][i][1] - state["bounds"][i][0] for i in batch)
-            global_step(self, state, (C, S, Sd), (bC, bS, bSd), n_steps / b_steps)
-        return total
+        """One epoch of svi/scvi minibatches (paper 002 section 3.2; thesis eq. 3.103-3.104,
+        :func:`induce.algorithms.minibatch.epoch`); objective: the sum of the items' ``log Z``."""
+        return minibatch.epoch(self, state, (state["C"], state["S"], state["Sd"]),
+                               [hi - lo for lo, hi in state["bounds"]])
+
 
 def log_survival(logD: np.ndarray) -> np.ndarray:
     """``log P(d' >= d)`` (K, D) of normalised duration log-pmf rows ``logD`` over ``d = 1..D``: the

@@ -1,22 +1,12 @@
 """Stochastic inference for the Bayesian HMM: SVI and SCVI, for many sequences or one long one.
 
-Global state (:class:`GlobalCounts`): stochastic expected transition counts
-``N_{j,k}`` (K+1, K; row 0 = start) and emission counts ``N_{k,w}`` (stored
-(W, K) by word), initialised from exponential distributions with means
-``I*T/K^2`` and ``I*T/(K*W)`` (thesis eq. 3.106-3.107).  Each minibatch runs a
-local step under parameters formed from ``N`` and then moves ``N`` towards the
-rescaled minibatch statistics, ``N <- (1 - rho_m) N + rho_m * scale * E[C^B]``
-(thesis eq. 3.103; :func:`induce.infer.schedules.blend`), with
-``rho_m = (tau + m + 1)^-kappa``.  The algorithms differ in the parameters of
-the local step and in what a minibatch is:
+The text tagger's form (categorical emissions) of the minibatch algorithms of :mod:`induce.algorithms.minibatch`
+(the step sizes, the local rule, the blend of thesis eq. 3.103).  Global state (:class:`GlobalCounts`):
+transition counts ``N_{j,k}`` (K+1, K; row 0 = start) and emission counts ``N_{k,w}`` (stored (W, K) by word),
+initialised from exponential distributions with means ``I*T/K^2`` and ``I*T/(K*W)`` (thesis eq. 3.106-3.107).
+The algorithms differ in the parameters of the local step and in what a minibatch is:
 
-* ``svi``: minibatches of sentences; local step under the inverted expected
-  natural parameters ``exp(psi(N + a) - psi(N. + K a))`` (Hoffman et al.
-  2013; Johnson & Willsky 2014 eq. 10-12: ``N`` is the Dirichlet natural
-  parameter minus the prior, so the natural-gradient step is 3.103);
-* ``scvi``: minibatches of sentences; local step under the surrogate parameters
-  ``(N + a) / (N. + K a)`` (thesis eq. 3.98-3.100), no per-sentence
-  statistics kept;
+* ``svi``, ``scvi``: minibatches of sentences (:class:`SentenceUpdater`), no per-sentence statistics kept;
 * ``scvi3``: one long sequence cut into subsequences of length ``T``; minibatches
   of ``M`` subsequences; the guarded sum-product of
   :mod:`induce.kernels.subchain` with the neighbours' boundary
@@ -59,11 +49,9 @@ from ..kernels.subchain import guard_messages, stationary_distribution, subchain
 from . import hmm_passes as passes
 from .cvi3 import subsequence_offsets
 from .estimators import params_from_counts, selected_params
-from .schedules import blend, exponential_init, minibatches, step_size
+from .schedules import blend, exponential_init, minibatches
 from ..names import SINGLE_SEQUENCE, STOCHASTIC
-
-ESTIMATOR = {"svi": "vi", "scvi": "cvi", "scvi3": "cvi", "scvi3-vanilla": "cvi",
-             "svi-buffered": "vi", "svi-vanilla": "vi"}
+from ..algorithms.minibatch import LOCAL_RULE, Updater, step as minibatch_step
 _NO_MASK = np.zeros((0, 0), dtype=np.uint8)
 _RENORMALISE_BELOW = 1e-100
 _TOKENS_PER_THREAD = 50_000
@@ -251,23 +239,34 @@ def sentence_batches(tokens, offsets, batch_size: int, n_epochs: int, rng: np.ra
         yield gather_sentences(tokens, offsets, np.sort(idx))
 
 
-class SentenceUpdater:
-    """``svi`` / ``scvi`` on minibatches of sentences; the scale is ``I / |B|`` (thesis eq. 3.103)."""
+class CountsUpdater(Updater):
+    """The categorical family's global step (:class:`induce.algorithms.minibatch.Updater`): eq. 3.103 on the
+    transition counts and, in factored form, on the rows of the minibatch's words (:meth:`GlobalCounts.update`);
+    ``stats`` are ``(transition statistics, word ids, their emission statistics)``, ``scale`` the transitions' and
+    the emissions' scales."""
+
+    def blend(self, counts: GlobalCounts, rho: float, stats, scale) -> None:
+        (ts, ids, es), (trans_scale, emit_scale) = stats, scale
+        counts.update(rho, ts, trans_scale, ids, es, emit_scale)
+
+
+class SentenceUpdater(CountsUpdater):
+    """``svi`` / ``scvi`` on minibatches of sentences (gathered rows, lockstep forward-backward); the scale is
+    ``I / |B|`` (thesis eq. 3.103)."""
 
     def __init__(self, algorithm: str, alpha: float, beta: float, n_sentences: int, allowed: np.ndarray = _NO_MASK):
         if algorithm not in STOCHASTIC:
             raise ConfigError(f"sentence minibatches serve {STOCHASTIC}, not {algorithm!r}")
-        self.estimator = ESTIMATOR[algorithm]
+        self.estimator = LOCAL_RULE[algorithm]
         self.alpha, self.beta = alpha, beta
         self.n_sentences = int(n_sentences)
         self.allowed = allowed
 
-    def __call__(self, counts: GlobalCounts, rho: float, batch) -> tuple[float, int]:
+    def local(self, counts: GlobalCounts, batch):
         tokens, offsets = batch
         ts, ids, es, ll = self.statistics(counts, tokens, offsets)
         scale = self.n_sentences / max(1, len(offsets) - 1)
-        counts.update(rho, ts, scale, ids, es, scale)
-        return ll, len(tokens)
+        return ll, (ts, ids, es), (scale, scale), len(tokens)
 
     def statistics(self, counts: GlobalCounts, tokens: np.ndarray, offsets: np.ndarray):
         """The minibatch's local step: :func:`sentence_statistics` (on a dask cluster:
@@ -281,7 +280,7 @@ class SentenceUpdater:
         return None
 
 
-class SubchainUpdater:
+class SubchainUpdater(CountsUpdater):
     """Single-sequence algorithms on minibatches of subsequence ids (see the module docstring).
 
     ``tokens`` is the one long training sequence, cut into subsequences of
@@ -301,7 +300,7 @@ class SubchainUpdater:
         if buffer < 0:
             raise ConfigError(f"buffer must be non-negative, got {buffer}")
         self.algorithm = algorithm
-        self.estimator = ESTIMATOR[algorithm]
+        self.estimator = LOCAL_RULE[algorithm]
         self.alpha, self.beta = alpha, beta
         self.tokens = np.ascontiguousarray(tokens, dtype=np.int32)
         self.sub_offsets = subsequence_offsets(len(self.tokens), length)
@@ -312,7 +311,8 @@ class SubchainUpdater:
         self.boundary = (np.full((self.n_sub, 2, K), 1.0 / K, dtype=np.float32) if self.guarded
                          else np.zeros((0, 2, K), dtype=np.float32))
 
-    def __call__(self, counts: GlobalCounts, rho: float, sub_ids: np.ndarray) -> tuple[float, int]:
+    def local(self, counts: GlobalCounts, sub_ids: np.ndarray):
+        """The subsequences ``sub_ids``' local step; the transitions' scale counts the transitions seen."""
         K = counts.n_states
         N = len(self.tokens)
         sub_ids = np.sort(np.asarray(sub_ids, dtype=np.int64))
@@ -358,8 +358,7 @@ class SubchainUpdater:
         else:
             trans_scale = max(N - 1, 1) / max(1.0, float(np.sum(ends - starts - 1)))
         emit_scale = N / float(np.sum(ends - starts))
-        counts.update(rho, trans_stats, trans_scale, ids, emit_stats, emit_scale)
-        return ll, int(np.sum(ends - starts))
+        return ll, (trans_stats, ids, emit_stats), (trans_scale, emit_scale), int(np.sum(ends - starts))
 
     def arrays(self) -> dict[str, np.ndarray]:
         return {"boundary": self.boundary}
@@ -464,11 +463,10 @@ def _progress_bar(done: int, max_batches: int | None, total_batches: int | None,
 
 
 def _step(counts: GlobalCounts, updater, batch, result: RunResult, tau: float, kappa: float) -> tuple[float, float, int]:
-    """One minibatch: step size ``rho_m = (tau + m + 1)^-kappa``, the updater's local step and global
-    update (thesis eq. 3.103), its training time.  Returns ``(rho, log-likelihood, tokens)``."""
+    """One minibatch (:func:`induce.algorithms.minibatch.step`: ``rho_m``, the updater's local and global steps,
+    thesis eq. 3.103-3.104) and its training time.  Returns ``(rho, log-likelihood, tokens)``."""
     t0 = time.perf_counter()
-    rho = step_size(result.batches, tau, kappa)
-    ll, ntok = updater(counts, rho, batch)
+    rho, ll, ntok = minibatch_step(updater, counts, batch, result.batches, tau, kappa)
     result.seconds += time.perf_counter() - t0
     result.batches += 1
     result.tokens_seen += ntok
