@@ -54,7 +54,7 @@ def _one_series(task) -> list[dict]:
     objects the first fit got; CPU seconds of the first fit include it); with ``cache`` (a folder, ``--vi-cache``)
     it is also stored there and read back by later runs, which then time only the stages after it (re-runs after
     a change to svi/cvi2/scvi; the files are this benchmark's own pickles, never a model file)."""
-    import induce.series.hsmm as hsmm
+    import induce.series.hdp_hsmm as hsmm  # where HDPHSMMSegmenter looks merge_moves up
 
     K, emission, durations, seed, algorithms, learn, cache = task
     rng = np.random.default_rng([K, seed])

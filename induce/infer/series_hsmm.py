@@ -227,6 +227,11 @@ class HSMMFit:
         logpi, logA = self.transitions(rule, C)
         return logpi, logA, duration_rows(rule, self.durations, Sd)
 
+    def _local_potentials(self, rule: str, C: np.ndarray, Sd: np.ndarray):
+        """The potentials of an svi/scvi minibatch's local step: :meth:`_potentials` (the HDP-HSMM's svi overrides
+        its transitions)."""
+        return self._potentials(rule, C, Sd)
+
     def _initial_state(self, items) -> dict:
         """Statistics of :meth:`EmissionFamily.init_gamma`: emissions from its responsibilities,
         transitions and durations from the runs of its ``argmax`` labels (runs longer than ``D`` count
@@ -294,7 +299,7 @@ class HSMMFit:
     def _minibatch_statistics(self, rule: str, state, batch):
         """The local step of svi/scvi (paper 002 section 3.2): ``(sum log Z, (C, S, Sd))`` of the items ``batch``
         (indices into ``state["bounds"]``) under the ``rule`` (``vi``/``cvi``) potentials of the global statistics."""
-        logpi, logA, logD = self._potentials(rule, state["C"], state["Sd"])
+        logpi, logA, logD = self._local_potentials(rule, state["C"], state["Sd"])
         bC, bS = np.zeros_like(state["C"]), np.zeros_like(state["S"])
         bN = np.zeros((self.n_states, self.durations.max_duration))
         total = 0.0

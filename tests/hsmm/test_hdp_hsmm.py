@@ -82,6 +82,32 @@ def test_stochastic_and_collapsed_fits_score_near_vi(data, vi_model, infer):
     assert model.score(test) == pytest.approx(vi_model.score(test), abs=0.05)
 
 
+def test_svi_from_a_uniform_stick_can_reenter_an_emptied_state():
+    """svi's local step (:meth:`HDPHSMMFit._local_potentials`): from a uniform stick (no ``init_stick``) the
+    transitions are the posterior mean, under which entering and leaving a state without counts costs a few nats,
+    where ``exp E log pi`` charges ``-psi(1/13) + psi(12/13) - psi(1/13)`` ~ 26 (truncation 12, sigma 1: Fig. 1(b)'s
+    svi never got back the state its first minibatches emptied); from a fitted stick it is vi's ``exp E log``."""
+    from induce.durations import get_duration
+    from induce.emissions import get_family
+    from induce.infer.series_hdp_hsmm import HDPHSMMFit
+
+    K = 12
+    C = np.zeros((K + 1, K))
+    C[1:K, :K - 1] = 50.0 * (1 - np.eye(K))[:K - 1, :K - 1]  # states 0..10 used, state 11 empty
+    C[0, :K - 1] = 2.0
+    fit = HDPHSMMFit(get_family("poisson").default_prior(np.arange(10.0)[:, None]), get_duration("poisson", 20), K,
+                     infer="svi")
+    fit.b, Sd = np.full(K + 1, 1.0 / (K + 1)), np.zeros((K, 2))
+    cost = {}
+    for name, pot in (("svi", fit._local_potentials("vi", C, Sd)), ("vi", fit._potentials("vi", C, Sd))):
+        logA = pot[1]
+        cost[name] = -(logA[0, K - 1] + logA[K - 1, 1]) + (logA[0, 2] + logA[2, 1])  # via 11 against via 2
+    assert cost["vi"] > 25.0 and cost["svi"] < 12.0, cost
+    fit.init_stick = fit.b
+    for a, b in zip(fit._local_potentials("vi", C, Sd), fit._potentials("vi", C, Sd)):
+        np.testing.assert_array_equal(a, b)
+
+
 def test_save_load_and_bad_settings(tmp_path, data):
     x = data[0]
     model = HDPHSMMSegmenter(5, max_duration=40, infer="vi", n_iter=5, tol=0).fit(x)
