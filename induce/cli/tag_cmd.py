@@ -97,7 +97,7 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--iterations", type=positive_int, default=None, metavar="N",
                    help="maximum passes over the corpus; training stops earlier when the objective's change per "
                         "pass stays below --tol of its progress since the first pass, 3 passes running (default "
-                        "500, em 2000, --emission features 600; hdp-hmm: cvi 1000, scvi and svi 300, which stop on "
+                        "500, em 2000, --emission features 1000; hdp-hmm: cvi 1000, scvi and svi 300, which stop on "
                         "--tol too, and beam "
                         "3000 sweeps, all run)")
     p.add_argument("--tol", type=finite_nonneg_float, default=None,
