@@ -418,9 +418,9 @@ def add_feature_options(g) -> None:
 
 #: the options only ``--emission features`` reads
 FEATURE_OPTIONS = ("features", "feature_l2", "feature_fit")
-#: options of the categorical emissions the feature family does not take: given without ``--emission``, they
-#: keep the categorical default
-CATEGORICAL_OPTIONS = ("beta", "learn_hyper", "block_size", "cgs_keep", "tag_dict", "stream")
+#: options of the Bayesian categorical HMM (its Dirichlet priors, its algorithms' settings) that the feature family
+#: does not take: given without ``--emission``, they keep the categorical default
+CATEGORICAL_OPTIONS = ("alpha", "beta", "learn_hyper", "block_size", "cgs_keep", "tag_dict", "stream")
 
 
 def default_emission(args: argparse.Namespace) -> str:

@@ -203,7 +203,8 @@ def test_bad_feature_files(tmp_path, capsys):
 
 @pytest.mark.parametrize("argv, emission, infer", [
     ([], "features", "em"),  # no flags: the feature family (docs/experiments/features.md, "The default emission")
-    (["--infer", "em"], None, "em"), (["--beta", "1.5"], None, "cvi2"), (["--emission", "categorical"], None, "cvi2"),
+    (["--infer", "em"], None, "em"), (["--beta", "1.5"], None, "cvi2"), (["--alpha", "0.5"], None, "cvi2"),
+    (["--emission", "categorical"], None, "cvi2"),
 ])
 def test_cli_default_emission(tmp_path, capsys, argv, emission, infer):
     src = tmp_path / "c.txt"
