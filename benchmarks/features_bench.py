@@ -12,7 +12,7 @@ Usage::
 function evaluation) on ptb-sample, K = 45, alternated in one process (median over the passes after the first,
 the load average before and after), and the ratios.
 ``accuracy``: ``induce tag CORPUS --emission features`` (plus ``--flags``) through the CLI itself
-(:func:`defaults_bench.run_cli`) over seeds; ``--categorical`` adds the categorical default (no flags) on the
+(:func:`defaults_bench.run_cli`) over seeds; ``--categorical`` adds the categorical default (``--emission categorical``: cvi2) on the
 same corpora and seeds (``--no-features``: only it); ``--common`` flags go to every setting (``--gold-column upos``;
 ``--eval-every N`` keeps the M-1 / V-M of every N-th pass as ``checkpoints``); beside them the trivial baselines
 (one state; the K - 1 most frequent words) with the same gold column and K.  ``grid``: one accuracy run per ``;``-separated flag setting.  ``unseen``: a feature model trained on the first half
@@ -171,7 +171,7 @@ def main() -> None:
         else:
             settings = {} if args.no_features else {"features": f"--emission features {args.flags}".strip()}
             if args.categorical or args.no_features:
-                settings["categorical default"] = ""
+                settings["categorical default"] = "--emission categorical"  # (cvi2; no flags is the feature model)
         settings = {label: f"{flags} {args.common}".strip() for label, flags in settings.items()}
         accuracy(args.corpora.split(","), args.seeds, args.seed_base, settings, out)
     print(f"wrote {out}")
