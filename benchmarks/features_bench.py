@@ -12,8 +12,8 @@ Usage::
 function evaluation) on ptb-sample, K = 45, alternated in one process (median over the passes after the first,
 the load average before and after), and the ratios.
 ``accuracy``: ``induce tag CORPUS --emission features`` (plus ``--flags``) through the CLI itself
-(:func:`defaults_bench.run_cli`) over seeds; ``--categorical`` adds the categorical default (``--emission categorical``: cvi2) on the
-same corpora and seeds (``--no-features``: only it); ``--common`` flags go to every setting (``--gold-column upos``;
+(:func:`defaults_bench.run_cli`) over seeds; ``--categorical`` adds the categorical default
+(``--emission categorical``: cvi2) on the same corpora and seeds (``--no-features``: only it); ``--common`` flags go to every setting (``--gold-column upos``;
 ``--eval-every N`` keeps the M-1 / V-M of every N-th pass as ``checkpoints``); beside them the trivial baselines
 (one state; the K - 1 most frequent words) with the same gold column and K.  ``grid``: one accuracy run per ``;``-separated flag setting.  ``unseen``: a feature model trained on the first half
 of ptb-sample tags the second, unseen words by their features against one shared row (:func:`unseen`).  Each mode prints a table
