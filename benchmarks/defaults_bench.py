@@ -6,7 +6,9 @@ Usage::
 
 Each run is the CLI itself (``induce.cli.main``), so the numbers are exactly
 what ``induce tag CORPUS -o OUT`` prints: the gold column and K are the CLI's
-choices, cvi2 learns beta (alpha held at 1), training stops on convergence.  ``--tuned``
+choices, training stops on convergence.  No flags is the feature model since issue 36
+(docs/experiments/features.md); ``--flags "--emission categorical"`` gives the categorical
+default of docs/experiments/defaults.md (cvi2 learns beta, alpha held at 1).  ``--tuned``
 adds, per corpus and seed, the tuned setting of docs/experiments/tagging.md
 (``--alpha 1 --beta 0.003 --iterations 200 --tol 0 --learn-hyper none``: the best cvi2
 point of the thesis grid on WSJ held-out data) with the same K.  Writes a

@@ -12,9 +12,10 @@ Usage::
 function evaluation) on ptb-sample, K = 45, alternated in one process (median over the passes after the first,
 the load average before and after), and the ratios.
 ``accuracy``: ``induce tag CORPUS --emission features`` (plus ``--flags``) through the CLI itself
-(:func:`defaults_bench.run_cli`) over seeds; ``--categorical`` adds the categorical default (no flags) on the
-same corpora and seeds (``--no-features``: only it); ``--common`` flags go to every setting (``--gold-column upos``;
-``--eval-every N`` keeps the M-1 / V-M of every N-th pass as ``checkpoints``).  ``grid``: one accuracy run per ``;``-separated flag setting.  ``unseen``: a feature model trained on the first half
+(:func:`defaults_bench.run_cli`) over seeds; ``--categorical`` adds the categorical default
+(``--emission categorical``: cvi2) on the same corpora and seeds (``--no-features``: only it); ``--common`` flags go to every setting (``--gold-column upos``;
+``--eval-every N`` keeps the M-1 / V-M of every N-th pass as ``checkpoints``); beside them the trivial baselines
+(one state; the K - 1 most frequent words) with the same gold column and K.  ``grid``: one accuracy run per ``;``-separated flag setting.  ``unseen``: a feature model trained on the first half
 of ptb-sample tags the second, unseen words by their features against one shared row (:func:`unseen`).  Each mode prints a table
 and writes JSON under ``benchmarks/results/``.
 """
@@ -37,7 +38,7 @@ from defaults_bench import CORPORA, NAMED, ROOT, summarise  # noqa: E402
 from defaults_bench import run_cli as defaults_run_cli  # noqa: E402
 
 from induce.corpus.formats import load_corpus  # noqa: E402
-from induce.eval.tagging import many_to_one  # noqa: E402
+from induce.eval.tagging import many_to_one, v_measure  # noqa: E402
 from induce.taggers import HMMTagger  # noqa: E402
 
 SPEED_SETTINGS = {"categorical em": {}, "features em": {"emission": "features", "feature_fit": "em"},
@@ -79,8 +80,27 @@ def run_cli(path: Path, seed: int, extra: list[str]) -> dict:
     return result
 
 
+def trivial_baselines(path: Path, column: str, k: int) -> dict:
+    """M-1 and V-M of two tagger-free baselines with the runs' gold column and K: ``one state`` (every token the
+    same state: M-1 is the share of the most frequent tag, V-M 0) and ``frequent words`` (each of the K - 1 most
+    frequent word types its own state, every other word the K-th)."""
+    corpus = load_corpus(path)
+    gold = np.asarray(corpus.tags[column])
+    counts = np.bincount(corpus.tokens)
+    state = np.full(len(counts), k - 1)
+    state[np.argsort(-counts, kind="stable")[:k - 1]] = np.arange(min(k - 1, len(counts)))
+    out = {}
+    for label, pred in (("one state", np.zeros_like(gold)), ("frequent words", state[corpus.tokens])):
+        out[label] = {"m1": many_to_one(pred, gold), "vm": v_measure(pred, gold)[2], "gold_column": column,
+                      "states": k}
+        print(f"{path.name[:11]:11s} {'baseline: ' + label:28s} M-1 {out[label]['m1']:.3f} VM {out[label]['vm']:.3f}",
+              flush=True)
+    return out
+
+
 def accuracy(corpora: list[str], seeds: int, seed_base: int, settings: dict[str], out: Path) -> dict:
-    """Per corpus and setting, the CLI's runs over the seeds and their summary; JSON rewritten after each run."""
+    """Per corpus and setting, the CLI's runs over the seeds and their summary, and after the first run the
+    trivial baselines with its gold column and K (:func:`trivial_baselines`); JSON rewritten after each run."""
     report: dict = {}
     for name in corpora:
         report[name] = {}
@@ -90,6 +110,8 @@ def accuracy(corpora: list[str], seeds: int, seed_base: int, settings: dict[str]
                 load = os.getloadavg()[0]
                 r = run_cli(CORPORA / NAMED[name], seed, shlex.split(flags)) | {"load_before": load}
                 runs.append(r)
+                if "baselines" not in report[name] and r.get("gold_column"):
+                    report[name]["baselines"] = trivial_baselines(CORPORA / NAMED[name], r["gold_column"], r["states"])
                 print(f"{name:11s} {label:28s} seed {seed}: M-1 {r.get('m1', float('nan')):.3f} "
                       f"VM {r.get('vm', float('nan')):.3f} K {r['states']} passes {r['iterations']} "
                       f"{r['seconds']:.0f} s load {load:.1f}", flush=True)
@@ -149,7 +171,7 @@ def main() -> None:
         else:
             settings = {} if args.no_features else {"features": f"--emission features {args.flags}".strip()}
             if args.categorical or args.no_features:
-                settings["categorical default"] = ""
+                settings["categorical default"] = "--emission categorical"  # (cvi2; no flags is the feature model)
         settings = {label: f"{flags} {args.common}".strip() for label, flags in settings.items()}
         accuracy(args.corpora.split(","), args.seeds, args.seed_base, settings, out)
     print(f"wrote {out}")

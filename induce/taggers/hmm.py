@@ -145,8 +145,8 @@ class HMMTagger(VectorEmission, HMMFile, HMMDecoding, HMMSettings, EmissionChoic
     features : with ``emission="features"``: ``None`` (the default templates
         :data:`induce.emissions.features.DEFAULT_TEMPLATES`), a feature file (one template a line), a list of
         templates, or a callable ``word -> iterable of feature names``.
-    feature_l2 : the L2 strength ``kappa`` of the penalty ``kappa ||lambda||^2`` (``None``: 1.0, chosen on
-        ptb-sample, docs/experiments/features.md).
+    feature_l2 : the L2 strength ``kappa`` of the penalty ``kappa ||lambda||^2`` (``None``: 1.0; 3 was worse on
+        EWT and 7 of 9 UD treebanks, docs/experiments/features.md).
     feature_fit : ``direct`` (default; the paper's Algorithm 2: L-BFGS on the marginal log-likelihood, the
         transitions log-linear too) or ``em`` (Algorithm 1: EM with a warm-started L-BFGS M-step);
         :mod:`induce.algorithms.features`.

@@ -2,6 +2,8 @@
 identity-feature limit against the categorical ML estimate, monotone objectives, recovery of a known log-linear
 HMM, the feature templates, the model file and bad feature files."""
 
+import json
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -195,4 +197,18 @@ def test_bad_feature_files(tmp_path, capsys):
         HMMTagger(n_states=2, infer="em", emission="features", features=["suffix 0"]).fit([["a", "b"]])
     with pytest.raises(ConfigError, match="infer='em'"):
         HMMTagger(n_states=2, emission="features").fit([["a", "b"], ["b"]])
-    assert main(["tag", "demo", "--features", str(bad)]) == 2  # only --emission features reads it
+    assert main(["tag", "demo", "--features", str(bad), "--infer", "cvi2"]) == 2  # only the feature family reads it
+    assert "does not apply without --emission features" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, emission, infer", [
+    ([], "features", "em"),  # no flags: the feature family (docs/experiments/features.md, "The default emission")
+    (["--infer", "em"], None, "em"), (["--beta", "1.5"], None, "cvi2"), (["--alpha", "0.5"], None, "cvi2"),
+    (["--emission", "categorical"], None, "cvi2"),
+])
+def test_cli_default_emission(tmp_path, capsys, argv, emission, infer):
+    src = tmp_path / "c.txt"
+    src.write_text("the dog runs .\nthe cats walked .\na dog walked .\n" * 4)
+    assert main(["tag", str(src), "--states", "3", "--iterations", "2", "--quiet", "--json", *argv]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary.get("emission") == emission and summary["infer"] == infer

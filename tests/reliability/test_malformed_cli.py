@@ -191,7 +191,7 @@ def test_one_sentence_cvi2_refused_and_vi_skips_cv_m1(tmp_path, capsys):
     from induce.corpus.writers import write_sentences
 
     write_sentences(tmp_path / "one.conllu", demo_sentences(n_sentences=1, seed=0), "conllu")
-    status, err = _run(["tag", str(tmp_path / "one.conllu"), "--quiet"], capsys)
+    status, err = _run(["tag", str(tmp_path / "one.conllu"), "--infer", "cvi2", "--quiet"], capsys)
     _check_one_line(status, err, "the input has one sentence")
     status = main(["tag", str(tmp_path / "one.conllu"), "--infer", "vi", "--iterations", "2", "--states", "3",
                    "--quiet", "-o", str(tmp_path / "out.conllu")])
