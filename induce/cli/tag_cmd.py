@@ -322,6 +322,9 @@ def run(args: argparse.Namespace) -> int:
     from ..taggers.hmm import CLUSTER_ALGORITHMS
 
     args.emission = args.emission or default_emission(args)
+    if args.model == "hmm" and args.emission != "categorical" and (args.workers or args.cluster):
+        raise ConfigError(f"--emission {args.emission} trains in this process; --workers / --cluster run the "
+                          "categorical emissions (--emission categorical)")
     infer = args.infer or default_infer(args)
     supported = infer in (CLUSTER_ALGORITHMS if args.model == "hmm" else ("scvi", "svi"))
     rounds = args.model == "hmm" and infer in ("svi", "scvi") and (args.workers or args.cluster)
@@ -418,9 +421,10 @@ def add_feature_options(g) -> None:
 
 #: the options only ``--emission features`` reads
 FEATURE_OPTIONS = ("features", "feature_l2", "feature_fit")
-#: options of the Bayesian categorical HMM (its Dirichlet priors, its algorithms' settings) that the feature family
-#: does not take: given without ``--emission``, they keep the categorical default
-CATEGORICAL_OPTIONS = ("alpha", "beta", "learn_hyper", "block_size", "cgs_keep", "tag_dict", "stream")
+#: options of the Bayesian categorical HMM (its Dirichlet priors, its algorithms' settings, the cluster) that the
+#: feature family does not take: given without ``--emission``, they keep the categorical default
+CATEGORICAL_OPTIONS = ("alpha", "beta", "learn_hyper", "block_size", "cgs_keep", "tag_dict", "stream", "workers",
+                       "cluster")
 
 
 def default_emission(args: argparse.Namespace) -> str:

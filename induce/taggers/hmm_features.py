@@ -51,6 +51,9 @@ class EmissionChoice:
                               f"M-step; 'direct': L-BFGS on the marginal likelihood), not infer={self.infer!r}")
         if tag_dict is not None:
             raise ConfigError("emission='features' takes no tag dictionary yet")
+        if self.client is not None:
+            raise ConfigError("emission='features' trains in this process (no client); the cluster runs the "
+                              "categorical emissions")
 
     def _emission_algorithm(self):
         """The training algorithm of a non-categorical family, built for the fitted vocabulary ``vocab_``;

@@ -197,8 +197,27 @@ def test_bad_feature_files(tmp_path, capsys):
         HMMTagger(n_states=2, infer="em", emission="features", features=["suffix 0"]).fit([["a", "b"]])
     with pytest.raises(ConfigError, match="infer='em'"):
         HMMTagger(n_states=2, emission="features").fit([["a", "b"], ["b"]])
+    with pytest.raises(ConfigError, match="no client"):  # refused, not silently trained in this process
+        HMMTagger(n_states=2, infer="em", emission="features", client=object()).fit([["a", "b"], ["b"]])
     assert main(["tag", "demo", "--features", str(bad), "--infer", "cvi2"]) == 2  # only the feature family reads it
     assert "does not apply without --emission features" in capsys.readouterr().err
+
+
+def test_cli_default_emission_on_a_cluster_is_categorical():
+    """--workers / --cluster without --emission keep the categorical family, whose E-steps run on the workers."""
+    import argparse
+
+    from induce.cli.tag_cmd import default_emission
+
+    plain = dict(model="hmm", infer=None)
+    assert default_emission(argparse.Namespace(**plain, _given={})) == "features"
+    for option in ("workers", "cluster"):
+        assert default_emission(argparse.Namespace(**plain, _given={option: 2})) == "categorical"
+
+
+def test_cli_refuses_features_on_a_cluster_before_starting_one(capsys):
+    assert main(["tag", "demo", "--emission", "features", "--workers", "2"]) == 2
+    assert "--emission features trains in this process" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("argv, emission, infer", [
