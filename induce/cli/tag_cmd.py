@@ -322,16 +322,15 @@ def run(args: argparse.Namespace) -> int:
     from ..taggers.hmm import CLUSTER_ALGORITHMS
 
     args.emission = args.emission or default_emission(args)
-    if args.model == "hmm" and args.emission != "categorical" and (args.workers or args.cluster):
-        raise ConfigError(f"--emission {args.emission} trains in this process; --workers / --cluster run the "
-                          "categorical emissions (--emission categorical)")
     infer = args.infer or default_infer(args)
-    supported = infer in (CLUSTER_ALGORITHMS if args.model == "hmm" else ("scvi", "svi"))
+    supported = (infer in CLUSTER_ALGORITHMS and args.emission == "categorical") if args.model == "hmm" else \
+        infer in ("scvi", "svi")
     rounds = args.model == "hmm" and infer in ("svi", "scvi") and (args.workers or args.cluster)
     if args.sync_every is not None and not rounds:
         raise ConfigError("--sync-every R runs --model hmm --infer svi or scvi on --workers N or --cluster ADDRESS")
-    with cluster.from_args(args, supported, f"--model hmm with --infer {' or '.join(CLUSTER_ALGORITHMS)}, or "
-                                            "--model hdp-hmm with --infer scvi or svi") as client:
+    with cluster.from_args(args, supported, f"--model hmm with --emission categorical and --infer "
+                                            f"{' or '.join(CLUSTER_ALGORITHMS)}, or --model hdp-hmm with --infer "
+                                            "scvi or svi") as client:
         args.client = client
         return _run(args)
 

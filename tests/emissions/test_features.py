@@ -217,7 +217,7 @@ def test_cli_default_emission_on_a_cluster_is_categorical():
 
 def test_cli_refuses_features_on_a_cluster_before_starting_one(capsys):
     assert main(["tag", "demo", "--emission", "features", "--workers", "2"]) == 2
-    assert "--emission features trains in this process" in capsys.readouterr().err
+    assert "--workers / --cluster run --model hmm with --emission categorical" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("argv, emission, infer", [
