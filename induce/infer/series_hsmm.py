@@ -289,12 +289,17 @@ class HSMMFit:
             X = state["stacked"][lo:hi]
             logpi, logA, logD = self._potentials("cvi2", C, Sd)
             logz, c, N, gamma = sequence_stats(logpi, logA, self.family.log_predictive(X, S), logD)
-            return logz, (c, self.family.stats(X, gamma), self.durations.stats(N))
+            return logz, (c, self._own_stats(X, gamma), self.durations.stats(N))
 
         total = collapsed_sweep(self.rng.permutation(len(state["own_C"])), (C, S, Sd),
                                 (state["own_C"], state["own_S"], state["own_Sd"]), local)
         self._after_pass(state)
         return total
+
+    def _own_stats(self, X: np.ndarray, gamma: np.ndarray):
+        """An item's own emission statistics as cvi2 keeps them: the family's ``stats`` (the text HSMM keeps the
+        columns of the item's words only, :class:`induce.algorithms.hsmm_sentences.WordColumns`)."""
+        return self.family.stats(X, gamma)
 
     def _minibatch_statistics(self, rule: str, state, batch):
         """The local step of svi/scvi (paper 002 section 3.2): ``(sum log Z, (C, S, Sd))`` of the items ``batch``
