@@ -8,6 +8,7 @@ from induce.corpus.corpus import Corpus
 from induce.corpus.vocab import Vocabulary
 from induce.errors import ConfigError
 from induce.infer import hmm_passes as passes
+from induce.algorithms import minibatch
 from induce.infer import stochastic_hmm as sh
 from induce.infer.estimators import cvi_params, vi_params
 from induce.infer.schedules import blend, minibatches
@@ -162,12 +163,12 @@ def test_stop_request_writes_checkpoint_and_resumes(tmp_path):
         return counts, upd, sh.sentence_batches(tokens, offsets, 8, 2, np.random.default_rng(1))
 
     c0, u0, b0 = fresh()
-    sh.run(c0, u0, b0, tau=1.0, kappa=0.7)
+    minibatch.run(c0, u0, b0, tau=1.0, kappa=0.7)
     c1, u1, b1 = fresh()
-    r1 = sh.run(c1, u1, b1, tau=1.0, kappa=0.7, checkpoint=ck, stop_after=7, meta={"x": 1})
+    r1 = minibatch.run(c1, u1, b1, tau=1.0, kappa=0.7, checkpoint=ck, stop_after=7, meta={"x": 1})
     assert r1.interrupted and r1.batches == 7
     c2, u2, b2 = fresh()
-    r2 = sh.run(c2, u2, b2, tau=1.0, kappa=0.7, checkpoint=ck, resume=True, meta={"x": 1})
+    r2 = minibatch.run(c2, u2, b2, tau=1.0, kappa=0.7, checkpoint=ck, resume=True, meta={"x": 1})
     assert r2.batches == 20 and not r2.interrupted
     np.testing.assert_allclose(c2.trans, c0.trans, rtol=1e-12)
     np.testing.assert_allclose(c2.emissions(), c0.emissions(), rtol=1e-12)
