@@ -4,11 +4,11 @@ semi-Markov tagging (:class:`induce.taggers.hsmm_tagger.HSMMTagger`, ``induce ta
 The engine is used as it is (messages ``induce.kernels.hsmm``, the categorical family's rows of
 :mod:`induce.emissions.categorical`, the duration families of :mod:`induce.durations`, the svi / scvi steps of
 :mod:`induce.algorithms.minibatch`, the cvi2 sweep :func:`induce.algorithms.cvi2.collapsed_sweep`); only the
-start and the form of cvi2's per-sentence statistics change.  The series fit keeps every item's own emission
+start and the form of a sentence's statistics change.  The series fit keeps every item's own emission
 statistics as a ``K x W`` table; over thousands of sentences and a vocabulary of thousands of words that is
-gigabytes, so here a sentence's own statistics are the columns of its words only (:class:`WordColumns`,
-``K x`` its distinct words), which cvi2 subtracts from and adds back to the global table (thesis eq. 3.95-3.96).
-em, vi, svi and scvi keep the global statistics only.
+gigabytes, so here a sentence's statistics are the columns of its words only (:class:`WordColumns`, ``K x`` its
+distinct words), which cvi2 subtracts from and adds back to the global table (thesis eq. 3.95-3.96) and an svi /
+scvi minibatch adds to its table (eq. 3.103).  em, vi, svi and scvi keep the global statistics only.
 """
 
 from __future__ import annotations
@@ -62,20 +62,9 @@ class SentenceHSMMFit(HSMMFit):
         state = {"C": C, "S": self.family.stats(stacked, gamma0), "Sd": self.durations.stats(N), "m": 0,
                  "stacked": stacked, "bounds": spans}
         if self.infer == "cvi2":
-            state.update(self._own_statistics(items, spans, labels, gamma0))
+            state.update(self._own_statistics(items, spans, gamma0))
         return state
 
-    def _own_statistics(self, items, spans, labels, gamma0) -> dict:
-        """Every item's share of the initial statistics (what cvi2 subtracts)."""
-        K, Dm = self.n_states, self.durations.max_duration
-        own = {"own_C": [], "own_S": [], "own_Sd": []}
-        for X, (lo, hi) in zip(items, spans):
-            C, N = np.zeros((K + 1, K)), np.full((K, Dm), 1.0 / (Dm * len(items)))
-            add_segment_counts(labels[lo:hi], np.zeros(1, dtype=np.int64), C, N)
-            own["own_C"].append(C)
-            own["own_S"].append(self._own_stats(X, gamma0[lo:hi]))
-            own["own_Sd"].append(self.durations.stats(N))
-        return own
-
-    def _own_stats(self, X: np.ndarray, gamma: np.ndarray) -> WordColumns:
+    def _item_stats(self, X: np.ndarray, gamma: np.ndarray) -> WordColumns:
+        """A sentence's own emission statistics: the columns of its words."""
         return WordColumns(self.family.codes(X), gamma)
