@@ -89,8 +89,8 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
                         "(semi-Markov: each state emits a segment of tokens, see its group below)")
     p.add_argument("--infer", choices=tuple(dict.fromkeys(ALGORITHMS + HDP_ALGORITHMS)), default=None,
                    help="inference algorithm (default em with the default --emission features, cvi2 with --emission "
-                        "categorical; hdp-hmm: cvi, scvi, svi or beam, default cvi; hsmm: em "
-                        "or vi, default vi)")
+                        "categorical; hdp-hmm: cvi, scvi, svi or beam, default cvi; hsmm: em, "
+                        "vi, cvi2, svi or scvi, default vi)")
     p.add_argument("--states", type=positive_int, default=None,
                    help="number of hidden states K (default: the number of gold tags when the input has them, "
                         "as in the thesis' experiments, at most 50; else 45, the size of the PTB tag set)")
