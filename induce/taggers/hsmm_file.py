@@ -17,7 +17,7 @@ KIND = "HSMMTagger"
 
 class HSMMFile:
     """``save`` / ``load`` of a fitted HSMM tagger (a mixin of ``HSMMTagger``): the hyperparameters, the training
-    vocabulary, the trace and the fitted statistics (transition counts, the categorical family's ``K x (W + 1)``
+    vocabulary, the trace (in the header) and the fitted statistics (transition counts, the categorical family's ``K x (W + 1)``
     statistics with the unseen-word column last, the duration statistics), from which decoding rebuilds its
     potentials (``HSMMTagger._potentials``)."""
 
@@ -38,18 +38,15 @@ class HSMMFile:
             Field("trans_counts", "f8", ("K+1", "K"), nonnegative=True),
             Field("stats", "f8", ("K", "W+1"), nonnegative=True),
             Field("dur_stats", "f8", ("K", "Q"), nonnegative=True),
-            Field("trace", "f8", (None,)),
         ), {"K": int(params["n_states"]), "W": len(words), "Q": cls._durations(params).n_stats})
 
     def save(self, path: str | Path) -> None:
         """Write the model as one ``.npz`` (arrays + a JSON header), atomically, without pickle."""
         self._potentials()  # NotFittedError before any file is written
-        key = next(k for k in self.trace_[0] if k != "iteration") if self.trace_ else "log_likelihood"
-        header = {"params": self.get_params(), "words": self.words_, "trace_key": key, "n_iter_": int(self.n_iter_),
-                  "converged_": bool(self.converged_)}
+        header = {"params": self.get_params(), "words": self.words_, "trace": self.trace_,
+                  "n_iter_": int(self.n_iter_), "converged_": bool(self.converged_)}
         arrays = {"trans_counts": np.maximum(self.trans_counts_, 0.0), "stats": np.maximum(self.stats_, 0.0),
-                  "dur_stats": np.maximum(self.dur_stats_, 0.0),
-                  "trace": np.asarray([r[key] for r in self.trace_], dtype=np.float64)}
+                  "dur_stats": np.maximum(self.dur_stats_, 0.0)}
         modelfile.save(path, KIND, header, arrays)
 
     @classmethod
@@ -63,10 +60,10 @@ class HSMMFile:
             model._start_run()
             model.n_states_, model.words_ = int(model.n_states), list(header["words"])
             model.n_iter_, model.converged_ = int(header["n_iter_"]), bool(header["converged_"])
-            key = str(header["trace_key"])
+            model.trace_ = [{"iteration": int(r["iteration"]), **{str(k): float(v) for k, v in r.items()
+                                                                  if k != "iteration"}} for r in header["trace"]]
         model.family_ = Categorical(beta=model._beta(), n_symbols=len(model.words_) + 1)
         model.durations_ = cls._durations(header["params"])
         model.trans_counts_, model.stats_ = arrays["trans_counts"], arrays["stats"]
         model.dur_stats_ = arrays["dur_stats"]
-        model.trace_ = [{"iteration": i + 1, key: float(v)} for i, v in enumerate(arrays["trace"])]
         return model
