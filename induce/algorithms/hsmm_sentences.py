@@ -35,8 +35,8 @@ class WordColumns:
 
     def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
         table = inputs[0]
-        if (method != "__call__" or ufunc not in (np.add, np.subtract) or kwargs or inputs[1:] != (self,)
-                or out is None or out[0] is not table):
+        if (method != "__call__" or ufunc not in (np.add, np.subtract) or kwargs or len(inputs) != 2
+                or inputs[1] is not self or out is None or out[0] is not table):
             return NotImplemented
         table[:, self.words] = ufunc(table[:, self.words], self.block)
         return table
