@@ -110,7 +110,7 @@ def epoch(fit, state: dict, counts: tuple, sizes: np.ndarray) -> float:
 @dataclass
 class RunResult:
     """What :func:`run` did: its trace, minibatches, tokens, training seconds, how it ended, the final priors and
-    the sum of the minibatches' log-likelihoods (each under the parameters before its step)."""
+    the sum of this call's minibatches' log-likelihoods (each under the parameters before its step)."""
 
     trace: list[dict] = field(default_factory=list)
     batches: int = 0
