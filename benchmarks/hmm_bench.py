@@ -33,7 +33,7 @@ best setting per algorithm and metric goes to the JSON, which ``accuracy
 complete dictionary (``semi --tuned`` reads the best setting by accuracy).
 ``fit``: whole fits (setup included) in CPU and wall seconds (200 iterations).
 ``passes``: CPU seconds of one call of each compiled pass (cvi1, cgs, exact cvi2, cvi2 in
-blocks of 256, an svi and an scvi epoch through ``stochastic_hmm.run``) of the
+blocks of 256, an svi and an scvi epoch through the driver ``minibatch.run``) of the
 checkout ``--before`` against this one's, in one process, alternated, on the
 same inputs (CoNLL-2000, K=45): the check that splitting a pass into named
 steps cost nothing.
@@ -489,6 +489,7 @@ def _module_from(path: Path, name: str):
 
 
 def mode_passes(args):
+    from induce.algorithms import minibatch
     from induce.infer import hmm_batched, hmm_passes, stochastic_hmm
 
     corpus, _ = corpus_by_name(args.corpus)
@@ -499,7 +500,11 @@ def mode_passes(args):
     names = ("hmm_passes", "hmm_batched", "stochastic_hmm")
     versions = {"before": {n: _module_from(Path(args.before) / "induce" / "infer" / f"{n}.py", f"_before_{n}")
                            for n in names},
-                "after": dict(zip(names, (hmm_passes, hmm_batched, stochastic_hmm)))}
+                "after": dict(zip(names, (hmm_passes, hmm_batched, stochastic_hmm)), run=minibatch.run)}
+    # the minibatch driver: induce.algorithms.minibatch.run (in stochastic_hmm.py before that file was split)
+    before = versions["before"]
+    before["run"] = getattr(before["stochastic_hmm"], "run", None) or _module_from(
+        Path(args.before) / "induce" / "algorithms" / "minibatch.py", "_before_minibatch").run
     no_mask = np.zeros((0, 0), dtype=np.uint8)
     order = np.arange(I, dtype=np.int64)
     st32 = np.zeros((I, K + 1, K), dtype=np.float32)
@@ -536,7 +541,8 @@ def mode_passes(args):
             sh = m["stochastic_hmm"]
             counts = sh.GlobalCounts.exponential(np.random.default_rng(0), K, W, N)
             batches = sh.sentence_batches(tokens, offsets, 1000, 1, np.random.default_rng(0))
-            return lambda: sh.run(counts, sh.SentenceUpdater(algorithm, alpha, beta, I), batches, tau=1.0, kappa=0.5)
+            return lambda: m["run"](counts, sh.SentenceUpdater(algorithm, alpha, beta, I), batches, tau=1.0,
+                                    kappa=0.5)
         return make
 
     cases = {"cvi1": cvi1, "cgs": cgs, "cvi2 (exact)": cvi2, "cvi2 block 256": block, "svi epoch": epoch("svi"), "scvi epoch": epoch("scvi")}

@@ -62,6 +62,7 @@ from induce.corpus.corpus import Corpus, gather_sentences
 from induce.corpus.formats import read_sentences
 from induce.corpus.transforms import pipeline
 from induce.corpus.vocab import Vocabulary
+from induce.algorithms import minibatch
 from induce.infer import stochastic_hmm as sh
 from induce.taggers import HMMTagger
 
@@ -221,7 +222,7 @@ def scale(args) -> None:
     counts = sh.GlobalCounts.exponential(np.random.default_rng(args.seed), K, W, int(n_sentences * mean_len))
     updater = sh.SentenceUpdater("scvi", 0.1, 0.1, n_sentences)
     t0 = time.perf_counter()
-    res = sh.run(counts, updater, stream(), tau=1.0, kappa=0.5,
+    res = minibatch.run(counts, updater, stream(), tau=1.0, kappa=0.5,
                  heldout=(held.tokens.astype(np.int32), held.offsets), heldout_every=max(1, n_batches // 20),
                  callback=lambda r: print(f"  batch {r['batch']:6d} tokens {r['tokens_seen']:>11,d} "
                                           f"train {r['seconds']:7.1f} s held-out "

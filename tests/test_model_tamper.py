@@ -20,6 +20,7 @@ from induce.corpus.demo import demo_corpus
 from induce.errors import ModelFormatError
 from induce.parsers import DMVParser, LatentPCFGParser, PCFGInducer
 from induce.taggers import HDPHMMTagger, HMMTagger, TagDictionary
+from induce.taggers.hsmm_tagger import HSMMTagger
 
 TOY = [(s.split(), t.split()) for s, t in [
     ("das haus", "the house"), ("das buch", "the book"), ("ein buch", "a book"),
@@ -43,13 +44,15 @@ def _fits(corpora):
     dmv = DMVParser(infer="cvi", n_iter=2).fit(TAGS)
     pcfg = PCFGInducer(n_nonterminals=2, infer="em", n_iter=2, random_state=0).fit(TAGS)
     aligner = WordAligner(model="hmm", infer="cvi", random_state=0).fit(TOY)
+    hsmm = HSMMTagger(n_states=3, infer="cvi2", max_duration=3, n_iter=2, random_state=0).fit(c)
     fits = {"hmm": (HMMTagger, hmm, lambda m: m.predict_flat(c)),
             "hmm-tagdict": (HMMTagger, tagged, lambda m: m.predict_flat(c)),
             "hdp": (HDPHMMTagger, hdp, lambda m: m.predict_flat(c)),
             "hmm-features": (HMMTagger, feats, lambda m: m.predict_flat(c)),
             "dmv": (DMVParser, dmv, lambda m: m.predict_flat(TAGS)),
             "pcfg": (PCFGInducer, pcfg, lambda m: [str(t) for t in m.parse(TAGS)]),
-            "aligner": (WordAligner, aligner, lambda m: m.align(TOY))}
+            "aligner": (WordAligner, aligner, lambda m: m.align(TOY)),
+            "hsmm": (HSMMTagger, hsmm, lambda m: m.predict_flat(c))}
     if corpora is not None:
         trees = _ptb(corpora)
         la = LatentPCFGParser(n_subtypes=2, n_iter=1, min_iter=0, random_state=0).fit(trees)
@@ -71,7 +74,7 @@ def models(tmp_path_factory):
 
 #: arrays whose entries may take any sign (log-linear weights)
 SIGNED = {"feature_weights"}
-KINDS = ["hmm", "hmm-tagdict", "hmm-features", "hdp", "dmv", "pcfg", "aligner", "pcfg-la"]
+KINDS = ["hmm", "hmm-tagdict", "hmm-features", "hdp", "dmv", "pcfg", "aligner", "pcfg-la", "hsmm"]
 
 
 def _get(models, kind):

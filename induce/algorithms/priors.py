@@ -66,7 +66,7 @@ class Priors:
 
     def epoch_update(self, mean_field: bool):
         """The minibatch algorithms' step at an epoch's end, from the global counts (every epoch, from the
-        first): ``(counts, alpha, beta) -> (alpha, beta)`` for :func:`induce.infer.stochastic_hmm.run`.
+        first): ``(counts, alpha, beta) -> (alpha, beta)`` for :func:`induce.algorithms.minibatch.run`.
         Mean-field VI (svi, svi-buffered, svi-vanilla): the ELBO's own hyperparameter update with ``q`` held
         (:func:`induce.infer.hyper.fit_symmetric_dirichlet_vb`); the collapsed ones (scvi, scvi3,
         scvi3-vanilla), whose objective is the Dirichlet-multinomial evidence of the expected counts: Minka's

@@ -1,6 +1,6 @@
 """The minibatch algorithms: ``svi`` / ``scvi`` over sentences (thesis eq. 3.98-3.104) and the single-sequence
 ``scvi3``, ``scvi3-vanilla``, ``svi-buffered``, ``svi-vanilla`` (paper 001; thesis 3.8.4), driven by
-:func:`induce.infer.stochastic_hmm.run` with the held-out stopping rule and the checkpoints.
+:func:`induce.algorithms.minibatch.run` with the held-out stopping rule and the checkpoints.
 
 Without a held-out set (``data.heldout``) a seeded ``heldout_fraction`` of the sentences (at most
 ``heldout_max_tokens`` tokens; the single-sequence algorithms: the end of the sequence) is left out of training
@@ -18,6 +18,7 @@ from ..infer import stochastic_hmm as stochastic
 from ..infer.convergence import ConvergenceMonitor
 from ..infer.schedules import minibatches
 from .base import Algorithm, Fitted, register, worker_corpus
+from . import minibatch
 from .minibatch import LOCAL_RULE
 
 
@@ -115,13 +116,13 @@ def _schedule(opts, n_items: int, batch_seq, **extra) -> dict:
     sizes 20, 100 and 500 on Figure 3.15's WSJ data for scvi, benchmarks/RESULTS.md; on a cluster the
     largest that keeps 500 minibatches in the run, at most ``opts.planned_epochs`` of them; a resumed run keeps
     its checkpoint's), the epoch cap ``n_epochs`` and the seeded ``rng``, with ``extra``."""
-    saved = stochastic.saved_settings(opts.checkpoint).get("batch_size") if opts.resume else None
+    saved = minibatch.saved_settings(opts.checkpoint).get("batch_size") if opts.resume else None
     size = resolve_batch_size(opts.batch_size, 100, n_items, saved, opts.planned_epochs, opts.client)
     return dict(batch_size=size, n_epochs=opts.max_epochs, rng=np.random.default_rng(batch_seq), **extra)
 
 
 def run(name, core, counts, updater, batches, heldout, settings, n_items: int, epoch_tokens: int, opts) -> Fitted:
-    """Drive :func:`induce.infer.stochastic_hmm.run` with the schedule, stopping rule and checkpoint options of
+    """Drive :func:`induce.algorithms.minibatch.run` with the schedule, stopping rule and checkpoint options of
     ``opts`` (``patience``: the epochs the rule waits for a gain of more than ``tol`` of the best held-out
     log-likelihood); ``n_items`` sentences (or subsequences) of ``epoch_tokens`` tokens make one epoch.  The epochs
     are judged by the monitor when there is a held-out set and the run was not interrupted."""
@@ -129,7 +130,7 @@ def run(name, core, counts, updater, batches, heldout, settings, n_items: int, e
     settings = {**settings, "heldout_tokens": len(heldout[0]) if heldout is not None else 0}
     size = settings["batch_size"]
     hyper = core.priors.epoch_update(LOCAL_RULE[name] == "vi") if core.priors.learned else None
-    result = stochastic.run(counts, updater, batches, tau=opts.tau, kappa=opts.kappa, heldout=heldout,
+    result = minibatch.run(counts, updater, batches, tau=opts.tau, kappa=opts.kappa, heldout=heldout,
                             heldout_every=opts.heldout_every, alpha=core.priors.alpha, beta=core.priors.beta,
                             max_batches=opts.max_batches, checkpoint=opts.checkpoint,
                             checkpoint_every=opts.checkpoint_every, checkpoint_minutes=opts.checkpoint_minutes,

@@ -40,9 +40,6 @@ _NO_SERIES_PREDICTIVE = ("the series engine's collapsed sweeps integrate the emi
 _NOT_VECTORS = ("--emission embeddings (the word-vector HMM) runs --infer em, vi, cvi2, svi or scvi; the collapsed "
                 "Gaussian sweeps run in induce segment")
 _CATEGORICAL_HSMM = "semi-Markov tagging (induce tag --model hsmm) takes categorical emissions"
-_NO_TEXT_HSMM = ("--model hsmm runs --infer em or vi on text (induce tag): its start keeps the global statistics "
-                 "only, not the states x vocabulary table per sentence that the series HSMM's cvi2 subtracts; svi and "
-                 "scvi are not wired to it yet")
 _NO_TEXT_HDP_HSMM = "the HDP-HSMM is not implemented for text (induce tag); it runs on series (induce segment)"
 
 
@@ -83,8 +80,9 @@ TABLE = (
         "tests/hdp/test_baselines.py"),
     *(Row("hsmm", name, {**_SERIES, "categorical": _BOTH}, {"features": _CATEGORICAL_HSMM},
           "tests/hsmm/test_fit.py, tests/hsmm/test_tagger_hsmm.py") for name in ("em", "vi")),
-    *(Row("hsmm", name, _SERIES, {"features": _CATEGORICAL_HSMM, "categorical": _NO_TEXT_HSMM},
-          "tests/hsmm/test_fit.py, tests/hsmm/test_svi_cvi.py") for name in ("svi", "cvi2", "scvi")),
+    *(Row("hsmm", name, {**_SERIES, "categorical": _BOTH}, {"features": _CATEGORICAL_HSMM},
+          "tests/hsmm/test_fit.py, tests/hsmm/test_svi_cvi.py, tests/hsmm/test_tagger_hsmm.py")
+      for name in ("svi", "cvi2", "scvi")),
     *(Row("hdp-hsmm", name, _SERIES, {"features": _NO_TEXT_HDP_HSMM, "*": _NO_TEXT_HDP_HSMM},
           "tests/hsmm/test_hdp_hsmm.py") for name in ("vi", "svi", "cvi2", "scvi")),
     Row("hdp-hsmm", "em", {}, {"*": "the HDP-HSMM is fitted by vi, svi, cvi2 or scvi; it has no em"},

@@ -89,8 +89,8 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
                         "(semi-Markov: each state emits a segment of tokens, see its group below)")
     p.add_argument("--infer", choices=tuple(dict.fromkeys(ALGORITHMS + HDP_ALGORITHMS)), default=None,
                    help="inference algorithm (default em with the default --emission features, cvi2 with --emission "
-                        "categorical; hdp-hmm: cvi, scvi, svi or beam, default cvi; hsmm: em "
-                        "or vi, default vi)")
+                        "categorical; hdp-hmm: cvi, scvi, svi or beam, default cvi; hsmm: em, "
+                        "vi, cvi2, svi or scvi, default vi)")
     p.add_argument("--states", type=positive_int, default=None,
                    help="number of hidden states K (default: the number of gold tags when the input has them, "
                         "as in the thesis' experiments, at most 50; else 45, the size of the PTB tag set)")
@@ -187,7 +187,7 @@ def _add_output_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--save-model", "--save", dest="save", type=output_path, metavar="MODEL",
                    help="save the fitted model (.npz; --save is the old name)")
     p.add_argument("--load", type=existing_file, metavar="MODEL",
-                   help="tag INPUT with a saved model (--save-model of an HMM or HDP-HMM run) instead of training; "
+                   help="tag INPUT with a saved model (--save-model of an HMM, HDP-HMM or HSMM run) instead of training; "
                         "only input, output, evaluation and --decode options apply")
     p.add_argument("--eval-every", type=nonneg_int, default=0, metavar="N",
                    help="score against gold every N iterations in the trace (default: only at the end)")
@@ -485,31 +485,34 @@ def _check_options(args: argparse.Namespace) -> bool:
 
 
 def _run_loaded(args: argparse.Namespace) -> int:
-    """``--load MODEL``: tag INPUT with a saved HMMTagger or HDPHMMTagger (words unseen in training share the
-    model's unseen-word emissions; a feature model scores each by its own features), score it against gold tags
-    when INPUT has them; no training."""
+    """``--load MODEL``: tag INPUT with a saved HMMTagger, HDPHMMTagger or HSMMTagger (words unseen in training
+    share the model's unseen-word emissions; a feature model scores each by its own features), score it against
+    gold tags when INPUT has them; no training."""
     from ..taggers import HDPHMMTagger, HMMTagger
 
     refuse_given_except(args, LOAD_OPTIONS, "with --load (the saved model is applied as it is, not trained)")
     from ..taggers.hmm_vectors import VECTOR_KIND
+    from ..taggers.hsmm_tagger import HSMMTagger
 
-    model = load_model(args.load, {"HMMTagger": HMMTagger, VECTOR_KIND: HMMTagger, "HDPHMMTagger": HDPHMMTagger})
+    model = load_model(args.load, {"HMMTagger": HMMTagger, VECTOR_KIND: HMMTagger, "HDPHMMTagger": HDPHMMTagger,
+                                   "HSMMTagger": HSMMTagger})
+    tag_vocab = getattr(model, "tag_vocab_", None)  # the HSMM tagger has no tag dictionary
     if "decode" in getattr(args, "_given", {}):
         model.decode = args.decode
     corpus = _read(args)
     gold_column = gold_tag_column(corpus.tag_vocabs, args.gold_column)
     start = time.perf_counter()
     states = model.predict_flat(corpus)
-    tags = model.tag_vocab_.itos if model.tag_vocab_ is not None else [f"S{k}" for k in range(model.n_states_)]
+    tags = tag_vocab.itos if tag_vocab is not None else [f"S{k}" for k in range(model.n_states_)]
     names = np.asarray(tags, dtype=object)
     result = {"input": str(args.input), "model_file": args.load, "model_type": type(model).__name__,
               "infer": model.infer, "states": model.n_states_, "sentences": corpus.n_sentences,
               "tokens": corpus.n_tokens, "seconds": round(time.perf_counter() - start, 3),
               "log_likelihood_per_token": model.score(corpus)}
     if gold_column is not None:
-        result.update(_scores(corpus, states, names, gold_column, model.tag_vocab_))
+        result.update(_scores(corpus, states, names, gold_column, tag_vocab))
     if args.output:
-        result["output"] = _write_output(args, corpus, states, names, model.tag_vocab_)
+        result["output"] = _write_output(args, corpus, states, names, tag_vocab)
     if args.report:
         from ..report import tagging_data, write_report
 

@@ -17,14 +17,16 @@ HSMM_OWN = ("durations", "max_duration", "max_r")
 #: what ``--model hsmm`` reads: input, output, evaluation, the HSMM's, and the shared model options
 HSMM_OPTIONS = HSMM_OWN + ("input", "output", "format", "encoding", "lowercase", "unk_threshold", "model", "infer",
                            "states", "iterations", "tol", "alpha", "beta", "seed", "decode", "gold_column",
-                           "output_column", "json", "report", "trace", "quiet", "progress")
+                           "output_column", "json", "report", "trace", "quiet", "progress", "save", "batch_size",
+                           "tau", "kappa")
 
 
 def add_options(p: argparse.ArgumentParser) -> None:
     """The ``--model hsmm`` group of ``induce tag``."""
     from ..names import DURATION_FAMILIES
 
-    g = p.add_argument_group("HSMM (--model hsmm: segments of one state; --infer em or vi, default vi)")
+    g = p.add_argument_group("HSMM (--model hsmm: segments of one state; --infer em, vi, cvi2, svi or scvi, default "
+                             "vi; svi and scvi read --batch-size, default 100, --tau and --kappa)")
     g.add_argument("--durations", choices=DURATION_FAMILIES, default="negbin",
                    help="segment length family (default negbin with r learned: geometric, as the HMM's, or more "
                         "regular, state by state)")
@@ -46,7 +48,8 @@ def run_hsmm(args: argparse.Namespace) -> int:
     from .tag_cmd import _finish, _read
 
     refuse_given_except(args, HSMM_OPTIONS, "to --model hsmm (it reads input, output, evaluation, --states, --infer, "
-                                            "--iterations, --tol, --alpha, --beta, --seed, --decode and its own)")
+                                            "--iterations, --tol, --alpha, --beta, --seed, --decode, --save-model, "
+                                            "--batch-size, --tau, --kappa and its own)")
     args.infer = args.infer or "vi"
     support.check("hsmm", args.infer, "categorical", "tag")
     corpus = _read(args)
@@ -54,7 +57,8 @@ def run_hsmm(args: argparse.Namespace) -> int:
     model = HSMMTagger(n_states=default_n_states(corpus, gold_column, args.states), infer=args.infer,
                        durations=args.durations, max_duration=args.max_duration, max_r=args.max_r,
                        alpha=1.0 if args.alpha is None else args.alpha, beta=args.beta, n_iter=args.iterations or 100,
-                       tol=1e-4 if args.tol is None else args.tol, decode=args.decode, random_state=args.seed)
+                       tol=1e-4 if args.tol is None else args.tol, batch_size=args.batch_size or 100, tau=args.tau,
+                       kappa=args.kappa, decode=args.decode, random_state=args.seed)
     start = time.perf_counter()
     warned: dict = {}
     with reported_warnings(warned):

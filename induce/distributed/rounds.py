@@ -211,7 +211,7 @@ def merge(counts, words, rows, dtrans, dtotals) -> None:
 
 class WorkerRoundsUpdater(stochastic.SentenceUpdater):
     """``svi`` / ``scvi`` over a :class:`WorkerCorpus` in rounds of ``sync_every`` minibatches (see the module
-    docstring).  :func:`induce.infer.stochastic_hmm.run` hands it one minibatch at a time (global sentence
+    docstring).  :func:`induce.algorithms.minibatch.run` hands it one minibatch at a time (global sentence
     indices); it runs a round when it has ``sync_every`` of them or when the run settles it (held-out
     evaluation, an epoch's end, the end).  Between rounds the client's counts are the run's."""
 

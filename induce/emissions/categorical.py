@@ -12,7 +12,7 @@ import numpy as np
 from scipy.special import digamma
 
 from ..errors import ConfigError
-from ..infer.estimators import cvi_params, em_params, map_params
+from ..infer.estimators import em_params, map_params
 from ..infer.estimators import dirichlet_kl
 from .base import EmissionFamily, as_rows, bad_step, register
 
@@ -86,13 +86,14 @@ class Categorical(EmissionFamily):
 
     def expected_log_likelihood(self, X, S):
         """``psi(C_kw + beta) - psi(C_k. + W beta)`` (thesis eq. 3.22)."""
-        C = np.maximum(S, 0.0)
-        elog = digamma(C + self.beta) - digamma(C.sum(axis=1, keepdims=True) + self.n_symbols * self.beta)
-        return elog.T[self.codes(X)]
+        C = np.maximum(S, 0.0)  # the columns of X's symbols only: O(T K) rows (a text vocabulary is large)
+        return digamma(C.T[self.codes(X)] + self.beta) - digamma(C.sum(axis=1) + self.n_symbols * self.beta)
 
     def log_predictive(self, X, S):
         """``log (C_kw + beta) / (C_k. + W beta)`` (thesis eq. 3.64 = 3.96 for this pair)."""
-        return self._gather(X, cvi_params(np.maximum(S, 0.0), self.beta))
+        C = np.maximum(S, 0.0)  # cvi_params on the columns of X's symbols only
+        rows = (C.T[self.codes(X)] + self.beta) / (C.sum(axis=1) + self.n_symbols * self.beta)
+        return np.log(np.maximum(rows, 1e-300))
 
     def kl(self, S):
         return dirichlet_kl(np.maximum(S, 0.0) + self.beta, self.beta)

@@ -241,19 +241,25 @@ class HSMMFit:
         ``C``/``S``/``Sd`` the global statistics, ``own_C``/``own_S``/``own_Sd`` every item's share (what
         cvi2 subtracts), ``stacked``/``bounds`` all items in one array, ``m`` the update counter."""
         stacked = np.vstack(items)
-        K, Dm = self.n_states, self.durations.max_duration
         bounds = np.concatenate([[0], np.cumsum([X.shape[0] for X in items])])
         spans = list(zip(bounds[:-1], bounds[1:]))
-        gamma0 = self._initial_gamma(stacked, spans)
-        own_C, own_S, own_Sd = [], [], []
+        own = self._own_statistics(items, spans, self._initial_gamma(stacked, spans))
+        return {"C": np.sum(own["own_C"], axis=0), "S": np.sum(own["own_S"], axis=0),
+                "Sd": np.sum(own["own_Sd"], axis=0), **own, "m": 0, "stacked": stacked, "bounds": spans}
+
+    def _own_statistics(self, items, spans, gamma0: np.ndarray) -> dict:
+        """Every item's share of the statistics of the responsibilities ``gamma0`` (what cvi2 subtracts):
+        ``own_C`` / ``own_Sd`` from the runs of the ``argmax`` labels within the item and ``1 / n_items`` of the
+        pseudo-segments, ``own_S`` the :meth:`_item_stats` of its emissions."""
+        K, Dm = self.n_states, self.durations.max_duration
+        own = {"own_C": [], "own_S": [], "own_Sd": []}
         for X, (lo, hi) in zip(items, spans):
             C, N = np.zeros((K + 1, K)), np.full((K, Dm), 1.0 / (Dm * len(items)))
             add_segment_counts(gamma0[lo:hi].argmax(axis=1), np.zeros(1, dtype=np.int64), C, N)
-            own_C.append(C)
-            own_S.append(self.family.stats(X, gamma0[lo:hi]))
-            own_Sd.append(self.durations.stats(N))
-        return {"C": np.sum(own_C, axis=0), "S": np.sum(own_S, axis=0), "Sd": np.sum(own_Sd, axis=0),
-                "own_C": own_C, "own_S": own_S, "own_Sd": own_Sd, "m": 0, "stacked": stacked, "bounds": spans}
+            own["own_C"].append(C)
+            own["own_S"].append(self._item_stats(X, gamma0[lo:hi]))
+            own["own_Sd"].append(self.durations.stats(N))
+        return own
 
     def _initial_gamma(self, stacked: np.ndarray, spans) -> np.ndarray:
         """Initial responsibilities ``(T, K)``: ``init_gamma`` when given, else the family's k-means start."""
@@ -289,12 +295,18 @@ class HSMMFit:
             X = state["stacked"][lo:hi]
             logpi, logA, logD = self._potentials("cvi2", C, Sd)
             logz, c, N, gamma = sequence_stats(logpi, logA, self.family.log_predictive(X, S), logD)
-            return logz, (c, self.family.stats(X, gamma), self.durations.stats(N))
+            return logz, (c, self._item_stats(X, gamma), self.durations.stats(N))
 
         total = collapsed_sweep(self.rng.permutation(len(state["own_C"])), (C, S, Sd),
                                 (state["own_C"], state["own_S"], state["own_Sd"]), local)
         self._after_pass(state)
         return total
+
+    def _item_stats(self, X: np.ndarray, gamma: np.ndarray):
+        """An item's emission statistics as cvi2 keeps them and a minibatch adds them up: the family's ``stats``
+        (the text HSMM: the columns of the item's words only, :class:`induce.algorithms.hsmm_sentences.WordColumns`,
+        which ``+=`` / ``-=`` a dense table)."""
+        return self.family.stats(X, gamma)
 
     def _minibatch_statistics(self, rule: str, state, batch):
         """The local step of svi/scvi (paper 002 section 3.2): ``(sum log Z, (C, S, Sd))`` of the items ``batch``
@@ -309,7 +321,7 @@ class HSMMFit:
             logz, c, N, gamma = sequence_stats(logpi, logA, emission_rows(rule, self.family, X, state["S"]), logD)
             total += logz
             bC += c
-            bS += self.family.stats(X, gamma)
+            bS += self._item_stats(X, gamma)
             bN += N
         return total, (bC, bS, self.durations.stats(bN))
 

@@ -136,7 +136,7 @@ class HMMTagger(VectorEmission, HMMFile, HMMDecoding, HMMSettings, EmissionChoic
     heldout_every : stochastic algorithms: held-out log-likelihood every N minibatches (and each epoch's end).
     checkpoint, checkpoint_every, checkpoint_minutes, resume : stochastic
         algorithms: checkpoint file, written every N minibatches / M minutes,
-        and whether to resume from it (see :func:`induce.infer.stochastic_hmm.run`).
+        and whether to resume from it (see :func:`induce.algorithms.minibatch.run`).
     emission : the emission family: ``categorical`` (default; one Dirichlet-multinomial per state), ``features``
         (Berg-Kirkpatrick et al. 2010: ``p(w | k) ~ exp(lambda_k . f(w))`` over the vocabulary,
         :mod:`induce.emissions.features`; trained with ``infer="em"``) or ``embeddings`` (every token is its

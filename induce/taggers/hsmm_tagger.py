@@ -5,7 +5,8 @@ A state emits a segment of ``d`` consecutive tokens, ``d ~ p(d | theta_k)`` in `
 (:mod:`induce.durations`), each token from the state's categorical distribution over the vocabulary with a
 symmetric Dirichlet prior (:class:`induce.emissions.Categorical`, thesis eq. 3.7); segments follow one another
 without self-transitions (paper 002 section 2.4) and every sentence ends with a segment.  The fit is the series
-HSMM engine (:class:`induce.algorithms.hsmm_sentences.SentenceHSMMFit`: ``em`` or ``vi`` passes); it starts from
+HSMM engine (:class:`induce.algorithms.hsmm_sentences.SentenceHSMMFit`: ``em``, ``vi``, ``cvi2``, ``svi`` or
+``scvi``); it starts from
 the text HMM's labels (:class:`induce.taggers.HMMTagger` with its defaults, the geometric-duration special case,
 as :func:`induce.series.hsmm.hmm_start` does for the series).  From random responsibilities instead, every state's
 durations collapse to one token (the runs of random labels are short, and random emissions tell the states apart
@@ -20,22 +21,30 @@ import numpy as np
 from ..algorithms.hsmm_sentences import SENTENCE_ALGORITHMS, SentenceHSMMFit
 from ..base import AnyOf, InduceEstimator, Integer, NotFittedError, Options, Real, Seed
 from ..corpus.corpus import as_corpus
-from ..durations import get_duration
 from ..emissions import Categorical
 from ..infer.series import emission_rows
 from ..infer.series_hsmm import duration_rows, hsmm_path, hsmm_posterior, hsmm_transitions
 from ..names import DURATION_FAMILIES
 from .hmm_defaults import DEFAULT_PRIORS
+from .hsmm_file import HSMMFile
 
-class HSMMTagger(InduceEstimator):
+#: the objective each algorithm's trace records (the others: the log-likelihood, em's at its point and svi's /
+#: scvi's the epoch's sum of log Z under the minibatches' parameters); cvi2's is the sum of the sentences' log Z
+#: under the collapsed predictive of the others
+TRACE_KEYS = {"vi": "elbo", "cvi2": "predictive_log_likelihood"}
+
+class HSMMTagger(HSMMFile, InduceEstimator):
     """Hidden semi-Markov tagger (module docstring).
 
-    Parameters: ``n_states`` K (at least 2: no self-transitions); ``infer`` ``em`` or ``vi`` (default);
+    Parameters: ``n_states`` K (at least 2: no self-transitions); ``infer`` ``em``, ``vi`` (default), ``cvi2``,
+    ``svi`` or ``scvi`` (the series HSMM's, :mod:`induce.infer.series_hsmm`);
     ``durations`` ``negbin`` (default: ``r`` learned over ``1..max_r``, geometric or more regular state by state),
     ``poisson`` or ``geometric``; ``max_duration`` D, the longest segment (messages cost O(T K D + T K^2); default
     8, longer than the runs of one gold tag in the WSJ); ``alpha`` the Dirichlet prior of the start row and of
     each row's off-diagonal transitions; ``beta`` the emissions' (``None``: the HMM's default for ``infer``,
-    :data:`induce.taggers.hmm_defaults.DEFAULT_PRIORS`); ``n_iter`` / ``tol`` the stopping rule; ``decode``
+    :data:`induce.taggers.hmm_defaults.DEFAULT_PRIORS`); ``n_iter`` / ``tol`` the stopping rule (passes, or epochs of
+    svi / scvi); ``batch_size`` (sentences), ``tau``, ``kappa`` svi's and scvi's minibatches and steps ``rho_m =
+    (tau + m + 1)^-kappa`` (thesis eq. 3.104); ``decode``
     ``viterbi`` (default: the best segmentation) or ``posterior`` (per-token argmax); ``random_state``.
 
     Fitted attributes: ``n_states_``, ``words_`` (the training vocabulary; another word is one shared unseen
@@ -47,12 +56,14 @@ class HSMMTagger(InduceEstimator):
         "n_states": Integer(2), "infer": Options(*SENTENCE_ALGORITHMS), "durations": Options(*DURATION_FAMILIES),
         "max_duration": Integer(1), "max_r": Integer(1), "alpha": Real(0.0, min_open=True),
         "beta": AnyOf(Options(None), Real(0.0, min_open=True)), "n_iter": Integer(1), "tol": Real(0.0),
+        "batch_size": Integer(1), "tau": Real(0.0), "kappa": Real(0.5, 1.0),
         "decode": Options("viterbi", "posterior"), "random_state": Seed(),
     }
 
     def __init__(self, n_states: int = 45, infer: str = "vi", durations: str = "negbin", max_duration: int = 8,
                  max_r: int = 3, alpha: float = 1.0, beta: float | None = None, n_iter: int = 100,
-                 tol: float = 1e-4, decode: str = "viterbi", random_state: int = 0):
+                 tol: float = 1e-4, batch_size: int = 100, tau: float = 1.0, kappa: float = 0.5,
+                 decode: str = "viterbi", random_state: int = 0):
         self.n_states = n_states
         self.infer = infer
         self.durations = durations
@@ -62,6 +73,9 @@ class HSMMTagger(InduceEstimator):
         self.beta = beta
         self.n_iter = n_iter
         self.tol = tol
+        self.batch_size = batch_size
+        self.tau = tau
+        self.kappa = kappa
         self.decode = decode
         self.random_state = random_state
 
@@ -76,22 +90,25 @@ class HSMMTagger(InduceEstimator):
         remap = np.full(len(corpus.vocab), len(used), dtype=np.int64)
         remap[used] = np.arange(len(used))
         seqs = self._sequences(remap[corpus.tokens], corpus.offsets)
-        beta = DEFAULT_PRIORS[self.infer][1] if self.beta is None else float(self.beta)
-        self.family_ = Categorical(beta=beta, n_symbols=len(used) + 1)  # the last symbol: words unseen in training
-        kw = {"r": None, "max_r": int(self.max_r)} if self.durations == "negbin" else {}
-        self.durations_ = get_duration(self.durations, int(self.max_duration), **kw)
+        self.family_ = Categorical(beta=self._beta(), n_symbols=len(used) + 1)  # the last: words unseen in training
+        self.durations_ = self._durations(self.get_params())
         rng = np.random.default_rng(self.random_state)
         fit = SentenceHSMMFit(self.family_, self.durations_, K, infer=self.infer, alpha=float(self.alpha),
-                              n_iter=int(self.n_iter), tol=float(self.tol), rng=rng,
+                              n_iter=int(self.n_iter), tol=float(self.tol), batch_size=int(self.batch_size),
+                              tau=float(self.tau), kappa=float(self.kappa), rng=rng,
                               init_gamma=self._start_gamma(corpus, K))
         result = fit.run(seqs)
         self.trans_counts_, self.stats_, self.dur_stats_ = result.trans, result.stats, result.dur_stats
-        key = "elbo" if self.infer == "vi" else "log_likelihood"
+        key = TRACE_KEYS.get(self.infer, "log_likelihood")
         self.trace_ = [{"iteration": i + 1, key: float(v)} for i, v in enumerate(result.trace)]
         self.n_iter_, self.converged_ = result.n_iter, result.converged
         self.warnings_ += [w for w in result.warnings if w not in self.warnings_]
         self.labels_ = np.concatenate(self._paths(seqs))
         return self
+
+    def _beta(self) -> float:
+        """The emissions' Dirichlet concentration: ``beta``, or the HMM's default for ``infer``."""
+        return DEFAULT_PRIORS[self.infer][1] if self.beta is None else float(self.beta)
 
     @staticmethod
     def _sequences(codes: np.ndarray, offsets: np.ndarray) -> list[np.ndarray]:
@@ -143,6 +160,11 @@ class HSMMTagger(InduceEstimator):
     def predict(self, corpus) -> list[np.ndarray]:
         """The state of every token, one array per sentence (``decode``)."""
         return self._paths(self._encode(corpus))
+
+    def predict_flat(self, corpus) -> np.ndarray:
+        """The state of every token of ``corpus`` in one array (``induce tag --load``)."""
+        paths = self.predict(corpus)
+        return np.concatenate(paths) if paths else np.zeros(0, dtype=np.int64)
 
     def score(self, corpus, y=None) -> float:
         """Mean log-likelihood per token of ``corpus`` under the decoding potentials (HSMM forward messages)."""

@@ -8,6 +8,7 @@ pytest.importorskip("distributed")
 from induce import HMMTagger  # noqa: E402
 from induce import distributed as dist  # noqa: E402
 from induce.errors import ConfigError  # noqa: E402
+from induce.algorithms import minibatch  # noqa: E402
 from induce.infer import stochastic_hmm as sh  # noqa: E402
 from induce.infer.schedules import minibatches  # noqa: E402
 from tests.infer.test_stochastic_hmm import as_corpus, sample_hmm  # noqa: E402
@@ -265,12 +266,12 @@ def test_resume_with_a_cluster_equals_an_uninterrupted_run(client, corpus, tmp_p
         return counts, upd, batches
 
     counts, upd, batches = fresh()
-    sh.run(counts, upd, batches, tau=1.0, kappa=0.6)
+    minibatch.run(counts, upd, batches, tau=1.0, kappa=0.6)
     path = str(tmp_path / "ckpt.npz")
     part, upd, batches = fresh()
-    assert sh.run(part, upd, batches, tau=1.0, kappa=0.6, checkpoint=path, stop_after=3).interrupted
+    assert minibatch.run(part, upd, batches, tau=1.0, kappa=0.6, checkpoint=path, stop_after=3).interrupted
     resumed, upd, batches = fresh()
-    sh.run(resumed, upd, batches, tau=1.0, kappa=0.6, checkpoint=path, resume=True)
+    minibatch.run(resumed, upd, batches, tau=1.0, kappa=0.6, checkpoint=path, resume=True)
     np.testing.assert_array_equal(resumed.trans, counts.trans)
     np.testing.assert_array_equal(resumed.emissions(), counts.emissions())
 

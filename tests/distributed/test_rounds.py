@@ -10,6 +10,7 @@ pytest.importorskip("distributed")
 from induce import HMMTagger  # noqa: E402
 from induce import distributed as dist  # noqa: E402
 from induce.cli import main  # noqa: E402
+from induce.algorithms import minibatch  # noqa: E402
 from induce.infer import stochastic_hmm as sh  # noqa: E402
 from induce.infer.schedules import minibatches  # noqa: E402
 from tests.infer.test_stochastic_hmm import as_corpus, sample_hmm  # noqa: E402
@@ -32,7 +33,7 @@ def text(tmp_path_factory, corpus):
 def _run(shards, updater, corpus, **kw):
     counts = sh.GlobalCounts.exponential(np.random.default_rng(0), 4, 30, corpus.n_tokens)
     batches = updater.batches(np.sort(i) for i in minibatches(corpus.n_sentences, 15, np.random.default_rng(1), 2))
-    return counts, sh.run(counts, updater, batches, tau=1.0, kappa=0.6, **kw)
+    return counts, minibatch.run(counts, updater, batches, tau=1.0, kappa=0.6, **kw)
 
 
 @pytest.mark.parametrize("infer", ["scvi", "svi"])

@@ -61,7 +61,7 @@ def test_docs_show_the_table():
 @pytest.mark.parametrize("argv, message", [
     (["tag", "demo", "--emission", "features", "--infer", "cvi1"], "the log-linear (features) emissions train"),
     (["tag", "demo", "--model", "hdp-hmm", "--infer", "cvi2"], "--model hdp-hmm runs --infer cvi, scvi, svi, beam"),
-    (["tag", "demo", "--model", "hsmm", "--infer", "scvi"], "--model hsmm runs --infer em or vi on text"),
+    (["tag", "demo", "--model", "hsmm", "--infer", "cgs"], "--model hsmm runs --infer em, vi, svi, cvi2, scvi"),
 ])
 def test_tag_refuses_with_the_reason(argv, message, capsys):
     assert main(argv) == 2

@@ -20,6 +20,7 @@ import numpy as np
 
 from induce.corpus.demo import demo_corpus
 from induce.infer import hmm_passes as passes
+from induce.algorithms import minibatch
 from induce.infer import stochastic_hmm as sh
 from induce.infer.hmm_batched import cvi2_block_pass
 
@@ -115,7 +116,7 @@ def run_stochastic(tokens, offsets, W, K, algorithm):
     else:
         updater = sh.SubchainUpdater(algorithm, 0.1, 0.01, tokens, 5, 2, K)
         batches = sh.minibatches(updater.n_sub, 8, np.random.default_rng(2), 1)
-    result = sh.run(counts, updater, batches, tau=1.0, kappa=0.6, heldout=heldout, heldout_every=3,
+    result = minibatch.run(counts, updater, batches, tau=1.0, kappa=0.6, heldout=heldout, heldout_every=3,
                     alpha=0.1, beta=0.01)
     trace = [{k: repr(v) for k, v in rec.items() if "seconds" not in k} for rec in result.trace]
     out = {"batches": result.batches, "tokens_seen": result.tokens_seen, "trace": digest(

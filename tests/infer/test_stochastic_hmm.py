@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from induce import HMMTagger
+from induce.algorithms import minibatch
 from induce.corpus.corpus import Corpus
 from induce.corpus.vocab import Vocabulary
 from induce.errors import ConfigError
@@ -162,12 +163,12 @@ def test_stop_request_writes_checkpoint_and_resumes(tmp_path):
         return counts, upd, sh.sentence_batches(tokens, offsets, 8, 2, np.random.default_rng(1))
 
     c0, u0, b0 = fresh()
-    sh.run(c0, u0, b0, tau=1.0, kappa=0.7)
+    minibatch.run(c0, u0, b0, tau=1.0, kappa=0.7)
     c1, u1, b1 = fresh()
-    r1 = sh.run(c1, u1, b1, tau=1.0, kappa=0.7, checkpoint=ck, stop_after=7, meta={"x": 1})
+    r1 = minibatch.run(c1, u1, b1, tau=1.0, kappa=0.7, checkpoint=ck, stop_after=7, meta={"x": 1})
     assert r1.interrupted and r1.batches == 7
     c2, u2, b2 = fresh()
-    r2 = sh.run(c2, u2, b2, tau=1.0, kappa=0.7, checkpoint=ck, resume=True, meta={"x": 1})
+    r2 = minibatch.run(c2, u2, b2, tau=1.0, kappa=0.7, checkpoint=ck, resume=True, meta={"x": 1})
     assert r2.batches == 20 and not r2.interrupted
     np.testing.assert_allclose(c2.trans, c0.trans, rtol=1e-12)
     np.testing.assert_allclose(c2.emissions(), c0.emissions(), rtol=1e-12)
@@ -176,3 +177,23 @@ def test_stop_request_writes_checkpoint_and_resumes(tmp_path):
 def test_minibatch_ids_cover_each_epoch():
     seen = np.concatenate(list(minibatches(23, 5, np.random.default_rng(0), 1)))
     assert sorted(seen.tolist()) == list(range(23))
+
+
+def test_run_continues_the_step_sizes_from_first_batch_and_sums_the_log_likelihoods():
+    """A series fit's epoch is one run (minibatch.epoch): its minibatch ``m`` steps with ``rho_{first + m}``
+    (eq. 3.104), and the result's ``log_likelihood`` is the sum of the minibatches' (the epoch's objective)."""
+
+    class Recorder(minibatch.Updater):
+        def __init__(self):
+            self.rhos = []
+
+        def local(self, counts, batch):
+            return float(batch), (), 1.0, 1
+
+        def blend(self, counts, rho, stats, scale):
+            self.rhos.append(rho)
+
+    updater = Recorder()
+    result = minibatch.run((), updater, [1, 2, 3], tau=1.0, kappa=0.7, first_batch=5)
+    np.testing.assert_allclose(updater.rhos, [(1.0 + m + 1) ** -0.7 for m in (5, 6, 7)], rtol=1e-15)
+    assert result.log_likelihood == 6.0 and result.batches == 3 and result.tokens_seen == 3
