@@ -44,6 +44,7 @@ from __future__ import annotations
 import itertools
 import time
 import uuid
+import zlib
 from collections import deque
 
 import numpy as np
@@ -143,19 +144,19 @@ RESIDENT_RUNS = 2
 
 
 def _resident(key, r: int, seed, previous, exact: bool):
-    """On a worker: the shard's copy of the counts at the start of round ``r`` and the tag dictionary.  ``seed``
-    ``(trans, scaled rows, factor, totals, allowed)`` (the client's counts, float64): the copy made from it;
-    else the copy at the start of round ``r - 1`` advanced by that round's results ``previous = (rhos,
-    results)`` (:func:`advance`, the same arithmetic as the client's, so that every copy equals the client's
-    counts bit for bit); :class:`StateLost` when there is no such copy here."""
+    """On a worker: the shard's copy of the counts at the start of round ``r`` and the tag dictionary.  ``seed =
+    (counts, allowed)`` (the client's counts as ``(trans, scaled rows, factor, totals)`` in float64, or a
+    :class:`Recipe` of them): the copy made from it; else the copy at the start of round ``r - 1`` advanced by
+    that round's results ``previous = (rhos, results)`` (:func:`advance`, the same arithmetic as the client's, so
+    that every copy equals the client's counts bit for bit); :class:`StateLost` when there is no such copy
+    here."""
     if seed is not None:
-        trans, scaled, factor, totals, allowed = seed
+        made, allowed = seed
+        counts = made.counts() if isinstance(made, Recipe) else _counts(*made)
         runs = list(dict.fromkeys(k[0] for k in _RESIDENT))
         for old in runs[:len(runs) - RESIDENT_RUNS + 1] if key[0] not in runs else ():
             for k in [k for k in _RESIDENT if k[0] == old]:
                 del _RESIDENT[k]
-        counts = stochastic.GlobalCounts(trans, scaled)
-        counts.emit_factor, counts.emit_totals = float(factor), np.array(totals, dtype=np.float64)
         _RESIDENT[key] = [r, counts, allowed]
         return counts, allowed
     state = _RESIDENT.get(key)
@@ -164,6 +165,37 @@ def _resident(key, r: int, seed, previous, exact: bool):
     advance(state[1], previous[0], [out for out, _ in previous[1]], exact)
     state[0] = r
     return state[1], state[2]
+
+
+def _counts(trans, scaled, factor, totals) -> stochastic.GlobalCounts:
+    """A :class:`GlobalCounts` holding copies of these arrays (float64) and this factor."""
+    counts = stochastic.GlobalCounts(trans, scaled)
+    counts.emit_factor, counts.emit_totals = float(factor), np.array(totals, dtype=np.float64)
+    return counts
+
+
+def checksum(counts) -> int:
+    """CRC-32 of the counts' arrays and factor (bit for bit)."""
+    crc = 0
+    for a in (counts.trans, counts.emit_scaled, np.array(counts.emit_factor), counts.emit_totals):
+        crc = zlib.crc32(np.ascontiguousarray(a).view(np.uint8), crc)
+    return crc
+
+
+class Recipe:
+    """How a fresh run made its initial counts (thesis eq. 3.106-3.107 from a seed: ``GlobalCounts.exponential
+    (default_rng(seed), K, W, n_tokens)``), so that the workers make their copies themselves instead of
+    receiving ``W K`` float64 counts (20 MB on Brown); :meth:`counts` raises :class:`StateLost` (the client then
+    sends its counts) unless the copy has the client's :func:`checksum`."""
+
+    def __init__(self, seed, K: int, W: int, n_tokens: int, crc: int | None = None):
+        self.seed, self.K, self.W, self.n_tokens, self.crc = seed, int(K), int(W), int(n_tokens), crc
+
+    def counts(self) -> stochastic.GlobalCounts:
+        counts = stochastic.GlobalCounts.exponential(np.random.default_rng(self.seed), self.K, self.W, self.n_tokens)
+        if checksum(counts) != self.crc:
+            raise StateLost("the counts made from the run's seed differ from the client's")
+        return counts
 
 
 def advance(counts, rhos, outs: list, exact: bool) -> None:
@@ -303,6 +335,8 @@ class WorkerRoundsUpdater(stochastic.SentenceUpdater):
         self._seed = True  # the next round seeds the workers' copies from the client's counts
         self._mark = 0.0  # when the interval the meter charges to the next merged round began
         self._ll = 0.0  # the last merged minibatch's log-likelihood
+        #: a fresh run's :class:`Recipe` of its initial counts (set by the caller): the first round's seed
+        self.recipe: Recipe | None = None
         self._homes: dict[int, str] = {}  # shard -> the worker holding its copy
         self._last: _Round | None = None  # the last merged round (the next round's tasks advance the copies by it)
 
@@ -380,10 +414,13 @@ class WorkerRoundsUpdater(stochastic.SentenceUpdater):
         if self._seed:
             held = self.client.who_has(self.corpus.shards)
             self._homes = {j: held[f.key][0] for j, f in enumerate(self.corpus.shards) if held.get(f.key)}
-            state = (counts.trans, counts.emit_scaled, counts.emit_factor, counts.emit_totals, self.allowed)
-            seed, self._seed = submit(self.client, same, state), False
-            rd.sent += nbytes(state)
-            rd.moved += (self.corpus.n_shards - 1) * nbytes(state)
+            recipe, self.recipe = self.recipe, None  # (once: a copy lost later is seeded from the counts)
+            if recipe is not None:
+                recipe.crc = checksum(counts)
+            made = recipe or (counts.trans, counts.emit_scaled, counts.emit_factor, counts.emit_totals)
+            seed, self._seed = submit(self.client, same, (made, self.allowed)), False
+            rd.sent += nbytes((made, self.allowed))
+            rd.moved += (self.corpus.n_shards - 1) * nbytes((made, self.allowed))
         else:  # the round before: in flight, or the last merged (the copies advance when the next round runs)
             last = self._flight[-1] if self._flight else self._last
             previous, last.followed = (last.rhos, last.results), True
@@ -418,6 +455,7 @@ class WorkerRoundsUpdater(stochastic.SentenceUpdater):
                     raise
                 self._recover(counts)
         self._last = self._flight.popleft()
+        self._last.cuts = []  # (recovery runs only the rounds in flight again)
         advance(counts, rd.rhos, [out for out, _ in outs], self.corpus.n_shards == 1)
         exact = self.corpus.n_shards == 1
         self._ll = float(sum(out[1] if exact else out[4] for out, _ in outs)[-1])
