@@ -6,19 +6,29 @@
 the workers and their statistics back, at every step.  Here a worker runs ``R`` consecutive minibatches
 (``sync_every``) on its piece of each, against its own copy of the counts, and the rows travel once a round:
 
+Each shard keeps a copy of the counts on its worker between rounds (:func:`_resident`): made there once from the
+run's seed (:class:`Recipe`), or sent by the client on a resumed run or after a copy was lost (:class:`StateLost`,
+:meth:`WorkerRoundsUpdater._recover`).  A round:
+
 1. the worker cuts its pieces of the round's ``R`` minibatches from its shard and names their distinct words
-   ``T_j`` (:func:`_cut_round`);
-2. the client sends it the counts of ``T_j`` (plus the transitions and the emission column totals);
+   ``T_j`` (:func:`_cut_round`; submitted a round ahead);
+2. the worker advances its copy by the previous round (:func:`advance`: its decay and partial sums, which dask
+   brings from the workers holding them) and takes the rows of ``T_j`` (plus the transitions and the emission
+   column totals) from it;
 3. the worker runs thesis eq. 3.103 ``N <- (1 - rho_m) N + rho_m (I / |b_m^j|) E[C^{b_m^j}]`` for each minibatch
    ``m`` of the round on its piece ``b_m^j`` (extrapolated to the corpus, so that its copy keeps the mass of the
    whole counts), with the client's ``rho_m``, and the local step of
-   :func:`induce.infer.stochastic_hmm.sentence_statistics` under its copy (:func:`_run_round`); with one shard it
-   hands back its counts, and the run is the single-process run bit for bit;
+   :func:`induce.infer.stochastic_hmm.sentence_statistics` under those rows (:func:`_run_round`); with one shard
+   it hands back its end counts, and the run is the single-process run bit for bit;
 4. with several shards each returns its delta ``pi_j (N_j^{end} - prod_m (1 - rho_m) N^{start})`` (rows ``T_j``;
-   ``pi_j`` its share of the round's sentences; the decay is common to all and replayed by the client); the
-   deltas are summed pairwise on the workers (a tree, :func:`_add`) down to at most two partial sums, which the
-   client adds (:data:`CLIENT_SUMS`):
+   ``pi_j`` its share of the round's sentences; the decay is common to all and replayed by every copy); the
+   deltas are summed pairwise on the workers (a tree, :func:`_add`) down to at most two partial sums
+   (:data:`CLIENT_SUMS`), which the next round's tasks and the client add, in the same order:
    ``N^{end} = prod_m (1 - rho_m) N^{start} + sum_j delta_j``.
+
+The client submits round ``r + 1`` (task graphs: sentence indices) before it merges round ``r`` into its own
+counts, which it needs only for held-out evaluation, checkpoints and seeding copies again: it is off the rounds'
+critical path, and its traffic is the partial sums whatever the number of workers.
 
 What this optimises.  With ``R = 1`` step 4 is eq. 3.103 on the whole minibatch exactly (``pi_j (I / |b^j|)
 E[C^{b^j}] = (I / |B|) E[C^{b^j}]``, and the minibatch's statistics are the sum of its pieces'); that is what
@@ -33,10 +43,9 @@ packed (:func:`pack`: float16 mantissas under a power of two a row, a relative e
 shard: float64, exact); the client keeps the counts in float64, so the rounding does not accumulate beyond what
 one round's delta carries.
 
-Bytes a round per worker: ``|T_j|`` rows of ``2 K + 2`` bytes (:func:`row_bytes`) and their word ids (2 bytes
-below ``2^16`` words, :func:`word_ids`) each way, where ``T_j`` grows sublinearly with the round's
-``R M / w`` sentences per worker (Heaps' law), so bytes per token fall as ``R`` or ``M`` grow, and do not grow
-with the number of workers at a fixed number of sentences per worker and round.
+Bytes a round: each partial sum's rows (``2 K + 2`` bytes a row, :func:`row_bytes`, and a word id of 2 bytes
+below ``2^16`` words, :func:`word_ids`) to the client and to every other worker, on the words of the round
+(Heaps' law: sublinear in the round's ``R M`` sentences), so bytes per token fall as ``R`` or ``M`` grow.
 """
 
 from __future__ import annotations
