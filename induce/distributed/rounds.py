@@ -361,7 +361,7 @@ class WorkerRoundsUpdater(stochastic.SentenceUpdater):
             yield self._coming.popleft()
 
     @property
-    def boundary(self) -> bool:
+    def between_rounds(self) -> bool:
         """No minibatch is waiting for its round (checkpoints and stops wait for this, then :meth:`settle`)."""
         return not self._open
 

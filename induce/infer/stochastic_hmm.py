@@ -618,7 +618,7 @@ def _settled(updater) -> bool:
 def _at_boundary(updater) -> bool:
     """Whether no minibatch waits for its round to be submitted (always, but for an updater that runs rounds of
     local steps on a cluster inside a round): where checkpoints and stops may settle the run (:func:`_settle`)."""
-    return getattr(updater, "boundary", True)
+    return getattr(updater, "between_rounds", True)
 
 
 def _settle(counts: GlobalCounts, updater, result: RunResult, ll: float) -> float:
