@@ -33,7 +33,7 @@ next round's, which fetch the partial sums), ``levels = ceil(log2(w / 2))`` leve
 hop and, at most, a sum of a half of the round's rows), then the :data:`CLIENT_SUMS` partial sums to every
 worker: ``g(w) = w - 1`` row transfers through the holder's link as dask does it (every worker fetches from the
 holder), ``ceil(log2 w)`` with a tree broadcast (``--tree-broadcast``, not built), then each worker adds both sums
-to its copy at ``a`` seconds an entry (:func:`induce.distributed.rounds.merge`, measured 4-6 ns loaded), then its
+to its copy (or, ``--shard-rows``, not built, only the rows of its shard's words) at ``a`` seconds an entry (:func:`induce.distributed.rounds.merge`, measured 4-6 ns loaded), then its
 compute.  ``o0`` and ``c`` are the least-squares fit of the measured overhead per round against the bytes per
 round between the workers over the two-worker runs of ``--resident``.  The client must keep up: it merges the
 same two sums (``a 2 T(R M / 2) K``) and receives them (``c 2 T(R M / 2) b``) in a round's time (printed).
@@ -105,7 +105,7 @@ def fit_resident(runs: list) -> dict:
 
 
 def efficiency_resident(p: dict, w: int, R: int, M: int, W: float, hop_s: float, K: int = 45,
-                        tree_broadcast: bool = False) -> tuple[float, float]:
+                        tree_broadcast: bool = False, shard_sentences: float = 0.0) -> tuple[float, float]:
     """The share of a round on ``w`` workers that they compute in the resident design (the module docstring), and
     the client's time a round (receiving and merging the partial sums) over the round's."""
     T = lambda n: min(W, p["heaps_a"] * n ** p["heaps_h"])  # noqa: E731
@@ -113,7 +113,10 @@ def efficiency_resident(p: dict, w: int, R: int, M: int, W: float, hop_s: float,
     levels = max(0, math.ceil(math.log2(w / 2))) if w > 2 else 0
     fanout = max(1, math.ceil(math.log2(w))) if tree_broadcast else w - 1
     tree = sum(hop_s + p["c_s_per_byte"] * T(R * M * 2**level / w) * ROW_BYTES for level in range(levels))
-    spread = p["c_s_per_byte"] * fanout * half * ROW_BYTES + ADD_S * 2 * half * K
+    # a worker adds every row of the sums, or (shard_sentences: not built) only those of its shard's vocabulary
+    # T(I / w), taken as a random share of the W words
+    added = 2 * half * (min(1.0, T(shard_sentences / w) / W) if shard_sentences else 1.0)
+    spread = p["c_s_per_byte"] * fanout * half * ROW_BYTES + ADD_S * added * K
     compute = R * M * p["L"] / (w * p["r_tokens_per_cpu_s"])
     total = p["o0_s"] + tree + spread + compute
     client = p["c_s_per_byte"] * 2 * half * ROW_BYTES + ADD_S * 2 * half * K
@@ -129,6 +132,9 @@ def main() -> None:
                     help="also the resident design, o0 and c fitted to these runs (scale_bench.py --json)")
     ap.add_argument("--tree-broadcast", action="store_true",
                     help="resident design: the partial sums spread to the workers as a tree (else from the holder)")
+    ap.add_argument("--shard-rows", type=float, default=0.0, metavar="I",
+                    help="resident design: each worker adds only the rows of its shard's words (not built), a "
+                         "corpus of I sentences (Brown: 57340)")
     ap.add_argument("--link-mb-s", type=float, default=0.0, help="also predict with this client link (MB/s)")
     ap.add_argument("--hop-ms", type=float, default=5.0, help="o1, the latency of a tree level (default 5 ms)")
     ap.add_argument("--o0-ms", type=float, default=None, help="with --link-mb-s: this o0 instead of the fitted one")
@@ -164,7 +170,8 @@ def main() -> None:
             cells = []
             for w in (int(v) for v in args.workers.split(",")):
                 e, client = efficiency_resident(q, w, R, args.batch_size, args.vocabulary, args.hop_ms / 1e3,
-                                                tree_broadcast=args.tree_broadcast)
+                                                tree_broadcast=args.tree_broadcast,
+                                                shard_sentences=args.shard_rows)
                 cells.append(f"{w}: {e:.0%} (client {client:.0%})")
             print(f"{name}, o0 = {1e3 * q['o0_s']:.1f} ms, M = {args.batch_size}, R = {R}, efficiency by workers: "
                   + ", ".join(cells))
