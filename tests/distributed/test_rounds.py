@@ -108,8 +108,9 @@ def test_lost_copies_are_seeded_again(client, corpus):
 
 
 def test_resume_in_the_middle_of_a_round(client, corpus, tmp_path):
-    """Stopped after 4 minibatches with rounds of 3, the run goes on to the round's end (6) before it stops and
-    writes its checkpoint; resumed, it makes the same rounds and ends as one run does."""
+    """Stopped after 4 minibatches with rounds of 3 (growing: 1, 2, 3, ...), the run goes on to the round's end (6)
+    before it stops and writes its checkpoint; resumed, it makes the same rounds (the checkpoint keeps the
+    minibatches handed, which size them) and ends as one run does."""
     shards = dist.WorkerCorpus.ship(client, corpus.tokens, corpus.offsets)
     fresh = lambda: dist.WorkerRoundsUpdater(shards, "scvi", 0.1, 0.1, 3)  # noqa: E731
     counts, _ = _run(shards, fresh(), corpus)
@@ -128,7 +129,8 @@ def test_cli_sync_every_reports_the_wire(client, text, capsys):
     ref = json.loads(capsys.readouterr().out)
     assert main(["tag", *argv, "--cluster", client.scheduler.address, "--sync-every", "3"]) == 0
     got = json.loads(capsys.readouterr().out)
-    assert got["workers"] == 2 and got["minibatches"] == 2 * 10 and got["steps"] == 7  # no epoch ends to settle at
+    # rounds of 1, 2, then 3 minibatches (round_size), the last cut short; no epoch ends to settle at
+    assert got["workers"] == 2 and got["minibatches"] == 2 * 10 and got["steps"] == 8
     assert got["bytes_per_token"] > 0 and got["bytes_sent_per_step"] > 0 and got["bytes_received_per_step"] > 0
     assert abs(got["minibatch_log_likelihood_per_token"] - ref["minibatch_log_likelihood_per_token"]) < 0.05
     assert main(["tag", text, "--infer", "scvi", "--sync-every", "3", "--quiet"]) == 2
