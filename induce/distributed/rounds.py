@@ -10,7 +10,10 @@ Each shard keeps a copy of the counts on its worker between rounds (:func:`_resi
 run's seed (:class:`Recipe`), or sent by the client on a resumed run or after a copy was lost (:class:`StateLost`,
 :meth:`WorkerRoundsUpdater._recover`).  A round:
 
-1. the worker cuts its pieces of the round's ``R`` minibatches from its shard and names their distinct words
+Rounds grow: a round that starts after ``s`` minibatches of the run holds at most ``s + 1``
+(:meth:`WorkerRoundsUpdater.round_size`: 1, 2, 4, ... up to ``R``).
+
+1. the worker cuts its pieces of the round's minibatches from its shard and names their distinct words
    ``T_j`` (:func:`_cut_round`; submitted a round ahead);
 2. the worker advances its copy by the previous round (:func:`advance`: its decay and partial sums, which dask
    brings from the workers holding them) and takes the rows of ``T_j`` (plus the transitions and the emission
