@@ -6,7 +6,8 @@
         --resident benchmarks/results/scale_resident_loaded.json --link-mb-s 1000
 
 Two designs.  The client's (``--timing``; the rounds up to issue 41's fourth session: the client sends each
-worker the rows of its words and merges the partial sums before the next round starts).  A round of ``R`` minibatches of ``M`` sentences on ``w`` workers takes
+worker the rows of its words and merges the partial sums before the next round starts).  A round of ``R``
+minibatches of ``M`` sentences on ``w`` workers takes
 
     T(w) = o0 + o1 ceil(log2(w / 2)) + c (B_client(w) + B_tree(w)) + R M L / (w r)
 
@@ -33,8 +34,9 @@ next round's, which fetch the partial sums), ``levels = ceil(log2(w / 2))`` leve
 hop and, at most, a sum of a half of the round's rows), then the :data:`CLIENT_SUMS` partial sums to every
 worker: ``g(w) = w - 1`` row transfers through the holder's link as dask does it (every worker fetches from the
 holder), ``ceil(log2 w)`` with a tree broadcast (``--tree-broadcast``, not built), then each worker adds both sums
-to its copy (or, ``--shard-rows``, not built, only the rows of its shard's words) at ``a`` seconds an entry (:func:`induce.distributed.rounds.merge`, measured 4-6 ns loaded), then its
-compute.  ``o0`` and ``c`` are the least-squares fit of the measured overhead per round against the bytes per
+to its copy (or, ``--shard-rows``, not built, only the rows of its shard's words) at ``a`` seconds an entry
+(:func:`induce.distributed.rounds.merge`, measured 4-6 ns loaded), then its compute.  ``o0`` and ``c`` are the
+least-squares fit of the measured overhead per round against the bytes per
 round between the workers over the two-worker runs of ``--resident``.  The client must keep up: it merges the
 same two sums (``a 2 T(R M / 2) K``) and receives them (``c 2 T(R M / 2) b``) in a round's time (printed).
 """
