@@ -2,8 +2,12 @@
 
     python benchmarks/step_model.py benchmarks/results/scale_packed_loaded.json \
         --timing benchmarks/results/scale_accept_quiet.json --link-mb-s 1000
+    python benchmarks/step_model.py benchmarks/results/scale_packed_loaded.json \
+        --resident benchmarks/results/scale_resident_loaded.json --link-mb-s 1000
 
-A round of ``R`` minibatches of ``M`` sentences on ``w`` workers takes
+Two designs.  The client's (``--timing``; the rounds up to issue 41's fourth session: the client sends each
+worker the rows of its words and merges the partial sums before the next round starts).  A round of ``R``
+minibatches of ``M`` sentences on ``w`` workers takes
 
     T(w) = o0 + o1 ceil(log2(w / 2)) + c (B_client(w) + B_tree(w)) + R M L / (w r)
 
@@ -19,6 +23,22 @@ the least-squares fit of the measured overhead per round (``step_overhead_ms x R
 through the client over the two-worker runs in rounds, ``r`` the median of the workers' tokens per CPU-second
 in their tasks; ``o1`` is given (``--hop-ms``).  The efficiency printed is the share of a round the workers
 compute, ``R M L / (w r T(w))``, at ``M`` and ``R`` as given, with ``c`` fitted and (``--link-mb-s``) as given.
+
+The resident design (``--resident JSON``: the counts stay on the workers, :mod:`induce.distributed.rounds`; the
+client is off the critical path: it submits round ``r + 1`` before it merges round ``r``).  A round takes
+
+    T(w) = o0 + levels (o1 + c T(R M / 2) b) + c g(w) T(R M / 2) b + a 2 T(R M / 2) K + R M L / (w r)
+
+on the workers: ``o0`` the latency of a round's chain of dependent tasks (a task ends, the scheduler starts the
+next round's, which fetch the partial sums), ``levels = ceil(log2(w / 2))`` levels of the tree of deltas (each a
+hop and, at most, a sum of a half of the round's rows), then the :data:`CLIENT_SUMS` partial sums to every
+worker: ``g(w) = w - 1`` row transfers through the holder's link as dask does it (every worker fetches from the
+holder), ``ceil(log2 w)`` with a tree broadcast (``--tree-broadcast``, not built), then each worker adds both sums
+to its copy (or, ``--shard-rows``, not built, only the rows of its shard's words) at ``a`` seconds an entry
+(:func:`induce.distributed.rounds.merge`, measured 4-6 ns loaded), then its compute.  ``o0`` and ``c`` are the
+least-squares fit of the measured overhead per round against the bytes per
+round between the workers over the two-worker runs of ``--resident``.  The client must keep up: it merges the
+same two sums (``a 2 T(R M / 2) K``) and receives them (``c 2 T(R M / 2) b``) in a round's time (printed).
 """
 
 from __future__ import annotations
@@ -69,11 +89,54 @@ def efficiency(p: dict, w: int, R: int, M: int, W: float, hop_s: float) -> float
     return compute / (p["o0_s"] + hop_s * levels + p["c_s_per_byte"] * (client + tree) + compute)
 
 
+#: seconds a (float64) entry to unpack and add a packed sum into a copy of the counts (merge of 18,000 x 45 rows:
+#: 5.1 CPU ms, loaded machine; docs/experiments/distributed.md, "Fourth session")
+ADD_S = 6e-9
+
+
+def fit_resident(runs: list) -> dict:
+    """``o0`` (s) and ``c`` (s/byte) of the resident design: the overhead per round against the bytes moved between
+    the workers per round, two-worker runs in rounds (``o0 >= 0``, ``c >= 0``: else the mean overhead as ``o0``)."""
+    over = np.array([r["step_overhead_ms"] * r["sync"] / 1e3 for r in runs])
+    byts = np.array([r["bytes_between_workers_per_step"] * r["sync"] for r in runs])
+    (o0, c), *_ = np.linalg.lstsq(np.column_stack([np.ones(len(runs)), byts]), over, rcond=None)
+    if o0 < 0 or c < 0:
+        o0, c = float(over.mean()), 0.0
+    return {"o0_s": float(o0), "c_s_per_byte": float(c), "runs": len(runs),
+            "r_tokens_per_cpu_s": float(np.median([v for r in runs for v in r["worker_tokens_per_cpu_s"]]))}
+
+
+def efficiency_resident(p: dict, w: int, R: int, M: int, W: float, hop_s: float, K: int = 45,
+                        tree_broadcast: bool = False, shard_sentences: float = 0.0) -> tuple[float, float]:
+    """The share of a round on ``w`` workers that they compute in the resident design (the module docstring), and
+    the client's time a round (receiving and merging the partial sums) over the round's."""
+    T = lambda n: min(W, p["heaps_a"] * n ** p["heaps_h"])  # noqa: E731
+    half = T(R * M / min(w, 2))
+    levels = max(0, math.ceil(math.log2(w / 2))) if w > 2 else 0
+    fanout = max(1, math.ceil(math.log2(w))) if tree_broadcast else w - 1
+    tree = sum(hop_s + p["c_s_per_byte"] * T(R * M * 2**level / w) * ROW_BYTES for level in range(levels))
+    # a worker adds every row of the sums, or (shard_sentences: not built) only those of its shard's vocabulary
+    # T(I / w), taken as a random share of the W words
+    added = 2 * half * (min(1.0, T(shard_sentences / w) / W) if shard_sentences else 1.0)
+    spread = p["c_s_per_byte"] * fanout * half * ROW_BYTES + ADD_S * added * K
+    compute = R * M * p["L"] / (w * p["r_tokens_per_cpu_s"])
+    total = p["o0_s"] + tree + spread + compute
+    client = p["c_s_per_byte"] * 2 * half * ROW_BYTES + ADD_S * 2 * half * K
+    return compute / total, client / total
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("json", nargs="+", help="scale_bench.py --json outputs of this design (their runs pooled)")
     ap.add_argument("--timing", nargs="+", metavar="JSON",
                     help="fit o0, c and r to these runs instead (e.g. a quiet machine's; default: the same)")
+    ap.add_argument("--resident", nargs="+", metavar="JSON",
+                    help="also the resident design, o0 and c fitted to these runs (scale_bench.py --json)")
+    ap.add_argument("--tree-broadcast", action="store_true",
+                    help="resident design: the partial sums spread to the workers as a tree (else from the holder)")
+    ap.add_argument("--shard-rows", type=float, default=0.0, metavar="I",
+                    help="resident design: each worker adds only the rows of its shard's words (not built), a "
+                         "corpus of I sentences (Brown: 57340)")
     ap.add_argument("--link-mb-s", type=float, default=0.0, help="also predict with this client link (MB/s)")
     ap.add_argument("--hop-ms", type=float, default=5.0, help="o1, the latency of a tree level (default 5 ms)")
     ap.add_argument("--o0-ms", type=float, default=None, help="with --link-mb-s: this o0 instead of the fitted one")
@@ -95,6 +158,23 @@ def main() -> None:
         for R in (int(v) for v in args.sync.split(",")):
             cells = [f"{w}: {efficiency(q, w, R, args.batch_size, args.vocabulary, args.hop_ms / 1e3):.0%}"
                      for w in (int(v) for v in args.workers.split(","))]
+            print(f"{name}, o0 = {1e3 * q['o0_s']:.1f} ms, M = {args.batch_size}, R = {R}, efficiency by workers: "
+                  + ", ".join(cells))
+    if not args.resident:
+        return
+    runs = [r for _, r in _two_worker_rounds(pool(args.resident))]
+    res = {**p, **fit_resident(runs)}
+    print("resident:", json.dumps({k: res[k] for k in ("o0_s", "c_s_per_byte", "r_tokens_per_cpu_s", "runs")}))
+    cases = [("resident, c fitted", res)] + ([(f"resident, c = 1 / ({args.link_mb_s:g} MB/s)", {**res, **given})]
+                                              if given else [])
+    for name, q in cases:
+        for R in (int(v) for v in args.sync.split(",")):
+            cells = []
+            for w in (int(v) for v in args.workers.split(",")):
+                e, client = efficiency_resident(q, w, R, args.batch_size, args.vocabulary, args.hop_ms / 1e3,
+                                                tree_broadcast=args.tree_broadcast,
+                                                shard_sentences=args.shard_rows)
+                cells.append(f"{w}: {e:.0%} (client {client:.0%})")
             print(f"{name}, o0 = {1e3 * q['o0_s']:.1f} ms, M = {args.batch_size}, R = {R}, efficiency by workers: "
                   + ", ".join(cells))
 

@@ -261,7 +261,7 @@ class _Run:
             evaluated_last = epoch_end or (heldout_every > 0 and result.batches % heldout_every == 0)
             if evaluated_last:
                 ll = _settle(counts, updater, result, ll)
-            settled = _settled(updater)
+            boundary = _at_boundary(updater)
             if epoch_end and hyper is not None:
                 self.set_priors(*hyper(counts, result.alpha, result.beta))
             if evaluated_last:
@@ -274,11 +274,12 @@ class _Run:
                     result.trace[-1]["heldout_log_likelihood_per_token"]):
                 result.converged = monitor.converged
                 break
-            if settled and (stop.requested or (stop_after is not None and result.batches >= stop_after)):
+            if boundary and (stop.requested or (stop_after is not None and result.batches >= stop_after)):
                 result.interrupted = True
-                break
+                break  # (run settles the rounds in flight)
             owed = owed or bool(self.checkpoint) and self.policy.due(result.batches)
-            if owed and settled:
+            if owed and boundary:
+                ll = _settle(counts, updater, result, ll)
                 self.write()
                 owed = False
         return rho, ll, ntok, evaluated_last
@@ -359,8 +360,15 @@ def run(counts, updater, batches: Iterable, *, tau: float, kappa: float,
 
 def _settled(updater) -> bool:
     """Whether ``counts`` hold every minibatch the updater was given: always, but for an updater that runs rounds
-    of local steps on a cluster (:class:`induce.distributed.rounds.WorkerRoundsUpdater`) between its rounds."""
+    of local steps on a cluster (:class:`induce.distributed.rounds.WorkerRoundsUpdater`) while a round is open or
+    in flight."""
     return getattr(updater, "settled", True)
+
+
+def _at_boundary(updater) -> bool:
+    """Whether no minibatch waits for its round to be submitted (always, but for an updater that runs rounds of
+    local steps on a cluster inside a round): where checkpoints and stops may settle the run (:func:`_settle`)."""
+    return getattr(updater, "between_rounds", True)
 
 
 def _settle(counts, updater, result: RunResult, ll: float) -> float:

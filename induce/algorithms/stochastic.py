@@ -17,6 +17,7 @@ from ..errors import ConfigError
 from ..infer import stochastic_hmm as stochastic
 from ..infer.convergence import ConvergenceMonitor
 from ..infer.schedules import minibatches
+from ..names import SINGLE_SEQUENCE, STOCHASTIC
 from .base import Algorithm, Fitted, register, worker_corpus
 from . import minibatch
 from .minibatch import LOCAL_RULE
@@ -28,7 +29,7 @@ class Minibatch(Algorithm):
     def fit(self, core, data, loop, opts) -> Fitted:
         init_seq, batch_seq, held_seq = np.random.SeedSequence(opts.random_state).spawn(3)
         heldout = data.heldout
-        if self.name in stochastic.SINGLE_SEQUENCE:
+        if self.name in SINGLE_SEQUENCE:
             N = int(data.tokens.shape[0])
             n_held = heldout_tail(opts, N) if heldout is None else 0
             if n_held:
@@ -51,6 +52,7 @@ class Minibatch(Algorithm):
             schedule = _schedule(opts, n_items, batch_seq)
             updater, batches = self._sentences(core, data, opts, train_ids, held, schedule)
         counts = stochastic.GlobalCounts.exponential(np.random.default_rng(init_seq), core.K, data.W, n_tokens)
+        _recipe(updater, opts, init_seq, core.K, data.W, n_tokens)
         settings = _settings(self.name, core, int(data.W), n_tokens, schedule, opts, subseq_length=opts.subseq_length,
                              buffer=opts.buffer)
         return run(self.name, core, counts, updater, batches, heldout, settings, n_items, n_tokens, opts)
@@ -70,8 +72,8 @@ class Minibatch(Algorithm):
 
 
 # one registered class per name (the registry sets the class's ``name``); svi and scvi also run on a dask client
-for _name in stochastic.STOCHASTIC + stochastic.SINGLE_SEQUENCE:
-    register(_name)(type(f"Minibatch[{_name}]", (Minibatch,), {"cluster": _name in stochastic.STOCHASTIC}))
+for _name in STOCHASTIC + SINGLE_SEQUENCE:
+    register(_name)(type(f"Minibatch[{_name}]", (Minibatch,), {"cluster": _name in STOCHASTIC}))
 
 
 def sentence_updater(name: str, core, n_sentences: int):
@@ -90,6 +92,15 @@ def cluster_updater(shards, name: str, core, opts, n_sentences: int | None = Non
                                    n_sentences=n_sentences)
     return WorkerSentenceUpdater(shards, name, core.priors.alpha, core.priors.beta, core.allowed,
                                  n_sentences=n_sentences)
+
+
+def _recipe(updater, opts, init_seq, K: int, W: int, n_tokens: int) -> None:
+    """A fresh run on workers that keep copies of the counts: how its initial counts were made
+    (:class:`induce.distributed.rounds.Recipe`), so that the workers make theirs instead of receiving them."""
+    if hasattr(updater, "recipe") and not opts.resume:
+        from ..distributed.rounds import Recipe
+
+        updater.recipe = Recipe(init_seq, K, W, n_tokens)
 
 
 def heldout_tail(opts, n_tokens: int) -> int:
@@ -163,6 +174,7 @@ def fit_stream(name: str, core, info, path, format: str, lowercase: bool, buffer
         shards = WorkerCorpus.read(opts.client, path, format, info.vocab, lowercase=lowercase,
                                    skip=info.heldout_ids)
         updater = cluster_updater(shards, name, core, opts)
+        _recipe(updater, opts, init_seq, core.K, len(info.vocab), info.n_tokens)
         batches = updater.batches(stream.sharded_batches(shards.sentence_bounds, **schedule))
     else:
         updater = sentence_updater(name, core, info.n_sentences)

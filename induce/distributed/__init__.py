@@ -16,8 +16,8 @@ kernels; this package only moves arrays:
 * :mod:`.hdp`: HDP-HMM ``scvi`` and ``svi``, each minibatch's local step on the workers;
 * :mod:`.minibatch`: ``svi`` / ``scvi``, each minibatch's local step on the
   workers' shards, returning sparse statistics;
-* :mod:`.rounds`: ``svi`` / ``scvi`` in rounds of local steps on the workers' shards, merged by adding count
-  deltas summed as a tree (``sync_every``);
+* :mod:`.rounds`: ``svi`` / ``scvi`` in rounds of local steps on the workers' shards against copies of the counts
+  kept on the workers, merged by adding count deltas summed as a tree among them (``sync_every``);
 * :mod:`.series`: time-series ``svi`` / ``scvi`` (``HMMSegmenter``), each minibatch's local step on the
   workers' blocks of subsequences;
 * :mod:`.align`: IBM-1 / HMM alignment ``em`` / ``vi`` over shards of sentence

@@ -6,19 +6,32 @@
 the workers and their statistics back, at every step.  Here a worker runs ``R`` consecutive minibatches
 (``sync_every``) on its piece of each, against its own copy of the counts, and the rows travel once a round:
 
-1. the worker cuts its pieces of the round's ``R`` minibatches from its shard and names their distinct words
-   ``T_j`` (:func:`_cut_round`);
-2. the client sends it the counts of ``T_j`` (plus the transitions and the emission column totals);
+Each shard keeps a copy of the counts on its worker between rounds (:func:`_resident`): made there once from the
+run's seed (:class:`Recipe`), or sent by the client on a resumed run or after a copy was lost (:class:`StateLost`,
+:meth:`WorkerRoundsUpdater._recover`).  A round:
+
+Rounds grow: a round that starts after ``s`` minibatches of the run holds at most ``s + 1``
+(:meth:`WorkerRoundsUpdater.round_size`: 1, 2, 4, ... up to ``R``).
+
+1. the worker cuts its pieces of the round's minibatches from its shard and names their distinct words
+   ``T_j`` (:func:`_cut_round`; submitted a round ahead);
+2. the worker advances its copy by the previous round (:func:`advance`: its decay and partial sums, which dask
+   brings from the workers holding them) and takes the rows of ``T_j`` (plus the transitions and the emission
+   column totals) from it;
 3. the worker runs thesis eq. 3.103 ``N <- (1 - rho_m) N + rho_m (I / |b_m^j|) E[C^{b_m^j}]`` for each minibatch
    ``m`` of the round on its piece ``b_m^j`` (extrapolated to the corpus, so that its copy keeps the mass of the
    whole counts), with the client's ``rho_m``, and the local step of
-   :func:`induce.infer.stochastic_hmm.sentence_statistics` under its copy (:func:`_run_round`); with one shard it
-   hands back its counts, and the run is the single-process run bit for bit;
+   :func:`induce.infer.stochastic_hmm.sentence_statistics` under those rows (:func:`_run_round`); with one shard
+   it hands back its end counts, and the run is the single-process run bit for bit;
 4. with several shards each returns its delta ``pi_j (N_j^{end} - prod_m (1 - rho_m) N^{start})`` (rows ``T_j``;
-   ``pi_j`` its share of the round's sentences; the decay is common to all and replayed by the client); the
-   deltas are summed pairwise on the workers (a tree, :func:`_add`) down to at most two partial sums, which the
-   client adds (:data:`CLIENT_SUMS`):
+   ``pi_j`` its share of the round's sentences; the decay is common to all and replayed by every copy); the
+   deltas are summed pairwise on the workers (a tree, :func:`_add`) down to at most two partial sums
+   (:data:`CLIENT_SUMS`), which the next round's tasks and the client add, in the same order:
    ``N^{end} = prod_m (1 - rho_m) N^{start} + sum_j delta_j``.
+
+The client submits round ``r + 1`` (task graphs: sentence indices) before it merges round ``r`` into its own
+counts, which it needs only for held-out evaluation, checkpoints and seeding copies again: it is off the rounds'
+critical path, and its traffic is the partial sums whatever the number of workers.
 
 What this optimises.  With ``R = 1`` step 4 is eq. 3.103 on the whole minibatch exactly (``pi_j (I / |b^j|)
 E[C^{b^j}] = (I / |B|) E[C^{b^j}]``, and the minibatch's statistics are the sum of its pieces'); that is what
@@ -33,23 +46,24 @@ packed (:func:`pack`: float16 mantissas under a power of two a row, a relative e
 shard: float64, exact); the client keeps the counts in float64, so the rounding does not accumulate beyond what
 one round's delta carries.
 
-Bytes a round per worker: ``|T_j|`` rows of ``2 K + 2`` bytes (:func:`row_bytes`) and their word ids (2 bytes
-below ``2^16`` words, :func:`word_ids`) each way, where ``T_j`` grows sublinearly with the round's
-``R M / w`` sentences per worker (Heaps' law), so bytes per token fall as ``R`` or ``M`` grow, and do not grow
-with the number of workers at a fixed number of sentences per worker and round.
+Bytes a round: each partial sum's rows (``2 K + 2`` bytes a row, :func:`row_bytes`, and a word id of 2 bytes
+below ``2^16`` words, :func:`word_ids`) to the client and to every other worker, on the words of the round
+(Heaps' law: sublinear in the round's ``R M`` sentences), so bytes per token fall as ``R`` or ``M`` grow.
 """
 
 from __future__ import annotations
 
 import itertools
 import time
+import uuid
+import zlib
 from collections import deque
 
 import numpy as np
 
 from ..corpus.corpus import gather_sentences
 from ..infer import stochastic_hmm as stochastic
-from .cluster import Meter, nbytes, submit, timed_carried, tree_reduce
+from .cluster import RETRIES, Meter, nbytes, same, submit, timed_carried, tree_reduce
 from .shards import WorkerCorpus
 
 
@@ -128,23 +142,107 @@ def _cut_round(shard, pieces):
     return words, [(local[e - len(t):e], o) for (t, o), e in zip(cut, ends)]
 
 
-def _words(cut):
-    return cut[0], sum(len(t) for t, _ in cut[1])
+class StateLost(RuntimeError):
+    """A round's task found no copy of its shard's counts at the round it follows on its worker (the worker was
+    replaced, or dask ran the task elsewhere): the client seeds the copies again from its own counts and runs the
+    rounds it has not merged once more (:meth:`WorkerRoundsUpdater._recover`)."""
 
 
-def _run_round(cut, start, mask, schedule, settings):
-    """On a worker, phase 3: eq. 3.103 for each ``(rho, scale)`` of ``schedule = (steps, weight)`` on the pieces of
-    ``cut`` under :class:`ShardCounts` made from ``start = (trans, rows of T_j, factor, totals)``.  ``settings =
-    (estimator, alpha, beta, W, exact)``.  Exact (one shard): the end counts ``(trans, rows, factor, totals)`` and
-    the pieces' log-likelihoods; else (the rows of ``start`` packed, :func:`pack`) the delta ``(T_j, packed rows,
-    trans, totals, log-likelihoods)`` of :func:`_delta`, times ``weight``."""
+#: on a worker process: the counts each shard's rounds start from, by ``(run token, shard)``: ``[round, counts,
+#: tag dictionary]`` (:func:`_resident`); the copies of at most :data:`RESIDENT_RUNS` runs are kept (the oldest
+#: run's dropped when another run seeds its copies: a run that finds its copy gone seeds it again)
+_RESIDENT: dict = {}
+RESIDENT_RUNS = 2
+
+
+def _resident(key, r: int, seed, previous, exact: bool):
+    """On a worker: the shard's copy of the counts at the start of round ``r`` and the tag dictionary.  ``seed =
+    (counts, allowed)`` (the client's counts as ``(trans, scaled rows, factor, totals)`` in float64, or a
+    :class:`Recipe` of them): the copy made from it; else the copy at the start of round ``r - 1`` advanced by
+    that round's results ``previous = (rhos, results)`` (:func:`advance`, the same arithmetic as the client's, so
+    that every copy equals the client's counts bit for bit); :class:`StateLost` when there is no such copy
+    here."""
+    if seed is not None:
+        made, allowed = seed
+        counts = made.counts() if isinstance(made, Recipe) else _counts(*made)
+        runs = list(dict.fromkeys(k[0] for k in _RESIDENT))
+        for old in runs[:len(runs) - RESIDENT_RUNS + 1] if key[0] not in runs else ():
+            for k in [k for k in _RESIDENT if k[0] == old]:
+                del _RESIDENT[k]
+        _RESIDENT[key] = [r, counts, allowed]
+        return counts, allowed
+    state = _RESIDENT.get(key)
+    if state is None or state[0] != r - 1:
+        raise StateLost(f"no copy of shard {key[1]}'s counts at round {r - 1} on this worker")
+    advance(state[1], previous[0], [out for out, _ in previous[1]], exact)
+    state[0] = r
+    return state[1], state[2]
+
+
+def _counts(trans, scaled, factor, totals) -> stochastic.GlobalCounts:
+    """A :class:`GlobalCounts` holding copies of these arrays (float64) and this factor."""
+    counts = stochastic.GlobalCounts(trans, scaled)
+    counts.emit_factor, counts.emit_totals = float(factor), np.array(totals, dtype=np.float64)
+    return counts
+
+
+def checksum(counts) -> int:
+    """CRC-32 of the counts' arrays and factor (bit for bit)."""
+    crc = 0
+    for a in (counts.trans, counts.emit_scaled, np.array(counts.emit_factor), counts.emit_totals):
+        crc = zlib.crc32(np.ascontiguousarray(a).view(np.uint8), crc)
+    return crc
+
+
+class Recipe:
+    """How a fresh run made its initial counts (thesis eq. 3.106-3.107 from a seed: ``GlobalCounts.exponential
+    (default_rng(seed), K, W, n_tokens)``), so that the workers make their copies themselves instead of
+    receiving ``W K`` float64 counts (20 MB on Brown); :meth:`counts` raises :class:`StateLost` (the client then
+    sends its counts) unless the copy has the client's :func:`checksum`."""
+
+    def __init__(self, seed, K: int, W: int, n_tokens: int, crc: int | None = None):
+        self.seed, self.K, self.W, self.n_tokens, self.crc = seed, int(K), int(W), int(n_tokens), crc
+
+    def counts(self) -> stochastic.GlobalCounts:
+        counts = stochastic.GlobalCounts.exponential(np.random.default_rng(self.seed), self.K, self.W, self.n_tokens)
+        if checksum(counts) != self.crc:
+            raise StateLost("the counts made from the run's seed differ from the client's")
+        return counts
+
+
+def advance(counts, rhos, outs: list, exact: bool) -> None:
+    """``counts`` at a round's start made the counts at its end from the round's results ``outs`` (the client's
+    copy and every worker's: the same operations in the same order, so the copies stay equal bit for bit): the
+    round's decay (:meth:`WorkerRoundsUpdater._decay`), then one shard's end counts assigned (``exact``), or the
+    partial sums of the deltas added in shard order (:func:`merge`), then the factor folded if it fell below
+    1e-100 (:meth:`GlobalCounts.renormalise`)."""
+    WorkerRoundsUpdater._decay(counts, rhos)
+    if exact:
+        (words, (trans, rows, factor, totals)), _ = outs[0]
+        counts.trans, counts.emit_factor = np.array(trans, dtype=np.float64), float(factor)
+        counts.emit_totals = np.array(totals, dtype=np.float64)
+        counts.emit_scaled[words] = rows
+    else:
+        for w, rows, dtrans, dtotals, *_ in outs:
+            merge(counts, w, rows, dtrans, dtotals)
+    counts.renormalise()
+
+
+def _run_round(cut, key, r: int, seed, previous, schedule, settings):
+    """On a worker, phase 3 of round ``r`` for shard ``key[1]``: eq. 3.103 for each ``(rho, scale)`` of ``schedule
+    = (steps, weight)`` on the pieces of ``cut`` under :class:`ShardCounts` made from the rows of its words ``T_j``
+    in the shard's copy of the counts (:func:`_resident`; the copy itself stays at the round's start until the
+    next round advances it).  ``settings = (estimator, alpha, beta, W, exact)``.  Exact (one shard): ``((T_j,
+    end counts (trans, rows, factor, totals)), log-likelihoods)``; else the delta ``(T_j, packed rows, trans,
+    totals, log-likelihoods)`` of :func:`_delta`, times ``weight``."""
     estimator, alpha, beta, W, exact = settings
     steps, weight = schedule
-    trans0, rows0, factor, totals0 = start
-    if not exact:
-        start = (trans0, unpack(rows0), factor, totals0)
+    copy, allowed = _resident(key, r, seed, previous, exact)
+    words = cut[0]
+    start = (copy.trans, copy.emit_scaled[words], copy.emit_factor, copy.emit_totals)
     counts = ShardCounts(*start, W)
     K = counts.n_states
+    mask = stochastic.dictionary_rows(allowed, words, K)
     lls = np.zeros(len(steps))
     for i, ((tokens, offsets), (rho, scale)) in enumerate(zip(cut[1], steps)):
         if len(offsets) > 1:
@@ -154,30 +252,31 @@ def _run_round(cut, start, mask, schedule, settings):
             ts, ids, es = np.zeros((K + 1, K)), np.zeros(0, dtype=np.int64), np.zeros((0, K))
         counts.update(rho, ts, scale, ids, es, scale)
     if exact:
-        return (counts.trans, counts.emit_scaled, counts.emit_factor, counts.emit_totals), lls
-    return _delta(cut[0], counts, start, [rho for rho, _ in steps], weight, lls)
+        return (words, (counts.trans, counts.emit_scaled, counts.emit_factor, counts.emit_totals)), lls
+    return _delta(words, counts, start, [rho for rho, _ in steps], weight, lls)
 
 
 def _delta(words, counts: ShardCounts, start, rhos, weight: float, lls):
     """A shard's change over the round, times ``weight``: its rows ``T_j`` as ``N^{end} - prod (1 - rho)
     N^{start}`` (natural scale: the factor at the end times the change of the scaled rows; after a step with
     ``rho >= 1`` the start is zero, as eq. 3.103 leaves it), packed (:func:`pack`); the transitions and column
-    totals likewise, float64."""
+    totals likewise, float64; the bytes moved between workers to make it (none: :func:`_add` counts them)."""
     trans0, rows0, _, totals0 = start
     base = 0.0 if any(rho >= 1.0 for rho in rhos) else rows0
     rows = pack(weight * counts.emit_factor * (counts.emit_scaled - base))
     return (words, rows, weight * (counts.trans - decayed(trans0, rhos)),
-            weight * (counts.emit_totals - decayed(totals0, rhos)), lls)
+            weight * (counts.emit_totals - decayed(totals0, rhos)), lls, 0)
 
 
 def _add(a, b):
     """Two deltas (or sums of deltas) added: rows on the union of their words (a step of the tree reduction),
-    summed in float64 and packed again."""
+    summed in float64 and packed again; the bytes moved are both operands' and the second's arrays (the one
+    that travels to the first's worker)."""
     words = np.union1d(a[0], b[0])
     rows = np.zeros((len(words), a[1][0].shape[1]))
     rows[np.searchsorted(words, a[0])] += unpack(a[1])
     rows[np.searchsorted(words, b[0])] += unpack(b[1])
-    return (words, pack(rows), a[2] + b[2], a[3] + b[3], a[4] + b[4])
+    return (words, pack(rows), a[2] + b[2], a[3] + b[3], a[4] + b[4], a[5] + b[5] + nbytes(b[:4]))
 
 
 #: the tree of deltas stops at this many partial sums, which the client gathers and merges one after the other:
@@ -186,17 +285,11 @@ def _add(a, b):
 CLIENT_SUMS = 2
 
 
-def tree_sum(client, futures: list, words: list[np.ndarray], K: int):
-    """The pairwise sum of the deltas ``futures`` (:func:`_add`; rows ``words[j]``), in shard order, computed on the
-    workers (:func:`~.cluster.tree_reduce`) down to :data:`CLIENT_SUMS` partial sums, which the client receives.
-    Returns ``(futures, bytes moved between workers)``, counting the second operand of each addition as the one
-    that travels (packed rows, :func:`row_bytes`, and their word ids; the float64 transitions and totals)."""
-    sums, levels = tree_reduce(client, futures, _add, keep=CLIENT_SUMS)
-    moved, level = 0, list(words)
-    for pairs in levels:
-        moved += sum(len(level[j]) * row_bytes(K) + level[j].nbytes + 8 * (K + 2) * K for _, j in pairs)
-        level = [np.union1d(level[i], level[j]) for i, j in pairs] + ([level[-1]] if len(level) % 2 else [])
-    return sums, moved
+def tree_sum(client, futures: list):
+    """The pairwise sum of the deltas ``futures`` (:func:`_add`), in shard order, computed on the workers
+    (:func:`~.cluster.tree_reduce`) down to :data:`CLIENT_SUMS` partial sums (futures, in shard order); each
+    carries the bytes its additions moved between workers."""
+    return tree_reduce(client, futures, _add, keep=CLIENT_SUMS)[0]
 
 
 def merge(counts, words, rows, dtrans, dtotals) -> None:
@@ -209,11 +302,32 @@ def merge(counts, words, rows, dtrans, dtotals) -> None:
     counts.emit_scaled[words] += unpack(rows) / counts.emit_factor
 
 
+class _Round:
+    """A round submitted and not yet merged into the client's counts: its minibatches ``steps`` ``[(indices,
+    rho)]``, the shards' pieces and cut futures, the futures the client merges (``results``: the partial sums,
+    or one shard's end counts) and the tokens each shard runs."""
+
+    def __init__(self, number: int, steps: list, pieces: list, cuts: list, tokens: list[int]):
+        self.number, self.steps, self.pieces, self.cuts, self.tokens = number, steps, pieces, cuts, tokens
+        self.rhos = [rho for _, rho in steps]
+        self.results: list = []
+        self.sent = self.moved = self.received = 0
+        self.followed = False  # a later round's tasks take this round's results to their workers
+
+
 class WorkerRoundsUpdater(stochastic.SentenceUpdater):
     """``svi`` / ``scvi`` over a :class:`WorkerCorpus` in rounds of ``sync_every`` minibatches (see the module
     docstring).  :func:`induce.algorithms.minibatch.run` hands it one minibatch at a time (global sentence
-    indices); it runs a round when it has ``sync_every`` of them or when the run settles it (held-out
-    evaluation, an epoch's end, the end).  Between rounds the client's counts are the run's."""
+    indices); it submits a round when it has ``sync_every`` of them or when the run settles it (held-out
+    evaluation, an epoch's end, the end).
+
+    The counts stay on the workers between rounds: each shard keeps a copy (:func:`_resident`, seeded once from
+    the client's counts), and a round's task advances it by the previous round's results, which dask moves from
+    worker to worker (the task's dependencies), before its local steps.  So the client sends task graphs, and a
+    round is submitted before the previous one is merged into the client's counts (:meth:`launch`): the client
+    receives the previous round's partial sums (at most :data:`CLIENT_SUMS`, whatever the number of workers)
+    and merges them (:func:`advance`) while the workers run the next round.  Between :meth:`settle` and the next
+    round the client's counts are the run's."""
 
     def __init__(self, corpus: WorkerCorpus, algorithm: str, alpha: float, beta: float, sync_every: int,
                  allowed: np.ndarray = stochastic._NO_MASK, n_sentences: int | None = None):
@@ -224,9 +338,20 @@ class WorkerRoundsUpdater(stochastic.SentenceUpdater):
         self.sync_every = max(1, int(sync_every))
         self.lengths = corpus.lengths()
         self.meter = Meter()
+        self._token = uuid.uuid4().hex  # this run's copies on the workers
         self._open: list = []  # (global sentence indices, rho) of the round so far
+        self._handed = 0  # minibatches handed to the updater in the run (a resumed run: load)
         self._coming: deque = deque()  # the minibatches after the one being run (see batches)
-        self._ahead = None  # (minibatches, shards, pieces, cut futures, word futures) of the next round, cut early
+        self._ahead = None  # (minibatches, pieces, cut futures) of the next round, cut early
+        self._flight: deque = deque()  # rounds submitted, not merged into the client's counts (:class:`_Round`)
+        self._rounds = 0  # rounds submitted
+        self._seed = True  # the next round seeds the workers' copies from the client's counts
+        self._mark = 0.0  # when the interval the meter charges to the next merged round began
+        self._ll = 0.0  # the last merged minibatch's log-likelihood
+        #: a fresh run's :class:`Recipe` of its initial counts (set by the caller): the first round's seed
+        self.recipe: Recipe | None = None
+        self._homes: dict[int, str] = {}  # shard -> the worker holding its copy
+        self._last: _Round | None = None  # the last merged round (the next round's tasks advance the copies by it)
 
     def batches(self, indices):
         """The minibatches (global sentence indices), read ``sync_every`` ahead so that the next round's pieces
@@ -240,64 +365,155 @@ class WorkerRoundsUpdater(stochastic.SentenceUpdater):
             yield self._coming.popleft()
 
     @property
-    def settled(self) -> bool:
+    def between_rounds(self) -> bool:
+        """No minibatch is waiting for its round (checkpoints and stops wait for this, then :meth:`settle`)."""
         return not self._open
+
+    @property
+    def settled(self) -> bool:
+        """The client's counts hold every minibatch the updater was given."""
+        return not self._open and not self._flight
 
     def __call__(self, counts, rho: float, idx) -> tuple[float, int]:
         self._open.append((idx, rho))
-        ll = self.settle(counts) if len(self._open) == self.sync_every else 0.0
-        return ll, int(self.lengths[idx].sum())
+        self._handed += 1
+        if len(self._open) == self.round_size(self._handed - len(self._open)):
+            self.launch(counts)
+        return 0.0, int(self.lengths[idx].sum())
+
+    def round_size(self, start: int) -> int:
+        """The minibatches of a round that starts after ``start`` minibatches of the run: ``min(R, start + 1)``,
+        so rounds grow 1, 2, 4, ... up to ``R = sync_every``: a local step is never staler than the minibatches
+        before its round (the early steps, with the largest ``rho``, move the counts most).  Measured, one epoch,
+        2 workers: held-out +0.0037 / +0.0031 nats a token at ``R = 16`` (Brown / 2M stream), +0.016 / +0.0086
+        at ``R = 64`` (docs/experiments/distributed.md, "Fourth session")."""
+        return min(self.sync_every, start + 1)
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The checkpoint's state: the minibatches handed so far (a resumed run sizes its rounds as one run
+        does)."""
+        return {"minibatches": np.array(self._handed, dtype=np.int64)}
+
+    def load(self, arrays: dict[str, np.ndarray]) -> None:
+        """A checkpoint's state (:meth:`arrays`; one written before rounds grew: taken as past the growth)."""
+        self._handed = int(arrays["minibatches"]) if "minibatches" in arrays else self.sync_every
 
     def _cut(self, batches: list):
-        """Phase 1 of a round of ``batches``: ``(batches, shards touched, pieces per shard, cut futures, word
-        futures)``, submitted now and gathered when the round runs."""
+        """Phase 1 of a round of ``batches``: ``(batches, pieces per shard, cut futures)``, submitted now; every
+        shard takes part in every round (its copy advances a round at a time), with no sentence if need be."""
         b = self.corpus.sentence_bounds
         sorted_ = [np.asarray(idx, dtype=np.int64) for idx in batches]
         pieces = [[idx[np.searchsorted(idx, b[j]):np.searchsorted(idx, b[j + 1])] - b[j] for idx in sorted_]
                   for j in range(self.corpus.n_shards)]
-        shards = [j for j in range(self.corpus.n_shards) if any(len(p) for p in pieces[j])]
-        cuts = [submit(self.client, _cut_round, self.corpus.shards[j], pieces[j]) for j in shards]
-        self.meter.traffic(0, nbytes([pieces[j] for j in shards]), 0)
-        return batches, shards, pieces, cuts, [submit(self.client, _words, c) for c in cuts]
+        cuts = [submit(self.client, _cut_round, self.corpus.shards[j], pieces[j]) for j in range(len(pieces))]
+        self.meter.traffic(0, nbytes(pieces), 0)
+        return batches, pieces, cuts
 
-    def settle(self, counts) -> float:
-        """Run the open round and merge it into ``counts``; the log-likelihood of its last minibatch."""
-        t0 = time.perf_counter()
+    def launch(self, counts) -> None:
+        """Submit the open round (its tasks wait on the workers for the previous round's results), then merge
+        every earlier round into ``counts`` while it runs."""
         steps, self._open = self._open, []
-        rhos = [rho for _, rho in steps]
         ahead, self._ahead = self._ahead, None
         same = ahead is not None and len(ahead[0]) == len(steps) and all(a is i for a, (i, _) in zip(ahead[0], steps))
-        _, shards, pieces, cuts, word_futures = ahead if same else self._cut([idx for idx, _ in steps])
-        words = self.client.gather(word_futures)
+        _, pieces, cuts = ahead if same else self._cut([idx for idx, _ in steps])
+        b = self.corpus.sentence_bounds
+        tokens = [int(sum(self.lengths[b[j] + p].sum() for p in ps)) for j, ps in enumerate(pieces)]
+        self._submit(counts, _Round(self._rounds, steps, pieces, cuts, tokens))
+        self._rounds += 1
+        size = self.round_size(self._handed)
+        if len(self._coming) >= size:  # the next round, if the run does not cut it short
+            self._ahead = self._cut(list(itertools.islice(self._coming, size)))
+        while len(self._flight) > 1:
+            self._collect(counts)
+
+    def settle(self, counts) -> float:
+        """Submit the open round and merge every round into ``counts``; the log-likelihood of the last
+        minibatch."""
+        if self._open:
+            self.launch(counts)
+        while self._flight:
+            self._collect(counts)
+        return self._ll
+
+    def _submit(self, counts, rd: _Round) -> None:
+        """Submit round ``rd``'s tasks, one a shard: seeded from ``counts`` (the first round, or after a lost
+        copy), else advancing the shard's copy by the round in flight before it."""
+        if not self._flight:
+            self._mark = time.perf_counter()
         exact = self.corpus.n_shards == 1
-        sent = 0
         settings = (self.estimator, self.alpha, self.beta, counts.n_words, exact)
+        seed, previous = None, None
+        if self._seed:
+            held = self.client.who_has(self.corpus.shards)
+            self._homes = {j: held[f.key][0] for j, f in enumerate(self.corpus.shards) if held.get(f.key)}
+            recipe, self.recipe = self.recipe, None  # (once: a copy lost later is seeded from the counts)
+            if recipe is not None:
+                recipe.crc = checksum(counts)
+            made = recipe or (counts.trans, counts.emit_scaled, counts.emit_factor, counts.emit_totals)
+            seed, self._seed = submit(self.client, same, (made, self.allowed)), False
+            rd.sent += nbytes((made, self.allowed))
+            rd.moved += (self.corpus.n_shards - 1) * nbytes((made, self.allowed))
+        else:  # the round before: in flight, or the last merged (the copies advance when the next round runs)
+            last = self._flight[-1] if self._flight else self._last
+            previous, last.followed = (last.rhos, last.results), True
+            if not self._flight:  # merged already: its results now travel to every worker
+                self.meter.traffic(0, 0, 0, self._broadcast(last))
         futures = []
-        for j, c, (w, _) in zip(shards, cuts, words):
-            start = self._start(counts, w, exact)
-            mask = stochastic.dictionary_rows(self.allowed, w, counts.n_states)
-            schedule = self._schedule(steps, pieces[j])
-            sent += nbytes(start) + nbytes(mask) + nbytes(schedule)
-            futures.append(submit(self.client, timed_carried, _run_round, c, start, mask, schedule, settings))
-        if len(self._coming) >= self.sync_every:  # the next round, if the run does not cut it short
-            self._ahead = self._cut(list(itertools.islice(self._coming, self.sync_every)))
-        self._decay(counts, rhos)
+        for j, cut in enumerate(rd.cuts):
+            schedule = self._schedule(rd.steps, rd.pieces[j])
+            rd.sent += nbytes(schedule)
+            # on the worker holding the shard's copy (dask would take it to the larger inputs); no retries: a task
+            # run elsewhere finds no copy (StateLost) and the client recovers (_recover)
+            home = [self._homes[j]] if j in self._homes else None
+            futures.append(self.client.submit(timed_carried, _run_round, cut, (self._token, j), rd.number, seed,
+                                              previous, schedule, settings, pure=False, retries=0, workers=home,
+                                              allow_other_workers=True))
         if exact:
-            (end, lls), timings = self.client.gather(futures[0])
-            received, moved = nbytes((end, lls)), 0
-            counts.trans, rows, counts.emit_factor, counts.emit_totals = end
-            counts.emit_scaled[words[0][0]] = rows
+            rd.results = futures
         else:
-            sums, moved = tree_sum(self.client, futures, [w for w, _ in words], counts.n_states)
-            received, lls, timings = 0, 0.0, []
-            for (w, rows, dtrans, dtotals, ll), timing in self.client.gather(sums):
-                merge(counts, w, rows, dtrans, dtotals)
-                received, lls, timings = received + nbytes((w, rows, dtrans, dtotals, ll)), lls + ll, timings + timing
-        received += sum(nbytes(w) for w, _ in words)
-        counts.renormalise()
-        self.meter.add(time.perf_counter() - t0, [(None, *t) for t in timings], [n for _, n in words])
-        self.meter.traffic(len(steps), sent, received, moved)
-        return float(lls[-1])
+            rd.results = tree_sum(self.client, futures)
+        self._flight.append(rd)
+
+    def _collect(self, counts) -> None:
+        """Merge the oldest round in flight into ``counts`` (:func:`advance`), recovering lost copies
+        (:meth:`_recover`) at most :data:`~.cluster.RETRIES` times."""
+        for attempt in range(RETRIES + 1):
+            rd = self._flight[0]
+            try:
+                outs = self.client.gather(rd.results)
+                break
+            except Exception:  # a lost copy (StateLost), a killed worker: the rounds run again from counts
+                if attempt == RETRIES:
+                    raise
+                self._recover(counts)
+        self._last = self._flight.popleft()
+        self._last.cuts = []  # (recovery runs only the rounds in flight again)
+        advance(counts, rd.rhos, [out for out, _ in outs], self.corpus.n_shards == 1)
+        exact = self.corpus.n_shards == 1
+        self._ll = float(sum(out[1] if exact else out[4] for out, _ in outs)[-1])
+        received = nbytes([out for out, _ in outs])
+        tree = 0 if exact else sum(out[5] for out, _ in outs)
+        rd.received = received
+        moved = rd.moved + tree + (self._broadcast(rd) if rd.followed else 0)
+        now = time.perf_counter()
+        wall, self._mark = now - self._mark, now
+        timings = [t for _, timing in outs for t in timing]  # in shard order
+        self._homes = {j: t[1] for j, t in enumerate(timings)}
+        self.meter.add(wall, [(None, *t) for t in timings], rd.tokens)
+        self.meter.traffic(len(rd.steps), rd.sent, received, moved)
+
+    def _broadcast(self, rd: _Round) -> int:
+        """Bytes that carry round ``rd``'s results to the workers whose copies advance by them: every shard's but
+        the one holding each (an estimate: shards on one worker share a transfer)."""
+        return (self.corpus.n_shards - 1) * rd.received
+
+    def _recover(self, counts) -> None:
+        """Run the rounds in flight again, the first seeding every shard's copy from ``counts`` (which hold every
+        round before it): a copy lost with its worker, or a task that ran where its copy is not."""
+        rounds, self._flight = list(self._flight), deque()
+        self._seed = True
+        for rd in rounds:
+            self._submit(counts, _Round(rd.number, rd.steps, rd.pieces, rd.cuts, rd.tokens))
 
     def _schedule(self, steps, pieces) -> tuple[list, float]:
         """A shard's ``([(rho_m, I / |b_m^j|)], pi_j)``: its local steps extrapolate its piece ``b_m^j`` of each
@@ -308,15 +524,6 @@ class WorkerRoundsUpdater(stochastic.SentenceUpdater):
         whole minibatch exactly; one shard has ``pi = 1`` and the single-process scale."""
         scales = [(rho, self.n_sentences / max(1, len(p))) for (_, rho), p in zip(steps, pieces)]
         return scales, sum(len(p) for p in pieces) / max(1, sum(len(idx) for idx, _ in steps))
-
-    @staticmethod
-    def _start(counts, words, exact: bool):
-        """What a shard starts its round from: ``(trans, rows of words, factor, totals)``; exact (one shard) the
-        scaled rows and the factor in float64, else the rows at their natural scale packed (:func:`pack`; factor
-        1)."""
-        if exact:
-            return counts.trans, counts.emit_scaled[words], counts.emit_factor, counts.emit_totals
-        return counts.trans, pack(counts.emit_factor * counts.emit_scaled[words]), 1.0, counts.emit_totals
 
     @staticmethod
     def _decay(counts, rhos) -> None:

@@ -50,13 +50,15 @@ _RENORMALISE_BELOW = 1e-100
 _TOKENS_PER_THREAD = 50_000
 
 
-#: arrays of a checkpoint: GlobalCounts.arrays() and, for the single-sequence updaters, the boundary marginals
+#: arrays of a checkpoint: GlobalCounts.arrays() and, for the single-sequence updaters, the boundary marginals (for
+#: the cluster's rounds, the minibatches handed to the updater, which size its rounds)
 _CHECKPOINT_FIELDS = (
     Field("counts.trans", "f8", ("K+1", "K"), nonnegative=True),
     Field("counts.emit_scaled", "f8", ("W", "K"), nonnegative=True),
     Field("counts.emit_factor", "f8", (), positive=True),  # divides the scaled emission counts
     Field("counts.emit_totals", "f8", ("K",), nonnegative=True),
     Field("updater.boundary", "f4", (None, 2, "K"), nonnegative=True, optional=True),
+    Field("updater.minibatches", "i8", (), nonnegative=True, optional=True),  # rounds on a cluster: handed so far
 )
 
 

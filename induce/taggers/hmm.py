@@ -166,8 +166,9 @@ class HMMTagger(VectorEmission, HMMFile, HMMDecoding, HMMSettings, EmissionChoic
         corpus read from one, ``Corpus.source``) or with :meth:`fit_stream`; data
         given in memory (token lists) can only be shipped to them, once.
     sync_every : ``svi`` / ``scvi`` with ``client``: each worker runs rounds of ``R`` minibatches (default
-        16, chosen by measurement: docs/experiments/distributed.md) on its shard against its own copy of the
-        counts, merged by adding count deltas (:mod:`induce.distributed.rounds`); what the run optimises is the
+        16, chosen by measurement: docs/experiments/distributed.md; the first rounds grow 1, 2, 4, ...) on its shard against its own copy of the
+        counts, which stays on the worker between rounds, merged by adding count deltas exchanged among the
+        workers (:mod:`induce.distributed.rounds`); what the run optimises is the
         same collapsed objective with the other workers' statistics up to ``R - 1`` minibatches stale (one worker
         is the single-process run bit for bit); 1 ships every minibatch's emission rows to the workers and its
         statistics back (the exact single-process step on the whole minibatch).
