@@ -150,6 +150,21 @@ def test_default_templates():
     assert rows["a"] == {"w=a", "len=1"}
 
 
+def test_identity_threshold_counts_the_lowercased_form():
+    """``identity N``: the identity feature only for words whose lowercased form was seen at least ``N`` times
+    (summed over its spellings); a word without counts (``None``) is frequent, a new word (count 0) never is."""
+    words = ["The", "the", "cat", "dog", "Dog"]
+    F, names = FeatureSet(["identity 3", "suffix 1"]).matrix(words, [1, 2, 2, 1, 1])
+    rows = {w: {names[j] for j in F[i].indices} for i, w in enumerate(words)}
+    assert rows["The"] == rows["the"] == {"w=the", "suffix1=e"}  # 1 + 2 = 3 sightings of "the"
+    assert rows["cat"] == {"suffix1=t"} and rows["Dog"] == rows["dog"] == {"suffix1=g"}  # 2 < 3
+    F, names = FeatureSet(["identity 3", "suffix 1"]).matrix(words)
+    assert "w=cat" in names
+    assert FeatureSet(["identity 1", "length"]).matrix(["a", "b"], [0, 1])[1] == ["len=1", "w=b"]
+    with pytest.raises(ConfigError, match="has no feature"):
+        FeatureSet(["identity 2"]).matrix(["a", "b"], [1, 2])
+
+
 def test_callable_features_and_save_load(tmp_path):
     corpus, _, _ = _loglinear_hmm_corpus(n=60)
     m = HMMTagger(n_states=3, infer="em", emission="features", features=lambda w: ["w=" + w, "end=" + w[-2:]],
