@@ -42,7 +42,7 @@ FLAGS = ("identity", "form", "initial-capital", "all-caps", "has-digit", "has-hy
 #: every template name a feature file may use
 TEMPLATES = FLAGS + ("suffix", "prefix")
 #: the default feature set (no language resources): see docs/experiments/features.md for the measurements
-DEFAULT_TEMPLATES = ("identity", "initial-capital", "all-caps", "has-digit", "has-hyphen", "has-punct",
+DEFAULT_TEMPLATES = ("identity 3", "initial-capital", "all-caps", "has-digit", "has-hyphen", "has-punct",
                      "suffix 1", "suffix 2", "suffix 3", "length")
 #: upper ends of the length buckets (the last bucket is open)
 LENGTH_BUCKETS = (1, 2, 3, 4, 6, 9)
