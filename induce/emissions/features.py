@@ -19,8 +19,9 @@ with the L2 penalty ``kappa ||lambda||^2``)::
 (:func:`induce.infer.lbfgs.lbfgs`) warm-started from the previous weights.
 
 Feature templates (:data:`TEMPLATES`, ``features=`` of :class:`induce.taggers.HMMTagger`, ``--features FILE``):
-``identity`` (the lowercased word), ``form`` (the word as written), ``initial-capital``, ``all-caps``,
-``has-digit``, ``has-hyphen``, ``has-punct`` (a character that is neither a letter nor a digit), ``suffix N`` /
+``identity`` (the lowercased word; ``identity N`` only for words whose lowercased form was seen at least ``N``
+times in training, so that rarer words are told apart by their other features alone), ``form`` (the word as
+written), ``initial-capital``, ``all-caps``, ``has-digit``, ``has-hyphen``, ``has-punct`` (a character that is neither a letter nor a digit), ``suffix N`` /
 ``prefix N`` (the last / first ``N`` characters of the lowercased word, for words longer than ``N``),
 ``length`` (the length bucket 1, 2, 3, 4, 5-6, 7-9, 10+).  A feature file lists one template a line (``#``
 starts a comment).  A Python callable ``word -> iterable of feature names`` gives users' own features.
@@ -42,6 +43,7 @@ FLAGS = ("identity", "form", "initial-capital", "all-caps", "has-digit", "has-hy
 #: every template name a feature file may use
 TEMPLATES = FLAGS + ("suffix", "prefix")
 #: the default feature set (no language resources): see docs/experiments/features.md for the measurements
+#: ("The identity threshold": ``identity 3`` against ``identity`` for every word)
 DEFAULT_TEMPLATES = ("identity 3", "initial-capital", "all-caps", "has-digit", "has-hyphen", "has-punct",
                      "suffix 1", "suffix 2", "suffix 3", "length")
 #: upper ends of the length buckets (the last bucket is open)
