@@ -398,7 +398,8 @@ def _add_emission_options(p: argparse.ArgumentParser) -> None:
                         "categorical emissions is given): p(w|k) ~ exp(lambda_k . f(w)) over the vocabulary with "
                         "word identity (words seen 3 times or more), shape, suffix and length features "
                         "(Berg-Kirkpatrick et al. 2010), trained with --infer em; categorical (the default otherwise): "
-                        "a Dirichlet-multinomial over words per state; embeddings: Gaussian over word vectors (--embeddings FILE)")
+                        "a Dirichlet-multinomial over words per state; embeddings: Gaussian over word vectors "
+                        "(--embeddings FILE)")
     add_feature_options(g)
 
 
