@@ -24,7 +24,8 @@ times in training, so that rarer words are told apart by their other features al
 written), ``initial-capital``, ``all-caps``, ``has-digit``, ``has-hyphen``, ``has-punct`` (a character that is
 neither a letter nor a digit), ``suffix N`` / ``prefix N`` (the last / first ``N`` characters of the lowercased
 word, for words longer than ``N``), ``length`` (the length bucket 1, 2, 3, 4, 5-6, 7-9, 10+).  A feature file
-lists one template a line (``#`` starts a comment).  A Python callable ``word -> iterable of feature names`` gives users' own features.
+lists one template a line (``#`` starts a comment).  A Python callable ``word -> iterable of feature names``
+gives users' own features.
 """
 
 from __future__ import annotations
