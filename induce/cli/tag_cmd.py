@@ -430,8 +430,8 @@ CATEGORICAL_OPTIONS = ("alpha", "beta", "learn_hyper", "block_size", "cgs_keep",
 
 def default_emission(args: argparse.Namespace) -> str:
     """``--emission`` when not given: ``features`` for ``--model hmm`` with neither ``--infer`` nor an option of
-    :data:`CATEGORICAL_OPTIONS` (it beats the categorical HMM on ptb-sample, EWT, Brown and 8 of 9 UD treebanks,
-    docs/experiments/features.md "The default emission"), else ``categorical``."""
+    :data:`CATEGORICAL_OPTIONS` (it beats the categorical HMM on ptb-sample, EWT, Brown and all 9 UD treebanks,
+    docs/experiments/features.md "The default emission" and "The identity threshold"), else ``categorical``."""
     given = getattr(args, "_given", {})
     plain = args.model == "hmm" and args.infer is None and not any(d in given for d in CATEGORICAL_OPTIONS)
     return "features" if plain else "categorical"
