@@ -148,6 +148,8 @@ def test_default_templates():
     assert {"has-digit", "has-punct", "suffix3=000", "len=5-6"} <= rows["1,000"]
     assert {"has-hyphen", "len=10+"} <= rows["well-known"]
     assert rows["a"] == {"w=a", "len=1"}
+    F, names = FeatureSet().matrix(["The", "the", "walked"], [1, 2, 2])  # identity 3: "walked" goes by its shape
+    assert "w=the" in names and not any(n.startswith("w=walk") for n in names) and "suffix2=ed" in names
 
 
 def test_identity_threshold_counts_the_lowercased_form():
