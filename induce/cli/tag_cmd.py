@@ -396,9 +396,10 @@ def _add_emission_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--emission", choices=EMISSIONS, default=None,
                    help="features (the default of --model hmm when neither --infer nor an option of the "
                         "categorical emissions is given): p(w|k) ~ exp(lambda_k . f(w)) over the vocabulary with "
-                        "word identity, shape, suffix and length features (Berg-Kirkpatrick et al. 2010), trained "
-                        "with --infer em; categorical (the default otherwise): a Dirichlet-multinomial over words "
-                        "per state; embeddings: Gaussian over word vectors (--embeddings FILE)")
+                        "word identity (words seen 3 times or more), shape, suffix and length features "
+                        "(Berg-Kirkpatrick et al. 2010), trained with --infer em; categorical (the default otherwise): "
+                        "a Dirichlet-multinomial over words per state; embeddings: Gaussian over word vectors "
+                        "(--embeddings FILE)")
     add_feature_options(g)
 
 
@@ -407,9 +408,10 @@ def add_feature_options(g) -> None:
     from ..names import FEATURE_FITS
 
     g.add_argument("--features", metavar="FILE", default=None,
-                   help="--emission features: the feature templates, one a line (identity, form, initial-capital, "
-                        "all-caps, has-digit, has-hyphen, has-punct, length, 'suffix N', 'prefix N'; # comments); "
-                        "default: identity, the shape flags, suffixes 1-3 and length")
+                   help="--emission features: the feature templates, one a line (identity, 'identity N': only "
+                        "for words seen N times or more, form, initial-capital, all-caps, has-digit, has-hyphen, "
+                        "has-punct, length, 'suffix N', 'prefix N'; # comments); default: 'identity 3' (rarer "
+                        "words are told apart by their other features), the shape flags, suffixes 1-3 and length")
     g.add_argument("--feature-l2", type=finite_nonneg_float, default=None, metavar="KAPPA",
                    help="--emission features: L2 strength kappa of the weights (default 1; 3 was worse on EWT "
                         "and 7 of 9 UD treebanks)")
@@ -428,8 +430,8 @@ CATEGORICAL_OPTIONS = ("alpha", "beta", "learn_hyper", "block_size", "cgs_keep",
 
 def default_emission(args: argparse.Namespace) -> str:
     """``--emission`` when not given: ``features`` for ``--model hmm`` with neither ``--infer`` nor an option of
-    :data:`CATEGORICAL_OPTIONS` (it beats the categorical HMM on ptb-sample, EWT, Brown and 8 of 9 UD treebanks,
-    docs/experiments/features.md "The default emission"), else ``categorical``."""
+    :data:`CATEGORICAL_OPTIONS` (it beats the categorical HMM on ptb-sample, EWT, Brown and all 9 UD treebanks,
+    docs/experiments/features.md "The default emission" and "The identity threshold"), else ``categorical``."""
     given = getattr(args, "_given", {})
     plain = args.model == "hmm" and args.infer is None and not any(d in given for d in CATEGORICAL_OPTIONS)
     return "features" if plain else "categorical"

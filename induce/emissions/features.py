@@ -19,11 +19,13 @@ with the L2 penalty ``kappa ||lambda||^2``)::
 (:func:`induce.infer.lbfgs.lbfgs`) warm-started from the previous weights.
 
 Feature templates (:data:`TEMPLATES`, ``features=`` of :class:`induce.taggers.HMMTagger`, ``--features FILE``):
-``identity`` (the lowercased word), ``form`` (the word as written), ``initial-capital``, ``all-caps``,
-``has-digit``, ``has-hyphen``, ``has-punct`` (a character that is neither a letter nor a digit), ``suffix N`` /
-``prefix N`` (the last / first ``N`` characters of the lowercased word, for words longer than ``N``),
-``length`` (the length bucket 1, 2, 3, 4, 5-6, 7-9, 10+).  A feature file lists one template a line (``#``
-starts a comment).  A Python callable ``word -> iterable of feature names`` gives users' own features.
+``identity`` (the lowercased word; ``identity N`` only for words whose lowercased form was seen at least ``N``
+times in training, so that rarer words are told apart by their other features alone), ``form`` (the word as
+written), ``initial-capital``, ``all-caps``, ``has-digit``, ``has-hyphen``, ``has-punct`` (a character that is
+neither a letter nor a digit), ``suffix N`` / ``prefix N`` (the last / first ``N`` characters of the lowercased
+word, for words longer than ``N``), ``length`` (the length bucket 1, 2, 3, 4, 5-6, 7-9, 10+).  A feature file
+lists one template a line (``#`` starts a comment).  A Python callable ``word -> iterable of feature names``
+gives users' own features.
 """
 
 from __future__ import annotations
@@ -42,19 +44,22 @@ FLAGS = ("identity", "form", "initial-capital", "all-caps", "has-digit", "has-hy
 #: every template name a feature file may use
 TEMPLATES = FLAGS + ("suffix", "prefix")
 #: the default feature set (no language resources): see docs/experiments/features.md for the measurements
-DEFAULT_TEMPLATES = ("identity", "initial-capital", "all-caps", "has-digit", "has-hyphen", "has-punct",
+#: ("The identity threshold": ``identity 3`` against ``identity`` for every word)
+DEFAULT_TEMPLATES = ("identity 3", "initial-capital", "all-caps", "has-digit", "has-hyphen", "has-punct",
                      "suffix 1", "suffix 2", "suffix 3", "length")
 #: upper ends of the length buckets (the last bucket is open)
 LENGTH_BUCKETS = (1, 2, 3, 4, 6, 9)
-EXPECTED = ("a feature template: one of " + ", ".join(FLAGS) + ", or 'suffix N' / 'prefix N' with N >= 1")
+EXPECTED = ("a feature template: one of " + ", ".join(FLAGS) + ", or 'suffix N' / 'prefix N' / 'identity N' with "
+            "N >= 1")
 
 
 def parse_template(text: str) -> tuple[str, int] | None:
-    """``(name, n)`` of one template line (``n`` = 0 for the flags); ``None`` for a name it does not know."""
+    """``(name, n)`` of one template line (``n`` = 0 for the flags; ``identity N`` is ``("identity", N)``);
+    ``None`` for a name it does not know."""
     parts = text.split()
     if len(parts) == 1 and parts[0] in FLAGS:
         return parts[0], 0
-    if len(parts) == 2 and parts[0] in ("suffix", "prefix") and parts[1].isdigit() and int(parts[1]) >= 1:
+    if len(parts) == 2 and parts[0] in ("suffix", "prefix", "identity") and parts[1].isdigit() and int(parts[1]) >= 1:
         return parts[0], int(parts[1])
     return None
 
@@ -101,13 +106,15 @@ def _length_bucket(n: int) -> str:
     return f"{low}+"
 
 
-def template_features(word: str, templates: Sequence[tuple[str, int]]) -> list[str]:
-    """The names of the features of ``word`` under the parsed ``templates`` (each a ``(name, n)``)."""
+def template_features(word: str, templates: Sequence[tuple[str, int]], count: float = np.inf) -> list[str]:
+    """The names of the features of ``word`` under the parsed ``templates`` (each a ``(name, n)``); ``count`` is
+    how often the lowercased word was seen in training (``identity N`` needs at least ``N``)."""
     low = word.lower()
     out = []
     for name, n in templates:
         if name == "identity":
-            out.append("w=" + low)
+            if count >= n:
+                out.append("w=" + low)
         elif name == "form":
             out.append("form=" + word)
         elif name == "initial-capital":
@@ -153,10 +160,10 @@ class FeatureSet:
             self.templates = check_templates(list(features))
         self._parsed = [parse_template(t) for t in self.templates]
 
-    def of(self, word: str) -> list[str]:
-        """The feature names of one word."""
+    def of(self, word: str, count: float = np.inf) -> list[str]:
+        """The feature names of one word (``count``: how often its lowercased form was seen in training)."""
         if self.function is None:
-            return template_features(word, self._parsed)
+            return template_features(word, self._parsed, count)
         names = self.function(word)
         names = None if isinstance(names, str) else list(names)
         if names is None or not all(isinstance(n, str) for n in names):
@@ -164,13 +171,21 @@ class FeatureSet:
                               f"word; for {word!r} it returned {self.function(word)!r}")
         return names
 
-    def matrix(self, words: Sequence[str]) -> tuple[sp.csr_matrix, list[str]]:
+    def matrix(self, words: Sequence[str], counts: Sequence[int] | None = None) -> tuple[sp.csr_matrix, list[str]]:
         """``(F, names)``: ``F[w, d] = 1`` when word ``w`` has feature ``names[d]`` (features in order of first
-        appearance).  ``ConfigError`` if a word has no feature at all (its probability could not move)."""
+        appearance).  ``counts[w]``: how often word ``w`` was seen in training (0 for a new word), summed over the
+        words of one lowercased form for ``identity N``; ``None`` counts every word as frequent.  ``ConfigError`` if
+        a word has no feature at all (its probability could not move)."""
+        seen = np.full(len(words), np.inf)
+        if counts is not None:
+            total: dict[str, int] = {}
+            for word, c in zip(words, counts):
+                total[word.lower()] = total.get(word.lower(), 0) + int(c)
+            seen = [total[word.lower()] for word in words]
         index: dict[str, int] = {}
         cols, indptr = [], [0]
         for w, word in enumerate(words):
-            feats = dict.fromkeys(self.of(word))
+            feats = dict.fromkeys(self.of(word, seen[w]))
             if not feats:
                 raise ConfigError(f"the word {word!r} has no feature: add the 'identity' template (or return at "
                                   f"least one name from the feature function)")

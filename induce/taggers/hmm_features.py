@@ -61,7 +61,7 @@ class EmissionChoice:
         if self.emission != "features":
             return None
         feats = FeatureSet(self.features)
-        F, self.feature_names_ = feats.matrix(self.vocab_.itos)
+        F, self.feature_names_ = feats.matrix(self.vocab_.itos, self.vocab_.counts)
         self.feature_spec_ = feats.spec()
         self._loglin = LogLinear(F, self._feature_l2())
         return FeatureHMM(self._loglin, self.feature_fit)
@@ -92,7 +92,8 @@ class EmissionChoice:
         if self.feature_spec_["kind"] == "callable" and not callable(self.features):
             return None
         index = {name: d for d, name in enumerate(self.feature_names_)}
-        F, names = FeatureSet(self.features).matrix(list(self.vocab_.itos) + list(words))
+        counts = np.concatenate([self.vocab_.counts, np.zeros(len(words), dtype=np.int64)])
+        F, names = FeatureSet(self.features).matrix(list(self.vocab_.itos) + list(words), counts)
         keep = np.array([index.get(name, -1) for name in names], dtype=np.int64)
         F = F[:, np.flatnonzero(keep >= 0)]
         scores = np.asarray(F @ self.feature_weights_.T[keep[keep >= 0]])

@@ -148,6 +148,23 @@ def test_default_templates():
     assert {"has-digit", "has-punct", "suffix3=000", "len=5-6"} <= rows["1,000"]
     assert {"has-hyphen", "len=10+"} <= rows["well-known"]
     assert rows["a"] == {"w=a", "len=1"}
+    F, names = FeatureSet().matrix(["The", "the", "walked"], [1, 2, 2])  # identity 3: "walked" goes by its shape
+    assert "w=the" in names and not any(n.startswith("w=walk") for n in names) and "suffix2=ed" in names
+
+
+def test_identity_threshold_counts_the_lowercased_form():
+    """``identity N``: the identity feature only for words whose lowercased form was seen at least ``N`` times
+    (summed over its spellings); a word without counts (``None``) is frequent, a new word (count 0) never is."""
+    words = ["The", "the", "cat", "dog", "Dog"]
+    F, names = FeatureSet(["identity 3", "suffix 1"]).matrix(words, [1, 2, 2, 1, 1])
+    rows = {w: {names[j] for j in F[i].indices} for i, w in enumerate(words)}
+    assert rows["The"] == rows["the"] == {"w=the", "suffix1=e"}  # 1 + 2 = 3 sightings of "the"
+    assert rows["cat"] == {"suffix1=t"} and rows["Dog"] == rows["dog"] == {"suffix1=g"}  # 2 < 3
+    F, names = FeatureSet(["identity 3", "suffix 1"]).matrix(words)
+    assert "w=cat" in names
+    assert FeatureSet(["identity 1", "length"]).matrix(["a", "b"], [0, 1])[1] == ["len=1", "w=b"]
+    with pytest.raises(ConfigError, match="has no feature"):
+        FeatureSet(["identity 2"]).matrix(["a", "b"], [1, 2])
 
 
 def test_callable_features_and_save_load(tmp_path):
