@@ -108,6 +108,25 @@ def test_svi_from_a_uniform_stick_can_reenter_an_emptied_state():
         np.testing.assert_array_equal(a, b)
 
 
+@pytest.mark.parametrize("infer, start, learns", [("scvi", "fitted", False), ("scvi", "uniform", True),
+                                                   ("svi", "fitted", True)])
+def test_scvi_from_the_vi_stage_keeps_its_concentrations(infer, start, learns):
+    """scvi from a fitted stick (the vi stage's, the default path) keeps the vi stage's gamma and sigma (its
+    per-minibatch target is noisy and drifts ``sigma`` down); from a uniform stick, and svi always, they learn."""
+    from induce.durations import get_duration
+    from induce.emissions import get_family
+    from induce.infer.series_hdp_hsmm import HDPHSMMFit
+
+    K = 4
+    C = np.full((K + 1, K), 5.0) + 40.0 * np.eye(K + 1, K, k=-1)
+    fit = HDPHSMMFit(get_family("poisson").default_prior(np.arange(10.0)[:, None]), get_duration("poisson", 20), K,
+                     infer=infer, gamma=3.0, sigma=2.0)
+    fit.b, fit.learn_from = np.full(K + 1, 1.0 / (K + 1)), 1
+    fit.init_stick = fit.b.copy() if start == "fitted" else None
+    fit._after_minibatch({"C": C, "bounds": [(0, 100)]}, 0.5)
+    assert ((fit.gamma, fit.sigma) != (3.0, 2.0)) == learns
+
+
 def test_save_load_and_bad_settings(tmp_path, data):
     x = data[0]
     model = HDPHSMMSegmenter(5, max_duration=40, infer="vi", n_iter=5, tol=0).fit(x)
