@@ -76,7 +76,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="svi/scvi with --workers/--cluster: each worker runs R minibatches on its shard against its "
                         "own copy of the counts, then the copies are merged by adding their changes (rows travel "
                         "once a round instead of every minibatch; the other workers' statistics are up to R-1 "
-                        "minibatches stale; default 16; 1: every minibatch exchanged exactly)")
+                        "minibatches stale; default 64; 1: every minibatch exchanged exactly)")
     p.set_defaults(handler=run)
 
 

@@ -166,7 +166,8 @@ class HMMTagger(VectorEmission, HMMFile, HMMDecoding, HMMSettings, EmissionChoic
         corpus read from one, ``Corpus.source``) or with :meth:`fit_stream`; data
         given in memory (token lists) can only be shipped to them, once.
     sync_every : ``svi`` / ``scvi`` with ``client``: each worker runs rounds of ``R`` minibatches (default
-        16, chosen by measurement: docs/experiments/distributed.md; the first rounds grow 1, 2, 4, ...) on its shard against its own copy of the
+        64, chosen by measurement: docs/experiments/distributed.md, "Fourth session, quiet re-run"; the first
+        rounds grow 1, 2, 4, ...) on its shard against its own copy of the
         counts, which stays on the worker between rounds, merged by adding count deltas exchanged among the
         workers (:mod:`induce.distributed.rounds`); what the run optimises is the
         same collapsed objective with the other workers' statistics up to ``R - 1`` minibatches stale (one worker
@@ -233,7 +234,7 @@ class HMMTagger(VectorEmission, HMMFile, HMMDecoding, HMMSettings, EmissionChoic
         checkpoint_minutes: float = 0.0,
         resume: bool = False,
         client=None,
-        sync_every: int = 16,
+        sync_every: int = 64,
         emission: str = "categorical",
         features=None,
         feature_l2: float | None = None,

@@ -80,7 +80,7 @@ def test_unsupported_cluster_options_are_usage_errors(text, capsys, extra):
 def test_stream_hdp_and_align_report_the_cluster(client, text, tmp_path, capsys):
     got = _tag(capsys, text, "--infer", "scvi", "--stream", "--states", "3", "--batch-size", "20", "--epochs", "1",
                "--heldout", "0", "--cluster", client.scheduler.address)
-    # the default rounds of 16 minibatches, growing 1, 2, 4, ...: the epoch's 8 minibatches in rounds of 1, 2, 4, 1
+    # the default rounds of 64 minibatches, growing 1, 2, 4, ...: the epoch's 8 minibatches in rounds of 1, 2, 4, 1
     assert got["workers"] == 2 and len(got["worker_peak_memory_mb"]) == 2 and got["steps"] == 4
     assert got["minibatches"] == 8
     got = _tag(capsys, text, "--model", "hdp-hmm", "--infer", "svi", "--truncation", "4", "--iterations", "1",

@@ -179,7 +179,7 @@ def test_fit_stream_on_read_shards(client, plain, infer, monkeypatch):
     last = lambda m: m.trace_[-1]["heldout_log_likelihood_per_token"]  # noqa: E731
     assert last(two) == pytest.approx(last(ref), rel=0.02)
     monkeypatch.setattr(dist.cluster, "n_workers", lambda client: 1)
-    one = HMMTagger(client=client, **kw).fit_stream(plain, "plain", **fit)  # rounds of 16 (the default), one shard
+    one = HMMTagger(client=client, **kw).fit_stream(plain, "plain", **fit)  # rounds of 64 (the default), one shard
     np.testing.assert_array_equal(one.transition_counts_, ref.transition_counts_)
     np.testing.assert_array_equal(one.emission_counts_, ref.emission_counts_)
     assert [r["heldout_log_likelihood_per_token"] for r in one.trace_] == \
