@@ -1,7 +1,25 @@
-"""The batch algorithms' passes: progress bar, trace records, convergence monitor and visiting order."""
+"""The one pass loop of the batch algorithms, text and series alike: progress bar, trace records, the
+convergence monitor that stops it, and the visiting order.
+
+:meth:`Loop.run` is the loop every batch algorithm's passes run in (em / vi, cvi1, cvi2, cgs, cvi3 for text;
+em / vi, cvi2 and the svi / scvi epochs of the series HMM, HSMM and their HDP forms, and the series cgs).  What a
+task records and how it stops is the loop's configuration:
+
+* text (:class:`Loop`, built by the tagger): a record per pass with the objective under its name, time,
+  throughput and tagging scores; the priors learned past their burn-in; a stoppable algorithm stops on the
+  :class:`~induce.infer.convergence.ConvergenceMonitor`'s verdict (``reference="progress"``), a non-finite
+  objective is an error;
+* series (:class:`SeriesLoop`): the trace is the list of objectives (the epoch's summed ``log Z`` for svi /
+  scvi), the monitor (``reference="previous"``) stops the run, a non-finite objective too, and
+  :meth:`SeriesLoop.finish` leaves its verdict and end-of-run warnings in the fit's result.
+
+The minibatch algorithms' held-out stop is the same monitor with ``reference="best"``, fed by
+:func:`induce.algorithms.minibatch.run`.
+"""
 
 from __future__ import annotations
 
+import time
 from typing import Callable
 
 import numpy as np
@@ -9,6 +27,7 @@ import numpy as np
 from ..errors import ConfigError
 from ..infer import hdp
 from ..infer.convergence import ConvergenceMonitor
+from ..progress import passes
 
 #: the trace keys that hold an algorithm's per-iteration objective (the stopping rule watches it)
 OBJECTIVES = ("log_likelihood", "elbo", "log_posterior", "predictive_log_likelihood", "mean_abs_change",
@@ -103,6 +122,51 @@ class Loop:
         """Close the progress bar (a run its stopping rule ended early)."""
         if hasattr(self.bar, "close"):
             self.bar.close()
+
+    def run(self, name: str, one_pass: Callable, core=None, stoppable: bool = True,
+            labels: Callable[[], np.ndarray] | None = None) -> None:
+        """The pass loop: for every pass ``it``, ``one_pass(it)`` (its objective, or ``(objective, extra
+        trace entries)``) is timed, :meth:`record` ed under ``name`` (with ``labels()``, each token's state,
+        when there is a gold column) and :meth:`step` ped; the loop ends at the cap or when ``step`` says stop."""
+        for it in self:
+            t0 = time.perf_counter()
+            out = one_pass(it)
+            objective, extra = out if isinstance(out, tuple) else (out, {})
+            self.record(it, objective, name, time.perf_counter() - t0,
+                        labels() if self.gold is not None else None, **extra)
+            if self.step(it, core, stoppable, labels):
+                break
+
+
+class SeriesLoop(Loop):
+    """The series fits' passes named ``name`` (the progress bar of :func:`induce.progress.passes`, drawn inside
+    :func:`induce.progress.bars`): the trace is the list of objectives, ``callback(iteration, objective)`` is
+    called after every pass (iterations from 0), and the run stops once ``monitor`` converges or sees a
+    non-finite objective."""
+
+    def __init__(self, name: str, max_iter: int, monitor: ConvergenceMonitor, trace: list,
+                 callback: Callable[[int, float], None] | None = None):
+        super().__init__(name, max_iter, monitor, None, None, None, callback=callback, trace=trace)
+
+    def __iter__(self):
+        return (it + 1 for it in passes(self.max_iter, self.name))
+
+    def record(self, iteration, objective, *_, **__) -> None:
+        """Append pass ``iteration``'s objective to the trace and call the callback."""
+        self.trace.append(objective)
+        self.last = iteration
+        if self.callback is not None:
+            self.callback(iteration - 1, objective)
+
+    def step(self, iteration, *_) -> bool:
+        """Feed the objective to the monitor; ``True`` (stop) once it converged or the objective is not finite."""
+        return self.monitor.update(self.trace[-1])
+
+    def finish(self, result) -> None:
+        """Leave the passes run, the monitor's verdict and its end-of-run warnings (cap hit, objective decreased or
+        not finite) in ``result`` (:class:`induce.infer.series.FitResult`)."""
+        result.n_iter, result.converged = self.last, self.monitor.converged
+        result.warnings = self.monitor.finish(self.name, self.last, self.max_iter)
 
 
 #: ``hyper_burn_in=None`` with Dir(beta), cvi: the objective gain over pass 1 that ends the burn-in

@@ -25,10 +25,12 @@ from sklearn.exceptions import ConvergenceWarning
 
 from ..emissions.base import EmissionFamily
 from ..errors import ConfigError
+from ..infer.convergence import ConvergenceMonitor
 from ..infer.series import FitResult
 from ..kernels.series_collapsed import cgs_series_pass, cvi1_series_pass, hard_statistics, soft_statistics
 from ..plugins import Registry
 from ..progress import passes
+from .loop import SeriesLoop
 
 #: the series HMM's collapsed algorithms by name (``HMMSegmenter(infer=...)``, ``induce segment --infer``)
 COLLAPSED = Registry("collapsed series algorithm")
@@ -73,12 +75,15 @@ class SeriesCGS(CollapsedSeriesFit):
         z = np.minimum((self.rng.random(len(X))[:, None] * cum[:, -1:] > cum).sum(axis=1), self.K - 1)
         C = np.zeros((self.K + 1, self.K), dtype=np.int64)
         S = np.zeros((self.K, F.shape[1]))
-        for it in passes(self.n_iter, "segment cgs"):
+
+        def one_pass(it):
             hard_statistics(F, bounds, z, C, S)  # exact statistics each sweep (no drift of the float sums)
-            changed = cgs_series_pass(X, F, bounds, z, C, S, self.alpha, self.code, self.hyper,
-                                      int(self.rng.integers(2**31)))
-            result.trace.append(changed / len(X))
-            result.n_iter = it + 1
+            return cgs_series_pass(X, F, bounds, z, C, S, self.alpha, self.code, self.hyper,
+                                   int(self.rng.integers(2**31))) / len(X)
+
+        loop = SeriesLoop("segment cgs", self.n_iter, ConvergenceMonitor(0.0), result.trace)  # every sweep runs
+        loop.run("changed_states", one_pass)
+        loop.finish(result)
         hard_statistics(F, bounds, z, C, S)
         result.trans, result.stats = C.astype(np.float64), S
 
