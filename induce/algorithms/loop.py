@@ -1,21 +1,9 @@
-"""The one pass loop of the batch algorithms, text and series alike: progress bar, trace records, the
-convergence monitor that stops it, and the visiting order.
-
-:meth:`Loop.run` is the loop every batch algorithm's passes run in (em / vi, cvi1, cvi2, cgs, cvi3 for text;
-em / vi, cvi2 and the svi / scvi epochs of the series HMM, HSMM and their HDP forms, and the series cgs).  What a
-task records and how it stops is the loop's configuration:
-
-* text (:class:`Loop`, built by the tagger): a record per pass with the objective under its name, time,
-  throughput and tagging scores; the priors learned past their burn-in; a stoppable algorithm stops on the
-  :class:`~induce.infer.convergence.ConvergenceMonitor`'s verdict (``reference="progress"``), a non-finite
-  objective is an error;
-* series (:class:`SeriesLoop`): the trace is the list of objectives (the epoch's summed ``log Z`` for svi /
-  scvi), the monitor (``reference="previous"``) stops the run, a non-finite objective too, and
-  :meth:`SeriesLoop.finish` leaves its verdict and end-of-run warnings in the fit's result.
-
-The minibatch algorithms' held-out stop is the same monitor with ``reference="best"``, fed by
-:func:`induce.algorithms.minibatch.run`.
-"""
+"""The one pass loop of the batch algorithms, text and series alike (:meth:`Loop.run`): progress bar, trace,
+the :class:`~induce.infer.convergence.ConvergenceMonitor` that stops it, and the visiting order.  Configured per
+task: :class:`Loop` (text: a record per pass with time and tagging scores, priors learned past their burn-in, a
+non-finite objective an error) and :class:`SeriesLoop` (series: the trace is the list of objectives, a non-finite
+one stops the run with a warning).  The minibatch algorithms' held-out stop is the same monitor, fed by
+:func:`induce.algorithms.minibatch.run`."""
 
 from __future__ import annotations
 
@@ -147,6 +135,13 @@ class SeriesLoop(Loop):
     def __init__(self, name: str, max_iter: int, monitor: ConvergenceMonitor, trace: list,
                  callback: Callable[[int, float], None] | None = None):
         super().__init__(name, max_iter, monitor, None, None, None, callback=callback, trace=trace)
+
+    @classmethod
+    def of(cls, fit, name: str, monotone: bool, result, state: dict) -> "SeriesLoop":
+        """The loop of the series ``fit`` (its ``n_iter``, ``tol``, ``callback(iteration, objective, state)``)
+        recording into ``result``; ``monotone``: the objective must not fall (the monitor reports a decrease)."""
+        callback = None if fit.callback is None else lambda it, f: fit.callback(it, f, state)
+        return cls(name, fit.n_iter, ConvergenceMonitor(fit.tol, monotone=monotone), result.trace, callback)
 
     def __iter__(self):
         return (it + 1 for it in passes(self.max_iter, self.name))

@@ -28,7 +28,6 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from .convergence import ConvergenceMonitor
 
 from ..algorithms import minibatch
 from ..algorithms.cvi2 import family_sweep
@@ -193,8 +192,7 @@ class SeriesFit:
         result = FitResult(trans=state["C"], stats=state["S"])
         if self.callback is not None:
             self.callback(-1, None, state)  # the initial statistics
-        loop = SeriesLoop(f"segment {self.infer}", self.n_iter, ConvergenceMonitor(self.tol, monotone=self.infer in (
-            "em", "vi")), result.trace, None if self.callback is None else lambda it, f: self.callback(it, f, state))
+        loop = SeriesLoop.of(self, f"segment {self.infer}", self.infer in ("em", "vi"), result, state)
         loop.run(self.infer, lambda it: step(items, state))
         loop.finish(result)
         result.trans, result.stats = state["C"], state["S"]

@@ -49,7 +49,6 @@ from ..errors import ConfigError
 from ..kernels.hsmm import hsmm_expectations, hsmm_viterbi
 from .estimators import dirichlet_kl
 from .schedules import check_schedule
-from .convergence import ConvergenceMonitor
 from .series import FitResult, auto_subsequence_length, emission_rows, split_items, transition_params
 
 HSMM_ALGORITHMS = ("em", "vi", "svi", "cvi2", "scvi")
@@ -172,9 +171,7 @@ class HSMMFit:
         result = HSMMResult(state["C"], state["S"], dur_stats=state["Sd"])
         # vi's ELBO never decreases; em's log-likelihood at MAP estimates may fall by a little (it is the
         # log posterior that MAP-EM increases), so only vi is checked for monotonicity
-        loop = SeriesLoop(f"{self._name()} {self.infer}", self.n_iter, ConvergenceMonitor(
-            self.tol, monotone=self.infer == "vi" and self.elbo), result.trace,
-            None if self.callback is None else lambda it, f: self.callback(it, f, state))
+        loop = SeriesLoop.of(self, f"{self._name()} {self.infer}", self.infer == "vi" and self.elbo, result, state)
         loop.run(self.infer, lambda it: self._noted(step(state)))
         loop.finish(result)
         result.trans, result.stats, result.dur_stats = state["C"], state["S"], state["Sd"]
