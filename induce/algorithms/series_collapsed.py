@@ -18,10 +18,7 @@ posterior-mean transitions and the predictive rows (as cvi2).
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
-from sklearn.exceptions import ConvergenceWarning
 
 from ..emissions.base import EmissionFamily
 from ..errors import ConfigError
@@ -29,7 +26,6 @@ from ..infer.convergence import ConvergenceMonitor
 from ..infer.series import FitResult
 from ..kernels.series_collapsed import cgs_series_pass, cvi1_series_pass, hard_statistics, soft_statistics
 from ..plugins import Registry
-from ..progress import passes
 from .loop import SeriesLoop
 
 #: the series HMM's collapsed algorithms by name (``HMMSegmenter(infer=...)``, ``induce segment --infer``)
@@ -97,16 +93,10 @@ class SeriesCVI1(CollapsedSeriesFit):
         q = np.ascontiguousarray(q / q.sum(axis=1, keepdims=True))
         G = np.zeros((self.K + 1, self.K))
         S = np.zeros((self.K, F.shape[1]))
-        for it in passes(self.n_iter, "segment cvi1"):
-            change = cvi1_series_pass(X, F, bounds, q, G, S, self.alpha, self.code, self.hyper)
-            result.trace.append(change)
-            result.n_iter = it + 1
-            if change < self.tol:
-                result.converged = True
-                break
-        if not result.converged and self.tol > 0:
-            result.warnings = [f"segment cvi1: not converged after {self.n_iter} passes (mean change of q per step "
-                               f"{result.trace[-1]:.3g} not below tol={self.tol:g}); raise the iteration cap"]
-            warnings.warn(result.warnings[0], ConvergenceWarning, stacklevel=3)
+        loop = SeriesLoop("segment cvi1", self.n_iter, ConvergenceMonitor(
+            self.tol, reference="below", measure="mean change of q per step"), result.trace)
+        loop.run("mean_abs_change", lambda it: cvi1_series_pass(X, F, bounds, q, G, S, self.alpha, self.code,
+                                                               self.hyper))
+        loop.finish(result)
         soft_statistics(F, bounds, q, G, S)
         result.trans, result.stats = G, S
