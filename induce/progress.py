@@ -4,7 +4,7 @@ A fit's bar counts towards its iteration cap (``n_iter``), an upper bound: a run
 after 37 of 500 passes is complete, so on closing the bar's total becomes the count reached (``37/37``,
 100%) instead of staying at 7%.  Whether a bar is drawn at all is the caller's ``verbose`` (the CLI: only
 on a terminal, :func:`induce.cli.common.show_progress`).  Fits that take no ``verbose`` (the series
-segmenters' passes, :func:`induce.infer.series.iterate`) draw one when the caller turns bars on with
+segmenters' passes, :class:`induce.algorithms.loop.SeriesLoop`) draw one when the caller turns bars on with
 :func:`bars`.
 """
 

@@ -3,8 +3,6 @@ sweep of the cap runs, at a temperature falling geometrically from ``temperature
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
 from ..infer import hmm_passes as passes
@@ -31,15 +29,15 @@ class CGS(Algorithm):
         n = max(1, loop.max_iter - 1)
         votes_empty = np.zeros((0, K), dtype=np.int32)
         votes = np.zeros((data.tokens.shape[0], K), dtype=np.int32) if opts.cgs_keep > 0 else votes_empty
-        for it in loop:
-            t0 = time.perf_counter()
+
+        def one_pass(it):
             temp = t_start * (t_end / t_start) ** ((it - 1) / n)
             keep = opts.cgs_keep > 0 and it > loop.max_iter - opts.cgs_keep
             changed = passes.cgs_pass(Ct, Ce, z, data.tokens, data.offsets, core.priors.alpha, core.priors.beta,
                                       temp, int(loop.seeds[it]), core.allowed, votes if keep else votes_empty)
-            loop.record(it, changed, "changed_states", time.perf_counter() - t0,
-                        z if loop.gold is not None else None, temperature=temp)
-            loop.step(it, core, self.stoppable, lambda: z)
+            return changed, {"temperature": temp}
+
+        loop.run("changed_states", one_pass, core, self.stoppable, lambda: z)
         labels = votes.argmax(axis=1) if opts.cgs_keep > 0 else z.copy()
         return Fitted(Ct.astype(np.float64), Ce.astype(np.float64), labels, loop.last, loop.max_iter, None,
                       loop.trace)

@@ -3,8 +3,6 @@ eq. 3.33, 3.37-3.39); it traces the mean change of ``q`` and runs every pass of 
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
 from ..infer import hmm_passes as passes
@@ -22,13 +20,12 @@ class CVI1(Algorithm):
         G = np.zeros((K + 1, K))
         emit = np.zeros((data.W, K))
         passes.factorised_counts(data.tokens, data.offsets, q, data.W, G, emit)
-        for it in loop:
-            t0 = time.perf_counter()
+
+        def one_pass(it):
             change = passes.cvi1_pass(G, emit, q, data.tokens, data.offsets, loop.visit(it), core.priors.alpha,
                                       core.priors.beta, core.allowed)
             passes.factorised_counts(data.tokens, data.offsets, q, data.W, G, emit)
-            loop.record(it, change, "mean_abs_change", time.perf_counter() - t0,
-                        q.argmax(axis=1) if loop.gold is not None else None)
-            if loop.step(it, core, self.stoppable, lambda: q.argmax(axis=1)):
-                break
+            return change
+
+        loop.run("mean_abs_change", one_pass, core, self.stoppable, lambda: q.argmax(axis=1))
         return Fitted(G, emit, q.argmax(axis=1), loop.last, loop.max_iter, None, loop.trace)

@@ -12,8 +12,6 @@ forms run :func:`collapsed_sweep` itself."""
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
 from ..infer import hmm_passes as passes
@@ -44,23 +42,19 @@ class CVI2(Algorithm):
         else:
             sent_trans, gamma = self.local = random_start(core, data, loop.seeds[0], np.float32)
             labels = lambda: gamma.argmax(axis=1)  # noqa: E731
-        for it in loop:
-            t0 = time.perf_counter()
+
+        def one_pass(it):
             order, alpha, beta = loop.visit(it), core.priors.alpha, core.priors.beta
             if opts.client is not None:
-                ll = sweep(order, alpha, beta, trans, emit)
-            else:
-                passes.totals_from_local(data.tokens, data.offsets, sent_trans, gamma, data.W, trans, emit)
-                if opts.cvi2_block > 0:
-                    ll = cvi2_block_pass(trans, emit, sent_trans, gamma, data.tokens, data.offsets, order, alpha,
-                                         beta, core.allowed, int(opts.cvi2_block), passes.n_threads())
-                else:
-                    ll = passes.cvi2_pass(trans, emit, sent_trans, gamma, data.tokens, data.offsets, order, alpha,
-                                          beta, core.allowed)
-            loop.record(it, ll, "predictive_log_likelihood", time.perf_counter() - t0,
-                        labels() if loop.gold is not None else None)
-            if loop.step(it, core, self.stoppable, labels):
-                break
+                return sweep(order, alpha, beta, trans, emit)
+            passes.totals_from_local(data.tokens, data.offsets, sent_trans, gamma, data.W, trans, emit)
+            if opts.cvi2_block > 0:
+                return cvi2_block_pass(trans, emit, sent_trans, gamma, data.tokens, data.offsets, order, alpha, beta,
+                                       core.allowed, int(opts.cvi2_block), passes.n_threads())
+            return passes.cvi2_pass(trans, emit, sent_trans, gamma, data.tokens, data.offsets, order, alpha, beta,
+                                    core.allowed)
+
+        loop.run("predictive_log_likelihood", one_pass, core, self.stoppable, labels)
         return Fitted(trans, emit, labels(), loop.last, loop.max_iter, loop.monitor, loop.trace, loop.meter)
 
 

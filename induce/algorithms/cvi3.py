@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
 from ..infer.cvi3 import cvi3_pass, cvi3_totals, init_from_parameters, subsequence_offsets
@@ -38,13 +36,11 @@ class CVI3(Algorithm):
         init_from_parameters(A, phi, data.tokens, so, pair, gamma)
         trans = np.zeros((K + 1, K))
         emit = np.zeros((data.W, K))
-        for it in loop:
-            t0 = time.perf_counter()
+
+        def one_pass(it):
             cvi3_totals(data.tokens, so, pair, gamma, trans, emit)
-            ll = cvi3_pass(trans, emit, pair, gamma, data.tokens, so, visit_order(I, loop.order, loop.seeds[it]),
-                           core.priors.alpha, core.priors.beta)
-            loop.record(it, ll, "predictive_log_likelihood", time.perf_counter() - t0,
-                        gamma.argmax(axis=1) if loop.gold is not None else None)
-            if loop.step(it, core, self.stoppable, lambda: gamma.argmax(axis=1)):
-                break
+            return cvi3_pass(trans, emit, pair, gamma, data.tokens, so, visit_order(I, loop.order, loop.seeds[it]),
+                             core.priors.alpha, core.priors.beta)
+
+        loop.run("predictive_log_likelihood", one_pass, core, self.stoppable, lambda: gamma.argmax(axis=1))
         return Fitted(trans, emit, gamma.argmax(axis=1), loop.last, loop.max_iter, loop.monitor, loop.trace)

@@ -6,8 +6,6 @@ Each pass is an M-step from the current expected counts followed by the lockstep
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
 from ..infer import hmm_passes as passes
@@ -42,7 +40,7 @@ class BatchEM(Algorithm):
     cluster = True
 
     def fit(self, core, data, loop, opts) -> Fitted:
-        K, alpha, beta = core.K, core.priors.alpha, core.priors.beta
+        K = core.K
         sent_trans, gamma = random_start(core, data, loop.seeds[0])
         trans = sent_trans.sum(axis=0)
         emit = np.zeros((data.W, K))
@@ -51,8 +49,8 @@ class BatchEM(Algorithm):
         want_gamma = loop.gold is not None or bool(core.priors.learned)
         g = np.empty((data.tokens.shape[0] if want_gamma else 0, K))
         estep = self._estep(core, data, opts, loop)
-        for it in loop:
-            t0 = time.perf_counter()
+
+        def one_pass(it):
             alpha, beta = core.priors.alpha, core.priors.beta
             prev_t, prev_e = trans.copy(), emit.T.copy()
             A = point_estimate(self.name, opts.map_estimate, prev_t, alpha)
@@ -60,20 +58,22 @@ class BatchEM(Algorithm):
             ll = estep(A, B, trans, emit, g)
             if self.name == "vi":
                 # ELBO = sum_i log Z_i(theta~) - KL(q(theta) || p(theta)), q(theta) = Dir(C + prior)
-                objective = ll - dirichlet_kl(prev_t + alpha, alpha) - dirichlet_kl(prev_e + beta, beta)
-                name = "elbo"
-            elif opts.map_estimate:
+                return ll - dirichlet_kl(prev_t + alpha, alpha) - dirichlet_kl(prev_e + beta, beta)
+            if opts.map_estimate:
                 # log posterior up to a constant; the log prior is taken over the support
                 # (entries the clipped MAP of ``map_params`` keeps positive): with a prior
                 # below 1 the density is unbounded at the zeros it creates
-                objective = ll + (alpha - 1) * _log_support(A) + (beta - 1) * _log_support(B)
-                name = "log_posterior"
-            else:
-                objective, name = ll, "log_likelihood"
-            loop.record(it, objective, name, time.perf_counter() - t0, g.argmax(axis=1) if want_gamma else None)
-            if loop.step(it, core, self.stoppable, lambda: g.argmax(axis=1)):
-                break
+                return ll + (alpha - 1) * _log_support(A) + (beta - 1) * _log_support(B)
+            return ll
+
+        loop.run(self.objective(opts), one_pass, core, self.stoppable, lambda: g.argmax(axis=1))
         return Fitted(trans, emit, None, loop.last, loop.max_iter, loop.monitor, loop.trace, loop.meter)
+
+    def objective(self, opts) -> str:
+        """The trace name of the passes' objective: vi's ELBO, the log posterior (MAP) or the log-likelihood."""
+        if self.name == "vi":
+            return "elbo"
+        return "log_posterior" if opts.map_estimate else "log_likelihood"
 
     @staticmethod
     def _estep(core, data, opts, loop):

@@ -1,7 +1,13 @@
-"""The batch algorithms' passes: progress bar, trace records, convergence monitor and visiting order."""
+"""The one pass loop of the batch algorithms, text and series alike (:meth:`Loop.run`): progress bar, trace,
+the :class:`~induce.infer.convergence.ConvergenceMonitor` that stops it, and the visiting order.  Configured per
+task: :class:`Loop` (text: a record per pass with time and tagging scores, priors learned past their burn-in, a
+non-finite objective an error) and :class:`SeriesLoop` (series: the trace is the list of objectives, a non-finite
+one stops the run with a warning).  The minibatch algorithms' held-out stop is the same monitor, fed by
+:func:`induce.algorithms.minibatch.run`."""
 
 from __future__ import annotations
 
+import time
 from typing import Callable
 
 import numpy as np
@@ -9,6 +15,7 @@ import numpy as np
 from ..errors import ConfigError
 from ..infer import hdp
 from ..infer.convergence import ConvergenceMonitor
+from ..progress import passes
 
 #: the trace keys that hold an algorithm's per-iteration objective (the stopping rule watches it)
 OBJECTIVES = ("log_likelihood", "elbo", "log_posterior", "predictive_log_likelihood", "mean_abs_change",
@@ -103,6 +110,58 @@ class Loop:
         """Close the progress bar (a run its stopping rule ended early)."""
         if hasattr(self.bar, "close"):
             self.bar.close()
+
+    def run(self, name: str, one_pass: Callable, core=None, stoppable: bool = True,
+            labels: Callable[[], np.ndarray] | None = None) -> None:
+        """The pass loop: for every pass ``it``, ``one_pass(it)`` (its objective, or ``(objective, extra
+        trace entries)``) is timed, :meth:`record` ed under ``name`` (with ``labels()``, each token's state,
+        when there is a gold column) and :meth:`step` ped; the loop ends at the cap or when ``step`` says stop."""
+        for it in self:
+            t0 = time.perf_counter()
+            out = one_pass(it)
+            objective, extra = out if isinstance(out, tuple) else (out, {})
+            self.record(it, objective, name, time.perf_counter() - t0,
+                        labels() if self.gold is not None else None, **extra)
+            if self.step(it, core, stoppable, labels):
+                break
+
+
+class SeriesLoop(Loop):
+    """The series fits' passes named ``name`` (the progress bar of :func:`induce.progress.passes`, drawn inside
+    :func:`induce.progress.bars`): the trace is the list of objectives, ``callback(iteration, objective)`` is
+    called after every pass (iterations from 0), and the run stops once ``monitor`` converges or sees a
+    non-finite objective."""
+
+    def __init__(self, name: str, max_iter: int, monitor: ConvergenceMonitor, trace: list,
+                 callback: Callable[[int, float], None] | None = None):
+        super().__init__(name, max_iter, monitor, None, None, None, callback=callback, trace=trace)
+
+    @classmethod
+    def of(cls, fit, name: str, monotone: bool, result, state: dict) -> "SeriesLoop":
+        """The loop of the series ``fit`` (its ``n_iter``, ``tol``, ``callback(iteration, objective, state)``)
+        recording into ``result``; ``monotone``: the objective must not fall (the monitor reports a decrease)."""
+        callback = None if fit.callback is None else lambda it, f: fit.callback(it, f, state)
+        return cls(name, fit.n_iter, ConvergenceMonitor(fit.tol, monotone=monotone), result.trace, callback)
+
+    def __iter__(self):
+        return (it + 1 for it in passes(self.max_iter, self.name))
+
+    def record(self, iteration, objective, *_, **__) -> None:
+        """Append pass ``iteration``'s objective to the trace and call the callback."""
+        self.trace.append(objective)
+        self.last = iteration
+        if self.callback is not None:
+            self.callback(iteration - 1, objective)
+
+    def step(self, iteration, *_) -> bool:
+        """Feed the objective to the monitor; ``True`` (stop) once it converged or the objective is not finite."""
+        return self.monitor.update(self.trace[-1])
+
+    def finish(self, result) -> None:
+        """Leave the passes run, the monitor's verdict and its end-of-run warnings (cap hit, objective decreased or
+        not finite) in ``result`` (:class:`induce.infer.series.FitResult`)."""
+        result.n_iter, result.converged = self.last, self.monitor.converged
+        result.warnings = self.monitor.finish(self.name, self.last, self.max_iter)
 
 
 #: ``hyper_burn_in=None`` with Dir(beta), cvi: the objective gain over pass 1 that ends the burn-in

@@ -16,7 +16,7 @@ tagger's categorical fast path is its updater (:class:`induce.infer.stochastic_h
 lockstep forward-backward, the factored count table) over :class:`~induce.infer.stochastic_hmm.GlobalCounts`,
 in :mod:`induce.algorithms.stochastic`; a family with statistics arrays (:mod:`induce.emissions`) runs
 :class:`StatisticsUpdater` in :func:`epoch`, one :func:`run` per epoch (the series fits: objective the epoch's
-summed ``log Z``, stopping rule the fit's :func:`induce.infer.series.iterate`).
+summed ``log Z``, stopping rule the fit's :class:`induce.algorithms.loop.SeriesLoop`).
 """
 
 from __future__ import annotations

@@ -18,17 +18,15 @@ posterior-mean transitions and the predictive rows (as cvi2).
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
-from sklearn.exceptions import ConvergenceWarning
 
 from ..emissions.base import EmissionFamily
 from ..errors import ConfigError
+from ..infer.convergence import ConvergenceMonitor
 from ..infer.series import FitResult
 from ..kernels.series_collapsed import cgs_series_pass, cvi1_series_pass, hard_statistics, soft_statistics
 from ..plugins import Registry
-from ..progress import passes
+from .loop import SeriesLoop
 
 #: the series HMM's collapsed algorithms by name (``HMMSegmenter(infer=...)``, ``induce segment --infer``)
 COLLAPSED = Registry("collapsed series algorithm")
@@ -73,12 +71,15 @@ class SeriesCGS(CollapsedSeriesFit):
         z = np.minimum((self.rng.random(len(X))[:, None] * cum[:, -1:] > cum).sum(axis=1), self.K - 1)
         C = np.zeros((self.K + 1, self.K), dtype=np.int64)
         S = np.zeros((self.K, F.shape[1]))
-        for it in passes(self.n_iter, "segment cgs"):
+
+        def one_pass(it):
             hard_statistics(F, bounds, z, C, S)  # exact statistics each sweep (no drift of the float sums)
-            changed = cgs_series_pass(X, F, bounds, z, C, S, self.alpha, self.code, self.hyper,
-                                      int(self.rng.integers(2**31)))
-            result.trace.append(changed / len(X))
-            result.n_iter = it + 1
+            return cgs_series_pass(X, F, bounds, z, C, S, self.alpha, self.code, self.hyper,
+                                   int(self.rng.integers(2**31))) / len(X)
+
+        loop = SeriesLoop("segment cgs", self.n_iter, ConvergenceMonitor(0.0), result.trace)  # every sweep runs
+        loop.run("changed_states", one_pass)
+        loop.finish(result)
         hard_statistics(F, bounds, z, C, S)
         result.trans, result.stats = C.astype(np.float64), S
 
@@ -92,16 +93,10 @@ class SeriesCVI1(CollapsedSeriesFit):
         q = np.ascontiguousarray(q / q.sum(axis=1, keepdims=True))
         G = np.zeros((self.K + 1, self.K))
         S = np.zeros((self.K, F.shape[1]))
-        for it in passes(self.n_iter, "segment cvi1"):
-            change = cvi1_series_pass(X, F, bounds, q, G, S, self.alpha, self.code, self.hyper)
-            result.trace.append(change)
-            result.n_iter = it + 1
-            if change < self.tol:
-                result.converged = True
-                break
-        if not result.converged and self.tol > 0:
-            result.warnings = [f"segment cvi1: not converged after {self.n_iter} passes (mean change of q per step "
-                               f"{result.trace[-1]:.3g} not below tol={self.tol:g}); raise the iteration cap"]
-            warnings.warn(result.warnings[0], ConvergenceWarning, stacklevel=3)
+        loop = SeriesLoop("segment cvi1", self.n_iter, ConvergenceMonitor(
+            self.tol, reference="below", measure="mean change of q per step"), result.trace)
+        loop.run("mean_abs_change", lambda it: cvi1_series_pass(X, F, bounds, q, G, S, self.alpha, self.code,
+                                                               self.hyper))
+        loop.finish(result)
         soft_statistics(F, bounds, q, G, S)
         result.trans, result.stats = G, S

@@ -20,7 +20,7 @@ import sys
 from ..atomic import atomic_write
 from ..errors import ConfigError
 from .common import add_progress_options, refuse_given, show_progress
-from .tag_cmd import FEATURE_OPTIONS, add_feature_options
+from .tag_options import FEATURE_OPTIONS, add_feature_options
 from .vector_options import VECTOR_OPTIONS, add_vector_options
 from .common import (corpus_path, default_n_states, dump_json, emit, encoding, finite_positive_float, gold_tag_column,
                      output_path, positive_int, reported_warnings)

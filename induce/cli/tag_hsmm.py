@@ -1,6 +1,6 @@
 """``induce tag --model hsmm``: semi-Markov tagging (:class:`induce.taggers.hsmm_tagger.HSMMTagger`), the series
 HSMM engine over the sentences with the categorical family.  Its options, checks and run; the corpus reading,
-scores and outputs are those of :mod:`induce.cli.tag_cmd`."""
+scores and outputs are those of :mod:`induce.cli.tag_outputs`."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import numpy as np
 
 from .common import default_n_states, gold_tag_column, positive_int, refuse_given, refuse_given_except
 from .common import reported_warnings
+from .tag_outputs import finish, read_corpus
 
 #: the options only ``--model hsmm`` reads
 HSMM_OWN = ("durations", "max_duration", "max_r")
@@ -45,14 +46,13 @@ def run_hsmm(args: argparse.Namespace) -> int:
     """Fit the HSMM tagger on INPUT, score it against the gold tags, write the outputs."""
     from ..algorithms import support
     from ..taggers.hsmm_tagger import HSMMTagger
-    from .tag_cmd import _finish, _read
 
     refuse_given_except(args, HSMM_OPTIONS, "to --model hsmm (it reads input, output, evaluation, --states, --infer, "
                                             "--iterations, --tol, --alpha, --beta, --seed, --decode, --save-model, "
                                             "--batch-size, --tau, --kappa and its own)")
     args.infer = args.infer or "vi"
     support.check("hsmm", args.infer, "categorical", "tag")
-    corpus = _read(args)
+    corpus = read_corpus(args)
     gold_column = gold_tag_column(corpus.tag_vocabs, args.gold_column)
     model = HSMMTagger(n_states=default_n_states(corpus, gold_column, args.states), infer=args.infer,
                        durations=args.durations, max_duration=args.max_duration, max_r=args.max_r,
@@ -72,4 +72,4 @@ def run_hsmm(args: argparse.Namespace) -> int:
               "converged": model.converged_, "seed": args.seed, "sentences": corpus.n_sentences,
               "tokens": corpus.n_tokens, "seconds": round(seconds, 3), **{k: v for k, v in last.items()
                                                                           if k != "iteration"}} | warned
-    return _finish(args, model, corpus, result, states, names, gold_column, None)
+    return finish(args, model, corpus, result, states, names, gold_column, None)

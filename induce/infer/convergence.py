@@ -15,7 +15,9 @@ collapsed objective) in one pass is small against a reference, for
   improvement on the best value so far (the stochastic taggers' held-out
   log-likelihood once per epoch: a noisy objective that can also fall as the
   fit goes on, so "no better than the best for ``patience`` epochs" is the
-  stop, scikit-learn's ``n_iter_no_change`` rule of its SGD estimators).
+  stop, scikit-learn's ``n_iter_no_change`` rule of its SGD estimators);
+* ``reference="below"``: ``f_t < tol``, for an objective that is itself a change per pass (the series cvi1's
+  mean change of ``q`` per step, named by ``measure`` in the warning).
 
 ``--iterations`` is then only a cap,
 and hitting it issues scikit-learn's :class:`~sklearn.exceptions.ConvergenceWarning`.
@@ -38,7 +40,7 @@ class FitWarning(RuntimeWarning):
 #: Default relative tolerance and number of consecutive passes below it.
 TOL = 1e-6
 PATIENCE = 3
-REFERENCES = ("previous", "progress", "best")
+REFERENCES = ("previous", "progress", "best", "below")
 
 
 class ConvergenceMonitor:
@@ -52,10 +54,11 @@ class ConvergenceMonitor:
     """
 
     def __init__(self, tol: float = TOL, patience: int = PATIENCE, monotone: bool = False,
-                 reference: str = "previous"):
+                 reference: str = "previous", measure: str = "objective"):
         if reference not in REFERENCES:
             raise ValueError(f"reference must be one of {REFERENCES}, got {reference!r}")
         self.tol, self.patience, self.monotone, self.reference = tol, patience, monotone, reference
+        self.measure = measure
         self.previous: float | None = None
         self.first: float | None = None
         self.best: float | None = None
@@ -70,7 +73,9 @@ class ConvergenceMonitor:
         if not math.isfinite(value):
             self.diverged = True
             return True
-        if self.previous is not None:
+        if self.reference == "below":
+            self.converged = value < self.tol
+        elif self.previous is not None:
             scale = max(abs(self.previous), 1e-300)
             if self.monotone and self.decreased_at is None and value < self.previous - 1e-8 * scale:
                 self.decreased_at = self.passes
@@ -82,7 +87,7 @@ class ConvergenceMonitor:
                 small = self.tol > 0 and abs(value - self.previous) <= self.tol * abs(value - self.first)
             self.streak = self.streak + 1 if small else 0
             self.converged = self.streak >= self.patience
-        else:
+        if self.first is None:
             self.first = value
         self.previous = value
         self.best = value if self.best is None else max(self.best, value)
@@ -105,10 +110,10 @@ class ConvergenceMonitor:
             messages.append(f"{name}: the objective became NaN or infinite at pass {n_iter}; stopped")
             warnings.warn(messages[-1], FitWarning, stacklevel=3)
         elif not self.converged and self.tol > 0 and n_iter >= n_max:
-            rule = (f"it still gained more than tol={self.tol:g} of its best within {self.patience} passes"
-                    if self.reference == "best" else
-                    f"change of the objective not below tol={self.tol:g} of the {self.reference} for "
-                    f"{self.patience} passes")
+            rule = {"best": f"it still gained more than tol={self.tol:g} of its best within {self.patience} passes",
+                    "below": f"{self.measure} {self.previous:.3g} not below tol={self.tol:g}"}.get(
+                self.reference, f"change of the objective not below tol={self.tol:g} of the {self.reference} for "
+                                f"{self.patience} passes")
             messages.append(f"{name}: not converged after {n_max} passes ({rule}); raise the iteration cap")
             warnings.warn(messages[-1], ConvergenceWarning, stacklevel=3)
         return messages

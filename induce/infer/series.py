@@ -28,10 +28,10 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from .convergence import ConvergenceMonitor
 
 from ..algorithms import minibatch
 from ..algorithms.cvi2 import family_sweep
+from ..algorithms.loop import SeriesLoop
 from ..emissions.base import EmissionFamily
 from ..errors import ConfigError
 from ..kernels.hdp_qc import HEURISTIC, accumulate_qc
@@ -42,7 +42,6 @@ from .estimators import cvi_params, map_params, vi_params
 from .schedules import check_schedule
 
 from ..names import SERIES_ALGORITHMS as ALGORITHMS
-from ..progress import passes
 
 
 def potentials(logE: np.ndarray) -> tuple[np.ndarray, float]:
@@ -160,23 +159,6 @@ class FitResult:
     warnings: list = field(default_factory=list)
 
 
-def iterate(one_pass, result: FitResult, n_iter: int, tol: float, monotone: bool, name: str, callback=None) -> None:
-    """Run ``one_pass()`` (which returns the pass's objective) until the stopping rule fires or ``n_iter``
-    passes; record the trace, the pass count, convergence and the end-of-run warnings in ``result``.
-    ``callback(iteration, objective)`` after every pass."""
-    monitor = ConvergenceMonitor(tol, monotone=monotone)
-    for it in passes(n_iter, name):  # a progress bar inside induce.progress.bars()
-        objective = one_pass()
-        result.trace.append(objective)
-        result.n_iter = it + 1
-        if callback is not None:
-            callback(it, objective)
-        if monitor.update(objective):
-            break
-    result.converged = monitor.converged
-    result.warnings = monitor.finish(name, result.n_iter, n_iter)
-
-
 @dataclass
 class SeriesFit:
     """One fit: the algorithm, its hyperparameters and the data (items) it runs over."""
@@ -210,8 +192,9 @@ class SeriesFit:
         result = FitResult(trans=state["C"], stats=state["S"])
         if self.callback is not None:
             self.callback(-1, None, state)  # the initial statistics
-        iterate(lambda: step(items, state), result, self.n_iter, self.tol, self.infer in ("em", "vi"),
-                f"segment {self.infer}", None if self.callback is None else lambda it, f: self.callback(it, f, state))
+        loop = SeriesLoop.of(self, f"segment {self.infer}", self.infer in ("em", "vi"), result, state)
+        loop.run(self.infer, lambda it: step(items, state))
+        loop.finish(result)
         result.trans, result.stats = state["C"], state["S"]
         result.trans_prior, result.trans_prior_total = self.transition_prior()
         return result

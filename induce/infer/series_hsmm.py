@@ -42,14 +42,14 @@ import numpy as np
 
 from ..algorithms import minibatch
 from ..algorithms.cvi2 import collapsed_sweep
+from ..algorithms.loop import SeriesLoop
 from ..durations import DurationFamily
 from ..emissions.base import EmissionFamily
 from ..errors import ConfigError
 from ..kernels.hsmm import hsmm_expectations, hsmm_viterbi
 from .estimators import dirichlet_kl
 from .schedules import check_schedule
-from .series import (FitResult, auto_subsequence_length, emission_rows, iterate, split_items,
-                     transition_params)
+from .series import FitResult, auto_subsequence_length, emission_rows, split_items, transition_params
 
 HSMM_ALGORITHMS = ("em", "vi", "svi", "cvi2", "scvi")
 
@@ -171,9 +171,9 @@ class HSMMFit:
         result = HSMMResult(state["C"], state["S"], dur_stats=state["Sd"])
         # vi's ELBO never decreases; em's log-likelihood at MAP estimates may fall by a little (it is the
         # log posterior that MAP-EM increases), so only vi is checked for monotonicity
-        iterate(lambda: self._noted(step(state)), result, self.n_iter, self.tol, self.infer == "vi" and self.elbo,
-                f"{self._name()} {self.infer}",
-                None if self.callback is None else lambda it, f: self.callback(it, f, state))
+        loop = SeriesLoop.of(self, f"{self._name()} {self.infer}", self.infer == "vi" and self.elbo, result, state)
+        loop.run(self.infer, lambda it: self._noted(step(state)))
+        loop.finish(result)
         result.trans, result.stats, result.dur_stats = state["C"], state["S"], state["Sd"]
         return result
 

@@ -224,7 +224,7 @@ def test_cli_default_emission_on_a_cluster_is_categorical():
     """--workers / --cluster without --emission keep the categorical family, whose E-steps run on the workers."""
     import argparse
 
-    from induce.cli.tag_cmd import default_emission
+    from induce.cli.tag_checks import default_emission
 
     plain = dict(model="hmm", infer=None)
     assert default_emission(argparse.Namespace(**plain, _given={})) == "features"

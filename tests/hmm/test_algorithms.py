@@ -54,3 +54,32 @@ def test_learned_priors_are_updated_in_the_core_and_stored():
                       random_state=1).fit(demo_corpus(40, seed=2))
     assert model.learned_hyper_ == ("alpha", "beta")
     assert [r["alpha"] for r in model.trace_][-1] == model.alpha_ != 1.0
+
+
+def test_series_loop_records_objectives_and_stops_on_the_monitor():
+    from induce.algorithms.loop import SeriesLoop
+    from induce.infer.series import FitResult
+
+    values, seen = iter([-10.0, -5.0, -4.0, -4.0, -4.0, -4.0, -4.0]), []
+    result = FitResult(None, None)
+    loop = SeriesLoop("segment em", 7, ConvergenceMonitor(1e-6), result.trace, lambda it, f: seen.append((it, f)))
+    loop.run("log_likelihood", lambda it: next(values))
+    loop.finish(result)
+    # the third unchanged pass after -4.0 first appears (pass 3) converges: passes 4, 5, 6
+    assert result.trace == [-10.0, -5.0, -4.0, -4.0, -4.0, -4.0] and result.n_iter == 6 and result.converged
+    assert seen == list(enumerate(result.trace)) and result.warnings == []
+    result = FitResult(None, None)
+    loop = SeriesLoop("segment vi", 5, ConvergenceMonitor(1e-6), result.trace)
+    with pytest.warns(RuntimeWarning, match="NaN or infinite at pass 2"):
+        loop.run("elbo", lambda it: [-3.0, float("nan"), -1.0][it - 1])
+        loop.finish(result)
+    assert result.n_iter == 2 and not result.converged
+
+
+def test_below_reference_stops_at_the_first_value_under_tol_and_names_its_measure():
+    monitor = ConvergenceMonitor(0.1, reference="below", measure="mean change of q per step")
+    assert monitor.update(0.05) and monitor.converged  # the first pass may stop the run
+    monitor = ConvergenceMonitor(0.1, reference="below", measure="mean change of q per step")
+    assert not any(monitor.update(v) for v in (0.5, 0.3, 0.2))
+    with pytest.warns(Warning, match=r"not converged after 3 passes \(mean change of q per step 0.2 not below tol=0.1\)"):
+        assert len(monitor.finish("segment cvi1", 3, 3)) == 1
