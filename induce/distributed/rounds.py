@@ -16,8 +16,8 @@ Rounds grow: a round that starts after ``s`` minibatches of the run holds at mos
 1. the worker cuts its pieces of the round's minibatches from its shard and names their distinct words
    ``T_j`` (:func:`_cut_round`; submitted a round ahead);
 2. the worker advances its copy by the previous round (:func:`advance`: its decay and partial sums, which dask
-   brings from the workers holding them) and takes the rows of ``T_j`` (plus the transitions and the emission
-   column totals) from it;
+   brings from the workers holding them, added on the rows of its shard's words only) and takes the rows of
+   ``T_j`` (plus the transitions and the emission column totals) from it;
 3. the worker runs thesis eq. 3.103 ``N <- (1 - rho_m) N + rho_m (I / |b_m^j|) E[C^{b_m^j}]`` for each minibatch
    ``m`` of the round on its piece ``b_m^j`` (extrapolated to the corpus, so that its copy keeps the mass of the
    whole counts), with the client's ``rho_m``, and the local step of
@@ -155,13 +155,15 @@ _RESIDENT: dict = {}
 RESIDENT_RUNS = 2
 
 
-def _resident(key, r: int, seed, previous, exact: bool):
+def _resident(key, r: int, seed, previous, exact: bool, shard=None):
     """On a worker: the shard's copy of the counts at the start of round ``r`` and the tag dictionary.  ``seed =
     (counts, allowed)`` (the client's counts as ``(trans, scaled rows, factor, totals)`` in float64, or a
-    :class:`Recipe` of them): the copy made from it; else the copy at the start of round ``r - 1`` advanced by
-    that round's results ``previous = (rhos, results)`` (:func:`advance`, the same arithmetic as the client's, so
-    that every copy equals the client's counts bit for bit); :class:`StateLost` when there is no such copy
-    here."""
+    :class:`Recipe` of them) and the shard ``(tokens, offsets)``: the copy made from it, with the shard's
+    vocabulary (:func:`vocabulary`); else the copy at the start of round ``r - 1`` advanced by that round's
+    results ``previous = (rhos, results)`` (:func:`advance`, the same arithmetic as the client's, on the rows of
+    the shard's vocabulary only: the copy equals the client's counts bit for bit on those rows, the transitions
+    and the column totals, and no round of the shard reads another row); :class:`StateLost` when there is no such
+    copy here."""
     if seed is not None:
         made, allowed = seed
         counts = made.counts() if isinstance(made, Recipe) else _counts(*made)
@@ -169,14 +171,22 @@ def _resident(key, r: int, seed, previous, exact: bool):
         for old in runs[:len(runs) - RESIDENT_RUNS + 1] if key[0] not in runs else ():
             for k in [k for k in _RESIDENT if k[0] == old]:
                 del _RESIDENT[k]
-        _RESIDENT[key] = [r, counts, allowed]
+        _RESIDENT[key] = [r, counts, allowed, None if exact else vocabulary(shard[0], counts.n_words)]
         return counts, allowed
     state = _RESIDENT.get(key)
     if state is None or state[0] != r - 1:
         raise StateLost(f"no copy of shard {key[1]}'s counts at round {r - 1} on this worker")
-    advance(state[1], previous[0], [out for out, _ in previous[1]], exact)
+    advance(state[1], previous[0], [out for out, _ in previous[1]], exact, state[3])
     state[0] = r
     return state[1], state[2]
+
+
+def vocabulary(tokens: np.ndarray, W: int) -> np.ndarray:
+    """The words of a shard as a mask over the ``W`` words: the rows its rounds can read (every round's ``T_j`` is
+    a subset)."""
+    member = np.zeros(W, dtype=bool)
+    member[tokens] = True
+    return member
 
 
 def _counts(trans, scaled, factor, totals) -> stochastic.GlobalCounts:
@@ -210,34 +220,46 @@ class Recipe:
         return counts
 
 
-def advance(counts, rhos, outs: list, exact: bool) -> None:
+def advance(counts, rhos, outs: list, exact: bool, member: np.ndarray | None = None) -> None:
     """``counts`` at a round's start made the counts at its end from the round's results ``outs`` (the client's
     copy and every worker's: the same operations in the same order, so the copies stay equal bit for bit): the
-    round's decay (:meth:`WorkerRoundsUpdater._decay`), then one shard's end counts assigned (``exact``), or the
-    partial sums of the deltas added in shard order (:func:`merge`), then the factor folded if it fell below
-    1e-100 (:meth:`GlobalCounts.renormalise`)."""
+    round's decay (:meth:`WorkerRoundsUpdater._decay`), then one shard's end counts assigned (``exact``) and the
+    factor folded if it fell below 1e-100 (:meth:`GlobalCounts.renormalise`), or the partial sums of the deltas
+    added in shard order (:func:`merge`; on a worker only the rows of ``member``, its shard's words) and the factor
+    folded with the column totals kept (:func:`fold`: they cannot be re-summed from the rows of one shard)."""
     WorkerRoundsUpdater._decay(counts, rhos)
     if exact:
         (words, (trans, rows, factor, totals)), _ = outs[0]
         counts.trans, counts.emit_factor = np.array(trans, dtype=np.float64), float(factor)
         counts.emit_totals = np.array(totals, dtype=np.float64)
         counts.emit_scaled[words] = rows
-    else:
-        for w, rows, dtrans, dtotals, *_ in outs:
-            merge(counts, w, rows, dtrans, dtotals)
-    counts.renormalise()
+        counts.renormalise()
+        return
+    for w, rows, dtrans, dtotals, *_ in outs:
+        merge(counts, w, rows, dtrans, dtotals, member)
+    fold(counts)
 
 
-def _run_round(cut, key, r: int, seed, previous, schedule, settings):
+def fold(counts) -> None:
+    """The factor folded into the table once it falls below 1e-100, as :meth:`GlobalCounts.renormalise` does, but
+    the column totals kept as eq. 3.103 left them (a copy holding current rows of one shard's words only cannot
+    re-sum them)."""
+    if counts.emit_factor < stochastic._RENORMALISE_BELOW:
+        counts.emit_scaled *= counts.emit_factor
+        counts.emit_factor = 1.0
+
+
+def _run_round(cut, key, r: int, seed, previous, schedule, settings, shard=None):
     """On a worker, phase 3 of round ``r`` for shard ``key[1]``: eq. 3.103 for each ``(rho, scale)`` of ``schedule
     = (steps, weight)`` on the pieces of ``cut`` under :class:`ShardCounts` made from the rows of its words ``T_j``
     in the shard's copy of the counts (:func:`_resident`; the copy itself stays at the round's start until the
-    next round advances it).  ``settings = (estimator, alpha, beta, W, exact)``.  Exact (one shard): ``((T_j,
+    next round advances it; ``shard``, the shard's ``(tokens, offsets)``, comes with a seed: :func:`_resident`).
+    ``settings = (estimator, alpha, beta, W, exact)``.  Exact (one shard): ``((T_j,
     end counts (trans, rows, factor, totals)), log-likelihoods)``; else the delta ``(T_j, packed rows, trans,
     totals, log-likelihoods)`` of :func:`_delta`, times ``weight``."""
     estimator, alpha, beta, W, exact = settings
     steps, weight = schedule
-    copy, allowed = _resident(key, r, seed, previous, exact)
+    copy, allowed = _resident(key, r, seed, previous, exact, shard)
     words = cut[0]
     start = (copy.trans, copy.emit_scaled[words], copy.emit_factor, copy.emit_totals)
     counts = ShardCounts(*start, W)
@@ -292,13 +314,16 @@ def tree_sum(client, futures: list):
     return tree_reduce(client, futures, _add, keep=CLIENT_SUMS)[0]
 
 
-def merge(counts, words, rows, dtrans, dtotals) -> None:
+def merge(counts, words, rows, dtrans, dtotals, member: np.ndarray | None = None) -> None:
     """Add the summed deltas (rows of ``words`` at natural scale, packed on the wire: :func:`pack`) to the client's
     decayed counts: ``N^{end} = prod (1 - rho) N^{start} + sum_j delta_j``, the rows divided by the factor in
     float64 (in float32, ``rows / factor`` overflowed once the factor fell below ~1e-34: after ~25 epochs of
-    Brown)."""
+    Brown); with ``member`` (a worker's copy) the rows of its shard's words only."""
     counts.trans += dtrans
     counts.emit_totals += dtotals
+    if member is not None:
+        keep = member[words]
+        words, rows = words[keep], (rows[0][keep], rows[1][keep])
     counts.emit_scaled[words] += unpack(rows) / counts.emit_factor
 
 
@@ -465,9 +490,10 @@ class WorkerRoundsUpdater(stochastic.SentenceUpdater):
             # on the worker holding the shard's copy (dask would take it to the larger inputs); no retries: a task
             # run elsewhere finds no copy (StateLost) and the client recovers (_recover)
             home = [self._homes[j]] if j in self._homes else None
+            shard = self.corpus.shards[j] if seed is not None else None  # (its vocabulary, with the copy)
             futures.append(self.client.submit(timed_carried, _run_round, cut, (self._token, j), rd.number, seed,
-                                              previous, schedule, settings, pure=False, retries=0, workers=home,
-                                              allow_other_workers=True))
+                                              previous, schedule, settings, shard, pure=False, retries=0,
+                                              workers=home, allow_other_workers=True))
         if exact:
             rd.results = futures
         else:

@@ -108,6 +108,42 @@ def test_lost_copies_are_seeded_again(client, corpus):
     np.testing.assert_array_equal(got.emissions(), ref.emissions())
 
 
+def test_a_copy_adds_the_rows_of_its_shards_words_only(client, corpus, monkeypatch):
+    """Two shards with disjoint vocabularies (the second's words shifted by W): each worker's copy advances on its
+    shard's words only, where it equals the client's counts bit for bit (as do the transitions, the column totals
+    and the factor), while the other shard's rows in it stay as seeded."""
+    from induce.distributed import rounds as rounds_module
+
+    W = corpus.vocab.__len__()
+    lo = dist.shards.shard_bounds(corpus.offsets, 2)[1]
+    tokens = corpus.tokens.copy()
+    tokens[corpus.offsets[lo]:] += W
+    shards = dist.WorkerCorpus.ship(client, tokens, corpus.offsets, 2)
+    assert list(shards.sentence_bounds) == [0, lo, corpus.n_sentences]
+    updater = dist.WorkerRoundsUpdater(shards, "scvi", 0.1, 0.1, 3)
+    seen, advance = [], rounds_module.advance
+    monkeypatch.setattr(rounds_module, "advance", lambda counts, *a: (seen.append(
+        (counts.trans.copy(), counts.emit_scaled.copy(), counts.emit_factor, counts.emit_totals.copy())),
+        advance(counts, *a))[1])
+    counts = sh.GlobalCounts.exponential(np.random.default_rng(0), 4, 2 * W, corpus.n_tokens)
+    batches = updater.batches(np.sort(i) for i in minibatches(corpus.n_sentences, 15, np.random.default_rng(1), 1))
+    minibatch.run(counts, updater, batches, tau=1.0, kappa=0.6)
+    token = updater._token
+    copies = client.run(lambda: {k[1]: (s[1].trans, s[1].emit_scaled, s[1].emit_factor, s[1].emit_totals, s[3])
+                                 for k, s in rounds_module._RESIDENT.items() if k[0] == token})
+    copies = {j: c for per_worker in copies.values() for j, c in per_worker.items()}
+    start = seen[-1]  # the client's counts before it merged the last round: where every copy stands
+    initial = sh.GlobalCounts.exponential(np.random.default_rng(0), 4, 2 * W, corpus.n_tokens).emit_scaled
+    for j, (trans, rows, factor, totals, member) in copies.items():
+        assert member.sum() <= W and member[W:].any() == (j == 1)
+        np.testing.assert_array_equal(trans, start[0])
+        np.testing.assert_array_equal(rows[member], start[1][member])
+        assert factor == start[2]
+        np.testing.assert_array_equal(totals, start[3])
+        np.testing.assert_array_equal(rows[~member], initial[~member])
+        assert not np.array_equal(rows[~member], start[1][~member])
+
+
 def test_resume_in_the_middle_of_a_round(client, corpus, tmp_path):
     """Stopped after 4 minibatches with rounds of 3 (growing: 1, 2, 3, ...), the run goes on to the round's end (6)
     before it stops and writes its checkpoint; resumed, it makes the same rounds (the checkpoint keeps the
