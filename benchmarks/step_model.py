@@ -33,8 +33,9 @@ on the workers: ``o0`` the latency of a round's chain of dependent tasks (a task
 next round's, which fetch the partial sums), ``levels = ceil(log2(w / 2))`` levels of the tree of deltas (each a
 hop and, at most, a sum of a half of the round's rows), then the :data:`CLIENT_SUMS` partial sums to every
 worker: ``g(w) = w - 1`` row transfers through the holder's link as dask does it (every worker fetches from the
-holder), ``ceil(log2 w)`` with a tree broadcast (``--tree-broadcast``, not built), then each worker adds both sums
-to its copy (or, ``--shard-rows``, as built, only the rows of its shard's words) at ``a`` seconds an entry
+holder), ``ceil(log2 w)`` with a tree broadcast (``--tree-broadcast``, as built above two workers:
+:func:`induce.distributed.rounds.spread`), then each worker adds both sums to its copy (or, ``--shard-rows``, as
+built, only the rows of its shard's words) at ``a`` seconds an entry
 (:func:`induce.distributed.rounds.merge`, measured 4-6 ns loaded), then its compute.  ``o0`` and ``c`` are the
 least-squares fit of the measured overhead per round against the bytes per
 round between the workers over the two-worker runs of ``--resident``.  The client must keep up: it merges the
@@ -133,7 +134,8 @@ def main() -> None:
     ap.add_argument("--resident", nargs="+", metavar="JSON",
                     help="also the resident design, o0 and c fitted to these runs (scale_bench.py --json)")
     ap.add_argument("--tree-broadcast", action="store_true",
-                    help="resident design: the partial sums spread to the workers as a tree (else from the holder)")
+                    help="resident design: the partial sums spread to the workers as a tree (as built; else from "
+                         "the holder)")
     ap.add_argument("--shard-rows", type=float, default=0.0, metavar="I",
                     help="resident design: each worker adds only the rows of its shard's words (as built), a "
                          "corpus of I sentences (Brown: 57340)")

@@ -26,7 +26,8 @@ Rounds grow: a round that starts after ``s`` minibatches of the run holds at mos
 4. with several shards each returns its delta ``pi_j (N_j^{end} - prod_m (1 - rho_m) N^{start})`` (rows ``T_j``;
    ``pi_j`` its share of the round's sentences; the decay is common to all and replayed by every copy); the
    deltas are summed pairwise on the workers (a tree, :func:`_add`) down to at most two partial sums
-   (:data:`CLIENT_SUMS`), which the next round's tasks and the client add, in the same order:
+   (:data:`CLIENT_SUMS`), which the next round's tasks (above two workers from copies made along a tree,
+   :func:`spread`) and the client add, in the same order:
    ``N^{end} = prod_m (1 - rho_m) N^{start} + sum_j delta_j``.
 
 The client submits round ``r + 1`` (task graphs: sentence indices) before it merges round ``r`` into its own
@@ -314,6 +315,30 @@ def tree_sum(client, futures: list):
     return tree_reduce(client, futures, _add, keep=CLIENT_SUMS)[0]
 
 
+#: the partial sums reach the workers along a binary tree of copies (:func:`spread`) above this many workers;
+#: up to it every worker fetches them from their holders (two workers: each the other's, one hop either way)
+TREE_ABOVE = 2
+
+
+def spread(client, results: list, homes: list) -> dict:
+    """Copies of the partial sums ``results`` (futures) on the distinct workers of ``homes`` (a shard's worker, or
+    None), made along a binary tree: the copy on the ``i``-th worker is fetched from the ``(i - 1) // 2``-th's, so
+    every worker's link carries at most three transfers a sum (one in, two out) and the last copy arrives after
+    ``ceil(log2 w)`` hops, instead of the ``w - 1`` transfers through the holder's link that dask makes when every
+    task fetches the sum itself (docs/experiments/distributed.md, the step model's ``g(w)``).  Returns ``{worker:
+    [copies in the order of results]}``; empty up to :data:`TREE_ABOVE` workers.  The copies are
+    :func:`~.cluster.same` tasks (a copy lost with its worker is made again from its parent)."""
+    order = list(dict.fromkeys(h for h in homes if h is not None))
+    if len(order) <= TREE_ABOVE:
+        return {}
+    near = {order[0]: [client.submit(same, f, pure=False, workers=[order[0]], allow_other_workers=True)
+                       for f in results]}
+    for i, worker in enumerate(order[1:], start=1):
+        near[worker] = [client.submit(same, f, pure=False, workers=[worker], allow_other_workers=True)
+                        for f in near[order[(i - 1) // 2]]]
+    return near
+
+
 def merge(counts, words, rows, dtrans, dtotals, member: np.ndarray | None = None) -> None:
     """Add the summed deltas (rows of ``words`` at natural scale, packed on the wire: :func:`pack`) to the client's
     decayed counts: ``N^{end} = prod (1 - rho) N^{start} + sum_j delta_j``, the rows divided by the factor in
@@ -484,6 +509,8 @@ class WorkerRoundsUpdater(stochastic.SentenceUpdater):
             previous, last.followed = (last.rhos, last.results), True
             if not self._flight:  # merged already: its results now travel to every worker
                 self.meter.traffic(0, 0, 0, self._broadcast(last))
+        near = spread(self.client, previous[1], [self._homes.get(j) for j in range(len(rd.cuts))]) \
+            if previous is not None else {}
         futures = []
         for j, cut in enumerate(rd.cuts):
             schedule = self._schedule(rd.steps, rd.pieces[j])
@@ -492,8 +519,9 @@ class WorkerRoundsUpdater(stochastic.SentenceUpdater):
             # run elsewhere finds no copy (StateLost) and the client recovers (_recover)
             home = [self._homes[j]] if j in self._homes else None
             shard = self.corpus.shards[j] if seed is not None else None  # (its vocabulary, with the copy)
+            given = (previous[0], near[home[0]]) if home and home[0] in near else previous
             futures.append(self.client.submit(timed_carried, _run_round, cut, (self._token, j), rd.number, seed,
-                                              previous, schedule, settings, shard, pure=False, retries=0,
+                                              given, schedule, settings, shard, pure=False, retries=0,
                                               workers=home, allow_other_workers=True))
         if exact:
             rd.results = futures

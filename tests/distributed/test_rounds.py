@@ -144,6 +144,32 @@ def test_a_copy_adds_the_rows_of_its_shards_words_only(client, corpus, monkeypat
         assert not np.array_equal(rows[~member], start[1][~member])
 
 
+def test_three_workers_spread_the_sums_along_a_tree(corpus, monkeypatch):
+    """Three workers (a cluster of its own): the partial sums reach them as copies made along a tree
+    (:func:`induce.distributed.rounds.spread`), and the run is bit for bit the run whose tasks fetch the sums from
+    their holders."""
+    distributed = pytest.importorskip("distributed")
+    from induce.distributed import cluster, rounds as rounds_module
+
+    with distributed.LocalCluster(n_workers=3, threads_per_worker=1, processes=True, dashboard_address=":0",
+                                  env=cluster.worker_environment(3)) as local, distributed.Client(local) as client:
+        client.wait_for_workers(3, timeout=120)
+        shards = dist.WorkerCorpus.ship(client, corpus.tokens, corpus.offsets, 3)
+        copies, submit = [], client.submit
+        monkeypatch.setattr(client, "submit", lambda fn, *a, **k: (copies.append(fn is dist.cluster.same),
+                                                                     submit(fn, *a, **k))[1])
+        updater = dist.WorkerRoundsUpdater(shards, "scvi", 0.1, 0.1, 3)
+        tree, _ = _run(shards, updater, corpus)
+        made = sum(copies)
+        assert len(set(updater._homes.values())) == 3  # a shard a worker
+        monkeypatch.setattr(rounds_module, "TREE_ABOVE", 3)
+        copies.clear()
+        holder, _ = _run(shards, dist.WorkerRoundsUpdater(shards, "scvi", 0.1, 0.1, 3), corpus)
+    assert made >= 3 * 2 * 3 and sum(copies) <= 1  # 3 copies of 2 sums a round (and the seed) / the seed only
+    np.testing.assert_array_equal(tree.trans, holder.trans)
+    np.testing.assert_array_equal(tree.emissions(), holder.emissions())
+
+
 def test_resume_in_the_middle_of_a_round(client, corpus, tmp_path):
     """Stopped after 4 minibatches with rounds of 3 (growing: 1, 2, 3, ...), the run goes on to the round's end (6)
     before it stops and writes its checkpoint; resumed, it makes the same rounds (the checkpoint keeps the
