@@ -3,6 +3,8 @@
     PYTHONPATH=. python benchmarks/scale_bench.py --workers 0,1,2,4,8,16 --sync 1,16 --json out.json
     PYTHONPATH=. python benchmarks/scale_bench.py --quick --exact-workers 2       # the acceptance table, minutes
     PYTHONPATH=. python benchmarks/scale_bench.py --corpus none --generate 2000000 --workers 0,1,2,4,8,16
+    PYTHONPATH=. python benchmarks/scale_bench.py --corpus none --generate 10000000 --workers 0,2 --sync 64 \
+        --exact-workers 2 --seeds 0-7        # the held-out check over seeds (one epoch's spread: sd ~0.03)
 
 For each corpus (``--corpus``, default Brown, ``none`` for the generated stream only; ``--generate N`` adds a
 plain-text stream of about N tokens sampled from the known HMM of ``benchmarks/dask_bench.py``), each minibatch
@@ -17,7 +19,13 @@ held-out log-likelihood per token after the epoch, bytes on the wire per token a
 overhead per minibatch, each worker's tokens/s inside its tasks and peak memory, and the client's CPU seconds.
 Kernels are compiled before timing (in this process and on each cluster).  Prints a table; ``--json FILE``
 writes every number.  One cluster per worker count, its runs back to back.  Then issue 41's acceptance, PASS /
-FAIL per two-worker run in rounds (:func:`acceptance`).  ``--quick``: Brown cut to its first 20,000 sentences
+FAIL per two-worker run in rounds (:func:`acceptance`).  ``--seeds``: every run once a seed (the
+model's ``random_state``: initial counts, minibatch order, held-out sample); the acceptance then takes the
+tokens/s and the held-out gap to the single process as means over the seeds, paired seed by seed, and prints the
+gap's standard error and the single process's own spread over the seeds: one epoch of scvi lands in different
+local optima for different seeds and minibatch orders (on the 10M stream a standard deviation of 0.024 nats/token
+over 8 seeds in one process, docs/experiments/distributed.md, "The held-out gap is the seed's"), so the gap of one
+seed says little about a 0.01 tolerance.  ``--quick``: Brown cut to its first 20,000 sentences
 and a 500k-token stream (indicative: a smaller vocabulary and fewer rounds than the full corpora).
 """
 
@@ -28,6 +36,8 @@ import json
 import os
 import sys
 import time
+
+import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -131,6 +141,7 @@ def run(args) -> dict:
             result["generated"] = sample_corpus(stream, args.generate, args.seed, jobs=min(cpus, 8))
         corpora.append(stream)
     sizes = [int(v) for v in args.batch_size.split(",")]
+    seeds = _seeds(args.seeds or str(args.seed))
     syncs = [int(v) for v in args.sync.split(",")]
     exact = {int(v) for v in args.exact_workers.split(",")}
     workers = [int(w) for w in args.workers.split(",")]
@@ -140,34 +151,45 @@ def run(args) -> dict:
         runs = []
         for n in (w for w in workers if w <= cpus):
             if n == 0:
-                runs += [{"workers": 0, **_fit(path, None, m, 1, args.seed, args.epochs)} for m in sizes]
-                print(json.dumps(runs[-1]), flush=True)
+                for seed in seeds:
+                    runs += [{"workers": 0, "seed": seed, **_fit(path, None, m, 1, seed, args.epochs)} for m in sizes]
+                    print(json.dumps(runs[-1]), flush=True)
                 continue
             with dist.session(n) as client:
                 client.wait_for_workers(n)
                 _warm(corpora[0], client)
-                for m in sizes:
-                    for r in syncs:
-                        if r > 1 or n in exact:
-                            runs.append({"workers": n, **_fit(path, client, m, r, args.seed, args.epochs)})
-                            print(json.dumps(runs[-1]), flush=True)
+                for seed in seeds:
+                    for m in sizes:
+                        for r in syncs:
+                            if r > 1 or n in exact:
+                                runs.append({"workers": n, "seed": seed, **_fit(path, client, m, r, seed, args.epochs)})
+                                print(json.dumps(runs[-1]), flush=True)
         result["corpora"].append({"corpus": path, "runs": runs})
     result["load_after"] = os.getloadavg()
     return result
 
 
+def _seeds(text: str) -> list[int]:
+    """``0,3,5`` or ``0-7`` (inclusive) as a list of seeds."""
+    out = []
+    for part in text.split(","):
+        lo, _, hi = part.partition("-")
+        out += list(range(int(lo), int(hi or lo) + 1))
+    return out
+
+
 def table(result: dict) -> str:
     """The runs as a text table, the tokens/s also against the single process and one worker of the same sync, and
     the parallel efficiency (tokens/s over ``w`` times one worker's)."""
-    rows = ["corpus | workers | M | R | tokens/s | x 1 proc | x 1 worker | efficiency | held-out LL | B/token | "
+    rows = ["corpus | seed | workers | M | R | tokens/s | x 1 proc | x 1 worker | efficiency | held-out LL | B/token | "
             "overhead ms/mb | worker tok/s | worker tok/CPU-s | peak MB/worker"]
     for c in result["corpora"]:
-        one = {(r["batch_size"]): r["tokens_per_s"] for r in c["runs"] if r["workers"] == 0}
-        w1 = {(r["batch_size"], r["sync"]): r["tokens_per_s"] for r in c["runs"] if r["workers"] == 1}
+        one = {(r.get("seed"), r["batch_size"]): r["tokens_per_s"] for r in c["runs"] if r["workers"] == 0}
+        w1 = {(r.get("seed"), r["batch_size"], r["sync"]): r["tokens_per_s"] for r in c["runs"] if r["workers"] == 1}
         for r in c["runs"]:
-            base, base1 = one.get(r["batch_size"]), w1.get((r["batch_size"], r["sync"]))
+            base, base1 = one.get((r.get("seed"), r["batch_size"])), w1.get((r.get("seed"), r["batch_size"], r["sync"]))
             rows.append(" | ".join(str(x) for x in (
-                os.path.basename(c["corpus"]), r["workers"], r["batch_size"], r["sync"] or "-",
+                os.path.basename(c["corpus"]), r.get("seed", "-"), r["workers"], r["batch_size"], r["sync"] or "-",
                 f"{r['tokens_per_s']:.0f}", f"{r['tokens_per_s'] / base:.2f}" if base else "-",
                 f"{r['tokens_per_s'] / base1:.2f}" if base1 and r["workers"] else "-",
                 f"{r['tokens_per_s'] / base1 / r['workers']:.0%}" if base1 and r["workers"] else "-",
@@ -181,24 +203,37 @@ def table(result: dict) -> str:
 def acceptance(result: dict) -> str:
     """Issue 41's checks for every two-worker run in rounds (``R`` > 1), each ``PASS`` / ``FAIL``: tokens/s against
     one worker with the same ``R`` and against the single process, the held-out log-likelihood's shortfall from
-    the single process's, and the exact exchange's bytes per token (two workers, ``R`` = 1) over the run's."""
-    rows = ["corpus | R | x one worker | x single | held-out gap | bytes cut | all"]
+    the single process's, and the exact exchange's bytes per token (two workers, ``R`` = 1) over the run's.  Each
+    check is a mean over the seeds run (paired: every ratio and gap within one seed); with two or more seeds the
+    held-out cell adds the gap's standard error over the seeds and the single process's standard deviation."""
+    rows = ["corpus | R | seeds | x one worker | x single | held-out gap | bytes cut | all"]
     for c in result["corpora"]:
         runs = c["runs"]
-        single = next((r for r in runs if r["workers"] == 0), None)
-        exact = next((r for r in runs if r["workers"] == 2 and r["sync"] == 1), None)
-        for r in (r for r in runs if r["workers"] == 2 and (r["sync"] or 1) > 1):
-            one = next((o for o in runs if o["workers"] == 1 and o["sync"] == r["sync"]), None)
-            checks = {"x_one_worker": r["tokens_per_s"] / one["tokens_per_s"] if one else None,
-                      "x_single": r["tokens_per_s"] / single["tokens_per_s"] if single else None,
-                      "heldout_gap": (single["heldout_ll_per_token"] - r["heldout_ll_per_token"]) if single else None,
-                      "bytes_cut": exact["bytes_per_token"] / r["bytes_per_token"] if exact else None}
+        find = lambda w, r, seed: next((o for o in runs if o["workers"] == w and (o["sync"] or 1) == r  # noqa: E731
+                                        and o.get("seed") == seed), None)
+        for R in sorted({r["sync"] for r in runs if r["workers"] == 2 and (r["sync"] or 1) > 1}):
+            checks = {k: [] for k in GOALS}
+            for r in (r for r in runs if r["workers"] == 2 and r["sync"] == R):
+                seed = r.get("seed")
+                single, one, exact = find(0, 1, seed), find(1, R, seed), find(2, 1, seed)
+                for k, v in (("x_one_worker", one and r["tokens_per_s"] / one["tokens_per_s"]),
+                             ("x_single", single and r["tokens_per_s"] / single["tokens_per_s"]),
+                             ("heldout_gap", single and single["heldout_ll_per_token"] - r["heldout_ll_per_token"]),
+                             ("bytes_cut", exact and exact["bytes_per_token"] / r["bytes_per_token"])):
+                    if v is not None:
+                        checks[k].append(v)
+            means = {k: float(np.mean(v)) if v else None for k, v in checks.items()}
             ok = {k: v is not None and (v <= GOALS[k] if k == "heldout_gap" else v >= GOALS[k])
-                  for k, v in checks.items()}
+                  for k, v in means.items()}
             cells = [f"{v:.3f} {'PASS' if ok[k] else 'FAIL'}" if v is not None else "- (not run)"
-                     for k, v in checks.items()]
-            rows.append(" | ".join([os.path.basename(c["corpus"]), str(r["sync"]), *cells,
-                                    "incomplete" if None in checks.values()
+                     for k, v in means.items()]
+            gaps, singles = checks["heldout_gap"], [o["heldout_ll_per_token"] for o in runs if o["workers"] == 0]
+            if len(gaps) > 1:
+                cells[2] += (f" (se {np.std(gaps, ddof=1) / np.sqrt(len(gaps)):.3f}; single process sd "
+                             f"{np.std(singles, ddof=1):.3f})")
+            n = len(checks["heldout_gap"]) or len(checks["x_one_worker"])
+            rows.append(" | ".join([os.path.basename(c["corpus"]), str(R), str(n), *cells,
+                                    "incomplete" if None in means.values()
                                     else "PASS" if all(ok.values()) else "FAIL"]))
     return "\n".join(rows)
 
@@ -210,7 +245,9 @@ def main() -> None:
                     help="file or directory (default: Brown); none: only the stream of --generate")
     ap.add_argument("--generate", type=int, default=0, metavar="N",
                     help="also a stream of about N tokens from the known HMM of dask_bench.py (kept in $TMPDIR)")
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--seed", type=int, default=0, help="the generated stream's seed (and the runs', without --seeds)")
+    ap.add_argument("--seeds", help="the runs' seeds (random_state), e.g. 0-7 or 0,3: every run once a seed, the "
+                                    "acceptance as means over them (default: --seed)")
     ap.add_argument("--workers", default="0,1,2", help="worker counts, 0: this process (default 0,1,2)")
     ap.add_argument("--exact-workers", default="1,2", help="worker counts also run with --sync 1 (default 1,2)")
     ap.add_argument("--sync", default="1,16", help="minibatches per round on the workers (default 1,16)")

@@ -33,8 +33,9 @@ on the workers: ``o0`` the latency of a round's chain of dependent tasks (a task
 next round's, which fetch the partial sums), ``levels = ceil(log2(w / 2))`` levels of the tree of deltas (each a
 hop and, at most, a sum of a half of the round's rows), then the :data:`CLIENT_SUMS` partial sums to every
 worker: ``g(w) = w - 1`` row transfers through the holder's link as dask does it (every worker fetches from the
-holder), ``ceil(log2 w)`` with a tree broadcast (``--tree-broadcast``, not built), then each worker adds both sums
-to its copy (or, ``--shard-rows``, not built, only the rows of its shard's words) at ``a`` seconds an entry
+holder), ``ceil(log2 w)`` with a tree broadcast (``--tree-broadcast``, as built above two workers:
+:func:`induce.distributed.rounds.spread`), then each worker adds both sums to its copy (or, ``--shard-rows``, as
+built, only the rows of its shard's words) at ``a`` seconds an entry
 (:func:`induce.distributed.rounds.merge`, measured 4-6 ns loaded), then its compute.  ``o0`` and ``c`` are the
 least-squares fit of the measured overhead per round against the bytes per
 round between the workers over the two-worker runs of ``--resident``.  The client must keep up: it merges the
@@ -115,7 +116,7 @@ def efficiency_resident(p: dict, w: int, R: int, M: int, W: float, hop_s: float,
     levels = max(0, math.ceil(math.log2(w / 2))) if w > 2 else 0
     fanout = max(1, math.ceil(math.log2(w))) if tree_broadcast else w - 1
     tree = sum(hop_s + p["c_s_per_byte"] * T(R * M * 2**level / w) * ROW_BYTES for level in range(levels))
-    # a worker adds every row of the sums, or (shard_sentences: not built) only those of its shard's vocabulary
+    # a worker adds every row of the sums, or (shard_sentences) only those of its shard's vocabulary
     # T(I / w), taken as a random share of the W words
     added = 2 * half * (min(1.0, T(shard_sentences / w) / W) if shard_sentences else 1.0)
     spread = p["c_s_per_byte"] * fanout * half * ROW_BYTES + ADD_S * added * K
@@ -133,9 +134,10 @@ def main() -> None:
     ap.add_argument("--resident", nargs="+", metavar="JSON",
                     help="also the resident design, o0 and c fitted to these runs (scale_bench.py --json)")
     ap.add_argument("--tree-broadcast", action="store_true",
-                    help="resident design: the partial sums spread to the workers as a tree (else from the holder)")
+                    help="resident design: the partial sums spread to the workers as a tree (as built; else from "
+                         "the holder)")
     ap.add_argument("--shard-rows", type=float, default=0.0, metavar="I",
-                    help="resident design: each worker adds only the rows of its shard's words (not built), a "
+                    help="resident design: each worker adds only the rows of its shard's words (as built), a "
                          "corpus of I sentences (Brown: 57340)")
     ap.add_argument("--link-mb-s", type=float, default=0.0, help="also predict with this client link (MB/s)")
     ap.add_argument("--hop-ms", type=float, default=5.0, help="o1, the latency of a tree level (default 5 ms)")

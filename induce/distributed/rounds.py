@@ -16,8 +16,8 @@ Rounds grow: a round that starts after ``s`` minibatches of the run holds at mos
 1. the worker cuts its pieces of the round's minibatches from its shard and names their distinct words
    ``T_j`` (:func:`_cut_round`; submitted a round ahead);
 2. the worker advances its copy by the previous round (:func:`advance`: its decay and partial sums, which dask
-   brings from the workers holding them) and takes the rows of ``T_j`` (plus the transitions and the emission
-   column totals) from it;
+   brings from the workers holding them, added on the rows of its shard's words only) and takes the rows of
+   ``T_j`` (plus the transitions and the emission column totals) from it;
 3. the worker runs thesis eq. 3.103 ``N <- (1 - rho_m) N + rho_m (I / |b_m^j|) E[C^{b_m^j}]`` for each minibatch
    ``m`` of the round on its piece ``b_m^j`` (extrapolated to the corpus, so that its copy keeps the mass of the
    whole counts), with the client's ``rho_m``, and the local step of
@@ -26,7 +26,8 @@ Rounds grow: a round that starts after ``s`` minibatches of the run holds at mos
 4. with several shards each returns its delta ``pi_j (N_j^{end} - prod_m (1 - rho_m) N^{start})`` (rows ``T_j``;
    ``pi_j`` its share of the round's sentences; the decay is common to all and replayed by every copy); the
    deltas are summed pairwise on the workers (a tree, :func:`_add`) down to at most two partial sums
-   (:data:`CLIENT_SUMS`), which the next round's tasks and the client add, in the same order:
+   (:data:`CLIENT_SUMS`), which the next round's tasks (above two workers from copies made along a tree,
+   :func:`spread`) and the client add, in the same order:
    ``N^{end} = prod_m (1 - rho_m) N^{start} + sum_j delta_j``.
 
 The client submits round ``r + 1`` (task graphs: sentence indices) before it merges round ``r`` into its own
@@ -155,13 +156,15 @@ _RESIDENT: dict = {}
 RESIDENT_RUNS = 2
 
 
-def _resident(key, r: int, seed, previous, exact: bool):
+def _resident(key, r: int, seed, previous, exact: bool, shard=None):
     """On a worker: the shard's copy of the counts at the start of round ``r`` and the tag dictionary.  ``seed =
     (counts, allowed)`` (the client's counts as ``(trans, scaled rows, factor, totals)`` in float64, or a
-    :class:`Recipe` of them): the copy made from it; else the copy at the start of round ``r - 1`` advanced by
-    that round's results ``previous = (rhos, results)`` (:func:`advance`, the same arithmetic as the client's, so
-    that every copy equals the client's counts bit for bit); :class:`StateLost` when there is no such copy
-    here."""
+    :class:`Recipe` of them) and the shard ``(tokens, offsets)``: the copy made from it, with the shard's
+    vocabulary (:func:`vocabulary`); else the copy at the start of round ``r - 1`` advanced by that round's
+    results ``previous = (rhos, results)`` (:func:`advance`, the same arithmetic as the client's, on the rows of
+    the shard's vocabulary only: the copy equals the client's counts bit for bit on those rows, the transitions
+    and the column totals, and no round of the shard reads another row); :class:`StateLost` when there is no such
+    copy here."""
     if seed is not None:
         made, allowed = seed
         counts = made.counts() if isinstance(made, Recipe) else _counts(*made)
@@ -169,14 +172,22 @@ def _resident(key, r: int, seed, previous, exact: bool):
         for old in runs[:len(runs) - RESIDENT_RUNS + 1] if key[0] not in runs else ():
             for k in [k for k in _RESIDENT if k[0] == old]:
                 del _RESIDENT[k]
-        _RESIDENT[key] = [r, counts, allowed]
+        _RESIDENT[key] = [r, counts, allowed, None if exact else vocabulary(shard[0], counts.n_words)]
         return counts, allowed
     state = _RESIDENT.get(key)
     if state is None or state[0] != r - 1:
         raise StateLost(f"no copy of shard {key[1]}'s counts at round {r - 1} on this worker")
-    advance(state[1], previous[0], [out for out, _ in previous[1]], exact)
+    advance(state[1], previous[0], [out for out, _ in previous[1]], exact, state[3])
     state[0] = r
     return state[1], state[2]
+
+
+def vocabulary(tokens: np.ndarray, W: int) -> np.ndarray:
+    """The words of a shard as a mask over the ``W`` words: the rows its rounds can read (every round's ``T_j`` is
+    a subset)."""
+    member = np.zeros(W, dtype=bool)
+    member[tokens] = True
+    return member
 
 
 def _counts(trans, scaled, factor, totals) -> stochastic.GlobalCounts:
@@ -210,34 +221,46 @@ class Recipe:
         return counts
 
 
-def advance(counts, rhos, outs: list, exact: bool) -> None:
+def advance(counts, rhos, outs: list, exact: bool, member: np.ndarray | None = None) -> None:
     """``counts`` at a round's start made the counts at its end from the round's results ``outs`` (the client's
     copy and every worker's: the same operations in the same order, so the copies stay equal bit for bit): the
-    round's decay (:meth:`WorkerRoundsUpdater._decay`), then one shard's end counts assigned (``exact``), or the
-    partial sums of the deltas added in shard order (:func:`merge`), then the factor folded if it fell below
-    1e-100 (:meth:`GlobalCounts.renormalise`)."""
+    round's decay (:meth:`WorkerRoundsUpdater._decay`), then one shard's end counts assigned (``exact``) and the
+    factor folded if it fell below 1e-100 (:meth:`GlobalCounts.renormalise`), or the partial sums of the deltas
+    added in shard order (:func:`merge`; on a worker only the rows of ``member``, its shard's words) and the factor
+    folded with the column totals kept (:func:`fold`: they cannot be re-summed from the rows of one shard)."""
     WorkerRoundsUpdater._decay(counts, rhos)
     if exact:
         (words, (trans, rows, factor, totals)), _ = outs[0]
         counts.trans, counts.emit_factor = np.array(trans, dtype=np.float64), float(factor)
         counts.emit_totals = np.array(totals, dtype=np.float64)
         counts.emit_scaled[words] = rows
-    else:
-        for w, rows, dtrans, dtotals, *_ in outs:
-            merge(counts, w, rows, dtrans, dtotals)
-    counts.renormalise()
+        counts.renormalise()
+        return
+    for w, rows, dtrans, dtotals, *_ in outs:
+        merge(counts, w, rows, dtrans, dtotals, member)
+    fold(counts)
 
 
-def _run_round(cut, key, r: int, seed, previous, schedule, settings):
+def fold(counts) -> None:
+    """The factor folded into the table once it falls below 1e-100, as :meth:`GlobalCounts.renormalise` does, but
+    the column totals kept as eq. 3.103 left them (a copy holding current rows of one shard's words only cannot
+    re-sum them)."""
+    if counts.emit_factor < stochastic._RENORMALISE_BELOW:
+        counts.emit_scaled *= counts.emit_factor
+        counts.emit_factor = 1.0
+
+
+def _run_round(cut, key, r: int, seed, previous, schedule, settings, shard=None):
     """On a worker, phase 3 of round ``r`` for shard ``key[1]``: eq. 3.103 for each ``(rho, scale)`` of ``schedule
     = (steps, weight)`` on the pieces of ``cut`` under :class:`ShardCounts` made from the rows of its words ``T_j``
     in the shard's copy of the counts (:func:`_resident`; the copy itself stays at the round's start until the
-    next round advances it).  ``settings = (estimator, alpha, beta, W, exact)``.  Exact (one shard): ``((T_j,
+    next round advances it; ``shard``, the shard's ``(tokens, offsets)``, comes with a seed: :func:`_resident`).
+    ``settings = (estimator, alpha, beta, W, exact)``.  Exact (one shard): ``((T_j,
     end counts (trans, rows, factor, totals)), log-likelihoods)``; else the delta ``(T_j, packed rows, trans,
     totals, log-likelihoods)`` of :func:`_delta`, times ``weight``."""
     estimator, alpha, beta, W, exact = settings
     steps, weight = schedule
-    copy, allowed = _resident(key, r, seed, previous, exact)
+    copy, allowed = _resident(key, r, seed, previous, exact, shard)
     words = cut[0]
     start = (copy.trans, copy.emit_scaled[words], copy.emit_factor, copy.emit_totals)
     counts = ShardCounts(*start, W)
@@ -292,13 +315,40 @@ def tree_sum(client, futures: list):
     return tree_reduce(client, futures, _add, keep=CLIENT_SUMS)[0]
 
 
-def merge(counts, words, rows, dtrans, dtotals) -> None:
+#: the partial sums reach the workers along a binary tree of copies (:func:`spread`) above this many workers;
+#: up to it every worker fetches them from their holders (two workers: each the other's, one hop either way)
+TREE_ABOVE = 2
+
+
+def spread(client, results: list, homes: list) -> dict:
+    """Copies of the partial sums ``results`` (futures) on the distinct workers of ``homes`` (a shard's worker, or
+    None), made along a binary tree: the copy on the ``i``-th worker is fetched from the ``(i - 1) // 2``-th's, so
+    every worker's link carries at most three transfers a sum (one in, two out) and the last copy arrives after
+    ``ceil(log2 w)`` hops, instead of the ``w - 1`` transfers through the holder's link that dask makes when every
+    task fetches the sum itself (docs/experiments/distributed.md, the step model's ``g(w)``).  Returns ``{worker:
+    [copies in the order of results]}``; empty up to :data:`TREE_ABOVE` workers.  The copies are
+    :func:`~.cluster.same` tasks (a copy lost with its worker is made again from its parent)."""
+    order = list(dict.fromkeys(h for h in homes if h is not None))
+    if len(order) <= TREE_ABOVE:
+        return {}
+    near = {order[0]: [client.submit(same, f, pure=False, workers=[order[0]], allow_other_workers=True)
+                       for f in results]}
+    for i, worker in enumerate(order[1:], start=1):
+        near[worker] = [client.submit(same, f, pure=False, workers=[worker], allow_other_workers=True)
+                        for f in near[order[(i - 1) // 2]]]
+    return near
+
+
+def merge(counts, words, rows, dtrans, dtotals, member: np.ndarray | None = None) -> None:
     """Add the summed deltas (rows of ``words`` at natural scale, packed on the wire: :func:`pack`) to the client's
     decayed counts: ``N^{end} = prod (1 - rho) N^{start} + sum_j delta_j``, the rows divided by the factor in
     float64 (in float32, ``rows / factor`` overflowed once the factor fell below ~1e-34: after ~25 epochs of
-    Brown)."""
+    Brown); with ``member`` (a worker's copy) the rows of its shard's words only."""
     counts.trans += dtrans
     counts.emit_totals += dtotals
+    if member is not None:
+        keep = member[words]
+        words, rows = words[keep], (rows[0][keep], rows[1][keep])
     counts.emit_scaled[words] += unpack(rows) / counts.emit_factor
 
 
@@ -386,7 +436,8 @@ class WorkerRoundsUpdater(stochastic.SentenceUpdater):
         so rounds grow 1, 2, 4, ... up to ``R = sync_every``: a local step is never staler than the minibatches
         before its round (the early steps, with the largest ``rho``, move the counts most).  Measured, one epoch,
         2 workers: held-out +0.0037 / +0.0031 nats a token at ``R = 16`` (Brown / 2M stream), +0.016 / +0.0086
-        at ``R = 64`` (docs/experiments/distributed.md, "Fourth session")."""
+        at ``R = 64`` (docs/experiments/distributed.md, "Fourth session"); over 8 seeds on Brown at ``R = 64``, +0.015
+        against a single round (standard error 0.0025, "Fifth session")."""
         return min(self.sync_every, start + 1)
 
     def arrays(self) -> dict[str, np.ndarray]:
@@ -458,6 +509,8 @@ class WorkerRoundsUpdater(stochastic.SentenceUpdater):
             previous, last.followed = (last.rhos, last.results), True
             if not self._flight:  # merged already: its results now travel to every worker
                 self.meter.traffic(0, 0, 0, self._broadcast(last))
+        near = spread(self.client, previous[1], [self._homes.get(j) for j in range(len(rd.cuts))]) \
+            if previous is not None else {}
         futures = []
         for j, cut in enumerate(rd.cuts):
             schedule = self._schedule(rd.steps, rd.pieces[j])
@@ -465,9 +518,11 @@ class WorkerRoundsUpdater(stochastic.SentenceUpdater):
             # on the worker holding the shard's copy (dask would take it to the larger inputs); no retries: a task
             # run elsewhere finds no copy (StateLost) and the client recovers (_recover)
             home = [self._homes[j]] if j in self._homes else None
+            shard = self.corpus.shards[j] if seed is not None else None  # (its vocabulary, with the copy)
+            given = (previous[0], near[home[0]]) if home and home[0] in near else previous
             futures.append(self.client.submit(timed_carried, _run_round, cut, (self._token, j), rd.number, seed,
-                                              previous, schedule, settings, pure=False, retries=0, workers=home,
-                                              allow_other_workers=True))
+                                              given, schedule, settings, shard, pure=False, retries=0,
+                                              workers=home, allow_other_workers=True))
         if exact:
             rd.results = futures
         else:

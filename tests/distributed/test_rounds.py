@@ -108,6 +108,68 @@ def test_lost_copies_are_seeded_again(client, corpus):
     np.testing.assert_array_equal(got.emissions(), ref.emissions())
 
 
+def test_a_copy_adds_the_rows_of_its_shards_words_only(client, corpus, monkeypatch):
+    """Two shards with disjoint vocabularies (the second's words shifted by W): each worker's copy advances on its
+    shard's words only, where it equals the client's counts bit for bit (as do the transitions, the column totals
+    and the factor), while the other shard's rows in it stay as seeded."""
+    from induce.distributed import rounds as rounds_module
+
+    W = corpus.vocab.__len__()
+    lo = dist.shards.shard_bounds(corpus.offsets, 2)[1]
+    tokens = corpus.tokens.copy()
+    tokens[corpus.offsets[lo]:] += W
+    shards = dist.WorkerCorpus.ship(client, tokens, corpus.offsets, 2)
+    assert list(shards.sentence_bounds) == [0, lo, corpus.n_sentences]
+    updater = dist.WorkerRoundsUpdater(shards, "scvi", 0.1, 0.1, 3)
+    seen, advance = [], rounds_module.advance
+    monkeypatch.setattr(rounds_module, "advance", lambda counts, *a: (seen.append(
+        (counts.trans.copy(), counts.emit_scaled.copy(), counts.emit_factor, counts.emit_totals.copy())),
+        advance(counts, *a))[1])
+    counts = sh.GlobalCounts.exponential(np.random.default_rng(0), 4, 2 * W, corpus.n_tokens)
+    batches = updater.batches(np.sort(i) for i in minibatches(corpus.n_sentences, 15, np.random.default_rng(1), 1))
+    minibatch.run(counts, updater, batches, tau=1.0, kappa=0.6)
+    token = updater._token
+    copies = client.run(lambda: {k[1]: (s[1].trans, s[1].emit_scaled, s[1].emit_factor, s[1].emit_totals, s[3])
+                                 for k, s in rounds_module._RESIDENT.items() if k[0] == token})
+    copies = {j: c for per_worker in copies.values() for j, c in per_worker.items()}
+    start = seen[-1]  # the client's counts before it merged the last round: where every copy stands
+    initial = sh.GlobalCounts.exponential(np.random.default_rng(0), 4, 2 * W, corpus.n_tokens).emit_scaled
+    for j, (trans, rows, factor, totals, member) in copies.items():
+        assert member.sum() <= W and member[W:].any() == (j == 1)
+        np.testing.assert_array_equal(trans, start[0])
+        np.testing.assert_array_equal(rows[member], start[1][member])
+        assert factor == start[2]
+        np.testing.assert_array_equal(totals, start[3])
+        np.testing.assert_array_equal(rows[~member], initial[~member])
+        assert not np.array_equal(rows[~member], start[1][~member])
+
+
+def test_three_workers_spread_the_sums_along_a_tree(corpus, monkeypatch):
+    """Three workers (a cluster of its own): the partial sums reach them as copies made along a tree
+    (:func:`induce.distributed.rounds.spread`), and the run is bit for bit the run whose tasks fetch the sums from
+    their holders."""
+    distributed = pytest.importorskip("distributed")
+    from induce.distributed import cluster, rounds as rounds_module
+
+    with distributed.LocalCluster(n_workers=3, threads_per_worker=1, processes=True, dashboard_address=":0",
+                                  env=cluster.worker_environment(3)) as local, distributed.Client(local) as client:
+        client.wait_for_workers(3, timeout=120)
+        shards = dist.WorkerCorpus.ship(client, corpus.tokens, corpus.offsets, 3)
+        copies, submit = [], client.submit
+        monkeypatch.setattr(client, "submit", lambda fn, *a, **k: (copies.append(fn is dist.cluster.same),
+                                                                     submit(fn, *a, **k))[1])
+        updater = dist.WorkerRoundsUpdater(shards, "scvi", 0.1, 0.1, 3)
+        tree, _ = _run(shards, updater, corpus)
+        made = sum(copies)
+        assert len(set(updater._homes.values())) == 3  # a shard a worker
+        monkeypatch.setattr(rounds_module, "TREE_ABOVE", 3)
+        copies.clear()
+        holder, _ = _run(shards, dist.WorkerRoundsUpdater(shards, "scvi", 0.1, 0.1, 3), corpus)
+    assert made >= 3 * 2 * 3 and sum(copies) <= 1  # 3 copies of 2 sums a round (and the seed) / the seed only
+    np.testing.assert_array_equal(tree.trans, holder.trans)
+    np.testing.assert_array_equal(tree.emissions(), holder.emissions())
+
+
 def test_resume_in_the_middle_of_a_round(client, corpus, tmp_path):
     """Stopped after 4 minibatches with rounds of 3 (growing: 1, 2, 3, ...), the run goes on to the round's end (6)
     before it stops and writes its checkpoint; resumed, it makes the same rounds (the checkpoint keeps the
