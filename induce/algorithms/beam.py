@@ -26,8 +26,6 @@ The number of represented states is capped at ``10 x`` the initial number
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 from numba import njit
 
@@ -202,17 +200,20 @@ class Beam(Algorithm):
         st.resample_parameters(*learn)
         u = np.empty(data.tokens.shape[0])
         cap = 10 * core.K
-        for it in loop:
-            t0 = time.perf_counter()
+        usage = None
+
+        def one_pass(it: int) -> float:
+            """One sweep (steps 1-6 of the module docstring); returns ``log p(x, z | pi, phi)``."""
+            nonlocal usage
             _slices(st.pi, st.z, data.offsets, int(loop.seeds[it]), u)
             st.expand(u.min(), cap)
             ll = beam_sweep(st.pi, st.phi, data.tokens, data.offsets, u, st.z, int(loop.seeds[it]))
             st.compact()
-            Ct, Ce = st.resample_parameters(*learn)
-            loop.record_hdp(it, ll, "complete_log_likelihood", time.perf_counter() - t0, Ce.sum(axis=0),
-                            st.z if loop.gold is not None else None, float(st.gamma), float(st.sigma),
-                            represented_states=st.K)
-        loop.close()
+            usage = st.resample_parameters(*learn)[1].sum(axis=0)
+            return ll
+
+        loop.run("complete_log_likelihood", one_pass, stoppable=False, labels=lambda: st.z,
+                 settle=lambda it, stop: loop.entries(usage, float(st.gamma), float(st.sigma), represented_states=st.K))
         Ct, Ce = st.counts()
         extra = {"n_states_": st.K, "gamma_": float(st.gamma), "sigma_": float(st.sigma),
                  "stick_u_": np.zeros(0), "stick_v_": np.zeros(0),

@@ -8,7 +8,6 @@ and ``sigma`` (5.20) from the expected table counts (5.35-5.36); after the burn-
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,7 +16,7 @@ from ..infer import hdp
 from ..infer import hmm_passes as passes
 from ..infer.hdp_passes import emission_log_q0, hdp_cvi_pass
 from .base import Algorithm, Fitted, HDPCore, Sequences, register_hdp
-from .hdp_moves import MoveSchedule, unless_moved
+from .hdp_moves import MoveSchedule
 from .loop import visit_order
 
 OBJECTIVE = "predictive_log_likelihood"  # what cvi's trace records and n_init compares
@@ -126,26 +125,24 @@ class HDPCVI(Algorithm):
         # random initial local posteriors q(z_t | z_{t-1}) ~ U[0, 1] (thesis 5.5.1)
         passes.init_chain_posteriors(data.tokens, data.offsets, K, int(loop.seeds[0]), st.sent_trans, st.gamma)
         logq0_emit = np.zeros((data.W, K)) if opts.learn_emission else None
-        for it in loop:
-            t0 = time.perf_counter()
-            ll = run.step(st, loop.seeds[it], it, gate=True)
-            stop = loop.converging(it, ll, run.waits())
+
+        def settle(it: int, stop: bool) -> dict:
+            """The pass's split-merge round (when due) and the emission prior's update, after the verdict."""
+            nonlocal st
             extra = {}
             if run.moves is not None and run.moves.due(it, stop):
                 st, extra = run.move_round(st, loop.seeds[it], it)
-                stop = unless_moved(loop.monitor, stop, extra)
             em = st.emission
             # thesis 5.5.3: Dir(beta tau) from the emission table counts, once per pass
             if opts.learn_emission and loop.learns("emission", it, core.fixed):
                 emission_log_q0(data.tokens, st.gamma, logq0_emit)
                 extra |= {"emission_tables": em.update(st.emit, logq0_emit), "beta": em.concentration,
                           "new_word_mass": em.new_mass}
-            loop.record_hdp(it, ll, OBJECTIVE, time.perf_counter() - t0, st.emit.sum(axis=0),
-                            st.gamma.argmax(axis=1) if loop.gold is not None else None, st.glob.gamma, st.glob.sigma,
-                            tables=st.stats["tables"], **extra)
-            if stop:
-                break
-        loop.close()
+            return loop.entries(st.emit.sum(axis=0), st.glob.gamma, st.glob.sigma, tables=st.stats["tables"], **extra)
+
+        loop.waits = run.waits
+        loop.run(OBJECTIVE, lambda it: run.step(st, loop.seeds[it], it, gate=True),
+                 labels=lambda: st.gamma.argmax(axis=1), settle=settle)
         glob = st.glob
         extra = {"bound_": run.bound(st), "qc_positive_": st.stats["qpos"], "gamma_": glob.gamma, "sigma_": glob.sigma}
         extra |= sticks(glob.u, glob.v, glob.order, glob.sigma) | emission_attributes(st.emission)

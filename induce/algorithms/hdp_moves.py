@@ -88,14 +88,6 @@ class MoveSchedule:
         self.next = it + self.gap
         return state, extra
 
-def unless_moved(monitor, stop: bool, moves: dict) -> bool:
-    """After a round of moves: a fit the round changed (``moves``: its trace entries) has not converged (the calm
-    passes of ``monitor`` count again, against the same reference: progress since the burn-in, or the best epoch)."""
-    if moves.get("merges") or moves.get("splits"):
-        monitor.restart_streak()
-        return False
-    return stop
-
 
 def merge_locals(sent_trans: np.ndarray, gamma: np.ndarray, k: int, l: int) -> None:
     """Relabel state ``l`` as ``k`` in the local statistics, in place.

@@ -8,8 +8,6 @@ again; cvi's split-merge moves on the memoized sentence statistics, or instant m
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
 from ..base import resolve_batch_size
@@ -20,8 +18,7 @@ from ..infer.schedules import blend, exponential_init, minibatches
 from .base import Algorithm, Fitted, HDPCore, Sequences, register_hdp, worker_corpus
 from .hdp_cvi import CVIRun, emission_attributes, sticks
 from .minibatch import Updater, step
-from .hdp_moves import (MERGE_EVERY, MERGE_MAX_TRIALS, MERGE_MIN_USAGE, instant_merges, merge_locals,
-                        unless_moved)
+from .hdp_moves import MERGE_EVERY, MERGE_MAX_TRIALS, MERGE_MIN_USAGE, instant_merges, merge_locals
 
 _NO_EMIT_Q0 = np.zeros((0, 0))  # hdp_minibatch_pass without the emission log q(C = 0)
 
@@ -197,9 +194,11 @@ class HDPSCVI(Algorithm):
         batches = [b.astype(np.int64) for b in minibatches(I, size, rng, 1)]
         updater = _Updater(run, data, opts, batches, N_emit, rng, _cluster(data, opts))
         loop.meter = getattr(updater.cluster, "meter", None)
-        m = 0
-        for it in loop:
-            t0 = time.perf_counter()
+        m, rho = 0, None
+
+        def one_pass(it: int) -> float:
+            """One epoch over the fixed minibatches in a random order; returns its summed log-likelihood."""
+            nonlocal m, rho
             ll = 0.0
             updater.learn = tuple(loop.learns(name, it, core.fixed) for name in ("gamma", "sigma", "emission"))
             updater.extra = {}
@@ -207,22 +206,22 @@ class HDPSCVI(Algorithm):
                 rho, batch_ll, _ = step(updater, (N_trans, N_emit), b, m, opts.tau, opts.kappa)
                 ll += batch_ll
                 m += 1
+            return ll
+
+        def settle(it: int, stop: bool) -> dict:
+            """After the verdict: the memoized round on the sentence memory, or the instant merges, when due."""
             extra, u, v = updater.extra, updater.u, updater.v
             logq0_b, logq0_row_b, memory = updater.logq0_b, updater.logq0_row_b, updater.memory
-            stop = loop.converging(it, ll, run.waits())
-            if run.moves is not None and run.moves.due(it, stop):  # memoized rounds on the sentence memory
+            if run.moves is not None and run.moves.due(it, stop):
                 updater.G_state, moves = run.memo_round(loop.seeds[it], it, memory, N_trans, N_emit, u, v, batches,
                                                         logq0_b, logq0_row_b, updater.G_state)
                 extra |= moves
-                stop = unless_moved(loop.monitor, stop, moves)
             elif run.moves is None and run.instant_due(it, stop):
                 extra["merges"] = run.instant_merges(N_trans, N_emit, updater.G_state, logq0_b, logq0_row_b, memory)
-                stop = unless_moved(loop.monitor, stop, extra)
-            loop.record_hdp(it, ll, "minibatch_log_likelihood", time.perf_counter() - t0, N_emit.sum(axis=0), None,
-                            run.gamma, run.sigma, step=rho, **extra)
-            if stop:
-                break
-        loop.close()
+            return loop.entries(N_emit.sum(axis=0), run.gamma, run.sigma, step=rho, **extra)
+
+        loop.waits = run.waits
+        loop.run("minibatch_log_likelihood", one_pass, settle=settle)
         order, u, v = hdp.usage_order(N_emit.sum(axis=0)), updater.u, updater.v
         extra = {"qc_positive_": hdp.q_positive(updater.logq0_b.sum(axis=0)), "gamma_": run.gamma,
                  "sigma_": run.sigma, "batch_size_": size} | sticks(u[order], v[order], order, run.sigma)

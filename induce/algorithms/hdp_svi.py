@@ -17,8 +17,6 @@ stick is a point estimate ``b*`` (``b*_{K+1}`` the remaining mass).  Per minibat
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 from scipy.special import digamma
 
@@ -50,19 +48,20 @@ class HDPSVI(Algorithm):
         loop.meter = getattr(local, "meter", None)
         size = resolve_batch_size(opts.batch_size, 100, I, None, opts.planned_epochs, opts.client)
         updater = _Updater(local, core, I, b, (lam, lam_e))
-        m = 0
-        for it in loop:
-            t0 = time.perf_counter()
+        m, rho = 0, None
+
+        def one_pass(it: int) -> float:
+            """One epoch of minibatches; returns its summed minibatch log-likelihood."""
+            nonlocal m, rho
             ll = 0.0
             for items in minibatches(I, size, rng, 1):
                 rho, batch_ll, _ = step(updater, (lam, lam_e), np.sort(items), m, opts.tau, opts.kappa)
                 ll += batch_ll
                 m += 1
-            loop.record_hdp(it, ll, "minibatch_log_likelihood", time.perf_counter() - t0, (lam_e - beta).sum(axis=0),
-                            None, gamma, sigma, step=rho)
-            if loop.converging(it, ll):
-                break
-        loop.close()
+            return ll
+
+        loop.run("minibatch_log_likelihood", one_pass,
+                 settle=lambda it, stop: loop.entries((lam_e - beta).sum(axis=0), gamma, sigma, step=rho))
         emit = np.maximum(lam_e - beta, 0.0)
         extra = {"stick_u_": np.zeros(0), "stick_v_": np.zeros(0),
                  "stick_order_": hdp.usage_order(emit.sum(axis=0)).astype(np.int64),

@@ -112,16 +112,21 @@ class Loop:
             self.bar.close()
 
     def run(self, name: str, one_pass: Callable, core=None, stoppable: bool = True,
-            labels: Callable[[], np.ndarray] | None = None) -> None:
+            labels: Callable[[], np.ndarray] | None = None, settle: Callable[[int, bool], dict] | None = None) -> None:
         """The pass loop: for every pass ``it``, ``one_pass(it)`` (its objective, or ``(objective, extra
         trace entries)``) is timed, :meth:`record` ed under ``name`` (with ``labels()``, each token's state,
-        when there is a gold column) and :meth:`step` ped; the loop ends at the cap or when ``step`` says stop."""
+        when there is a gold column and ``labels``) and :meth:`step` ped; the loop ends at the cap or when ``step``
+        says stop.  ``settle(it, stop)``: the end of a pass that hangs on the stopping rule's verdict (the HDP-HMM's
+        split-merge rounds, :class:`HDPLoop`), which then :meth:`judge` s the objective before the record;
+        ``settle`` returns the pass's trace entries."""
         for it in self:
             t0 = time.perf_counter()
             out = one_pass(it)
             objective, extra = out if isinstance(out, tuple) else (out, {})
+            if settle is not None:
+                extra = settle(it, self.judge(it, objective, stoppable))
             self.record(it, objective, name, time.perf_counter() - t0,
-                        labels() if self.gold is not None else None, **extra)
+                        labels() if self.gold is not None and labels is not None else None, **extra)
             if self.step(it, core, stoppable, labels):
                 break
 
@@ -173,7 +178,9 @@ class HDPLoop(Loop):
     covering ``coverage`` of the tokens, thesis 5.5.1) and the concentrations, with the hyperparameters' burn-in
     (``burn_in`` passes, or ``None``: adaptive, until :meth:`symmetry_broken`), and whose stopping rule
     (``new_monitor()``) starts afresh every pass of the burn-in: the symmetric start is a plateau, so the
-    progress it measures counts from the burn-in's end (``HDPHMMTagger``'s ``tol``)."""
+    progress it measures counts from the burn-in's end (``HDPHMMTagger``'s ``tol``).  The rule judges each pass
+    before its record (:meth:`judge`; the algorithms pass :meth:`Loop.run` a ``settle``), so that the pass's
+    split-merge round can hang on its verdict, and a round that changed the fit overrules it (:meth:`step`)."""
 
     def __init__(self, name: str, max_iter: int, new_monitor: Callable[[], ConvergenceMonitor], data, gold,
                  seeds: np.ndarray, *, coverage: float, burn_in: int | None, **kw):
@@ -181,6 +188,8 @@ class HDPLoop(Loop):
         self.new_monitor, self.coverage, self.burn_in = new_monitor, coverage, burn_in
         self.learn_from = None  # the adaptive burn-in's first learning pass (:meth:`symmetry_broken`)
         self.first_objective = None
+        self.verdict = False  # the last pass's (:meth:`judge`)
+        self.waits: Callable[[], bool] = lambda: False
 
     def past_burn_in(self, it: int) -> bool:
         """Whether pass ``it`` comes after the burn-in (adaptive: from the pass the symmetric start broke)."""
@@ -209,18 +218,35 @@ class HDPLoop(Loop):
             return min(self.burn_in, self.last)
         return self.last if self.learn_from is None else self.learn_from - 1
 
-    def converging(self, it: int, objective: float, waits: bool = False) -> bool:
-        """Feed pass ``it``'s objective to the stopping rule (restarted until past the burn-in); ``True`` when
-        it says stop (``waits``: not yet, whatever it says) or the objective is not finite."""
-        if not self.past_burn_in(it):
-            self.monitor = self.new_monitor()
-        calm = self.monitor.update(objective)
-        return self.monitor.diverged or (calm and not waits)
+    def judge(self, it: int, objective: float, stoppable: bool) -> bool:
+        """The verdict on pass ``it``'s ``objective``, before its record (:meth:`Loop.run` with ``settle``): the
+        stopping rule (restarted until past the burn-in) says stop, unless ``waits()`` (the first split-merge round
+        of the schedule, set by the algorithm), or the objective is not finite; never for a run that is not
+        ``stoppable`` (its monitor is left unfed)."""
+        self.verdict = False
+        if stoppable:
+            if not self.past_burn_in(it):
+                self.monitor = self.new_monitor()
+            calm = self.monitor.update(objective)
+            self.verdict = self.monitor.diverged or (calm and not self.waits())
+        return self.verdict
 
-    def record_hdp(self, it: int, objective: float, name: str, seconds: float, usage: np.ndarray, states,
-                   gamma: float, sigma: float, **extra) -> None:
-        """:meth:`Loop.record` of pass ``it`` with the effective states of ``usage`` (expected tokens per
-        state), ``gamma`` and ``sigma``."""
-        self.last = it
-        self.record(it, objective, name, seconds, states, effective_states=hdp.effective_states(usage, self.coverage),
-                    gamma=gamma, sigma=sigma, **extra)
+    def step(self, iteration: int, *_) -> bool:
+        """End of pass ``iteration``: the verdict of :meth:`judge`, except that a fit this pass's split-merge round
+        changed (``merges`` or ``splits`` in its record) has not converged: the monitor's calm passes count again,
+        against the same reference (progress since the burn-in, or the best epoch).  ``True`` stops the loop."""
+        record = self.trace[-1]
+        moved = bool(record.get("merges") or record.get("splits"))
+        if moved:
+            self.monitor.restart_streak()
+        done = self.verdict and not moved
+        if done or iteration == self.max_iter:
+            self.close()
+        self.last = iteration
+        return done
+
+    def entries(self, usage: np.ndarray, gamma: float, sigma: float, **extra) -> dict:
+        """A pass's HDP trace entries: the effective states of ``usage`` (expected tokens per state), ``gamma`` and
+        ``sigma``, then ``extra``."""
+        return {"effective_states": hdp.effective_states(usage, self.coverage), "gamma": gamma, "sigma": sigma,
+                **extra}

@@ -123,3 +123,37 @@ def test_a_file_saved_before_the_stop_loads(theta_pos, tmp_path, monkeypatch):
     model.save(tmp_path / "old.npz")
     back = HDPHMMTagger.load(tmp_path / "old.npz")
     assert (back.n_iter_, back.converged_) == (7, False)
+
+
+def test_hdp_loop_judges_before_the_record_and_a_changing_round_overrules_it():
+    from types import SimpleNamespace
+
+    from induce.algorithms.loop import HDPLoop
+
+    data = SimpleNamespace(tokens=np.zeros(5, dtype=np.int32), offsets=np.array([0, 5]))
+    values = [-10.0, -5.0, -4.0] + [-4.0] * 7
+
+    def run(moved_at=(), stoppable=True, waits=False):
+        loop = HDPLoop("cvi", 10, lambda: ConvergenceMonitor(1e-3, reference="progress"), data, None, np.arange(11),
+                       coverage=0.99, burn_in=0)
+        loop.waits, verdicts = (lambda: waits), []
+
+        def settle(it, stop):
+            verdicts.append(stop)
+            return loop.entries(np.ones(3), 1.0, 2.0, merges=[[0, 1]] if it in moved_at else [])
+
+        loop.run("predictive_log_likelihood", lambda it: values[it - 1], stoppable=stoppable, settle=settle)
+        return loop, verdicts
+
+    # progress rule: calm from pass 4, the third calm pass (6) stops; the verdict reaches settle before the record
+    loop, verdicts = run()
+    assert loop.last == len(loop.trace) == 6 and verdicts == [False] * 5 + [True]
+    assert list(loop.trace[0]) == ["iteration", "predictive_log_likelihood", "seconds", "tokens_per_s",
+                                   "effective_states", "gamma", "sigma", "merges"]
+    # a round that changed the fit at pass 6 overrules the verdict: three calm passes more
+    loop, verdicts = run(moved_at=(6,))
+    assert loop.last == 9 and verdicts[5] and not verdicts[6]
+    # a run that is not stoppable (beam) or waits for its first round goes to the cap
+    loop, verdicts = run(stoppable=False)
+    assert loop.last == 10 and not any(verdicts) and loop.monitor.passes == 0
+    assert run(waits=True)[0].last == 10
