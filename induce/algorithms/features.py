@@ -21,8 +21,6 @@ Both start from the batch algorithms' random local posteriors (thesis footnote 5
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 from threadpoolctl import threadpool_limits
 
@@ -94,14 +92,15 @@ class FeatureHMM(Algorithm):
         estep = BatchEM._estep(core, data, opts, loop)
         theta, _ = self.loglin.m_step(np.zeros((self.loglin.F.shape[1], core.K)), emit, FIRST_MSTEP_ITER)
         run = self._em if self.how == "em" else self._direct
-        A, theta = run(core, loop, opts, estep, trans, emit, g, theta, want_gamma)
+        A, theta = run(core, loop, opts, estep, trans, emit, g, theta)
         return Fitted(trans, emit, None, loop.last, loop.max_iter, loop.monitor, loop.trace, loop.meter,
                       extra={"feature_weights_": np.ascontiguousarray(theta.T), "feature_transitions": A})
 
-    def _em(self, core, loop, opts, estep, trans, emit, g, theta, want_gamma):
-        """Algorithm 1: the passes of EM; returns the final M-step's ``(A, Theta)``."""
-        for it in loop:
-            t0 = time.perf_counter()
+    def _em(self, core, loop, opts, estep, trans, emit, g, theta):
+        """Algorithm 1: the passes of EM (:meth:`Loop.run`); returns the final M-step's ``(A, Theta)``."""
+
+        def one_pass(it):
+            nonlocal theta
             alpha = core.priors.alpha
             A = point_estimate("em", opts.map_estimate, trans, alpha)
             if it > 1:
@@ -110,15 +109,14 @@ class FeatureHMM(Algorithm):
             objective = ll - self.loglin.l2 * float(np.vdot(theta, theta))
             if opts.map_estimate:
                 objective += (alpha - 1) * _log_support(A)
-            loop.record(it, objective, "log_posterior", time.perf_counter() - t0,
-                        g.argmax(axis=1) if want_gamma else None)
-            if loop.step(it, core, self.stoppable, lambda: g.argmax(axis=1)):
-                break
+            return objective
+
+        loop.run("log_posterior", one_pass, core, self.stoppable, lambda: g.argmax(axis=1))
         A = point_estimate("em", opts.map_estimate, trans, core.priors.alpha)
         theta, _ = self.loglin.m_step(theta, emit, MSTEP_ITER)
         return A, theta
 
-    def _direct(self, core, loop, opts, estep, trans, emit, g, theta, want_gamma):
+    def _direct(self, core, loop, opts, estep, trans, emit, g, theta):
         """Algorithm 2: L-BFGS on the penalised marginal log-likelihood over ``(eta, Theta)``, one traced pass
         per accepted L-BFGS iteration; returns the last accepted ``(A, Theta)``."""
         K = core.K
@@ -127,15 +125,13 @@ class FeatureHMM(Algorithm):
         fun, seen = marginal_objective(self.loglin, estep, K, trans, emit, g)
         x = np.concatenate([eta.ravel(), theta.ravel()])
         steps = lbfgs(fun, x)
-        for it in loop:
-            t0 = time.perf_counter()
+
+        def one_pass(it):
+            nonlocal x
             x, f = next(steps, (x, None))
-            if f is None:  # stationary: no step decreases the objective
-                loop.close()
-                break
-            loop.record(it, -f, "log_posterior", time.perf_counter() - t0, g.argmax(axis=1) if want_gamma else None)
-            if loop.step(it, core, self.stoppable, lambda: g.argmax(axis=1)):
-                break
+            return None if f is None else -f  # None: stationary, no step decreases the objective (ends the loop)
+
+        loop.run("log_posterior", one_pass, core, self.stoppable, lambda: g.argmax(axis=1))
         if not np.array_equal(x, seen["x"]):
             fun(x)  # leave the counts of the returned point
         return _softmax_rows(x[:n_eta].reshape(K + 1, K)), x[n_eta:].reshape(-1, K)

@@ -115,13 +115,18 @@ class Loop:
             labels: Callable[[], np.ndarray] | None = None, settle: Callable[[int, bool], dict] | None = None) -> None:
         """The pass loop: for every pass ``it``, ``one_pass(it)`` (its objective, or ``(objective, extra
         trace entries)``) is timed, :meth:`record` ed under ``name`` (with ``labels()``, each token's state,
-        when there is a gold column and ``labels``) and :meth:`step` ped; the loop ends at the cap or when ``step``
-        says stop.  ``settle(it, stop)``: the end of a pass that hangs on the stopping rule's verdict (the HDP-HMM's
-        split-merge rounds, :class:`HDPLoop`), which then :meth:`judge` s the objective before the record;
-        ``settle`` returns the pass's trace entries."""
+        when there is a gold column and ``labels``) and :meth:`step` ped; the loop ends at the cap, when ``step``
+        says stop, or when ``one_pass`` returns ``None``: the algorithm ended by itself (L-BFGS at a stationary
+        point, :class:`~induce.algorithms.features.FeatureHMM`), and that pass is not recorded.  ``settle(it,
+        stop)``: the end of a pass that hangs on the stopping rule's verdict (the HDP-HMM's split-merge rounds,
+        :class:`HDPLoop`), which then :meth:`judge` s the objective before the record; ``settle`` returns the
+        pass's trace entries."""
         for it in self:
             t0 = time.perf_counter()
             out = one_pass(it)
+            if out is None:
+                self.close()
+                break
             objective, extra = out if isinstance(out, tuple) else (out, {})
             if settle is not None:
                 extra = settle(it, self.judge(it, objective, stoppable))

@@ -56,6 +56,19 @@ def test_learned_priors_are_updated_in_the_core_and_stored():
     assert [r["alpha"] for r in model.trace_][-1] == model.alpha_ != 1.0
 
 
+def test_a_pass_returning_none_ends_the_loop_unrecorded():
+    """``one_pass`` returning ``None`` (L-BFGS stationary in ``FeatureHMM``'s direct fit) ends ``Loop.run``: that
+    pass leaves no record, ``last`` is the last recorded pass, the monitor saw only the recorded objectives."""
+    corpus = demo_corpus(5, seed=2)
+    data = Sequences(corpus.tokens.astype(np.int32), corpus.offsets.astype(np.int64), len(corpus.vocab))
+    monitor = ConvergenceMonitor(0.0, reference="progress")
+    loop = Loop("direct", 10, monitor, data, None, np.zeros(11, dtype=np.int64))
+    core = Core(2, np.zeros((0, 0), dtype=np.uint8), Priors(1.0, 1.0))
+    loop.run("log_posterior", lambda it: [-9.0, -5.0, -4.0, None, -1.0][it - 1], core)
+    assert [r["log_posterior"] for r in loop.trace] == [-9.0, -5.0, -4.0] and loop.last == 3
+    assert not monitor.converged
+
+
 def test_series_loop_records_objectives_and_stops_on_the_monitor():
     from induce.algorithms.loop import SeriesLoop
     from induce.infer.series import FitResult
