@@ -242,3 +242,71 @@ def test_a_worker_process_can_import_the_rounds_first():
 
     done = subprocess.run([sys.executable, "-c", "import induce.distributed.rounds"], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_a_stale_start_is_the_counts_less_the_others_deltas():
+    """Staleness 1, two shards, by hand (K = 2, W = 4, one minibatch of rho = 1/2 in round r - 1): the client's
+    ``N_r = D N_{r-1} + d_1 + d_2``; shard 1 starts round r + 1 from ``D N_{r-1} + d_1 = N_r - d_2`` on its words,
+    and its copy advanced by round r - 1's sums (a round late) is ``N_r`` bit for bit."""
+    from induce.distributed.rounds import ShardCounts, advance, pack, stale_start
+
+    def fresh():
+        counts = sh.GlobalCounts(np.ones((3, 2)), np.arange(2.0, 17.0, 2.0).reshape(4, 2))
+        counts.emit_totals = np.array([32.0, 40.0])
+        return counts
+
+    d1 = (np.array([0, 1]), pack(np.array([[1.0, 1.0], [2.0, 2.0]])), np.full((3, 2), 0.5), np.array([3.0, 3.0]))
+    d2 = (np.array([1, 3]), pack(np.array([[4.0, 4.0], [8.0, 8.0]])), np.full((3, 2), 0.25), np.array([12.0, 12.0]))
+    client = fresh()
+    advance(client, [0.5], [(*d1, np.zeros(1), 0), (*d2, np.zeros(1), 0)], False)
+    np.testing.assert_array_equal(client.emissions(), [[2, 3], [9, 10], [5, 6], [15, 16]])
+    np.testing.assert_array_equal(client.trans, np.full((3, 2), 1.25))
+    np.testing.assert_array_equal(client.emit_totals, [31.0, 35.0])
+    copy, words = fresh(), np.array([0, 1, 2], dtype=np.uint16)
+    start = ShardCounts(copy.trans, copy.emit_scaled[words], copy.emit_factor, copy.emit_totals, 4)
+    stale_start(start, words, [0.5], d1)
+    np.testing.assert_array_equal(start.emit_factor * start.emit_scaled, [[2, 3], [5, 6], [5, 6]])
+    np.testing.assert_array_equal(start.trans, np.full((3, 2), 1.0))  # N_r's less d_2's 0.25
+    np.testing.assert_array_equal(start.emit_totals, [19.0, 23.0])  # N_r's less d_2's 12
+    advance(copy, [0.5], [(*d1, np.zeros(1), 0), (*d2, np.zeros(1), 0)], False, np.ones(4, dtype=bool))
+    np.testing.assert_array_equal(copy.emit_scaled, client.emit_scaled)
+    np.testing.assert_array_equal(copy.trans, client.trans)
+
+
+def test_rounds_that_never_wait(client, corpus, monkeypatch):
+    """Staleness 1, two shards: each round's tasks start one round stale (the copies stand at the start of the
+    round before the last), every copy equals the client's counts there bit for bit, and the run lands near the
+    staleness-0 run; copies dropped mid-run are seeded again and every minibatch is still counted once."""
+    from induce.distributed import rounds as rounds_module
+
+    shards = dist.WorkerCorpus.ship(client, corpus.tokens, corpus.offsets, 2)
+    seen, advance = [], rounds_module.advance
+    monkeypatch.setattr(rounds_module, "advance", lambda counts, *a: (seen.append(
+        (counts.trans.copy(), counts.emit_scaled.copy(), counts.emit_factor, counts.emit_totals.copy())),
+        advance(counts, *a))[1] if len(a) == 3 else advance(counts, *a))
+    updater = dist.WorkerRoundsUpdater(shards, "scvi", 0.1, 0.1, 3, staleness=1)
+    got, result = _run(shards, updater, corpus)
+    token, at = updater._token, updater._behind[0].number
+    assert at == updater._rounds - 2  # the last round started stale
+    copies = client.run(lambda: [(s[0], s[1].trans, s[1].emit_scaled, s[1].emit_factor, s[1].emit_totals, s[3])
+                                 for k, s in rounds_module._RESIDENT.items() if k[0] == token])
+    copies = [c for per_worker in copies.values() for c in per_worker]
+    assert len(copies) == 2
+    for r, trans, rows, factor, totals, member in copies:
+        assert r == at
+        np.testing.assert_array_equal(trans, seen[at][0])
+        np.testing.assert_array_equal(rows[member], seen[at][1][member])
+        assert factor == seen[at][2]
+    ref, _ = _run(shards, dist.WorkerRoundsUpdater(shards, "scvi", 0.1, 0.1, 3), corpus)
+    np.testing.assert_allclose(got.trans.sum(), ref.trans.sum(), rtol=1e-6)  # the same mass: eq. 3.103's decay
+    assert np.abs(got.emissions() - ref.emissions()).max() < 0.5 * ref.emissions().max()
+    dropped = []
+
+    def drop(record):
+        if record["batch"] >= 6 and not dropped:
+            dropped.append(client.run(lambda: rounds_module._RESIDENT.clear()))
+
+    again = dist.WorkerRoundsUpdater(shards, "scvi", 0.1, 0.1, 3, staleness=1)
+    lost, after = _run(shards, again, corpus, callback=drop)
+    assert dropped and after.batches == result.batches and again.meter.minibatches == result.batches
+    np.testing.assert_allclose(lost.trans.sum(), ref.trans.sum(), rtol=1e-6)
