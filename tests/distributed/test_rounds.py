@@ -52,6 +52,9 @@ def test_one_worker_is_the_single_process_run(client, corpus, infer, monkeypatch
         [r.get("heldout_log_likelihood_per_token") for r in ref.trace_]
     meter = got.cluster_meter_
     assert meter.minibatches == got.n_batches_ and meter.steps < got.n_batches_ / 3 + 4  # rounds of 4, cut at epochs
+    if infer == "scvi":  # one shard's delta is the whole sum: staleness 1 is staleness 0
+        stale = HMMTagger(client=client, sync_every=4, staleness=1, **kw).fit(corpus)
+        np.testing.assert_array_equal(stale.emission_counts_, ref.emission_counts_)
 
 
 @pytest.mark.parametrize("n_shards", [2, 3])
@@ -198,6 +201,12 @@ def test_cli_sync_every_reports_the_wire(client, text, capsys):
     assert abs(got["minibatch_log_likelihood_per_token"] - ref["minibatch_log_likelihood_per_token"]) < 0.05
     assert main(["tag", text, "--infer", "scvi", "--sync-every", "3", "--quiet"]) == 2
     assert "--sync-every" in capsys.readouterr().err
+    assert main(["tag", *argv, "--cluster", client.scheduler.address, "--sync-every", "3", "--staleness", "1"]) == 0
+    stale = json.loads(capsys.readouterr().out)
+    assert stale["minibatches"] == 2 * 10 and stale["steps"] == 8
+    assert abs(stale["minibatch_log_likelihood_per_token"] - ref["minibatch_log_likelihood_per_token"]) < 0.05
+    assert main(["tag", text, "--infer", "scvi", "--staleness", "1", "--quiet"]) == 2
+    assert "--staleness" in capsys.readouterr().err
 
 
 def test_merge_survives_a_small_emission_factor():
