@@ -30,6 +30,10 @@ Rounds grow: a round that starts after ``s`` minibatches of the run holds at mos
    :func:`spread`) and the client add, in the same order:
    ``N^{end} = prod_m (1 - rho_m) N^{start} + sum_j delta_j``.
 
+With ``staleness = 1`` (:class:`WorkerRoundsUpdater`, :func:`stale_start`) step 2 advances the copy by the round
+before the previous one and adds the shard's own delta of the previous round, so no worker waits for the others'
+round to end.
+
 The client submits round ``r + 1`` (task graphs: sentence indices) before it merges round ``r`` into its own
 counts, which it needs only for held-out evaluation, checkpoints and seeding copies again: it is off the rounds'
 critical path, and its traffic is the partial sums whatever the number of workers.
