@@ -55,16 +55,18 @@ QUICK_STREAM = 500_000
 GOALS = {"x_one_worker": 1.6, "x_single": 1.2, "heldout_gap": 0.01, "bytes_cut": 10.0}
 
 
-def _fit(path, client, batch_size: int, sync: int, seed: int, epochs: int = 1) -> dict:
+def _fit(path, client, batch_size: int, sync: int, seed: int, epochs: int = 1, staleness: int = 0) -> dict:
     """``epochs`` epochs of scvi on ``path``: the numbers of the module docstring."""
     model = HMMTagger(n_states=45, infer="scvi", batch_size=batch_size, random_state=seed, client=client,
-                      sync_every=sync, n_epochs=epochs, heldout_fraction=0.02, heldout_max_tokens=50_000, tol=0)
+                      sync_every=sync, staleness=staleness, n_epochs=epochs, heldout_fraction=0.02,
+                      heldout_max_tokens=50_000, tol=0)
     cpu0, t0, wcpu0 = time.process_time(), time.perf_counter(), _worker_cpu(client)
     model.fit_stream(path)
     wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
     wcpu = _worker_cpu(client) - wcpu0
     last = model.trace_[-1]
-    out = {"batch_size": batch_size, "sync": sync if client is not None else None, "minibatches": model.n_batches_,
+    out = {"batch_size": batch_size, "sync": sync if client is not None else None, "staleness": staleness,
+           "minibatches": model.n_batches_,
            "tokens": last["tokens_seen"], "train_seconds": round(last["seconds"], 3), "wall_seconds": round(wall, 3),
            "tokens_per_s": round(last["tokens_seen"] / last["seconds"], 1),
            "heldout_ll_per_token": last["heldout_log_likelihood_per_token"],
@@ -143,6 +145,7 @@ def run(args) -> dict:
     sizes = [int(v) for v in args.batch_size.split(",")]
     seeds = _seeds(args.seeds or str(args.seed))
     syncs = [int(v) for v in args.sync.split(",")]
+    stalenesses = [int(v) for v in args.staleness.split(",")]
     exact = {int(v) for v in args.exact_workers.split(",")}
     workers = [int(w) for w in args.workers.split(",")]
     result["skipped_workers"] = [w for w in workers if w > cpus]
@@ -161,9 +164,11 @@ def run(args) -> dict:
                 for seed in seeds:
                     for m in sizes:
                         for r in syncs:
-                            if r > 1 or n in exact:
-                                runs.append({"workers": n, "seed": seed, **_fit(path, client, m, r, seed, args.epochs)})
-                                print(json.dumps(runs[-1]), flush=True)
+                            for s in stalenesses if r > 1 and n > 1 else (0,):  # alternated within a seed
+                                if r > 1 or n in exact:
+                                    runs.append({"workers": n, "seed": seed,
+                                                 **_fit(path, client, m, r, seed, args.epochs, s)})
+                                    print(json.dumps(runs[-1]), flush=True)
         result["corpora"].append({"corpus": path, "runs": runs})
     result["load_after"] = os.getloadavg()
     return result
@@ -181,16 +186,18 @@ def _seeds(text: str) -> list[int]:
 def table(result: dict) -> str:
     """The runs as a text table, the tokens/s also against the single process and one worker of the same sync, and
     the parallel efficiency (tokens/s over ``w`` times one worker's)."""
-    rows = ["corpus | seed | workers | M | R | tokens/s | x 1 proc | x 1 worker | efficiency | held-out LL | B/token | "
+    rows = ["corpus | seed | workers | M | R | stale | tokens/s | x 1 proc | x 1 worker | efficiency | held-out LL | "
+            "B/token | "
             "overhead ms/mb | worker tok/s | worker tok/CPU-s | peak MB/worker"]
     for c in result["corpora"]:
         one = {(r.get("seed"), r["batch_size"]): r["tokens_per_s"] for r in c["runs"] if r["workers"] == 0}
         w1 = {(r.get("seed"), r["batch_size"], r["sync"]): r["tokens_per_s"] for r in c["runs"] if r["workers"] == 1}
         for r in c["runs"]:
-            base, base1 = one.get((r.get("seed"), r["batch_size"])), w1.get((r.get("seed"), r["batch_size"], r["sync"]))
+            base = one.get((r.get("seed"), r["batch_size"]))
+            base1 = w1.get((r.get("seed"), r["batch_size"], r["sync"]))
             rows.append(" | ".join(str(x) for x in (
                 os.path.basename(c["corpus"]), r.get("seed", "-"), r["workers"], r["batch_size"], r["sync"] or "-",
-                f"{r['tokens_per_s']:.0f}", f"{r['tokens_per_s'] / base:.2f}" if base else "-",
+                r.get("staleness", 0), f"{r['tokens_per_s']:.0f}", f"{r['tokens_per_s'] / base:.2f}" if base else "-",
                 f"{r['tokens_per_s'] / base1:.2f}" if base1 and r["workers"] else "-",
                 f"{r['tokens_per_s'] / base1 / r['workers']:.0%}" if base1 and r["workers"] else "-",
                 f"{r['heldout_ll_per_token']:.4f}", r.get("bytes_per_token", "-"), r.get("step_overhead_ms", "-"),
@@ -206,14 +213,16 @@ def acceptance(result: dict) -> str:
     the single process's, and the exact exchange's bytes per token (two workers, ``R`` = 1) over the run's.  Each
     check is a mean over the seeds run (paired: every ratio and gap within one seed); with two or more seeds the
     held-out cell adds the gap's standard error over the seeds and the single process's standard deviation."""
-    rows = ["corpus | R | seeds | x one worker | x single | held-out gap | bytes cut | all"]
+    rows = ["corpus | R | stale | seeds | x one worker | x single | held-out gap | bytes cut | all"]
     for c in result["corpora"]:
         runs = c["runs"]
-        find = lambda w, r, seed: next((o for o in runs if o["workers"] == w and (o["sync"] or 1) == r  # noqa: E731
-                                        and o.get("seed") == seed), None)
-        for R in sorted({r["sync"] for r in runs if r["workers"] == 2 and (r["sync"] or 1) > 1}):
+        find = lambda w, r, seed, s=0: next((o for o in runs  # noqa: E731
+                                             if o["workers"] == w and (o["sync"] or 1) == r
+                                             and o.get("seed") == seed and o.get("staleness", 0) == s), None)
+        for R, S in sorted({(r["sync"], r.get("staleness", 0)) for r in runs
+                            if r["workers"] == 2 and (r["sync"] or 1) > 1}):
             checks = {k: [] for k in GOALS}
-            for r in (r for r in runs if r["workers"] == 2 and r["sync"] == R):
+            for r in (r for r in runs if r["workers"] == 2 and r["sync"] == R and r.get("staleness", 0) == S):
                 seed = r.get("seed")
                 single, one, exact = find(0, 1, seed), find(1, R, seed), find(2, 1, seed)
                 for k, v in (("x_one_worker", one and r["tokens_per_s"] / one["tokens_per_s"]),
@@ -232,7 +241,7 @@ def acceptance(result: dict) -> str:
                 cells[2] += (f" (se {np.std(gaps, ddof=1) / np.sqrt(len(gaps)):.3f}; single process sd "
                              f"{np.std(singles, ddof=1):.3f})")
             n = len(checks["heldout_gap"]) or len(checks["x_one_worker"])
-            rows.append(" | ".join([os.path.basename(c["corpus"]), str(R), str(n), *cells,
+            rows.append(" | ".join([os.path.basename(c["corpus"]), str(R), str(S), str(n), *cells,
                                     "incomplete" if None in means.values()
                                     else "PASS" if all(ok.values()) else "FAIL"]))
     return "\n".join(rows)
@@ -251,6 +260,8 @@ def main() -> None:
     ap.add_argument("--workers", default="0,1,2", help="worker counts, 0: this process (default 0,1,2)")
     ap.add_argument("--exact-workers", default="1,2", help="worker counts also run with --sync 1 (default 1,2)")
     ap.add_argument("--sync", default="1,16", help="minibatches per round on the workers (default 1,16)")
+    ap.add_argument("--staleness", default="0", help="the rounds' staleness on two or more workers (0, 1 or 0,1: "
+                                                    "alternated within each seed and R; default 0)")
     ap.add_argument("--batch-size", default="1000", help="sentences per minibatch M, comma-separated")
     ap.add_argument("--epochs", type=int, default=1, help="epochs of each run (default 1)")
     ap.add_argument("--quick", action="store_true",

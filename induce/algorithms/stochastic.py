@@ -89,7 +89,7 @@ def cluster_updater(shards, name: str, core, opts, n_sentences: int | None = Non
 
     if opts.sync_every > 1:
         return WorkerRoundsUpdater(shards, name, core.priors.alpha, core.priors.beta, opts.sync_every, core.allowed,
-                                   n_sentences=n_sentences)
+                                   n_sentences=n_sentences, staleness=opts.staleness)
     return WorkerSentenceUpdater(shards, name, core.priors.alpha, core.priors.beta, core.allowed,
                                  n_sentences=n_sentences)
 

@@ -58,6 +58,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "own copy of the counts, then the copies are merged by adding their changes (rows travel "
                         "once a round instead of every minibatch; the other workers' statistics are up to R-1 "
                         "minibatches stale; default 64; 1: every minibatch exchanged exactly)")
+    p.add_argument("--staleness", type=int, choices=(0, 1), default=None,
+                   help="with --sync-every R > 1 on several workers: 1 starts each worker's round without waiting "
+                        "for the others' previous round, whose changes arrive one round late (default 0)")
     p.set_defaults(handler=run)
 
 
@@ -97,8 +100,9 @@ def run(args: argparse.Namespace) -> int:
     supported = (infer in CLUSTER_ALGORITHMS and args.emission == "categorical") if args.model == "hmm" else \
         infer in ("scvi", "svi")
     rounds = args.model == "hmm" and infer in ("svi", "scvi") and (args.workers or args.cluster)
-    if args.sync_every is not None and not rounds:
-        raise ConfigError("--sync-every R runs --model hmm --infer svi or scvi on --workers N or --cluster ADDRESS")
+    if (args.sync_every is not None or args.staleness is not None) and not rounds:
+        raise ConfigError("--sync-every R and --staleness run --model hmm --infer svi or scvi on --workers N or "
+                          "--cluster ADDRESS")
     with cluster.from_args(args, supported, f"--model hmm with --emission categorical and --infer "
                                             f"{' or '.join(CLUSTER_ALGORITHMS)}, or --model hdp-hmm with --infer "
                                             "scvi or svi") as client:

@@ -21,7 +21,8 @@ def fixed_hyper(args: argparse.Namespace) -> bool | tuple[str, ...]:
 
 def stochastic_options(args) -> dict:
     held = {k: v for k, v in (("heldout_fraction", args.heldout), ("heldout_max_tokens", args.heldout_max_tokens),
-                              ("sync_every", args.sync_every)) if v is not None}  # else the model's defaults
+                              ("sync_every", args.sync_every),
+                              ("staleness", args.staleness)) if v is not None}  # else the model's defaults
     return dict(batch_size=args.batch_size, tau=args.tau, kappa=args.kappa, n_epochs=args.epochs, **held,
                 max_batches=args.max_batches, subseq_length=args.subseq_length, buffer=args.buffer,
                 heldout_every=args.heldout_every, checkpoint=args.checkpoint, checkpoint_every=args.checkpoint_every,

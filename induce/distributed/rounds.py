@@ -30,6 +30,10 @@ Rounds grow: a round that starts after ``s`` minibatches of the run holds at mos
    :func:`spread`) and the client add, in the same order:
    ``N^{end} = prod_m (1 - rho_m) N^{start} + sum_j delta_j``.
 
+With ``staleness = 1`` (:class:`WorkerRoundsUpdater`, :func:`stale_start`) step 2 advances the copy by the round
+before the previous one and adds the shard's own delta of the previous round, so no worker waits for the others'
+round to end.
+
 The client submits round ``r + 1`` (task graphs: sentence indices) before it merges round ``r`` into its own
 counts, which it needs only for held-out evaluation, checkpoints and seeding copies again: it is off the rounds'
 critical path, and its traffic is the partial sums whatever the number of workers.
@@ -156,12 +160,12 @@ _RESIDENT: dict = {}
 RESIDENT_RUNS = 2
 
 
-def _resident(key, r: int, seed, previous, exact: bool, shard=None):
+def _resident(key, r: int, seed, previous: list, exact: bool, shard=None):
     """On a worker: the shard's copy of the counts at the start of round ``r`` and the tag dictionary.  ``seed =
     (counts, allowed)`` (the client's counts as ``(trans, scaled rows, factor, totals)`` in float64, or a
     :class:`Recipe` of them) and the shard ``(tokens, offsets)``: the copy made from it, with the shard's
-    vocabulary (:func:`vocabulary`); else the copy at the start of round ``r - 1`` advanced by that round's
-    results ``previous = (rhos, results)`` (:func:`advance`, the same arithmetic as the client's, on the rows of
+    vocabulary (:func:`vocabulary`); else the copy at the start of round ``r - len(previous)`` advanced by
+    those rounds' results ``previous = [(rhos, results)]`` in turn (:func:`advance`, the same arithmetic as the client's, on the rows of
     the shard's vocabulary only: the copy equals the client's counts bit for bit on those rows, the transitions
     and the column totals, and no round of the shard reads another row); :class:`StateLost` when there is no such
     copy here."""
@@ -175,9 +179,10 @@ def _resident(key, r: int, seed, previous, exact: bool, shard=None):
         _RESIDENT[key] = [r, counts, allowed, None if exact else vocabulary(shard[0], counts.n_words)]
         return counts, allowed
     state = _RESIDENT.get(key)
-    if state is None or state[0] != r - 1:
-        raise StateLost(f"no copy of shard {key[1]}'s counts at round {r - 1} on this worker")
-    advance(state[1], previous[0], [out for out, _ in previous[1]], exact, state[3])
+    if state is None or state[0] != r - len(previous):
+        raise StateLost(f"no copy of shard {key[1]}'s counts at round {r - len(previous)} on this worker")
+    for rhos, results in previous:
+        advance(state[1], rhos, [out for out, _ in results], exact, state[3])
     state[0] = r
     return state[1], state[2]
 
@@ -250,19 +255,25 @@ def fold(counts) -> None:
         counts.emit_factor = 1.0
 
 
-def _run_round(cut, key, r: int, seed, previous, schedule, settings, shard=None):
+def _run_round(cut, key, r: int, seed, previous, schedule, settings, shard=None, own=None):
     """On a worker, phase 3 of round ``r`` for shard ``key[1]``: eq. 3.103 for each ``(rho, scale)`` of ``schedule
     = (steps, weight)`` on the pieces of ``cut`` under :class:`ShardCounts` made from the rows of its words ``T_j``
     in the shard's copy of the counts (:func:`_resident`; the copy itself stays at the round's start until the
     next round advances it; ``shard``, the shard's ``(tokens, offsets)``, comes with a seed: :func:`_resident`).
-    ``settings = (estimator, alpha, beta, W, exact)``.  Exact (one shard): ``((T_j,
+    ``settings = (estimator, alpha, beta, W, exact)``.  With ``own = (rhos, result)`` (staleness 1: the
+    shard's own task of round ``r - 1``, on this worker) the copy stands at the start of round ``r - 1`` and the
+    round starts from it decayed by round ``r - 1`` plus the shard's own delta of it (:func:`stale_start`).
+    Exact (one shard): ``((T_j,
     end counts (trans, rows, factor, totals)), log-likelihoods)``; else the delta ``(T_j, packed rows, trans,
     totals, log-likelihoods)`` of :func:`_delta`, times ``weight``."""
     estimator, alpha, beta, W, exact = settings
     steps, weight = schedule
-    copy, allowed = _resident(key, r, seed, previous, exact, shard)
+    copy, allowed = _resident(key, r if own is None else r - 1, seed, previous, exact, shard)
     words = cut[0]
-    start = (copy.trans, copy.emit_scaled[words], copy.emit_factor, copy.emit_totals)
+    start = ShardCounts(copy.trans, copy.emit_scaled[words], copy.emit_factor, copy.emit_totals, W)
+    if own is not None:
+        stale_start(start, words, own[0], own[1][0])
+    start = (start.trans, start.emit_scaled, start.emit_factor, start.emit_totals)
     counts = ShardCounts(*start, W)
     K = counts.n_states
     mask = stochastic.dictionary_rows(allowed, words, K)
@@ -277,6 +288,23 @@ def _run_round(cut, key, r: int, seed, previous, schedule, settings, shard=None)
     if exact:
         return (words, (counts.trans, counts.emit_scaled, counts.emit_factor, counts.emit_totals)), lls
     return _delta(words, counts, start, [rho for rho, _ in steps], weight, lls)
+
+
+def stale_start(counts: ShardCounts, words: np.ndarray, rhos, delta) -> None:
+    """Staleness 1: the rows ``words`` of a copy at the start of round ``r - 1`` (``counts``) made the start of
+    round ``r`` without the others' round ``r - 1``: the round's decay (:meth:`WorkerRoundsUpdater._decay`) and
+    the shard's own delta of it (:func:`_delta`, rows on its ``T_j``) added.  So the copy shard ``j`` starts round
+    ``r`` from is ``C_r^j = D_{r-1} N_{r-1} + delta_j^{r-1} = N_r - O_{r-1}^j``, the client's counts
+    ``N_r = D_{r-1} N_{r-1} + sum_i delta_i^{r-1}`` (thesis eq. 3.103 over the round, ``D`` its decay ``prod (1 -
+    rho_m)``) less the others' deltas ``O_{r-1}^j = sum_{i != j} delta_i^{r-1}``, which reach it one round late,
+    decayed by the round they missed (:func:`advance` of round ``r - 1`` on the copy before round ``r + 1``)."""
+    WorkerRoundsUpdater._decay(counts, rhos)
+    own, rows, dtrans, dtotals = delta[:4]
+    at = np.minimum(np.searchsorted(words, own), max(len(words) - 1, 0))
+    hit = words[at] == own if len(words) else np.zeros(len(own), dtype=bool)
+    counts.trans += dtrans
+    counts.emit_totals += dtotals
+    counts.emit_scaled[at[hit]] += unpack(rows)[hit] / counts.emit_factor
 
 
 def _delta(words, counts: ShardCounts, start, rhos, weight: float, lls):
@@ -361,6 +389,7 @@ class _Round:
         self.number, self.steps, self.pieces, self.cuts, self.tokens = number, steps, pieces, cuts, tokens
         self.rhos = [rho for _, rho in steps]
         self.results: list = []
+        self.tasks: list = []  # the shards' tasks, in shard order (staleness 1: the next round's own deltas)
         self.sent = self.moved = self.received = 0
         self.followed = False  # a later round's tasks take this round's results to their workers
 
@@ -377,15 +406,28 @@ class WorkerRoundsUpdater(stochastic.SentenceUpdater):
     round is submitted before the previous one is merged into the client's counts (:meth:`launch`): the client
     receives the previous round's partial sums (at most :data:`CLIENT_SUMS`, whatever the number of workers)
     and merges them (:func:`advance`) while the workers run the next round.  Between :meth:`settle` and the next
-    round the client's counts are the run's."""
+    round the client's counts are the run's.
+
+    ``staleness = 1`` (several shards): rounds that never wait.  A shard's task of round ``r`` starts from its copy
+    advanced by round ``r - 2``'s partial sums plus its own round ``r - 1`` delta (:func:`stale_start`), so it
+    depends on its own previous task (same worker) and on sums that finished a round earlier, not on the other
+    workers' round ``r - 1``; the others' deltas reach it a round late, decayed by the round they missed, so the
+    client's counts stay ``N_{r+1} = D_r N_r + sum_j delta_j^r`` and the copies equal them once every delta is in
+    (bounded staleness of one round, as in stale-synchronous parameter servers, Ho et al. 2013).  After
+    :meth:`settle` the next round starts fresh (staleness 0), so checkpoints and held-out evaluations see the
+    run's counts; a lost copy is seeded again from the client's counts, a fresh start for the rounds run again
+    (not bit for bit the run that lost nothing)."""
 
     def __init__(self, corpus: WorkerCorpus, algorithm: str, alpha: float, beta: float, sync_every: int,
-                 allowed: np.ndarray = stochastic._NO_MASK, n_sentences: int | None = None):
+                 allowed: np.ndarray = stochastic._NO_MASK, n_sentences: int | None = None, staleness: int = 0):
         super().__init__(algorithm, alpha, beta, corpus.n_sentences if n_sentences is None else n_sentences,
                          allowed)
         self.corpus = corpus
         self.client = corpus.client
         self.sync_every = max(1, int(sync_every))
+        if staleness not in (0, 1):
+            raise ValueError(f"staleness must be 0 or 1, got {staleness!r}")
+        self.staleness = staleness if corpus.n_shards > 1 else 0  # (one shard: its delta is the whole sum)
         self.lengths = corpus.lengths()
         self.meter = Meter()
         self._token = uuid.uuid4().hex  # this run's copies on the workers
@@ -401,7 +443,7 @@ class WorkerRoundsUpdater(stochastic.SentenceUpdater):
         #: a fresh run's :class:`Recipe` of its initial counts (set by the caller): the first round's seed
         self.recipe: Recipe | None = None
         self._homes: dict[int, str] = {}  # shard -> the worker holding its copy
-        self._last: _Round | None = None  # the last merged round (the next round's tasks advance the copies by it)
+        self._behind: list = []  # rounds submitted whose results the copies have not taken (oldest first)
 
     def batches(self, indices):
         """The minibatches (global sentence indices), read ``sync_every`` ahead so that the next round's pieces
@@ -493,7 +535,7 @@ class WorkerRoundsUpdater(stochastic.SentenceUpdater):
             self._mark = time.perf_counter()
         exact = self.corpus.n_shards == 1
         settings = (self.estimator, self.alpha, self.beta, counts.n_words, exact)
-        seed, previous = None, None
+        seed, previous, own = None, [], None
         if self._seed:
             held = self.client.who_has(self.corpus.shards)
             self._homes = {j: held[f.key][0] for j, f in enumerate(self.corpus.shards) if held.get(f.key)}
@@ -501,16 +543,20 @@ class WorkerRoundsUpdater(stochastic.SentenceUpdater):
             if recipe is not None:
                 recipe.crc = checksum(counts)
             made = recipe or (counts.trans, counts.emit_scaled, counts.emit_factor, counts.emit_totals)
-            seed, self._seed = submit(self.client, same, (made, self.allowed)), False
+            seed, self._seed, self._behind = submit(self.client, same, (made, self.allowed)), False, []
             rd.sent += nbytes((made, self.allowed))
             rd.moved += (self.corpus.n_shards - 1) * nbytes((made, self.allowed))
-        else:  # the round before: in flight, or the last merged (the copies advance when the next round runs)
-            last = self._flight[-1] if self._flight else self._last
-            previous, last.followed = (last.rhos, last.results), True
-            if not self._flight:  # merged already: its results now travel to every worker
-                self.meter.traffic(0, 0, 0, self._broadcast(last))
-        near = spread(self.client, previous[1], [self._homes.get(j) for j in range(len(rd.cuts))]) \
-            if previous is not None else {}
+        else:  # the rounds before the copies' next start: in flight, or merged (they advance as the next round runs)
+            own = self._flight[-1] if self.staleness and self._flight else None
+            at = rd.number - (own is not None)
+            taken, self._behind = [b for b in self._behind if b.number < at], [b for b in self._behind if b.number >= at]
+            for b in taken:
+                if b not in self._flight and not b.followed:  # merged already: its results now travel to every worker
+                    self.meter.traffic(0, 0, 0, self._broadcast(b))
+                b.followed = True
+            previous = [(b.rhos, b.results) for b in taken]
+        homes = [self._homes.get(j) for j in range(len(rd.cuts))]
+        near = [spread(self.client, results, homes) for _, results in previous]
         futures = []
         for j, cut in enumerate(rd.cuts):
             schedule = self._schedule(rd.steps, rd.pieces[j])
@@ -519,15 +565,19 @@ class WorkerRoundsUpdater(stochastic.SentenceUpdater):
             # run elsewhere finds no copy (StateLost) and the client recovers (_recover)
             home = [self._homes[j]] if j in self._homes else None
             shard = self.corpus.shards[j] if seed is not None else None  # (its vocabulary, with the copy)
-            given = (previous[0], near[home[0]]) if home and home[0] in near else previous
+            given = [(rhos, tree[home[0]] if home and home[0] in tree else results)
+                     for (rhos, results), tree in zip(previous, near)]
+            mine = (own.rhos, own.tasks[j]) if own is not None else None
             futures.append(self.client.submit(timed_carried, _run_round, cut, (self._token, j), rd.number, seed,
-                                              given, schedule, settings, shard, pure=False, retries=0,
+                                              given, schedule, settings, shard, mine, pure=False, retries=0,
                                               workers=home, allow_other_workers=True))
+        rd.tasks = futures
         if exact:
             rd.results = futures
         else:
             rd.results = tree_sum(self.client, futures)
         self._flight.append(rd)
+        self._behind.append(rd)
 
     def _collect(self, counts) -> None:
         """Merge the oldest round in flight into ``counts`` (:func:`advance`), recovering lost copies
@@ -541,8 +591,8 @@ class WorkerRoundsUpdater(stochastic.SentenceUpdater):
                 if attempt == RETRIES:
                     raise
                 self._recover(counts)
-        self._last = self._flight.popleft()
-        self._last.cuts = []  # (recovery runs only the rounds in flight again)
+        done = self._flight.popleft()
+        done.cuts, done.tasks = [], []  # (recovery runs only the rounds in flight again)
         advance(counts, rd.rhos, [out for out, _ in outs], self.corpus.n_shards == 1)
         exact = self.corpus.n_shards == 1
         self._ll = float(sum(out[1] if exact else out[4] for out, _ in outs)[-1])

@@ -173,6 +173,10 @@ class HMMTagger(VectorEmission, HMMFile, HMMDecoding, HMMSettings, EmissionChoic
         same collapsed objective with the other workers' statistics up to ``R - 1`` minibatches stale (one worker
         is the single-process run bit for bit); 1 ships every minibatch's emission rows to the workers and its
         statistics back (the exact single-process step on the whole minibatch).
+    staleness : with ``sync_every`` above 1 on several workers: 0 (default) a round starts from every worker's
+        previous round; 1, rounds that never wait: a worker's round starts from the sums of the round before
+        its previous one plus its own previous round's change, the others' changes arriving a round late,
+        decayed by it (:func:`induce.distributed.rounds.stale_start`; the same counts once every change is in).
 
     Fitted attributes: ``transitions_`` (K+1, K), ``emissions_`` (W+1, K) by word
     (last row: unseen words), ``vocab_``, ``labels_`` (training-corpus states),
@@ -193,7 +197,8 @@ class HMMTagger(VectorEmission, HMMFile, HMMDecoding, HMMSettings, EmissionChoic
         "heldout_fraction": Real(0.0, 1.0, max_open=True), "heldout_max_tokens": Integer(1),
         "max_batches": AnyOf(Options(None), Integer(0)), "subseq_length": Integer(1), "buffer": Integer(0),
         "heldout_every": Integer(0), "checkpoint_every": Integer(0), "checkpoint_minutes": Real(0.0),
-        "resume": Boolean(), "sync_every": Integer(1), "emission": Options(*EMISSIONS), "features": FeatureSpec(),
+        "resume": Boolean(), "sync_every": Integer(1), "staleness": Integer(0, 1), "emission": Options(*EMISSIONS),
+        "features": FeatureSpec(),
         "feature_l2": AnyOf(Options(None), Real(0.0)), "feature_fit": Options(*FEATURE_FITS), **VECTOR_CONSTRAINTS,
         **SCHEDULE,
     }
@@ -235,6 +240,7 @@ class HMMTagger(VectorEmission, HMMFile, HMMDecoding, HMMSettings, EmissionChoic
         resume: bool = False,
         client=None,
         sync_every: int = 64,
+        staleness: int = 0,
         emission: str = "categorical",
         features=None,
         feature_l2: float | None = None,

@@ -52,6 +52,9 @@ def test_one_worker_is_the_single_process_run(client, corpus, infer, monkeypatch
         [r.get("heldout_log_likelihood_per_token") for r in ref.trace_]
     meter = got.cluster_meter_
     assert meter.minibatches == got.n_batches_ and meter.steps < got.n_batches_ / 3 + 4  # rounds of 4, cut at epochs
+    if infer == "scvi":  # one shard's delta is the whole sum: staleness 1 is staleness 0
+        stale = HMMTagger(client=client, sync_every=4, staleness=1, **kw).fit(corpus)
+        np.testing.assert_array_equal(stale.emission_counts_, ref.emission_counts_)
 
 
 @pytest.mark.parametrize("n_shards", [2, 3])
@@ -170,17 +173,22 @@ def test_three_workers_spread_the_sums_along_a_tree(corpus, monkeypatch):
     np.testing.assert_array_equal(tree.emissions(), holder.emissions())
 
 
-def test_resume_in_the_middle_of_a_round(client, corpus, tmp_path):
+@pytest.mark.parametrize("staleness", [0, 1])
+def test_resume_in_the_middle_of_a_round(client, corpus, tmp_path, staleness):
     """Stopped after 4 minibatches with rounds of 3 (growing: 1, 2, 3, ...), the run goes on to the round's end (6)
     before it stops and writes its checkpoint; resumed, it makes the same rounds (the checkpoint keeps the
-    minibatches handed, which size them) and ends as one run does."""
+    minibatches handed, which size them) and ends as one run does (staleness 1: the resumed run's first round
+    starts fresh where one run's started a round stale, so it ends with the same mass, not bit for bit)."""
     shards = dist.WorkerCorpus.ship(client, corpus.tokens, corpus.offsets)
-    fresh = lambda: dist.WorkerRoundsUpdater(shards, "scvi", 0.1, 0.1, 3)  # noqa: E731
+    fresh = lambda: dist.WorkerRoundsUpdater(shards, "scvi", 0.1, 0.1, 3, staleness=staleness)  # noqa: E731
     counts, _ = _run(shards, fresh(), corpus)
     path = str(tmp_path / "ckpt.npz")
     _, part = _run(shards, fresh(), corpus, checkpoint=path, stop_after=4)
     assert part.interrupted and part.batches == 6
     resumed, _ = _run(shards, fresh(), corpus, checkpoint=path, resume=True)
+    if staleness:
+        np.testing.assert_allclose(resumed.trans.sum(), counts.trans.sum(), rtol=1e-9)
+        return
     np.testing.assert_array_equal(resumed.trans, counts.trans)
     np.testing.assert_array_equal(resumed.emissions(), counts.emissions())
 
@@ -198,6 +206,12 @@ def test_cli_sync_every_reports_the_wire(client, text, capsys):
     assert abs(got["minibatch_log_likelihood_per_token"] - ref["minibatch_log_likelihood_per_token"]) < 0.05
     assert main(["tag", text, "--infer", "scvi", "--sync-every", "3", "--quiet"]) == 2
     assert "--sync-every" in capsys.readouterr().err
+    assert main(["tag", *argv, "--cluster", client.scheduler.address, "--sync-every", "3", "--staleness", "1"]) == 0
+    stale = json.loads(capsys.readouterr().out)
+    assert stale["minibatches"] == 2 * 10 and stale["steps"] == 8
+    assert abs(stale["minibatch_log_likelihood_per_token"] - ref["minibatch_log_likelihood_per_token"]) < 0.05
+    assert main(["tag", text, "--infer", "scvi", "--staleness", "1", "--quiet"]) == 2
+    assert "--staleness" in capsys.readouterr().err
 
 
 def test_merge_survives_a_small_emission_factor():
@@ -242,3 +256,71 @@ def test_a_worker_process_can_import_the_rounds_first():
 
     done = subprocess.run([sys.executable, "-c", "import induce.distributed.rounds"], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_a_stale_start_is_the_counts_less_the_others_deltas():
+    """Staleness 1, two shards, by hand (K = 2, W = 4, one minibatch of rho = 1/2 in round r - 1): the client's
+    ``N_r = D N_{r-1} + d_1 + d_2``; shard 1 starts round r + 1 from ``D N_{r-1} + d_1 = N_r - d_2`` on its words,
+    and its copy advanced by round r - 1's sums (a round late) is ``N_r`` bit for bit."""
+    from induce.distributed.rounds import ShardCounts, advance, pack, stale_start
+
+    def fresh():
+        counts = sh.GlobalCounts(np.ones((3, 2)), np.arange(2.0, 17.0, 2.0).reshape(4, 2))
+        counts.emit_totals = np.array([32.0, 40.0])
+        return counts
+
+    d1 = (np.array([0, 1]), pack(np.array([[1.0, 1.0], [2.0, 2.0]])), np.full((3, 2), 0.5), np.array([3.0, 3.0]))
+    d2 = (np.array([1, 3]), pack(np.array([[4.0, 4.0], [8.0, 8.0]])), np.full((3, 2), 0.25), np.array([12.0, 12.0]))
+    client = fresh()
+    advance(client, [0.5], [(*d1, np.zeros(1), 0), (*d2, np.zeros(1), 0)], False)
+    np.testing.assert_array_equal(client.emissions(), [[2, 3], [9, 10], [5, 6], [15, 16]])
+    np.testing.assert_array_equal(client.trans, np.full((3, 2), 1.25))
+    np.testing.assert_array_equal(client.emit_totals, [31.0, 35.0])
+    copy, words = fresh(), np.array([0, 1, 2], dtype=np.uint16)
+    start = ShardCounts(copy.trans, copy.emit_scaled[words], copy.emit_factor, copy.emit_totals, 4)
+    stale_start(start, words, [0.5], d1)
+    np.testing.assert_array_equal(start.emit_factor * start.emit_scaled, [[2, 3], [5, 6], [5, 6]])
+    np.testing.assert_array_equal(start.trans, np.full((3, 2), 1.0))  # N_r's less d_2's 0.25
+    np.testing.assert_array_equal(start.emit_totals, [19.0, 23.0])  # N_r's less d_2's 12
+    advance(copy, [0.5], [(*d1, np.zeros(1), 0), (*d2, np.zeros(1), 0)], False, np.ones(4, dtype=bool))
+    np.testing.assert_array_equal(copy.emit_scaled, client.emit_scaled)
+    np.testing.assert_array_equal(copy.trans, client.trans)
+
+
+def test_rounds_that_never_wait(client, corpus, monkeypatch):
+    """Staleness 1, two shards: each round's tasks start one round stale (the copies stand at the start of the
+    round before the last), every copy equals the client's counts there bit for bit, and the run lands near the
+    staleness-0 run; copies dropped mid-run are seeded again and every minibatch is still counted once."""
+    from induce.distributed import rounds as rounds_module
+
+    shards = dist.WorkerCorpus.ship(client, corpus.tokens, corpus.offsets, 2)
+    seen, advance = [], rounds_module.advance
+    monkeypatch.setattr(rounds_module, "advance", lambda counts, *a: (seen.append(
+        (counts.trans.copy(), counts.emit_scaled.copy(), counts.emit_factor, counts.emit_totals.copy())),
+        advance(counts, *a))[1] if len(a) == 3 else advance(counts, *a))
+    updater = dist.WorkerRoundsUpdater(shards, "scvi", 0.1, 0.1, 3, staleness=1)
+    got, result = _run(shards, updater, corpus)
+    token, at = updater._token, updater._behind[0].number
+    assert at == updater._rounds - 2  # the last round started stale
+    copies = client.run(lambda: [(s[0], s[1].trans, s[1].emit_scaled, s[1].emit_factor, s[1].emit_totals, s[3])
+                                 for k, s in rounds_module._RESIDENT.items() if k[0] == token])
+    copies = [c for per_worker in copies.values() for c in per_worker]
+    assert len(copies) == 2
+    for r, trans, rows, factor, totals, member in copies:
+        assert r == at
+        np.testing.assert_array_equal(trans, seen[at][0])
+        np.testing.assert_array_equal(rows[member], seen[at][1][member])
+        assert factor == seen[at][2]
+    ref, _ = _run(shards, dist.WorkerRoundsUpdater(shards, "scvi", 0.1, 0.1, 3), corpus)
+    np.testing.assert_allclose(got.trans.sum(), ref.trans.sum(), rtol=1e-6)  # the same mass: eq. 3.103's decay
+    assert np.abs(got.emissions() - ref.emissions()).max() < 0.5 * ref.emissions().max()
+    dropped = []
+
+    def drop(record):
+        if record["batch"] >= 6 and not dropped:
+            dropped.append(client.run(lambda: rounds_module._RESIDENT.clear()))
+
+    again = dist.WorkerRoundsUpdater(shards, "scvi", 0.1, 0.1, 3, staleness=1)
+    lost, after = _run(shards, again, corpus, callback=drop)
+    assert dropped and after.batches == result.batches and again.meter.minibatches == result.batches
+    np.testing.assert_allclose(lost.trans.sum(), ref.trans.sum(), rtol=1e-6)
