@@ -47,7 +47,7 @@ FLAGS = ("identity", "form", "initial-capital", "proper-capital", "all-caps", "h
 TEMPLATES = FLAGS + ("suffix", "prefix")
 #: the default feature set (no language resources): see docs/experiments/features.md for the measurements
 #: ("The identity threshold": ``identity 3`` against ``identity`` for every word; "The positional capital":
-#: ``proper-capital`` against ``initial-capital``)
+#: ``proper-capital`` against ``initial-capital``, which spent a Brown state on sentence-initial words)
 DEFAULT_TEMPLATES = ("identity 3", "proper-capital", "all-caps", "has-digit", "has-hyphen", "has-punct",
                      "suffix 1", "suffix 2", "suffix 3", "length")
 #: upper ends of the length buckets (the last bucket is open)
