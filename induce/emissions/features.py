@@ -21,7 +21,9 @@ with the L2 penalty ``kappa ||lambda||^2``)::
 Feature templates (:data:`TEMPLATES`, ``features=`` of :class:`induce.taggers.HMMTagger`, ``--features FILE``):
 ``identity`` (the lowercased word; ``identity N`` only for words whose lowercased form was seen at least ``N``
 times in training, so that rarer words are told apart by their other features alone), ``form`` (the word as
-written), ``initial-capital``, ``all-caps``, ``has-digit``, ``has-hyphen``, ``has-punct`` (a character that is
+written), ``initial-capital``, ``proper-capital`` (an initial capital that is not merely positional: the word's
+all-lowercase spelling is seen in training no more often than its capitalised spellings, so ``Atlanta`` and ``I``
+have it and a sentence-initial ``The`` or ``He`` does not), ``all-caps``, ``has-digit``, ``has-hyphen``, ``has-punct`` (a character that is
 neither a letter nor a digit), ``suffix N`` / ``prefix N`` (the last / first ``N`` characters of the lowercased
 word, for words longer than ``N``), ``length`` (the length bucket 1, 2, 3, 4, 5-6, 7-9, 10+).  A feature file
 lists one template a line (``#`` starts a comment).  A Python callable ``word -> iterable of feature names``
@@ -40,12 +42,13 @@ from ..errors import ConfigError, CorpusFormatError
 from ..infer.lbfgs import lbfgs
 
 #: templates without an argument (``suffix N`` / ``prefix N`` take the length ``N``)
-FLAGS = ("identity", "form", "initial-capital", "all-caps", "has-digit", "has-hyphen", "has-punct", "length")
+FLAGS = ("identity", "form", "initial-capital", "proper-capital", "all-caps", "has-digit", "has-hyphen", "has-punct", "length")
 #: every template name a feature file may use
 TEMPLATES = FLAGS + ("suffix", "prefix")
 #: the default feature set (no language resources): see docs/experiments/features.md for the measurements
-#: ("The identity threshold": ``identity 3`` against ``identity`` for every word)
-DEFAULT_TEMPLATES = ("identity 3", "initial-capital", "all-caps", "has-digit", "has-hyphen", "has-punct",
+#: ("The identity threshold": ``identity 3`` against ``identity`` for every word; "The positional capital":
+#: ``proper-capital`` against ``initial-capital``, which spent a Brown state on sentence-initial words)
+DEFAULT_TEMPLATES = ("identity 3", "proper-capital", "all-caps", "has-digit", "has-hyphen", "has-punct",
                      "suffix 1", "suffix 2", "suffix 3", "length")
 #: upper ends of the length buckets (the last bucket is open)
 LENGTH_BUCKETS = (1, 2, 3, 4, 6, 9)
@@ -106,9 +109,11 @@ def _length_bucket(n: int) -> str:
     return f"{low}+"
 
 
-def template_features(word: str, templates: Sequence[tuple[str, int]], count: float = np.inf) -> list[str]:
+def template_features(word: str, templates: Sequence[tuple[str, int]], count: float = np.inf,
+                      positional: bool = False) -> list[str]:
     """The names of the features of ``word`` under the parsed ``templates`` (each a ``(name, n)``); ``count`` is
-    how often the lowercased word was seen in training (``identity N`` needs at least ``N``)."""
+    how often the lowercased word was seen in training (``identity N`` needs at least ``N``); ``positional``: its
+    all-lowercase spelling was seen more often than its capitalised ones (``proper-capital`` does not fire)."""
     low = word.lower()
     out = []
     for name, n in templates:
@@ -120,6 +125,9 @@ def template_features(word: str, templates: Sequence[tuple[str, int]], count: fl
         elif name == "initial-capital":
             if word[:1].isupper():
                 out.append("initial-capital")
+        elif name == "proper-capital":
+            if word[:1].isupper() and not positional:
+                out.append("proper-capital")
         elif name == "all-caps":
             if word.isupper() and sum(c.isalpha() for c in word) > 1:
                 out.append("all-caps")
@@ -160,10 +168,11 @@ class FeatureSet:
             self.templates = check_templates(list(features))
         self._parsed = [parse_template(t) for t in self.templates]
 
-    def of(self, word: str, count: float = np.inf) -> list[str]:
-        """The feature names of one word (``count``: how often its lowercased form was seen in training)."""
+    def of(self, word: str, count: float = np.inf, positional: bool = False) -> list[str]:
+        """The feature names of one word (``count``: how often its lowercased form was seen in training;
+        ``positional``: see :func:`template_features`)."""
         if self.function is None:
-            return template_features(word, self._parsed, count)
+            return template_features(word, self._parsed, count, positional)
         names = self.function(word)
         names = None if isinstance(names, str) else list(names)
         if names is None or not all(isinstance(n, str) for n in names):
@@ -174,18 +183,24 @@ class FeatureSet:
     def matrix(self, words: Sequence[str], counts: Sequence[int] | None = None) -> tuple[sp.csr_matrix, list[str]]:
         """``(F, names)``: ``F[w, d] = 1`` when word ``w`` has feature ``names[d]`` (features in order of first
         appearance).  ``counts[w]``: how often word ``w`` was seen in training (0 for a new word), summed over the
-        words of one lowercased form for ``identity N``; ``None`` counts every word as frequent.  ``ConfigError`` if
-        a word has no feature at all (its probability could not move)."""
-        seen = np.full(len(words), np.inf)
+        words of one lowercased form for ``identity N``, and split into the all-lowercase spelling's count and the
+        capitalised spellings' for ``proper-capital`` (positional when the first is larger); ``None`` counts every
+        word as frequent and no capital as positional.  ``ConfigError`` if a word has no feature at all (its
+        probability could not move).  (One loop over the vocabulary's types, never over tokens.)"""
+        seen, positional = np.full(len(words), np.inf), np.zeros(len(words), dtype=bool)
         if counts is not None:
             total: dict[str, int] = {}
+            lower: dict[str, int] = {}  # [form] = count of the all-lowercase spelling minus the capitalised ones
             for word, c in zip(words, counts):
-                total[word.lower()] = total.get(word.lower(), 0) + int(c)
+                low = word.lower()
+                total[low] = total.get(low, 0) + int(c)
+                lower[low] = lower.get(low, 0) + (int(c) if word == low else -int(c) if word[:1].isupper() else 0)
             seen = [total[word.lower()] for word in words]
+            positional = [lower[word.lower()] > 0 for word in words]
         index: dict[str, int] = {}
         cols, indptr = [], [0]
         for w, word in enumerate(words):
-            feats = dict.fromkeys(self.of(word, seen[w]))
+            feats = dict.fromkeys(self.of(word, seen[w], positional[w]))
             if not feats:
                 raise ConfigError(f"the word {word!r} has no feature: add the 'identity' template (or return at "
                                   f"least one name from the feature function)")

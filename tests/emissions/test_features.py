@@ -143,7 +143,7 @@ def test_recovers_the_weights_of_a_loglinear_hmm():
 def test_default_templates():
     F, names = FeatureSet().matrix(["The", "U.S.", "1,000", "well-known", "a"])
     rows = {w: {names[j] for j in F[i].indices} for i, w in enumerate(["The", "U.S.", "1,000", "well-known", "a"])}
-    assert rows["The"] == {"w=the", "initial-capital", "suffix1=e", "suffix2=he", "len=3"}
+    assert rows["The"] == {"w=the", "proper-capital", "suffix1=e", "suffix2=he", "len=3"}  # no counts: not positional
     assert {"all-caps", "has-punct"} <= rows["U.S."]
     assert {"has-digit", "has-punct", "suffix3=000", "len=5-6"} <= rows["1,000"]
     assert {"has-hyphen", "len=10+"} <= rows["well-known"]
@@ -165,6 +165,22 @@ def test_identity_threshold_counts_the_lowercased_form():
     assert FeatureSet(["identity 1", "length"]).matrix(["a", "b"], [0, 1])[1] == ["len=1", "w=b"]
     with pytest.raises(ConfigError, match="has no feature"):
         FeatureSet(["identity 2"]).matrix(["a", "b"], [1, 2])
+
+
+def test_proper_capital_is_not_a_positional_capital():
+    """``proper-capital``: a capitalised word has it unless its all-lowercase spelling was seen more often than
+    its capitalised spellings together (a sentence-initial ``The``); ``initial-capital`` fires on every capital;
+    a new word (count 0) with a capital has it."""
+    words = ["The", "the", "THE", "Atlanta", "I", "i", "May", "may", "Apple", "apple", "new"]
+    counts = [5, 20, 1, 4, 30, 1, 3, 3, 2, 3, 0]
+    F, names = FeatureSet(["proper-capital", "initial-capital", "length"]).matrix(words, counts)
+    has = {w: "proper-capital" in {names[j] for j in F[i].indices} for i, w in enumerate(words)}
+    # the: 20 lowercase > 5 + 1 capitalised; may: 3 = 3, a tie keeps the capital; apple: 3 > 2
+    assert has == {"The": False, "the": False, "THE": False, "Atlanta": True, "I": True, "i": False, "May": True,
+                   "may": False, "Apple": False, "apple": False, "new": False}
+    assert F[:, names.index("initial-capital")].toarray().ravel().tolist() == [1, 0, 1, 1, 1, 0, 1, 0, 1, 0, 0]
+    F, names = FeatureSet(["proper-capital", "length"]).matrix(["the", "Zebra"], [9, 0])
+    assert F[1, names.index("proper-capital")] == 1
 
 
 def test_callable_features_and_save_load(tmp_path):
