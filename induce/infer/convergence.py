@@ -100,6 +100,15 @@ class ConvergenceMonitor:
         self.streak = 0
         self.converged = False
 
+    def _rule(self) -> str:
+        """The stopping rule that did not fire, in words (for the cap warning)."""
+        if self.reference == "best":
+            return f"it still gained more than tol={self.tol:g} of its best within {self.patience} passes"
+        if self.reference == "below":
+            last = "" if self.previous is None else f" {self.previous:.3g}"
+            return f"{self.measure}{last} not below tol={self.tol:g}"
+        return f"change of the objective not below tol={self.tol:g} of the {self.reference} for {self.patience} passes"
+
     def finish(self, name: str, n_iter: int, n_max: int) -> list[str]:
         """Warnings for the run's end (also issued through :mod:`warnings`): cap hit, non-finite or decreasing objective."""
         messages = []
@@ -110,10 +119,6 @@ class ConvergenceMonitor:
             messages.append(f"{name}: the objective became NaN or infinite at pass {n_iter}; stopped")
             warnings.warn(messages[-1], FitWarning, stacklevel=3)
         elif not self.converged and self.tol > 0 and n_iter >= n_max:
-            rule = {"best": f"it still gained more than tol={self.tol:g} of its best within {self.patience} passes",
-                    "below": f"{self.measure} {self.previous:.3g} not below tol={self.tol:g}"}.get(
-                self.reference, f"change of the objective not below tol={self.tol:g} of the {self.reference} for "
-                                f"{self.patience} passes")
-            messages.append(f"{name}: not converged after {n_max} passes ({rule}); raise the iteration cap")
+            messages.append(f"{name}: not converged after {n_max} passes ({self._rule()}); raise the iteration cap")
             warnings.warn(messages[-1], ConvergenceWarning, stacklevel=3)
         return messages

@@ -96,3 +96,11 @@ def test_below_reference_stops_at_the_first_value_under_tol_and_names_its_measur
     assert not any(monitor.update(v) for v in (0.5, 0.3, 0.2))
     with pytest.warns(Warning, match=r"not converged after 3 passes \(mean change of q per step 0.2 not below tol=0.1\)"):
         assert len(monitor.finish("segment cvi1", 3, 3)) == 1
+
+
+@pytest.mark.parametrize("reference", ["previous", "progress", "best", "below"])
+def test_a_run_capped_before_its_first_pass_warns_under_every_rule(reference):
+    # a zero cap leaves no objective: the cap warning must still be written (it formatted None once)
+    monitor = ConvergenceMonitor(1e-4, reference=reference)
+    with pytest.warns(Warning, match="not converged after 0 passes"):
+        assert len(monitor.finish("pcfg em", 0, 0)) == 1
