@@ -29,7 +29,7 @@ from .tag_hsmm import add_options as add_hsmm_options, run_hsmm
 from .tag_model import new_model, stochastic_options, summary
 from .tag_options import (LOAD_OPTIONS, add_emission_options, add_hdp_options, add_model_options, add_output_options,
                           add_stochastic_options)
-from .tag_outputs import finish, interrupted, outputs, read_corpus, scores, tag_dictionary, write_output
+from .tag_outputs import deliver, finish, interrupted, outputs, read_corpus, tag_dictionary
 from .vector_options import add_vector_options
 
 
@@ -162,14 +162,6 @@ def _run_loaded(args: argparse.Namespace) -> int:
               "infer": model.infer, "states": model.n_states_, "sentences": corpus.n_sentences,
               "tokens": corpus.n_tokens, "seconds": round(time.perf_counter() - start, 3),
               "log_likelihood_per_token": model.score(corpus)}
-    if gold_column is not None:
-        result.update(scores(corpus, states, names, gold_column, tag_vocab))
-    if args.output:
-        result["output"] = write_output(args, corpus, states, names, tag_vocab)
-    if args.report:
-        from ..report import tagging_data, write_report
-
-        write_report(args.report, {"command": "tag", **result, "trace": model.trace_,
-                                   **tagging_data(corpus, states, names, gold_column)})
+    deliver(args, model, corpus, result, states, names, gold_column, tag_vocab)
     emit(result, args.json)
     return 0

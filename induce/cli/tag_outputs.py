@@ -118,7 +118,14 @@ def outputs(model, args, result: dict) -> int:
 
 
 def finish(args, model, corpus, result: dict, states, names, gold_column, tag_dict) -> int:
-    """The scores against the gold column, the tagged output, the report, then the summary and model file."""
+    """:func:`deliver`, then the summary and model file."""
+    deliver(args, model, corpus, result, states, names, gold_column, tag_dict)
+    return outputs(model, args, result)
+
+
+def deliver(args, model, corpus, result: dict, states, names, gold_column, tag_dict) -> None:
+    """The scores against the gold column (into ``result``), the tagged output and the report of a tagged
+    corpus, trained or loaded."""
     if gold_column is not None:
         result.update(scores(corpus, states, names, gold_column, tag_dict))
     if args.output:
@@ -128,7 +135,6 @@ def finish(args, model, corpus, result: dict, states, names, gold_column, tag_di
 
         write_report(args.report, {"command": "tag", **result, "trace": model.trace_,
                                    **tagging_data(corpus, states, names, gold_column)})
-    return outputs(model, args, result)
 
 
 def interrupted(model, args) -> int:
