@@ -98,9 +98,10 @@ def add_feature_options(g) -> None:
     g.add_argument("--features", metavar="FILE", default=None,
                    help="--emission features: the feature templates, one a line (identity, 'identity N': only "
                         "for words seen N times or more, form, initial-capital, proper-capital (a capital that is "
-                        "not merely sentence-initial), all-caps, has-digit, has-hyphen, has-punct, length, "
-                        "'suffix N', 'prefix N'; # comments); default: 'identity 3' (rarer words are told apart by "
-                        "their other features), proper-capital and the other shape flags, suffixes 1-3 and length")
+                        "not merely sentence-initial), all-caps, has-digit, has-hyphen, has-punct, length, plural "
+                        "(an -s form of a word seen 3 times or more), 'suffix N', 'prefix N'; # comments); default: "
+                        "'identity 3' (rarer words are told apart by their other features), proper-capital and the "
+                        "other shape flags, suffixes 1-3, length and plural")
     g.add_argument("--feature-l2", type=finite_nonneg_float, default=None, metavar="KAPPA",
                    help="--emission features: L2 strength kappa of the weights (default 1; 3 was worse on EWT "
                         "and 7 of 9 UD treebanks)")

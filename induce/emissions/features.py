@@ -25,7 +25,11 @@ written), ``initial-capital``, ``proper-capital`` (an initial capital that is no
 all-lowercase spelling is seen in training no more often than its capitalised spellings, so ``Atlanta`` and ``I``
 have it and a sentence-initial ``The`` or ``He`` does not), ``all-caps``, ``has-digit``, ``has-hyphen``, ``has-punct`` (a character that is
 neither a letter nor a digit), ``suffix N`` / ``prefix N`` (the last / first ``N`` characters of the lowercased
-word, for words longer than ``N``), ``length`` (the length bucket 1, 2, 3, 4, 5-6, 7-9, 10+).  A feature file
+word, for words longer than ``N``), ``length`` (the length bucket 1, 2, 3, 4, 5-6, 7-9, 10+), ``plural`` (an
+``-s`` plural or third person of a word the corpus has: the lowercased word has 4+ characters, ends in ``-s`` but
+not ``-ss``, and its stem without the ``-s``, or without ``-es``, was seen as a word at least
+:data:`PLURAL_STEM_COUNT` times in training, so ``dogs`` and ``boxes`` have it and ``this``, ``news`` or ``class``
+do not).  A feature file
 lists one template a line (``#`` starts a comment).  A Python callable ``word -> iterable of feature names``
 gives users' own features.
 """
@@ -42,14 +46,18 @@ from ..errors import ConfigError, CorpusFormatError
 from ..infer.lbfgs import lbfgs
 
 #: templates without an argument (``suffix N`` / ``prefix N`` take the length ``N``)
-FLAGS = ("identity", "form", "initial-capital", "proper-capital", "all-caps", "has-digit", "has-hyphen", "has-punct", "length")
+FLAGS = ("identity", "form", "initial-capital", "proper-capital", "all-caps", "has-digit", "has-hyphen", "has-punct",
+         "length", "plural")
 #: every template name a feature file may use
 TEMPLATES = FLAGS + ("suffix", "prefix")
 #: the default feature set (no language resources): see docs/experiments/features.md for the measurements
 #: ("The identity threshold": ``identity 3`` against ``identity`` for every word; "The positional capital":
-#: ``proper-capital`` against ``initial-capital``, which spent a Brown state on sentence-initial words)
+#: ``proper-capital`` against ``initial-capital``, which spent a Brown state on sentence-initial words; "The plural
+#: cue": ``plural``, which gives Brown its NNS state)
 DEFAULT_TEMPLATES = ("identity 3", "proper-capital", "all-caps", "has-digit", "has-hyphen", "has-punct",
-                     "suffix 1", "suffix 2", "suffix 3", "length")
+                     "suffix 1", "suffix 2", "suffix 3", "length", "plural")
+#: how often the stem of a ``plural`` word must have been seen as a word (as ``identity 3``'s threshold)
+PLURAL_STEM_COUNT = 3
 #: upper ends of the length buckets (the last bucket is open)
 LENGTH_BUCKETS = (1, 2, 3, 4, 6, 9)
 EXPECTED = ("a feature template: one of " + ", ".join(FLAGS) + ", or 'suffix N' / 'prefix N' / 'identity N' with "
@@ -109,11 +117,22 @@ def _length_bucket(n: int) -> str:
     return f"{low}+"
 
 
+def is_plural(low: str, seen: dict[str, float]) -> bool:
+    """``plural`` of the lowercased word ``low``: 4+ characters, ends in ``-s`` but not ``-ss``, and ``seen`` (how
+    often each lowercased form was seen in training) has its stem without ``-s``, or without ``-es``, at least
+    :data:`PLURAL_STEM_COUNT` times."""
+    if len(low) < 4 or not low.endswith("s") or low.endswith("ss"):
+        return False
+    return (seen.get(low[:-1], 0) >= PLURAL_STEM_COUNT
+            or (low.endswith("es") and seen.get(low[:-2], 0) >= PLURAL_STEM_COUNT))
+
+
 def template_features(word: str, templates: Sequence[tuple[str, int]], count: float = np.inf,
-                      positional: bool = False) -> list[str]:
+                      positional: bool = False, plural: bool = False) -> list[str]:
     """The names of the features of ``word`` under the parsed ``templates`` (each a ``(name, n)``); ``count`` is
     how often the lowercased word was seen in training (``identity N`` needs at least ``N``); ``positional``: its
-    all-lowercase spelling was seen more often than its capitalised ones (``proper-capital`` does not fire)."""
+    all-lowercase spelling was seen more often than its capitalised ones (``proper-capital`` does not fire);
+    ``plural``: its stem was seen as a word (:func:`is_plural`; ``plural`` fires)."""
     low = word.lower()
     out = []
     for name, n in templates:
@@ -142,6 +161,9 @@ def template_features(word: str, templates: Sequence[tuple[str, int]], count: fl
                 out.append("has-punct")
         elif name == "length":
             out.append("len=" + _length_bucket(len(word)))
+        elif name == "plural":
+            if plural:
+                out.append("plural")
         elif len(low) > n:
             out.append(f"{name}{n}=" + (low[-n:] if name == "suffix" else low[:n]))
     return out
@@ -168,11 +190,11 @@ class FeatureSet:
             self.templates = check_templates(list(features))
         self._parsed = [parse_template(t) for t in self.templates]
 
-    def of(self, word: str, count: float = np.inf, positional: bool = False) -> list[str]:
+    def of(self, word: str, count: float = np.inf, positional: bool = False, plural: bool = False) -> list[str]:
         """The feature names of one word (``count``: how often its lowercased form was seen in training;
-        ``positional``: see :func:`template_features`)."""
+        ``positional``, ``plural``: see :func:`template_features`)."""
         if self.function is None:
-            return template_features(word, self._parsed, count, positional)
+            return template_features(word, self._parsed, count, positional, plural)
         names = self.function(word)
         names = None if isinstance(names, str) else list(names)
         if names is None or not all(isinstance(n, str) for n in names):
@@ -184,23 +206,25 @@ class FeatureSet:
         """``(F, names)``: ``F[w, d] = 1`` when word ``w`` has feature ``names[d]`` (features in order of first
         appearance).  ``counts[w]``: how often word ``w`` was seen in training (0 for a new word), summed over the
         words of one lowercased form for ``identity N``, and split into the all-lowercase spelling's count and the
-        capitalised spellings' for ``proper-capital`` (positional when the first is larger); ``None`` counts every
-        word as frequent and no capital as positional.  ``ConfigError`` if a word has no feature at all (its
-        probability could not move).  (One loop over the vocabulary's types, never over tokens.)"""
-        seen, positional = np.full(len(words), np.inf), np.zeros(len(words), dtype=bool)
-        if counts is not None:
-            total: dict[str, int] = {}
-            lower: dict[str, int] = {}  # [form] = count of the all-lowercase spelling minus the capitalised ones
-            for word, c in zip(words, counts):
-                low = word.lower()
-                total[low] = total.get(low, 0) + int(c)
-                lower[low] = lower.get(low, 0) + (int(c) if word == low else -int(c) if word[:1].isupper() else 0)
-            seen = [total[word.lower()] for word in words]
-            positional = [lower[word.lower()] > 0 for word in words]
+        capitalised spellings' for ``proper-capital`` (positional when the first is larger), and looked up at a
+        word's stem for ``plural``; ``None`` counts every word as frequent and no capital as positional.
+        ``ConfigError`` if a word has no feature at all (its probability could not move).  (One loop over the
+        vocabulary's types, never over tokens.)"""
+        counted = counts is not None
+        total: dict[str, float] = {}  # [form] = how often the lowercased form was seen (inf: counts is None)
+        lower: dict[str, float] = {}  # [form] = count of the all-lowercase spelling minus the capitalised ones
+        for word, c in zip(words, counts if counted else [np.inf] * len(words)):
+            low = word.lower()
+            total[low] = total.get(low, 0) + c
+            if counted:
+                lower[low] = lower.get(low, 0) + (c if word == low else -c if word[:1].isupper() else 0)
+        seen = [total[word.lower()] for word in words]
+        positional = [lower.get(word.lower(), 0) > 0 for word in words]
+        plural = [is_plural(word.lower(), total) for word in words]
         index: dict[str, int] = {}
         cols, indptr = [], [0]
         for w, word in enumerate(words):
-            feats = dict.fromkeys(self.of(word, seen[w], positional[w]))
+            feats = dict.fromkeys(self.of(word, seen[w], positional[w], plural[w]))
             if not feats:
                 raise ConfigError(f"the word {word!r} has no feature: add the 'identity' template (or return at "
                                   f"least one name from the feature function)")

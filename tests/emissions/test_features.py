@@ -183,6 +183,23 @@ def test_proper_capital_is_not_a_positional_capital():
     assert F[1, names.index("proper-capital")] == 1
 
 
+def test_plural_is_an_s_form_of_a_seen_word():
+    """``plural``: 4+ characters, ``-s`` but not ``-ss``, and the stem without ``-s`` (or ``-es``) seen as a word
+    at least 3 times, counts summed over a form's spellings; a new word (count 0) has it by its stem; without
+    counts every word counts as seen."""
+    words = ["dogs", "dog", "boxes", "box", "news", "new", "class", "clas", "Cats", "cat", "Cat", "gas", "ga",
+             "axes", "axe", "bus", "bu", "lions"]
+    counts = [4, 3, 2, 3, 5, 2, 4, 9, 1, 1, 2, 5, 9, 1, 2, 6, 9, 0]
+    F, names = FeatureSet(["plural", "length"]).matrix(words, counts)
+    has = {w for i, w in enumerate(words) if "plural" in {names[j] for j in F[i].indices}}
+    # news: new seen 2 < 3; class: -ss; Cats: cat 1 + Cat 2 = 3; gas, bus: 3 characters; axes: axe 2, ax unseen
+    assert has == {"dogs", "boxes", "Cats"}
+    F, names = FeatureSet(["plural", "length"]).matrix(["dog", "dogs", "lion", "lions"], [3, 0, 2, 0])
+    assert F[:, names.index("plural")].toarray().ravel().tolist() == [0, 1, 0, 0]
+    F, names = FeatureSet(["plural", "length"]).matrix(["news", "new", "class"])
+    assert F[:, names.index("plural")].toarray().ravel().tolist() == [1, 0, 0]
+
+
 def test_callable_features_and_save_load(tmp_path):
     corpus, _, _ = _loglinear_hmm_corpus(n=60)
     m = HMMTagger(n_states=3, infer="em", emission="features", features=lambda w: ["w=" + w, "end=" + w[-2:]],
