@@ -299,12 +299,10 @@ def stale_start(counts: ShardCounts, words: np.ndarray, rhos, delta) -> None:
     rho_m)``) less the others' deltas ``O_{r-1}^j = sum_{i != j} delta_i^{r-1}``, which reach it one round late,
     decayed by the round they missed (:func:`advance` of round ``r - 1`` on the copy before round ``r + 1``)."""
     WorkerRoundsUpdater._decay(counts, rhos)
-    own, rows, dtrans, dtotals = delta[:4]
+    own, (q, e), dtrans, dtotals = delta[:4]
     at = np.minimum(np.searchsorted(words, own), max(len(words) - 1, 0))
     hit = words[at] == own if len(words) else np.zeros(len(own), dtype=bool)
-    counts.trans += dtrans
-    counts.emit_totals += dtotals
-    counts.emit_scaled[at[hit]] += unpack(rows)[hit] / counts.emit_factor
+    merge(counts, at[hit], (q[hit], e[hit]), dtrans, dtotals)
 
 
 def _delta(words, counts: ShardCounts, start, rhos, weight: float, lls):
@@ -367,17 +365,18 @@ def spread(client, results: list, homes: list) -> dict:
     return near
 
 
-def merge(counts, words, rows, dtrans, dtotals, member: np.ndarray | None = None) -> None:
-    """Add the summed deltas (rows of ``words`` at natural scale, packed on the wire: :func:`pack`) to the client's
-    decayed counts: ``N^{end} = prod (1 - rho) N^{start} + sum_j delta_j``, the rows divided by the factor in
-    float64 (in float32, ``rows / factor`` overflowed once the factor fell below ~1e-34: after ~25 epochs of
-    Brown); with ``member`` (a worker's copy) the rows of its shard's words only."""
+def merge(counts, at, rows, dtrans, dtotals, member: np.ndarray | None = None) -> None:
+    """Add summed deltas to decayed counts: ``N^{end} = prod (1 - rho) N^{start} + sum_j delta_j``, the rows
+    (natural scale, packed on the wire: :func:`pack`) onto the rows ``at`` of ``counts.emit_scaled`` (word ids
+    in the client's table or a copy; positions in a round's :class:`ShardCounts`: :func:`stale_start`), divided by
+    the factor in float64 (in float32, ``rows / factor`` overflowed once the factor fell below ~1e-34: after ~25
+    epochs of Brown); with ``member`` (a worker's copy) the rows of its shard's words only."""
     counts.trans += dtrans
     counts.emit_totals += dtotals
     if member is not None:
-        keep = member[words]
-        words, rows = words[keep], (rows[0][keep], rows[1][keep])
-    counts.emit_scaled[words] += unpack(rows) / counts.emit_factor
+        keep = member[at]
+        at, rows = at[keep], (rows[0][keep], rows[1][keep])
+    counts.emit_scaled[at] += unpack(rows) / counts.emit_factor
 
 
 class _Round:
