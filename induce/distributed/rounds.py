@@ -14,7 +14,8 @@ Rounds grow: a round that starts after ``s`` minibatches of the run holds at mos
 (:meth:`WorkerRoundsUpdater.round_size`: 1, 2, 4, ... up to ``R``).
 
 1. the worker cuts its pieces of the round's minibatches from its shard and names their distinct words
-   ``T_j`` (:func:`_cut_round`; submitted a round ahead);
+   ``T_j`` (:func:`_cut_round`, in the round's task: a task of its own cost the scheduler and the workers more
+   CPU than the cut itself, docs/experiments/distributed.md, "Seventh session");
 2. the worker advances its copy by the previous round (:func:`advance`: its decay and partial sums, which dask
    brings from the workers holding them, added on the rows of its shard's words only) and takes the rows of
    ``T_j`` (plus the transitions and the emission column totals) from it;
@@ -58,7 +59,6 @@ below ``2^16`` words, :func:`word_ids`) to the client and to every other worker,
 
 from __future__ import annotations
 
-import itertools
 import time
 import uuid
 import zlib
@@ -255,11 +255,11 @@ def fold(counts) -> None:
         counts.emit_factor = 1.0
 
 
-def _run_round(cut, key, r: int, seed, previous, schedule, settings, shard=None, own=None):
-    """On a worker, phase 3 of round ``r`` for shard ``key[1]``: eq. 3.103 for each ``(rho, scale)`` of ``schedule
-    = (steps, weight)`` on the pieces of ``cut`` under :class:`ShardCounts` made from the rows of its words ``T_j``
-    in the shard's copy of the counts (:func:`_resident`; the copy itself stays at the round's start until the
-    next round advances it; ``shard``, the shard's ``(tokens, offsets)``, comes with a seed: :func:`_resident`).
+def _run_round(shard, pieces, key, r: int, seed, previous, schedule, settings, own=None):
+    """On a worker, round ``r`` for shard ``key[1]`` (its ``(tokens, offsets)``): its ``pieces`` cut
+    (:func:`_cut_round`), then eq. 3.103 for each ``(rho, scale)`` of ``schedule = (steps, weight)`` on them under
+    :class:`ShardCounts` made from the rows of their words ``T_j`` in the shard's copy of the counts
+    (:func:`_resident`; the copy itself stays at the round's start until the next round advances it).
     ``settings = (estimator, alpha, beta, W, exact)``.  With ``own = (rhos, result)`` (staleness 1: the
     shard's own task of round ``r - 1``, on this worker) the copy stands at the start of round ``r - 1`` and the
     round starts from it decayed by round ``r - 1`` plus the shard's own delta of it (:func:`stale_start`).
@@ -268,6 +268,7 @@ def _run_round(cut, key, r: int, seed, previous, schedule, settings, shard=None,
     totals, log-likelihoods)`` of :func:`_delta`, times ``weight``."""
     estimator, alpha, beta, W, exact = settings
     steps, weight = schedule
+    cut = _cut_round(shard, pieces)
     copy, allowed = _resident(key, r if own is None else r - 1, seed, previous, exact, shard)
     words = cut[0]
     start = ShardCounts(copy.trans, copy.emit_scaled[words], copy.emit_factor, copy.emit_totals, W)
@@ -381,11 +382,11 @@ def merge(counts, at, rows, dtrans, dtotals, member: np.ndarray | None = None) -
 
 class _Round:
     """A round submitted and not yet merged into the client's counts: its minibatches ``steps`` ``[(indices,
-    rho)]``, the shards' pieces and cut futures, the futures the client merges (``results``: the partial sums,
+    rho)]``, the shards' pieces (local sentence indices), the futures the client merges (``results``: the partial sums,
     or one shard's end counts) and the tokens each shard runs."""
 
-    def __init__(self, number: int, steps: list, pieces: list, cuts: list, tokens: list[int]):
-        self.number, self.steps, self.pieces, self.cuts, self.tokens = number, steps, pieces, cuts, tokens
+    def __init__(self, number: int, steps: list, pieces: list, tokens: list[int]):
+        self.number, self.steps, self.pieces, self.tokens = number, steps, pieces, tokens
         self.rhos = [rho for _, rho in steps]
         self.results: list = []
         self.tasks: list = []  # the shards' tasks, in shard order (staleness 1: the next round's own deltas)
@@ -432,8 +433,6 @@ class WorkerRoundsUpdater(stochastic.SentenceUpdater):
         self._token = uuid.uuid4().hex  # this run's copies on the workers
         self._open: list = []  # (global sentence indices, rho) of the round so far
         self._handed = 0  # minibatches handed to the updater in the run (a resumed run: load)
-        self._coming: deque = deque()  # the minibatches after the one being run (see batches)
-        self._ahead = None  # (minibatches, pieces, cut futures) of the next round, cut early
         self._flight: deque = deque()  # rounds submitted, not merged into the client's counts (:class:`_Round`)
         self._rounds = 0  # rounds submitted
         self._seed = True  # the next round seeds the workers' copies from the client's counts
@@ -445,15 +444,8 @@ class WorkerRoundsUpdater(stochastic.SentenceUpdater):
         self._behind: list = []  # rounds submitted whose results the copies have not taken (oldest first)
 
     def batches(self, indices):
-        """The minibatches (global sentence indices), read ``sync_every`` ahead so that the next round's pieces
-        are cut on the workers while this round runs (phase 1 off the critical path; a round cut short by the
-        run leaves the early cut unused)."""
-        it = iter(indices)
-        while True:
-            self._coming.extend(itertools.islice(it, self.sync_every + 1 - len(self._coming)))
-            if not self._coming:
-                return
-            yield self._coming.popleft()
+        """The minibatches (global sentence indices) as given: a round's task cuts its pieces itself."""
+        return iter(indices)
 
     @property
     def between_rounds(self) -> bool:
@@ -490,31 +482,24 @@ class WorkerRoundsUpdater(stochastic.SentenceUpdater):
         """A checkpoint's state (:meth:`arrays`; one written before rounds grew: taken as past the growth)."""
         self._handed = int(arrays["minibatches"]) if "minibatches" in arrays else self.sync_every
 
-    def _cut(self, batches: list):
-        """Phase 1 of a round of ``batches``: ``(batches, pieces per shard, cut futures)``, submitted now; every
-        shard takes part in every round (its copy advances a round at a time), with no sentence if need be."""
+    def _pieces(self, batches: list) -> list:
+        """Each shard's pieces of the minibatches ``batches`` (global sentence indices) as its local sentence
+        indices; every shard takes part in every round (its copy advances a round at a time), with no sentence
+        if need be."""
         b = self.corpus.sentence_bounds
         sorted_ = [np.asarray(idx, dtype=np.int64) for idx in batches]
-        pieces = [[idx[np.searchsorted(idx, b[j]):np.searchsorted(idx, b[j + 1])] - b[j] for idx in sorted_]
-                  for j in range(self.corpus.n_shards)]
-        cuts = [submit(self.client, _cut_round, self.corpus.shards[j], pieces[j]) for j in range(len(pieces))]
-        self.meter.traffic(0, nbytes(pieces), 0)
-        return batches, pieces, cuts
+        return [[idx[np.searchsorted(idx, b[j]):np.searchsorted(idx, b[j + 1])] - b[j] for idx in sorted_]
+                for j in range(self.corpus.n_shards)]
 
     def launch(self, counts) -> None:
         """Submit the open round (its tasks wait on the workers for the previous round's results), then merge
         every earlier round into ``counts`` while it runs."""
         steps, self._open = self._open, []
-        ahead, self._ahead = self._ahead, None
-        same = ahead is not None and len(ahead[0]) == len(steps) and all(a is i for a, (i, _) in zip(ahead[0], steps))
-        _, pieces, cuts = ahead if same else self._cut([idx for idx, _ in steps])
+        pieces = self._pieces([idx for idx, _ in steps])
         b = self.corpus.sentence_bounds
         tokens = [int(sum(self.lengths[b[j] + p].sum() for p in ps)) for j, ps in enumerate(pieces)]
-        self._submit(counts, _Round(self._rounds, steps, pieces, cuts, tokens))
+        self._submit(counts, _Round(self._rounds, steps, pieces, tokens))
         self._rounds += 1
-        size = self.round_size(self._handed)
-        if len(self._coming) >= size:  # the next round, if the run does not cut it short
-            self._ahead = self._cut(list(itertools.islice(self._coming, size)))
         while len(self._flight) > 1:
             self._collect(counts)
 
@@ -554,22 +539,21 @@ class WorkerRoundsUpdater(stochastic.SentenceUpdater):
                     self.meter.traffic(0, 0, 0, self._broadcast(b))
                 b.followed = True
             previous = [(b.rhos, b.results) for b in taken]
-        homes = [self._homes.get(j) for j in range(len(rd.cuts))]
+        homes = [self._homes.get(j) for j in range(self.corpus.n_shards)]
         near = [spread(self.client, results, homes) for _, results in previous]
         futures = []
-        for j, cut in enumerate(rd.cuts):
-            schedule = self._schedule(rd.steps, rd.pieces[j])
-            rd.sent += nbytes(schedule)
+        for j, pieces in enumerate(rd.pieces):
+            schedule = self._schedule(rd.steps, pieces)
+            rd.sent += nbytes((pieces, schedule))
             # on the worker holding the shard's copy (dask would take it to the larger inputs); no retries: a task
             # run elsewhere finds no copy (StateLost) and the client recovers (_recover)
             home = [self._homes[j]] if j in self._homes else None
-            shard = self.corpus.shards[j] if seed is not None else None  # (its vocabulary, with the copy)
             given = [(rhos, tree[home[0]] if home and home[0] in tree else results)
                      for (rhos, results), tree in zip(previous, near)]
             mine = (own.rhos, own.tasks[j]) if own is not None else None
-            futures.append(self.client.submit(timed_carried, _run_round, cut, (self._token, j), rd.number, seed,
-                                              given, schedule, settings, shard, mine, pure=False, retries=0,
-                                              workers=home, allow_other_workers=True))
+            futures.append(self.client.submit(timed_carried, _run_round, self.corpus.shards[j], pieces,
+                                              (self._token, j), rd.number, seed, given, schedule, settings, mine,
+                                              pure=False, retries=0, workers=home, allow_other_workers=True))
         rd.tasks = futures
         if exact:
             rd.results = futures
@@ -591,7 +575,7 @@ class WorkerRoundsUpdater(stochastic.SentenceUpdater):
                     raise
                 self._recover(counts)
         done = self._flight.popleft()
-        done.cuts, done.tasks = [], []  # (recovery runs only the rounds in flight again)
+        done.tasks = []  # (recovery runs only the rounds in flight again)
         advance(counts, rd.rhos, [out for out, _ in outs], self.corpus.n_shards == 1)
         exact = self.corpus.n_shards == 1
         self._ll = float(sum(out[1] if exact else out[4] for out, _ in outs)[-1])
@@ -617,7 +601,7 @@ class WorkerRoundsUpdater(stochastic.SentenceUpdater):
         rounds, self._flight = list(self._flight), deque()
         self._seed = True
         for rd in rounds:
-            self._submit(counts, _Round(rd.number, rd.steps, rd.pieces, rd.cuts, rd.tokens))
+            self._submit(counts, _Round(rd.number, rd.steps, rd.pieces, rd.tokens))
 
     def _schedule(self, steps, pieces) -> tuple[list, float]:
         """A shard's ``([(rho_m, I / |b_m^j|)], pi_j)``: its local steps extrapolate its piece ``b_m^j`` of each
