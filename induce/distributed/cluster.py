@@ -55,9 +55,20 @@ def session(workers: int = 0, address: str | None = None, timeout: float = CONNE
         return
     if workers < 1:
         raise ConfigError(f"a local cluster needs at least 1 worker, got {workers}")
-    with LocalCluster(n_workers=int(workers), threads_per_worker=1, processes=True, dashboard_address=":0",
-                      env=worker_environment(int(workers))) as cluster, Client(cluster) as client:
+    import dask
+
+    with dask.config.set(LOCAL_CONFIG), \
+            LocalCluster(n_workers=int(workers), threads_per_worker=1, processes=True, dashboard_address=":0",
+                         env=worker_environment(int(workers))) as cluster, Client(cluster) as client:
         yield client
+
+
+#: dask settings of a local cluster (:func:`session`; the nannies hand them to their workers): the workers'
+#: statistical profiler (a stack sample of the task thread every 10 ms, for a dashboard that a local cluster has
+#: not installed) off, and the processes' system monitor (psutil's CPU, memory, disk and network counters, every
+#: 0.5 s) every 10 s: on two cores the idle cluster took ~0.1 CPU-seconds a second, which its workers' tasks
+#: then wait for (docs/experiments/distributed.md, "Seventh session")
+LOCAL_CONFIG = {"distributed.worker.profile.enabled": False, "distributed.admin.system-monitor.interval": "10s"}
 
 
 #: the variable that carries a local cluster worker's share of the cores (:func:`worker_environment`)

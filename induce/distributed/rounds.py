@@ -187,6 +187,15 @@ def _resident(key, r: int, seed, previous: list, exact: bool, shard=None):
     return state[1], state[2]
 
 
+def _seed_copy(key, r: int, seed, exact: bool, shard) -> str:
+    """On a worker: the shard's copy made from ``seed`` for round ``r`` (:func:`_resident`); returns the worker's
+    address (where the shard's rounds must run)."""
+    from distributed import get_worker
+
+    _resident(key, r, seed, [], exact, shard)
+    return get_worker().address
+
+
 def vocabulary(tokens: np.ndarray, W: int) -> np.ndarray:
     """The words of a shard as a mask over the ``W`` words: the rows its rounds can read (every round's ``T_j`` is
     a subset)."""
@@ -512,6 +521,36 @@ class WorkerRoundsUpdater(stochastic.SentenceUpdater):
             self._collect(counts)
         return self._ll
 
+    def prepare(self, counts) -> None:
+        """Make the workers' copies of ``counts`` now, before the run's first minibatch, as the single process
+        makes its counts before its run (a fresh run's setup, not its training; each copy from the run's
+        :class:`Recipe` on its worker), so that the first round advances them like any other.  A copy that cannot
+        be made now (its worker died) is made by the first round instead, as after a lost copy."""
+        seed, size = self._seeding(counts)
+        exact = self.corpus.n_shards == 1
+        made = [self.client.submit(_seed_copy, (self._token, j), self._rounds, seed, exact, shard, pure=False,
+                                   retries=0, workers=[self._homes[j]] if j in self._homes else None,
+                                   allow_other_workers=True) for j, shard in enumerate(self.corpus.shards)]
+        try:
+            self._homes = dict(enumerate(self.client.gather(made)))
+        except Exception:  # (a worker lost: the first round seeds the copies, _submit)
+            self._seed = True
+            return
+        self.meter.traffic(0, size, 0, (self.corpus.n_shards - 1) * size)
+
+    def _seeding(self, counts):
+        """The seed of the workers' copies, ``(future, bytes)``: a fresh run's :class:`Recipe` (once), else
+        ``counts`` themselves; the shards' workers asked of the scheduler.  The rounds after it advance the
+        copies."""
+        held = self.client.who_has(self.corpus.shards)
+        self._homes = {j: held[f.key][0] for j, f in enumerate(self.corpus.shards) if held.get(f.key)}
+        recipe, self.recipe = self.recipe, None  # (once: a copy lost later is seeded from the counts)
+        if recipe is not None:
+            recipe.crc = checksum(counts)
+        made = recipe or (counts.trans, counts.emit_scaled, counts.emit_factor, counts.emit_totals)
+        self._seed, self._behind = False, []
+        return submit(self.client, same, (made, self.allowed)), nbytes((made, self.allowed))
+
     def _submit(self, counts, rd: _Round) -> None:
         """Submit round ``rd``'s tasks, one a shard: seeded from ``counts`` (the first round, or after a lost
         copy), else advancing the shard's copy by the round in flight before it."""
@@ -521,15 +560,9 @@ class WorkerRoundsUpdater(stochastic.SentenceUpdater):
         settings = (self.estimator, self.alpha, self.beta, counts.n_words, exact)
         seed, previous, own = None, [], None
         if self._seed:
-            held = self.client.who_has(self.corpus.shards)
-            self._homes = {j: held[f.key][0] for j, f in enumerate(self.corpus.shards) if held.get(f.key)}
-            recipe, self.recipe = self.recipe, None  # (once: a copy lost later is seeded from the counts)
-            if recipe is not None:
-                recipe.crc = checksum(counts)
-            made = recipe or (counts.trans, counts.emit_scaled, counts.emit_factor, counts.emit_totals)
-            seed, self._seed, self._behind = submit(self.client, same, (made, self.allowed)), False, []
-            rd.sent += nbytes((made, self.allowed))
-            rd.moved += (self.corpus.n_shards - 1) * nbytes((made, self.allowed))
+            seed, size = self._seeding(counts)
+            rd.sent += size
+            rd.moved += (self.corpus.n_shards - 1) * size
         else:  # the rounds before the copies' next start: in flight, or merged (they advance as the next round runs)
             own = self._flight[-1] if self.staleness and self._flight else None
             at = rd.number - (own is not None)
