@@ -64,11 +64,14 @@ def session(workers: int = 0, address: str | None = None, timeout: float = CONNE
 
 
 #: dask settings of a local cluster (:func:`session`; the nannies hand them to their workers): the workers'
-#: statistical profiler (a stack sample of the task thread every 10 ms, for a dashboard that a local cluster has
-#: not installed) off, and the processes' system monitor (psutil's CPU, memory, disk and network counters, every
-#: 0.5 s) every 10 s: on two cores the idle cluster took ~0.1 CPU-seconds a second, which its workers' tasks
-#: then wait for (docs/experiments/distributed.md, "Seventh session")
-LOCAL_CONFIG = {"distributed.worker.profile.enabled": False, "distributed.admin.system-monitor.interval": "10s"}
+#: statistical profiler (a stack sample of the task thread every 10 ms, for a dashboard) off, the processes'
+#: system monitor (psutil's CPU, memory, disk and network counters, every 0.5 s) every 10 s, and the event loops'
+#: tick (which only measures how late the loop runs, to warn when it was blocked for 3 s) every second instead of
+#: every 20 ms: idle, the scheduler and two workers took 0.11 CPU-seconds a second with dask's settings, 0.03
+#: with these, CPU the workers' tasks then wait for on a machine without a spare core (docs/experiments/
+#: distributed.md, "Seventh session")
+LOCAL_CONFIG = {"distributed.worker.profile.enabled": False, "distributed.admin.system-monitor.interval": "10s",
+                "distributed.admin.tick.interval": "1s"}
 
 
 #: the variable that carries a local cluster worker's share of the cores (:func:`worker_environment`)
