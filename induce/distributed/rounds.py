@@ -577,7 +577,7 @@ class WorkerRoundsUpdater(stochastic.SentenceUpdater):
         exact = self.corpus.n_shards == 1
         made = [self.client.submit(_seed_copy, (self._token, j), self._rounds, seed, exact, shard, pure=False,
                                    retries=0, workers=[self._homes[j]] if j in self._homes else None,
-                                   allow_other_workers=True) for j, shard in enumerate(self.corpus.shards)]
+                                   allow_other_workers=j in self._homes) for j, shard in enumerate(self.corpus.shards)]
         try:
             self._homes = dict(enumerate(self.client.gather(made)))
         except Exception:  # (a worker lost: the first round seeds the copies, _submit)
@@ -625,15 +625,17 @@ class WorkerRoundsUpdater(stochastic.SentenceUpdater):
         for j, pieces in enumerate(rd.pieces):
             schedule = self._schedule(rd.steps, pieces)
             rd.sent += nbytes((pieces, schedule))
-            # on the worker holding the shard's copy (dask would take it to the larger inputs); no retries: a task
-            # run elsewhere finds no copy (StateLost) and the client recovers (_recover)
+            # on the worker holding the shard's copy (dask would take it to the larger inputs; none while a lost
+            # shard is being read again); no retries: a task run elsewhere finds no copy (StateLost) and the client
+            # recovers (_recover)
             home = [self._homes[j]] if j in self._homes else None
             given = [(rhos, tree[home[0]] if home and home[0] in tree else results)
                      for (rhos, results), tree in zip(previous, near)]
             mine = (own.rhos, own.tasks[j]) if own is not None else None
             futures.append(self.client.submit(timed_carried, _run_round, self.corpus.shards[j], pieces,
                                               (self._token, j), rd.number, seed, given, schedule, settings, mine,
-                                              pure=False, retries=0, workers=home, allow_other_workers=True))
+                                              pure=False, retries=0, workers=home,
+                                              allow_other_workers=home is not None))
         rd.tasks = futures
         if exact:
             rd.results = futures
