@@ -4,14 +4,15 @@
 
 One epoch of ``HMMTagger(infer="scvi", n_states=45, batch_size=1000)`` (``benchmarks/scale_bench.py``'s fit) per
 worker count and seed, with the round tasks (:func:`induce.distributed.rounds._run_round`) timed on the workers
-by phase (thread CPU and wall: advancing the copy, taking the start rows, the local steps' forward-backward and
-count updates, the delta) and the client's submits and merges timed in this process, and the CPU time of every
-thread of this process (the client and a LocalCluster's scheduler) and of the workers read from /proc at the
-first submit and after the last merge.  Per run it prints: the training interval (the run's first submit to its last merge), each worker's time in round tasks and
-idle inside it (before the first task, between tasks, after the last), each worker's idle time at each round
-boundary (its task of round ``r + 1`` started after its own task of round ``r`` ended: waiting for the other
-worker's delta, the scheduler, the client), the phases' CPU summed over workers, and the CPU of each thread over
-the training interval (clock ticks of 10 ms).  ``--json FILE`` writes every number.  Records: docs/experiments/distributed.md.
+by phase (thread CPU and wall: advancing the copy, the local steps' forward-backward and count updates, the
+delta) and the client's submits and merges timed in this process, and the CPU time of every thread of this
+process (the client and a LocalCluster's scheduler) and of the workers read from /proc at the first submit and
+after the last merge.  Per run it prints: the training interval (the run's first submit to its last merge), each
+worker's time in round tasks and idle inside it (before the first task, between tasks, after the last), each
+worker's idle time at each round boundary (its task of round ``r + 1`` started after its own task of round ``r``
+ended: waiting for the other worker's delta, the scheduler, the client), the phases' CPU summed over workers, and
+the CPU of each thread over the training interval (clock ticks of 10 ms).  ``--json FILE`` writes every number.
+Records: docs/experiments/distributed.md, "Seventh session".
 """
 
 from __future__ import annotations
@@ -178,7 +179,7 @@ def _show(run: dict) -> None:
         print(f"  worker: tasks {w['busy_s']:.3f} s wall, {w['task_cpu_s']:.3f} s CPU; idle before first "
               f"{w['first_start_ms']:.1f} ms, at boundaries {sum(w['boundary_gaps_ms']):.1f} ms "
               f"({', '.join(f'{g:.1f}' for g in w['boundary_gaps_ms'])}), after last {w['after_last_ms']:.1f} ms; "
-              f"cut tasks {w['cut_cpu_ms']:.1f} ms CPU")
+              f"cutting pieces {w['cut_cpu_ms']:.1f} ms CPU")
         print("    tasks (round, start ms, wall ms, cpu ms): "
               + "; ".join(f"{r} {s:.0f} {d:.1f} {c:.1f}" for r, s, d, c in w["tasks_ms"]))
     print("  client: " + "; ".join(f"{e['what']} {e['round']} @{e['start_ms']:.0f} {e['ms']:.1f}ms"
