@@ -430,10 +430,23 @@ def merge(counts, at, rows, dtrans, dtotals, member: np.ndarray | None = None) -
     epochs of Brown); with ``member`` (a worker's copy) the rows of its shard's words only."""
     counts.trans += dtrans
     counts.emit_totals += dtotals
-    if member is not None:
-        keep = member[at]
-        at, rows = at[keep], (rows[0][keep], rows[1][keep])
-    counts.emit_scaled[at] += unpack(rows) / counts.emit_factor
+    q, e = rows
+    _add_rows(counts.emit_scaled, np.asarray(at, dtype=np.int64), q.astype(np.float32), e.astype(np.int64),
+              float(counts.emit_factor), np.ones(0, dtype=bool) if member is None else member)
+
+
+@numba.njit(cache=True)
+def _add_rows(scaled, at, q, e, factor: float, member) -> None:
+    """``scaled[at[i]] += q[i] 2^e[i] / factor`` for each row ``i`` whose word is in ``member`` (every row with an
+    empty ``member``; ``at`` distinct): :func:`unpack`'s product and the division in float64, the float operations
+    of ``scaled[at] += unpack((q, e)) / factor`` in one pass (measured: 5.5 -> 3.0 ms for 25,000 rows of 45)."""
+    for i in range(at.shape[0]):
+        w = at[i]
+        if member.shape[0] and not member[w]:
+            continue
+        s = math.ldexp(1.0, e[i])
+        for k in range(q.shape[1]):
+            scaled[w, k] += (np.float64(q[i, k]) * s) / factor
 
 
 class _Round:

@@ -269,6 +269,24 @@ def test_pack_rounds_as_numpy_does():
     assert q.dtype == np.float16 and pack(np.zeros((0, 3)))[0].shape == (0, 3)
 
 
+def test_merge_adds_as_numpy_does():
+    """:func:`merge` (one numba pass) adds ``unpack(rows) / factor`` onto the rows ``at`` bit for bit as numpy's
+    fancy-indexed ``+=`` does, with and without a member mask (a worker's copy: its shard's words only)."""
+    from induce.distributed.rounds import merge, pack, unpack
+
+    rng = np.random.default_rng(2)
+    at = np.sort(rng.choice(200, 60, replace=False)).astype(np.uint16)
+    rows, member = pack(rng.normal(0, 1, (60, 45)) * np.exp(rng.normal(0, 20, (60, 1)))), rng.random(200) < 0.6
+    for mask in (None, member):
+        counts = sh.GlobalCounts(np.ones((46, 45)), rng.exponential(1.0, (200, 45)))
+        counts.emit_factor = 3.7e-9
+        want = counts.emit_scaled.copy()
+        keep = np.ones(60, dtype=bool) if mask is None else mask[at]
+        want[at[keep]] += unpack((rows[0][keep], rows[1][keep])) / counts.emit_factor
+        merge(counts, at, rows, np.zeros((46, 45)), np.zeros(45), mask)
+        np.testing.assert_array_equal(counts.emit_scaled, want)
+
+
 def test_a_worker_process_can_import_the_rounds_first():
     """A fresh worker unpickles a round's task, so its first induce import is this module: no import cycle may
     depend on another entry point having run first (it once left workers failing every task, a hung gather)."""
