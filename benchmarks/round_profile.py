@@ -64,25 +64,23 @@ def main() -> None:
     I, K, R, piece = len(offsets) - 1, 45, args.sync, args.batch_size // 2
     rounds.advance = _timed("advance the copy", rounds.advance)
     rounds._delta = _timed("delta and pack", rounds._delta)
+    rounds._cut_round = _timed("cut", rounds._cut_round)
     rounds.stochastic.sentence_statistics = _timed("forward-backward", sh.sentence_statistics)
     rounds.ShardCounts.update = _timed("count update", sh.GlobalCounts.update)
     counts = sh.GlobalCounts.exponential(np.random.default_rng(0), K, W, len(tokens))
     seed = ((counts.trans, counts.emit_scaled, counts.emit_factor, counts.emit_totals), sh._NO_MASK)
-    rng, previous, done = np.random.default_rng(1), None, 0
+    rng, previous, done = np.random.default_rng(1), [], 0
     for r in range(args.rounds):
         outs = []
         steps = [((done + i + 2.0) ** -0.5, I / piece) for i in range(R)]  # rho (tau 1, kappa 0.5), scale
         for j, shard in enumerate(shards):
             n = len(shard[1]) - 1
+            pieces = [np.sort(rng.choice(n, piece, replace=False)) for _ in range(R)]
             t = time.process_time()
-            cut = rounds._cut_round(shard, [np.sort(rng.choice(n, piece, replace=False)) for _ in range(R)])
-            SPENT["cut"] += time.process_time() - t
-            t = time.process_time()
-            outs.append((rounds._run_round(cut, ("profile", j), r, seed if r == 0 else None, previous,
-                                           (steps, 0.5), ("cvi", 0.1, 1e-4, W, False), shard if r == 0 else None),
-                         None))
+            outs.append((rounds._run_round(shard, pieces, ("profile", j), r, seed if r == 0 else None, previous,
+                                           (steps, 0.5), ("cvi", 0.1, 1e-4, W, False)), None))
             SPENT["task"] += time.process_time() - t
-        previous, done = ([rho for rho, _ in steps], outs), done + R
+        previous, done = [([rho for rho, _ in steps], outs)], done + R
     n_tokens = args.rounds * R * 2 * piece * len(tokens) / I
     print(f"{args.path}: R {R}, M {args.batch_size}, W {W}, {args.rounds} rounds of 2 shards"
           f"{', every row added' if args.all_rows else ''}")

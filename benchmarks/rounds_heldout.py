@@ -12,6 +12,7 @@ buffer, to measure what the default does against alternatives:
 - ``-`` / ``grow``: the default (rounds 1, 2, 4, ... up to R);
 - ``exactN``: rounds of one minibatch for the first N minibatches, then the default;
 - ``flat``: rounds of R from the start; ``first``: one minibatch, then rounds of R;
+- ``growF``: rounds that grow F-fold (at most ``(F - 1) s + 1`` after ``s`` minibatches: 1, F, F^2, ... up to R);
 - ``rhoC``: rounds as long as their sum of ``rho`` (tau = 1, kappa = 0.5) stays at most C;
 - ``bufN`` (one process): a shuffle buffer of N sentences (default 10,000).
 
@@ -75,6 +76,9 @@ def variant(name: str) -> None:
         size = lambda self, start: self.sync_every  # noqa: E731
     elif name == "first":
         size = lambda self, start: 1 if start == 0 else self.sync_every  # noqa: E731
+    elif name.startswith("grow") and name != "grow":
+        fold = int(name[4:])
+        size = lambda self, start: min(self.sync_every, (fold - 1) * start + 1)  # noqa: E731
     elif name.startswith("rho"):
         size = _rho_bounded(float(name[3:]))
     elif name in ("-", "grow") or name.startswith("buf"):

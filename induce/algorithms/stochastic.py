@@ -52,7 +52,7 @@ class Minibatch(Algorithm):
             schedule = _schedule(opts, n_items, batch_seq)
             updater, batches = self._sentences(core, data, opts, train_ids, held, schedule)
         counts = stochastic.GlobalCounts.exponential(np.random.default_rng(init_seq), core.K, data.W, n_tokens)
-        _recipe(updater, opts, init_seq, core.K, data.W, n_tokens)
+        _recipe(updater, counts, opts, init_seq, n_tokens)
         settings = _settings(self.name, core, int(data.W), n_tokens, schedule, opts, subseq_length=opts.subseq_length,
                              buffer=opts.buffer)
         return run(self.name, core, counts, updater, batches, heldout, settings, n_items, n_tokens, opts)
@@ -94,13 +94,15 @@ def cluster_updater(shards, name: str, core, opts, n_sentences: int | None = Non
                                  n_sentences=n_sentences)
 
 
-def _recipe(updater, opts, init_seq, K: int, W: int, n_tokens: int) -> None:
-    """A fresh run on workers that keep copies of the counts: how its initial counts were made
-    (:class:`induce.distributed.rounds.Recipe`), so that the workers make theirs instead of receiving them."""
+def _recipe(updater, counts, opts, init_seq, n_tokens: int) -> None:
+    """A fresh run on workers that keep copies of the counts: how its initial ``counts`` were made
+    (:class:`induce.distributed.rounds.Recipe`), so that the workers make theirs instead of receiving them, made
+    now, before the run (:meth:`~induce.distributed.rounds.WorkerRoundsUpdater.prepare`), as ``counts`` were."""
     if hasattr(updater, "recipe") and not opts.resume:
         from ..distributed.rounds import Recipe
 
-        updater.recipe = Recipe(init_seq, K, W, n_tokens)
+        updater.recipe = Recipe(init_seq, counts.n_states, counts.n_words, n_tokens)
+        updater.prepare(counts)
 
 
 def heldout_tail(opts, n_tokens: int) -> int:
@@ -174,7 +176,7 @@ def fit_stream(name: str, core, info, path, format: str, lowercase: bool, buffer
         shards = WorkerCorpus.read(opts.client, path, format, info.vocab, lowercase=lowercase,
                                    skip=info.heldout_ids)
         updater = cluster_updater(shards, name, core, opts)
-        _recipe(updater, opts, init_seq, core.K, len(info.vocab), info.n_tokens)
+        _recipe(updater, counts, opts, init_seq, info.n_tokens)
         batches = updater.batches(stream.sharded_batches(shards.sentence_bounds, **schedule))
     else:
         updater = sentence_updater(name, core, info.n_sentences)

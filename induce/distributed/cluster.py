@@ -55,9 +55,23 @@ def session(workers: int = 0, address: str | None = None, timeout: float = CONNE
         return
     if workers < 1:
         raise ConfigError(f"a local cluster needs at least 1 worker, got {workers}")
-    with LocalCluster(n_workers=int(workers), threads_per_worker=1, processes=True, dashboard_address=":0",
-                      env=worker_environment(int(workers))) as cluster, Client(cluster) as client:
+    import dask
+
+    with dask.config.set(LOCAL_CONFIG), \
+            LocalCluster(n_workers=int(workers), threads_per_worker=1, processes=True, dashboard_address=":0",
+                         env=worker_environment(int(workers))) as cluster, Client(cluster) as client:
         yield client
+
+
+#: dask settings of a local cluster (:func:`session`; the nannies hand them to their workers): the workers'
+#: statistical profiler (a stack sample of the task thread every 10 ms, for a dashboard) off, the processes'
+#: system monitor (psutil's CPU, memory, disk and network counters, every 0.5 s) every 10 s, and the event loops'
+#: tick (which only measures how late the loop runs, to warn when it was blocked for 3 s) every second instead of
+#: every 20 ms: idle, the scheduler and two workers took 0.11 CPU-seconds a second with dask's settings, 0.03
+#: with these, CPU the workers' tasks then wait for on a machine without a spare core (docs/experiments/
+#: distributed.md, "Seventh session")
+LOCAL_CONFIG = {"distributed.worker.profile.enabled": False, "distributed.admin.system-monitor.interval": "10s",
+                "distributed.admin.tick.interval": "1s"}
 
 
 #: the variable that carries a local cluster worker's share of the cores (:func:`worker_environment`)

@@ -248,6 +248,45 @@ def test_packed_rows_keep_their_relative_error():
     assert word_ids(np.arange(2**16)).dtype == np.uint16 and word_ids(np.arange(2**16 + 1)).dtype == np.int32
 
 
+def test_pack_rounds_as_numpy_does():
+    """:func:`pack` (one numba pass, its own float64 -> float16 rounding) gives numpy's ``ldexp(rows, -e)
+    .astype(float16)`` and ``frexp`` exponents bit for bit: random rows of every scale and sign, and rows whose
+    scaled entries are exact ties between two halves (normal and subnormal: to even), the largest subnormal
+    rounding up to the smallest normal, and entries below half the smallest subnormal."""
+    from induce.distributed.rounds import pack
+
+    rng = np.random.default_rng(1)
+    rows = rng.exponential(1.0, (300, 45)) ** 3 * np.exp(rng.normal(0, 30, (300, 1))) * rng.choice([-1, 1], (300, 45))
+    rows[0], rows[1], rows[2] = 0.0, 1e-310, -1e300
+    ties = [0.5 + 2.0**-12, 0.5 + 3 * 2.0**-12, 2.0**-25, 3 * 2.0**-25, 5 * 2.0**-25, 2.0**-14 - 2.0**-25,
+            2.0**-26, -(0.25 + 2.0**-13), 0.99999, 2.0**-15 + 2.0**-26, np.nextafter(2.0**-25, 0), -0.0]
+    rows = np.vstack([rows, np.r_[0.75, ties, np.zeros(45 - 1 - len(ties))]])
+    _, e = np.frexp(np.abs(rows).max(axis=1))
+    q, got_e = pack(rows)
+    want = np.ldexp(rows, -e[:, None]).astype(np.float16)
+    np.testing.assert_array_equal(q.view(np.uint16), want.view(np.uint16))
+    np.testing.assert_array_equal(got_e, e)
+    assert q.dtype == np.float16 and pack(np.zeros((0, 3)))[0].shape == (0, 3)
+
+
+def test_merge_adds_as_numpy_does():
+    """:func:`merge` (one numba pass) adds ``unpack(rows) / factor`` onto the rows ``at`` bit for bit as numpy's
+    fancy-indexed ``+=`` does, with and without a member mask (a worker's copy: its shard's words only)."""
+    from induce.distributed.rounds import merge, pack, unpack
+
+    rng = np.random.default_rng(2)
+    at = np.sort(rng.choice(200, 60, replace=False)).astype(np.uint16)
+    rows, member = pack(rng.normal(0, 1, (60, 45)) * np.exp(rng.normal(0, 20, (60, 1)))), rng.random(200) < 0.6
+    for mask in (None, member):
+        counts = sh.GlobalCounts(np.ones((46, 45)), rng.exponential(1.0, (200, 45)))
+        counts.emit_factor = 3.7e-9
+        want = counts.emit_scaled.copy()
+        keep = np.ones(60, dtype=bool) if mask is None else mask[at]
+        want[at[keep]] += unpack((rows[0][keep], rows[1][keep])) / counts.emit_factor
+        merge(counts, at, rows, np.zeros((46, 45)), np.zeros(45), mask)
+        np.testing.assert_array_equal(counts.emit_scaled, want)
+
+
 def test_a_worker_process_can_import_the_rounds_first():
     """A fresh worker unpickles a round's task, so its first induce import is this module: no import cycle may
     depend on another entry point having run first (it once left workers failing every task, a hung gather)."""

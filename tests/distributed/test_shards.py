@@ -177,7 +177,9 @@ def test_fit_stream_on_read_shards(client, plain, infer, monkeypatch):
     again = HMMTagger(client=client, sync_every=1, **kw).fit_stream(plain, "plain", **fit)
     np.testing.assert_array_equal(again.emission_counts_, two.emission_counts_)
     last = lambda m: m.trace_[-1]["heldout_log_likelihood_per_token"]  # noqa: E731
-    assert last(two) == pytest.approx(last(ref), rel=0.02)
+    # another order of 12-sentence minibatches over 144: measured over random_state 7-12, -3.3% to +2.6% of the
+    # single process's held-out (each shard shuffled whole; with buffers of 50 in each shard -1.2% to +1.6%)
+    assert last(two) == pytest.approx(last(ref), rel=0.04)
     monkeypatch.setattr(dist.cluster, "n_workers", lambda client: 1)
     one = HMMTagger(client=client, **kw).fit_stream(plain, "plain", **fit)  # rounds of 64 (the default), one shard
     np.testing.assert_array_equal(one.transition_counts_, ref.transition_counts_)

@@ -83,6 +83,9 @@ def test_sharded_batches_give_every_shard_a_piece_of_every_step():
     one = list(stream.sharded_batches([0, 330], rng=np.random.default_rng(3), **kw))
     plain = list(stream.shuffled_batches(330, rng=np.random.default_rng(3), **kw))
     assert len(one) == len(plain) and all(np.array_equal(a, b) for a, b in zip(one, plain))
+    # several shards: each shuffled whole, not in buffers of 50 (the first piece of shard 0 reaches past its first
+    # buffer; all 8 inside it: probability ~5e-4 for a whole shuffle; a buffer-local one never leaves it)
+    assert batches[0][batches[0] < 130].max() >= 50 and len(batches[0][batches[0] < 130]) == 8
 
 
 def test_sigterm_writes_checkpoint_and_resume_matches_uninterrupted(tmp_path):
