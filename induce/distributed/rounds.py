@@ -59,17 +59,16 @@ below ``2^16`` words, :func:`word_ids`) to the client and to every other worker,
 
 from __future__ import annotations
 
-import math
 import time
 import uuid
 import zlib
 from collections import deque
 
-import numba
 import numpy as np
 
 from ..corpus.corpus import gather_sentences
 from ..infer import stochastic_hmm as stochastic
+from ..kernels.wire import add_rows, pack_rows
 from .cluster import RETRIES, Meter, nbytes, same, submit, timed_carried, tree_reduce
 from .shards import WorkerCorpus
 
@@ -113,54 +112,12 @@ def pack(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     largest magnitude (:func:`numpy.frexp`) and ``q`` float16 (round to nearest), so that an entry keeps a
     relative error of at most ``2^-11`` down to ``2^-13`` of its row's largest magnitude, and an absolute error of
     at most ``2^-24`` of it below: ``2 K + 2`` bytes a row against ``8 K`` in float64.  Bit for bit
-    ``np.ldexp(rows, -e[:, None]).astype(np.float16)``, in one pass (:func:`_pack_rows`: numpy converts float64
+    ``np.ldexp(rows, -e[:, None]).astype(np.float16)``, in one pass (:func:`~induce.kernels.wire.pack_rows`: numpy converts float64
     to float16 in software, ~19 ms for 25,000 rows of 45, a third of a round's delta)."""
     rows = np.ascontiguousarray(rows, dtype=np.float64)
     q, e = np.empty(rows.shape, dtype=np.uint16), np.empty(len(rows), dtype=np.int64)
-    _pack_rows(rows, q, e)
+    pack_rows(rows, q, e)
     return q.view(WIRE), e.astype(EXPONENT)
-
-
-@numba.njit(cache=True)
-def _half_bits(bits: int) -> int:
-    """The IEEE half-precision bits of the float64 of IEEE bits ``bits`` rounded to nearest, ties to even (as
-    numpy's float64 -> float16): sign, 5 exponent bits (bias 15), 10 mantissa bits; subnormal below ``2^-14``,
-    zero below ``2^-25``."""
-    sign = (bits >> 48) & 0x8000
-    exp = (bits >> 52) & 0x7FF
-    mant = bits & 0xFFFFFFFFFFFFF
-    if exp == 0x7FF:  # inf, nan
-        return sign | 0x7C00 | (0x200 if mant else 0)
-    E = exp - 1023
-    if E < -25:  # (float64 subnormals included) below half the smallest half subnormal
-        return sign
-    if E >= -14:  # a normal half: the mantissa's top 10 bits, 42 rounded off
-        m, rest, half, top = mant >> 42, mant & ((1 << 42) - 1), np.int64(1) << 41, (E + 15) << 10
-    else:  # a subnormal half: (2^52 + mant) 2^(E - 52) in units of 2^-24
-        s = 28 - E
-        full = mant | (np.int64(1) << 52)
-        m, rest, half, top = full >> s, full & ((np.int64(1) << s) - 1), np.int64(1) << (s - 1), 0
-    if rest > half or (rest == half and (m & 1)):
-        m += 1  # (a carry out of the mantissa goes into the exponent, as it should)
-    h = top + m
-    return sign | (0x7C00 if h >= 0x7C00 else h)
-
-
-@numba.njit(cache=True)
-def _pack_rows(rows, q, e) -> None:
-    """:func:`pack` into ``q`` (float16 bits) and ``e``: each row's exponent (``frexp`` of its largest magnitude)
-    and its entries times ``2^-e`` (``ldexp``, exact but for subnormals, as numpy's) rounded to half."""
-    scaled = np.empty(rows.shape[1])
-    bits = scaled.view(np.int64)
-    for r in range(rows.shape[0]):
-        top = 0.0
-        for k in range(rows.shape[1]):
-            top = max(top, abs(rows[r, k]))
-        e[r] = math.frexp(top)[1]
-        for k in range(rows.shape[1]):
-            scaled[k] = math.ldexp(rows[r, k], -e[r])
-        for k in range(rows.shape[1]):
-            q[r, k] = _half_bits(bits[k])
 
 
 def unpack(packed: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
@@ -431,22 +388,8 @@ def merge(counts, at, rows, dtrans, dtotals, member: np.ndarray | None = None) -
     counts.trans += dtrans
     counts.emit_totals += dtotals
     q, e = rows
-    _add_rows(counts.emit_scaled, np.asarray(at, dtype=np.int64), q.astype(np.float32), e.astype(np.int64),
+    add_rows(counts.emit_scaled, np.asarray(at, dtype=np.int64), q.astype(np.float32), e.astype(np.int64),
               float(counts.emit_factor), np.ones(0, dtype=bool) if member is None else member)
-
-
-@numba.njit(cache=True)
-def _add_rows(scaled, at, q, e, factor: float, member) -> None:
-    """``scaled[at[i]] += q[i] 2^e[i] / factor`` for each row ``i`` whose word is in ``member`` (every row with an
-    empty ``member``; ``at`` distinct): :func:`unpack`'s product and the division in float64, the float operations
-    of ``scaled[at] += unpack((q, e)) / factor`` in one pass (measured: 5.5 -> 3.0 ms for 25,000 rows of 45)."""
-    for i in range(at.shape[0]):
-        w = at[i]
-        if member.shape[0] and not member[w]:
-            continue
-        s = math.ldexp(1.0, e[i])
-        for k in range(q.shape[1]):
-            scaled[w, k] += (np.float64(q[i, k]) * s) / factor
 
 
 class _Round:

@@ -1,0 +1,66 @@
+"""The wire format's compiled loops (:mod:`induce.distributed.rounds`): a round's delta rows packed to float16
+mantissas with a power-of-two exponent a row, and packed rows added to a table of counts, each in one pass and
+bit for bit the numpy expressions they replace (numpy converts float64 to float16 in software)."""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+
+@numba.njit(cache=True)
+def half_bits(bits: int) -> int:
+    """The IEEE half-precision bits of the float64 of IEEE bits ``bits`` rounded to nearest, ties to even (as
+    numpy's float64 -> float16): sign, 5 exponent bits (bias 15), 10 mantissa bits; subnormal below ``2^-14``,
+    zero below ``2^-25``."""
+    sign = (bits >> 48) & 0x8000
+    exp = (bits >> 52) & 0x7FF
+    mant = bits & 0xFFFFFFFFFFFFF
+    if exp == 0x7FF:  # inf, nan
+        return sign | 0x7C00 | (0x200 if mant else 0)
+    E = exp - 1023
+    if E < -25:  # (float64 subnormals included) below half the smallest half subnormal
+        return sign
+    if E >= -14:  # a normal half: the mantissa's top 10 bits, 42 rounded off
+        m, rest, half, top = mant >> 42, mant & ((1 << 42) - 1), np.int64(1) << 41, (E + 15) << 10
+    else:  # a subnormal half: (2^52 + mant) 2^(E - 52) in units of 2^-24
+        s = 28 - E
+        full = mant | (np.int64(1) << 52)
+        m, rest, half, top = full >> s, full & ((np.int64(1) << s) - 1), np.int64(1) << (s - 1), 0
+    if rest > half or (rest == half and (m & 1)):
+        m += 1  # (a carry out of the mantissa goes into the exponent, as it should)
+    h = top + m
+    return sign | (0x7C00 if h >= 0x7C00 else h)
+
+
+@numba.njit(cache=True)
+def pack_rows(rows, q, e) -> None:
+    """:func:`induce.distributed.rounds.pack` into ``q`` (float16 bits) and ``e``: each row's exponent (``frexp`` of its largest magnitude)
+    and its entries times ``2^-e`` (``ldexp``, exact but for subnormals, as numpy's) rounded to half."""
+    scaled = np.empty(rows.shape[1])
+    bits = scaled.view(np.int64)
+    for r in range(rows.shape[0]):
+        top = 0.0
+        for k in range(rows.shape[1]):
+            top = max(top, abs(rows[r, k]))
+        e[r] = math.frexp(top)[1]
+        for k in range(rows.shape[1]):
+            scaled[k] = math.ldexp(rows[r, k], -e[r])
+        for k in range(rows.shape[1]):
+            q[r, k] = half_bits(bits[k])
+
+
+@numba.njit(cache=True)
+def add_rows(scaled, at, q, e, factor: float, member) -> None:
+    """``scaled[at[i]] += q[i] 2^e[i] / factor`` for each row ``i`` whose word is in ``member`` (every row with an
+    empty ``member``; ``at`` distinct): :func:`induce.distributed.rounds.unpack`'s product and the division in float64, the float operations
+    of ``scaled[at] += unpack((q, e)) / factor`` in one pass (measured: 5.5 -> 3.0 ms for 25,000 rows of 45)."""
+    for i in range(at.shape[0]):
+        w = at[i]
+        if member.shape[0] and not member[w]:
+            continue
+        s = math.ldexp(1.0, e[i])
+        for k in range(q.shape[1]):
+            scaled[w, k] += (np.float64(q[i, k]) * s) / factor
