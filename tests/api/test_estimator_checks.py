@@ -70,7 +70,7 @@ PAIRS = [(s.split(), t.split()) for s, t in [("das haus", "the house"), ("das bu
 FITS = {  # unfitted estimator, training data, a decoding method (must refuse before fit)
     "HMMTagger": (HMMTagger(n_states=3, n_iter=2, random_state=0), WORDS, "predict"),
     "HDPHMMTagger": (HDPHMMTagger(truncation=3, n_iter=2, random_state=0), WORDS, "predict"),
-    "DMVParser": (DMVParser(n_iter=2), TAGS, "predict"),
+    "DMVParser": (DMVParser(n_iter=2, random_state=0), TAGS, "predict"),  # (cvi draws its sentence order)
     "PCFGInducer": (PCFGInducer(n_nonterminals=2, n_iter=2, random_state=0), TAGS, "parse"),
     "WordAligner": (WordAligner(n_iter=2, random_state=0), PAIRS, "align"),
 }
