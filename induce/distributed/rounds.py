@@ -614,8 +614,8 @@ class WorkerRoundsUpdater(stochastic.SentenceUpdater):
                 self._recover(counts)
         done = self._flight.popleft()
         done.tasks = []  # (recovery runs only the rounds in flight again)
-        advance(counts, rd.rhos, [out for out, _ in outs], self.corpus.n_shards == 1)
         exact = self.corpus.n_shards == 1
+        advance(counts, rd.rhos, [out for out, _ in outs], exact)
         self._ll = float(sum(out[1] if exact else out[4] for out, _ in outs)[-1])
         received = nbytes([out for out, _ in outs])
         tree = 0 if exact else sum(out[5] for out, _ in outs)
