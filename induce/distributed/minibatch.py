@@ -21,7 +21,7 @@ import time
 
 import numpy as np
 
-from ..corpus.corpus import gather_sentences
+from ..corpus.corpus import distinct, gather_sentences
 from ..infer import stochastic_hmm as stochastic
 from . import cluster
 from .cluster import Meter, nbytes, submit, timed
@@ -44,8 +44,8 @@ def _minibatch_piece(shard, idx):
     """On a worker, phase 1: shard sentences ``idx`` as ``(words, local tokens, offsets)``: the distinct word ids
     and the tokens as indices into them."""
     tokens, offsets = gather_sentences(shard[0], shard[1], idx)
-    words, local = np.unique(tokens, return_inverse=True)
-    return words, local.astype(np.int32).reshape(-1), offsets
+    words, local = distinct(tokens)
+    return words, local.astype(np.int32), offsets
 
 
 def _piece_words(p):

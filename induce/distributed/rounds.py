@@ -66,9 +66,9 @@ from collections import deque
 
 import numpy as np
 
-from ..corpus.corpus import gather_sentences
+from ..corpus.corpus import distinct, gather_sentences
 from ..infer import stochastic_hmm as stochastic
-from ..kernels.wire import add_rows, pack_rows
+from ..kernels.wire import HALF_VALUES, add_rows, pack_rows
 from .cluster import RETRIES, Meter, nbytes, same, submit, timed_carried, tree_reduce
 from .shards import WorkerCorpus
 
@@ -107,24 +107,27 @@ def decayed(x: np.ndarray, rhos) -> np.ndarray:
 WIRE, EXPONENT = np.float16, np.int16
 
 
-def pack(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def pack(rows: np.ndarray, base: np.ndarray | None = None, coef: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
     """Rows for the wire: ``(q, e)`` with ``rows[r] ~ q[r] 2^e[r]``, ``2^e[r]`` the power of two above the row's
     largest magnitude (:func:`numpy.frexp`) and ``q`` float16 (round to nearest), so that an entry keeps a
     relative error of at most ``2^-11`` down to ``2^-13`` of its row's largest magnitude, and an absolute error of
     at most ``2^-24`` of it below: ``2 K + 2`` bytes a row against ``8 K`` in float64.  Bit for bit
-    ``np.ldexp(rows, -e[:, None]).astype(np.float16)``, in one pass (:func:`~induce.kernels.wire.pack_rows`: numpy converts float64
-    to float16 in software, ~19 ms for 25,000 rows of 45, a third of a round's delta)."""
+    ``np.ldexp(rows, -e[:, None]).astype(np.float16)``, in one pass (:func:`~induce.kernels.wire.pack_rows`: numpy
+    converts float64 to float16 in software, ~19 ms for 25,000 rows of 45, a third of a round's delta).  With
+    ``base`` / ``coef``: the rows ``coef * (rows - base)`` packed, bit for bit, without making them."""
     rows = np.ascontiguousarray(rows, dtype=np.float64)
+    base = np.zeros((0, rows.shape[1])) if base is None else np.ascontiguousarray(base, dtype=np.float64)
     q, e = np.empty(rows.shape, dtype=np.uint16), np.empty(len(rows), dtype=np.int64)
-    pack_rows(rows, q, e)
+    pack_rows(rows, base, float(coef), q, e)
     return q.view(WIRE), e.astype(EXPONENT)
 
 
 def unpack(packed: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
-    """The float64 rows of :func:`pack`'s ``(q, e)``: ``q 2^e`` (a product by a power of two, exact; ``ldexp`` on
-    the broadcast exponents takes ~6x longer)."""
+    """The float64 rows of :func:`pack`'s ``(q, e)``: ``q 2^e`` (``q`` decoded by :data:`~induce.kernels.wire.
+    HALF_VALUES`, numpy's float16 conversion exactly; a product by a power of two, exact; ``ldexp`` on the
+    broadcast exponents takes ~6x longer)."""
     q, e = packed
-    return q.astype(np.float64) * np.ldexp(1.0, e.astype(np.int64))[:, None]
+    return HALF_VALUES[q.view(np.uint16)] * np.ldexp(1.0, e.astype(np.int64))[:, None]
 
 
 def row_bytes(K: int) -> int:
@@ -141,12 +144,8 @@ def _cut_round(shard, pieces):
     """On a worker, phase 1: the round's pieces (local sentence indices, one array per minibatch) as ``(words,
     [(tokens as indices into words, offsets)])``: ``words`` their sorted distinct word ids ``T_j``."""
     cut = [gather_sentences(shard[0], shard[1], idx) for idx in pieces]
-    tokens = np.concatenate([t for t, _ in cut])
-    # np.unique(tokens, return_inverse=True) by a table over the ids: O(n + W) against a sort (~10x faster on a
-    # round's 350k tokens; the cut waits in front of the next round whenever it is not cut ahead)
-    present = np.zeros(int(tokens.max()) + 1 if len(tokens) else 0, dtype=bool)
-    present[tokens] = True
-    words, local = word_ids(np.flatnonzero(present)), (np.cumsum(present, dtype=np.int32) - 1)[tokens]
+    words, local = distinct(np.concatenate([t for t, _ in cut]))
+    words, local = word_ids(words), local.astype(np.int32)
     ends = np.cumsum([len(t) for t, _ in cut])
     return words, [(local[e - len(t):e], o) for (t, o), e in zip(cut, ends)]
 
@@ -325,8 +324,8 @@ def _delta(words, counts: ShardCounts, start, rhos, weight: float, lls):
     ``rho >= 1`` the start is zero, as eq. 3.103 leaves it), packed (:func:`pack`); the transitions and column
     totals likewise, float64; the bytes moved between workers to make it (none: :func:`_add` counts them)."""
     trans0, rows0, _, totals0 = start
-    base = 0.0 if any(rho >= 1.0 for rho in rhos) else rows0
-    rows = pack(weight * counts.emit_factor * (counts.emit_scaled - base))
+    base = None if any(rho >= 1.0 for rho in rhos) else rows0
+    rows = pack(counts.emit_scaled, base, weight * counts.emit_factor)
     return (words, rows, weight * (counts.trans - decayed(trans0, rhos)),
             weight * (counts.emit_totals - decayed(totals0, rhos)), lls, 0)
 
@@ -388,8 +387,8 @@ def merge(counts, at, rows, dtrans, dtotals, member: np.ndarray | None = None) -
     counts.trans += dtrans
     counts.emit_totals += dtotals
     q, e = rows
-    add_rows(counts.emit_scaled, np.asarray(at, dtype=np.int64), q.astype(np.float32), e.astype(np.int64),
-              float(counts.emit_factor), np.ones(0, dtype=bool) if member is None else member)
+    add_rows(counts.emit_scaled, np.asarray(at, dtype=np.int64), q.view(np.uint16), e.astype(np.int64),
+             float(counts.emit_factor), np.ones(0, dtype=bool) if member is None else member, HALF_VALUES)
 
 
 class _Round:

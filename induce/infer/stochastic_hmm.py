@@ -35,7 +35,7 @@ import numba
 import numpy as np
 
 from ..algorithms.minibatch import LOCAL_RULE, Updater
-from ..corpus.corpus import gather_sentences
+from ..corpus.corpus import distinct, gather_sentences
 from ..errors import ConfigError
 from ..kernels.subchain import guard_messages, stationary_distribution, subchain_batch_pass
 from ..modelfile import Field, Schema
@@ -97,6 +97,10 @@ class GlobalCounts:
         """Emission counts of the words ``ids`` (ids equal to ``W`` are unseen words: zero counts)."""
         ids = np.asarray(ids)
         known = ids < self.n_words
+        if known.all():  # (a round's words on a worker, a minibatch's in training: one gather, no mask)
+            rows = self.emit_scaled[ids]
+            rows *= self.emit_factor
+            return rows
         rows = np.zeros((len(ids), self.n_states))
         rows[known] = self.emit_factor * self.emit_scaled[ids[known]]
         return rows
@@ -193,7 +197,7 @@ def sentence_statistics(counts: GlobalCounts, estimator: str, alpha: float, beta
 
     Returns ``(trans_stats (K+1, K), ids, emit_stats (len(ids), K), log-likelihood)``.
     """
-    ids, local = np.unique(tokens, return_inverse=True)
+    ids, local = distinct(tokens)
     A, P = local_parameters(counts, estimator, alpha, beta, ids)
     trans_stats, emit_stats, ll = local_statistics(A, P, dictionary_rows(allowed, ids, counts.n_states),
                                                    local.astype(np.int32).reshape(-1), offsets)
@@ -325,7 +329,7 @@ class SubchainUpdater(CountsUpdater):
         win = np.zeros(len(sub_ids) + 1, dtype=np.int64)
         np.cumsum(whi - wlo, out=win[1:])
         pos = np.repeat(wlo - win[:-1], whi - wlo) + np.arange(win[-1], dtype=np.int64)
-        ids, local = np.unique(self.tokens[pos], return_inverse=True)
+        ids, local = distinct(self.tokens[pos])
         A, P = local_parameters(counts, self.estimator, self.alpha, self.beta, ids)
         M = len(sub_ids)
         C = np.ascontiguousarray(counts.trans[1:])

@@ -252,7 +252,8 @@ def test_pack_rounds_as_numpy_does():
     """:func:`pack` (one numba pass, its own float64 -> float16 rounding) gives numpy's ``ldexp(rows, -e)
     .astype(float16)`` and ``frexp`` exponents bit for bit: random rows of every scale and sign, and rows whose
     scaled entries are exact ties between two halves (normal and subnormal: to even), the largest subnormal
-    rounding up to the smallest normal, and entries below half the smallest subnormal."""
+    rounding up to the smallest normal, and entries below half the smallest subnormal; and a round's delta
+    ``coef (rows - base)`` packed without making it as it is when made."""
     from induce.distributed.rounds import pack
 
     rng = np.random.default_rng(1)
@@ -267,12 +268,16 @@ def test_pack_rounds_as_numpy_does():
     np.testing.assert_array_equal(q.view(np.uint16), want.view(np.uint16))
     np.testing.assert_array_equal(got_e, e)
     assert q.dtype == np.float16 and pack(np.zeros((0, 3)))[0].shape == (0, 3)
+    base, coef = rows[::-1] * rng.random(rows.shape), 0.37  # a round's delta, packed without making it
+    fused, made = pack(rows, base, coef), pack(coef * (rows - base))
+    np.testing.assert_array_equal(fused[0].view(np.uint16), made[0].view(np.uint16))
+    np.testing.assert_array_equal(fused[1], made[1])
 
 
 def test_merge_adds_as_numpy_does():
     """:func:`merge` (one numba pass) adds ``unpack(rows) / factor`` onto the rows ``at`` bit for bit as numpy's
     fancy-indexed ``+=`` does, with and without a member mask (a worker's copy: its shard's words only)."""
-    from induce.distributed.rounds import merge, pack, unpack
+    from induce.distributed.rounds import merge, pack
 
     rng = np.random.default_rng(2)
     at = np.sort(rng.choice(200, 60, replace=False)).astype(np.uint16)
@@ -282,7 +287,8 @@ def test_merge_adds_as_numpy_does():
         counts.emit_factor = 3.7e-9
         want = counts.emit_scaled.copy()
         keep = np.ones(60, dtype=bool) if mask is None else mask[at]
-        want[at[keep]] += unpack((rows[0][keep], rows[1][keep])) / counts.emit_factor
+        want[at[keep]] += rows[0][keep].astype(np.float64) * np.ldexp(1.0, rows[1][keep].astype(np.int64))[:, None] \
+            / counts.emit_factor
         merge(counts, at, rows, np.zeros((46, 45)), np.zeros(45), mask)
         np.testing.assert_array_equal(counts.emit_scaled, want)
 

@@ -75,6 +75,25 @@ def test_factored_emission_update_equals_dense_blend():
     np.testing.assert_allclose(counts.emit_totals, dense.sum(axis=0), rtol=1e-9)
 
 
+def test_distinct_words_are_numpys_unique_by_either_route():
+    """:func:`induce.corpus.corpus.distinct` (a minibatch's words): ``np.unique(tokens, return_inverse=True)``
+    whether it counts them in a table (ids near the tokens' count) or sorts them (ids far above it), and
+    :meth:`GlobalCounts.emission_rows` gathers known words as it does a mix with unseen ones."""
+    from induce.corpus.corpus import distinct
+
+    rng = np.random.default_rng(3)
+    for tokens in (rng.integers(0, 50, 400).astype(np.int32), rng.integers(0, 10**9, 400),
+                   np.zeros(0, dtype=np.int64), np.array([[7, 2], [7, 9]])):
+        for got, want in zip(distinct(tokens), np.unique(tokens, return_inverse=True)):
+            np.testing.assert_array_equal(got, want.reshape(-1))
+    counts = sh.GlobalCounts(rng.random((5, 4)), rng.random((30, 4)))
+    counts.emit_factor = 0.3
+    known, mixed = counts.emission_rows(np.array([2, 29, 5])), counts.emission_rows(np.array([2, 29, 5, 30]))
+    np.testing.assert_array_equal(known, mixed[:3])
+    np.testing.assert_array_equal(mixed[3], 0.0)
+    np.testing.assert_array_equal(known, 0.3 * counts.emit_scaled[[2, 29, 5]])
+
+
 def test_same_seed_same_result_and_heldout_improves_on_known_hmm():
     tokens, offsets, _, _ = sample_hmm(400, 3)
     corpus = as_corpus(tokens, offsets, 12)
