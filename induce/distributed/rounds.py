@@ -77,11 +77,12 @@ class ShardCounts(stochastic.GlobalCounts):
     """On a worker for one round: the counts of the words ``T_j`` only (rows ``0..|T_j|-1``), with the run's
     ``W`` (the emission normaliser's ``W beta``) and column totals.  The factor is never folded into the rows
     here (the client does that between rounds, :meth:`GlobalCounts.renormalise`): the column totals of all
-    ``W`` words cannot be re-summed from ``T_j``."""
+    ``W`` words cannot be re-summed from ``T_j``.  ``rows`` are taken as they are (float64: a gather of a copy's
+    rows is already a copy of its own; ~9 MB a round on Brown); the transitions and totals are copied."""
 
     def __init__(self, trans, rows, factor: float, totals, n_words: int):
         self.trans = np.array(trans, dtype=np.float64)
-        self.emit_scaled = np.array(rows, dtype=np.float64)
+        self.emit_scaled = np.asarray(rows, dtype=np.float64)
         self.emit_factor = float(factor)
         self.emit_totals = np.array(totals, dtype=np.float64)
         self._n_words = int(n_words)
@@ -287,7 +288,7 @@ def _run_round(shard, pieces, key, r: int, seed, previous, schedule, settings, o
     if own is not None:
         stale_start(start, words, own[0], own[1][0])
     start = (start.trans, start.emit_scaled, start.emit_factor, start.emit_totals)
-    counts = ShardCounts(*start, W)
+    counts = ShardCounts(start[0], start[1].copy(), start[2], start[3], W)
     K = counts.n_states
     mask = stochastic.dictionary_rows(allowed, words, K)
     lls = np.zeros(len(steps))
