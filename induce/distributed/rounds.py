@@ -115,7 +115,8 @@ def pack(rows: np.ndarray, base: np.ndarray | None = None, coef: float = 1.0) ->
     at most ``2^-24`` of it below: ``2 K + 2`` bytes a row against ``8 K`` in float64.  Bit for bit
     ``np.ldexp(rows, -e[:, None]).astype(np.float16)``, in one pass (:func:`~induce.kernels.wire.pack_rows`: numpy
     converts float64 to float16 in software, ~19 ms for 25,000 rows of 45, a third of a round's delta).  With
-    ``base`` / ``coef``: the rows ``coef * (rows - base)`` packed, bit for bit, without making them."""
+    ``base`` / ``coef``: the rows ``coef * (rows - base)`` packed, bit for bit, without making them (a round's
+    delta of 25,000 rows of 45: 8.0 ms made then packed, 2.0 ms so; load ~2)."""
     rows = np.ascontiguousarray(rows, dtype=np.float64)
     base = np.zeros((0, rows.shape[1])) if base is None else np.ascontiguousarray(base, dtype=np.float64)
     q, e = np.empty(rows.shape, dtype=np.uint16), np.empty(len(rows), dtype=np.int64)

@@ -73,7 +73,8 @@ def add_rows(scaled, at, q, e, factor: float, member, values) -> None:
     """``scaled[at[i]] += q[i] 2^e[i] / factor`` for each row ``i`` whose word is in ``member`` (every row with an
     empty ``member``; ``at`` distinct), ``q`` the float16 bits decoded by ``values`` (:data:`HALF_VALUES`):
     :func:`induce.distributed.rounds.unpack`'s product and the division in float64, the float operations of
-    ``scaled[at] += unpack((q, e)) / factor`` in one pass (measured: 5.5 -> 3.0 ms for 25,000 rows of 45)."""
+    ``scaled[at] += unpack((q, e)) / factor`` in one pass (25,000 rows of 45: 5.5 -> 3.0 ms, load ~1; the halves
+    decoded by the table instead of numpy's conversion to float32 before the pass: 3.7 -> 2.1 ms, load ~2)."""
     for i in range(at.shape[0]):
         w = at[i]
         if member.shape[0] and not member[w]:
