@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import gc
 import json
 import os
 import sys
@@ -114,8 +115,9 @@ def _less(b: dict, a: dict) -> dict:
 
 
 def _fit(path: str, client, seed: int, sync: int, staleness: int) -> dict:
-    """One epoch, timed: see the module docstring."""
+    """One epoch, timed: see the module docstring (after a full garbage collection, as :func:`scale_bench._fit`)."""
     client.run(_instrument_worker)
+    gc.collect()
     events, snaps = [], []  # client: (what, round, start, end); CPU by thread at the first submit and last merge
     submit, collect = rounds.WorkerRoundsUpdater._submit, rounds.WorkerRoundsUpdater._collect
 

@@ -17,7 +17,10 @@ count deltas, :class:`induce.distributed.WorkerRoundsUpdater`), but ``R = 1`` on
 ``--exact-workers``.  Per run: training tokens/s (the trace's seconds: held-out evaluation and the scan outside),
 held-out log-likelihood per token after the epoch, bytes on the wire per token and per minibatch, the step
 overhead per minibatch, each worker's tokens/s inside its tasks and peak memory, and the client's CPU seconds.
-Kernels are compiled before timing (in this process and on each cluster).  Prints a table; ``--json FILE``
+Kernels are compiled before timing (in this process and on each cluster), and every fit starts after a full
+garbage collection in this process, as benchmark harnesses do: a generation-2 collection here (~100 ms with
+dask's objects, load ~1) stops a local cluster's scheduler, which runs in this process, and where the next one
+falls is chance (in the first timed fit or none; docs/experiments/distributed.md, "Eighth session").  Prints a table; ``--json FILE``
 writes every number.  One cluster per worker count, its runs back to back.  Then issue 41's acceptance, PASS /
 FAIL per two-worker run in rounds (:func:`acceptance`).  ``--seeds``: every run once a seed (the
 model's ``random_state``: initial counts, minibatch order, held-out sample); the acceptance then takes the
@@ -32,6 +35,7 @@ and a 500k-token stream (indicative: a smaller vocabulary and fewer rounds than 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import sys
@@ -60,6 +64,7 @@ def _fit(path, client, batch_size: int, sync: int, seed: int, epochs: int = 1, s
     model = HMMTagger(n_states=45, infer="scvi", batch_size=batch_size, random_state=seed, client=client,
                       sync_every=sync, staleness=staleness, n_epochs=epochs, heldout_fraction=0.02,
                       heldout_max_tokens=50_000, tol=0)
+    gc.collect()
     cpu0, t0, wcpu0 = time.process_time(), time.perf_counter(), _worker_cpu(client)
     model.fit_stream(path)
     wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
