@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import collections
-import gc
 import json
 import os
 import sys
@@ -27,6 +26,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import scale_bench  # noqa: E402
 from scale_bench import _seeds, _warm  # noqa: E402
 
 from induce import HMMTagger  # noqa: E402
@@ -117,7 +117,7 @@ def _less(b: dict, a: dict) -> dict:
 def _fit(path: str, client, seed: int, sync: int, staleness: int) -> dict:
     """One epoch, timed: see the module docstring (after a full garbage collection, as :func:`scale_bench._fit`)."""
     client.run(_instrument_worker)
-    gc.collect()
+    scale_bench._collect_garbage(client)
     events, snaps = [], []  # client: (what, round, start, end); CPU by thread at the first submit and last merge
     submit, collect = rounds.WorkerRoundsUpdater._submit, rounds.WorkerRoundsUpdater._collect
 

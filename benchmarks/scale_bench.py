@@ -18,9 +18,9 @@ count deltas, :class:`induce.distributed.WorkerRoundsUpdater`), but ``R = 1`` on
 held-out log-likelihood per token after the epoch, bytes on the wire per token and per minibatch, the step
 overhead per minibatch, each worker's tokens/s inside its tasks and peak memory, and the client's CPU seconds.
 Kernels are compiled before timing (in this process and on each cluster), and every fit starts after a full
-garbage collection in this process, as benchmark harnesses do: a generation-2 collection here (~100 ms with
-dask's objects, load ~1) stops a local cluster's scheduler, which runs in this process, and where the next one
-falls is chance (in the first timed fit or none; docs/experiments/distributed.md, "Eighth session").  Prints a table; ``--json FILE``
+garbage collection in this process and on the workers, as benchmark harnesses do: a generation-2 collection
+(~100 ms with dask's objects, load ~1) stops a local cluster's scheduler (in this process) or a worker, and
+whether one falls inside the first timed fit is chance (docs/experiments/distributed.md, "Eighth session").  Prints a table; ``--json FILE``
 writes every number.  One cluster per worker count, its runs back to back.  Then issue 41's acceptance, PASS /
 FAIL per two-worker run in rounds (:func:`acceptance`).  ``--seeds``: every run once a seed (the
 model's ``random_state``: initial counts, minibatch order, held-out sample); the acceptance then takes the
@@ -64,7 +64,7 @@ def _fit(path, client, batch_size: int, sync: int, seed: int, epochs: int = 1, s
     model = HMMTagger(n_states=45, infer="scvi", batch_size=batch_size, random_state=seed, client=client,
                       sync_every=sync, staleness=staleness, n_epochs=epochs, heldout_fraction=0.02,
                       heldout_max_tokens=50_000, tol=0)
-    gc.collect()
+    _collect_garbage(client)
     cpu0, t0, wcpu0 = time.process_time(), time.perf_counter(), _worker_cpu(client)
     model.fit_stream(path)
     wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
@@ -88,6 +88,13 @@ def _fit(path, client, batch_size: int, sync: int, seed: int, epochs: int = 1, s
         out["worker_peak_memory_mb"] = sorted(rep["worker_peak_memory_mb"].values())
         out["worker_tokens_per_cpu_s"] = sorted(rep["worker_tokens_per_cpu_s"].values())
     return out
+
+
+def _collect_garbage(client) -> None:
+    """A full garbage collection in this process and on every worker of ``client`` (module docstring)."""
+    gc.collect()
+    if client is not None:
+        client.run(gc.collect)
 
 
 def _worker_cpu(client) -> float:

@@ -36,7 +36,7 @@ worker: ``g(w) = w - 1`` row transfers through the holder's link as dask does it
 holder), ``ceil(log2 w)`` with a tree broadcast (``--tree-broadcast``, as built above two workers:
 :func:`induce.distributed.rounds.spread`), then each worker adds both sums to its copy (or, ``--shard-rows``, as
 built, only the rows of its shard's words) at ``a`` seconds an entry
-(:func:`induce.distributed.rounds.merge`, measured 4-6 ns loaded), then its compute.  ``o0`` and ``c`` are the
+(:func:`induce.distributed.rounds.merge`, measured 1.8 ns, load ~2), then its compute.  ``o0`` and ``c`` are the
 least-squares fit of the measured overhead per round against the bytes per
 round between the workers over the two-worker runs of ``--resident``.  The client must keep up: it merges the
 same two sums (``a 2 T(R M / 2) K``) and receives them (``c 2 T(R M / 2) b``) in a round's time (printed).
@@ -90,9 +90,10 @@ def efficiency(p: dict, w: int, R: int, M: int, W: float, hop_s: float) -> float
     return compute / (p["o0_s"] + hop_s * levels + p["c_s_per_byte"] * (client + tree) + compute)
 
 
-#: seconds a (float64) entry to unpack and add a packed sum into a copy of the counts (merge of 18,000 x 45 rows:
-#: 5.1 CPU ms, loaded machine; docs/experiments/distributed.md, "Fourth session")
-ADD_S = 6e-9
+#: seconds a (float64) entry to unpack and add a packed sum into a copy of the counts (merge of 25,000 x 45 rows,
+#: the halves decoded by a table: 2.05 ms, load ~2; docs/experiments/distributed.md, "Eighth session"; 6 ns with
+#: numpy's float16 conversion, "Fourth session")
+ADD_S = 1.8e-9
 
 
 def fit_resident(runs: list) -> dict:
