@@ -4,7 +4,7 @@
         --seeds 0-7 --out heldout.jsonl
     PYTHONPATH=. python benchmarks/rounds_heldout.py /tmp/scale_bench_brown.txt 2:64:flat,2:64:exact64 --seeds 0
 
-Each run is ``workers:R:variant[:shards]``, fitted once a seed (``HMMTagger(infer="scvi", n_states=45)``, M = 1,000, one
+Each run is ``workers:R:variant[:shards[:staleness]]``, fitted once a seed (``HMMTagger(infer="scvi", n_states=45)``, M = 1,000, one
 epoch: :func:`scale_bench._fit`), on one cluster a worker count (0: this process).  The variant changes only
 ``WorkerRoundsUpdater.round_size`` in this process (the client decides the rounds) or the single process's shuffle
 buffer, to measure what the default does against alternatives:
@@ -19,7 +19,7 @@ buffer, to measure what the default does against alternatives:
 ``shards`` (default: one a worker) cuts the corpus into that many shards on the run's workers: a shard is the
 unit of the rounds' arithmetic (its own copy, pieces, delta, place in the tree of sums), wherever it runs, so
 ``1:64:grow:32`` gives the held-out log-likelihood of 32 workers on one (docs/experiments/distributed.md,
-"Eighth session").
+"Eighth session"); ``staleness`` 1: rounds that never wait (default 0).
 
 Writes one JSON line a run to ``--out`` (seed, workers, R, variant, held-out LL per token, tokens/s, rounds,
 bytes per token, load average before and after); held-out values do not depend on the machine's load.  Records:
@@ -102,7 +102,7 @@ def main() -> None:
     ap.add_argument("--epochs", type=int, default=1)
     ap.add_argument("--out", required=True, help="JSON lines, appended")
     args = ap.parse_args()
-    runs = [(int(w), int(R), v, int(rest[0]) if rest else 0)
+    runs = [(int(w), int(R), v, int(rest[0]) if rest else 0, int(rest[1]) if len(rest) > 1 else 0)
             for w, R, v, *rest in (r.split(":") for r in args.runs.split(","))]
     with contextlib.ExitStack() as stack:
         clients = {}
@@ -112,14 +112,14 @@ def main() -> None:
             clients[w].wait_for_workers(w)
             scale_bench._warm(args.path, clients[w])
         for seed in scale_bench._seeds(args.seeds):
-            for w, R, name, shards in runs:
+            for w, R, name, shards, staleness in runs:
                 variant(name)
                 load = os.getloadavg()[0]
                 dist.cluster.n_workers = (lambda client, n=shards: n) if shards else WORKERS
-                r = scale_bench._fit(args.path, clients.get(w), 1000, R, seed, args.epochs)
+                r = scale_bench._fit(args.path, clients.get(w), 1000, R, seed, args.epochs, staleness)
                 dist.cluster.n_workers = WORKERS
-                row = {"seed": seed, "workers": w, "shards": shards or w, "R": R, "variant": name,
-                       "ll": r["heldout_ll_per_token"],
+                row = {"seed": seed, "workers": w, "shards": shards or w, "R": R, "staleness": staleness,
+                       "variant": name, "ll": r["heldout_ll_per_token"],
                        "tokens_per_s": r["tokens_per_s"], "rounds": r.get("steps"),
                        "bytes_per_token": r.get("bytes_per_token"), "load": [load, os.getloadavg()[0]]}
                 print(json.dumps(row), flush=True)

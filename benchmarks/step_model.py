@@ -40,6 +40,13 @@ built, only the rows of its shard's words) at ``a`` seconds an entry
 least-squares fit of the measured overhead per round against the bytes per
 round between the workers over the two-worker runs of ``--resident``.  The client must keep up: it merges the
 same two sums (``a 2 T(R M / 2) K``) and receives them (``c 2 T(R M / 2) b``) in a round's time (printed).
+
+With ``--staleness 1`` (rounds that never wait, :func:`induce.distributed.rounds.stale_start`: round ``r + 1``
+starts from the sums of round ``r - 1`` and its own delta of round ``r``) a round's exchange (``o0``, the tree of
+deltas, the spread of the sums) runs while the next round computes, and a round takes ``max(compute + adds,
+exchange)``.  This assumes a worker's transfers proceed beside its compute thread (a spare core or the network's
+own time), which the 2-core machine does not give: there staleness 1 measured no faster (distributed.md, "Sixth
+session").
 """
 
 from __future__ import annotations
@@ -109,9 +116,11 @@ def fit_resident(runs: list) -> dict:
 
 
 def efficiency_resident(p: dict, w: int, R: int, M: int, W: float, hop_s: float, K: int = 45,
-                        tree_broadcast: bool = False, shard_sentences: float = 0.0) -> tuple[float, float]:
+                        tree_broadcast: bool = False, shard_sentences: float = 0.0,
+                        staleness: int = 0) -> tuple[float, float]:
     """The share of a round on ``w`` workers that they compute in the resident design (the module docstring), and
-    the client's time a round (receiving and merging the partial sums) over the round's."""
+    the client's time a round (receiving and merging the partial sums) over the round's; with ``staleness`` 1 a
+    round's exchange beside the next round's compute."""
     T = lambda n: min(W, p["heaps_a"] * n ** p["heaps_h"])  # noqa: E731
     half = T(R * M / min(w, 2))
     levels = max(0, math.ceil(math.log2(w / 2))) if w > 2 else 0
@@ -120,9 +129,10 @@ def efficiency_resident(p: dict, w: int, R: int, M: int, W: float, hop_s: float,
     # a worker adds every row of the sums, or (shard_sentences) only those of its shard's vocabulary
     # T(I / w), taken as a random share of the W words
     added = 2 * half * (min(1.0, T(shard_sentences / w) / W) if shard_sentences else 1.0)
-    spread = p["c_s_per_byte"] * fanout * half * ROW_BYTES + ADD_S * added * K
+    exchange = p["o0_s"] + tree + p["c_s_per_byte"] * fanout * half * ROW_BYTES  # the sums reach every worker
+    adds = ADD_S * added * K  # on the worker's compute thread
     compute = R * M * p["L"] / (w * p["r_tokens_per_cpu_s"])
-    total = p["o0_s"] + tree + spread + compute
+    total = max(compute + adds, exchange) if staleness else exchange + adds + compute
     client = p["c_s_per_byte"] * 2 * half * ROW_BYTES + ADD_S * 2 * half * K
     return compute / total, client / total
 
@@ -140,6 +150,8 @@ def main() -> None:
     ap.add_argument("--shard-rows", type=float, default=0.0, metavar="I",
                     help="resident design: each worker adds only the rows of its shard's words (as built), a "
                          "corpus of I sentences (Brown: 57340)")
+    ap.add_argument("--staleness", type=int, default=0, choices=(0, 1),
+                    help="resident design: 1, a round's exchange beside the next round's compute (default 0)")
     ap.add_argument("--link-mb-s", type=float, default=0.0, help="also predict with this client link (MB/s)")
     ap.add_argument("--hop-ms", type=float, default=5.0, help="o1, the latency of a tree level (default 5 ms)")
     ap.add_argument("--o0-ms", type=float, default=None, help="with --link-mb-s: this o0 instead of the fitted one")
@@ -176,10 +188,10 @@ def main() -> None:
             for w in (int(v) for v in args.workers.split(",")):
                 e, client = efficiency_resident(q, w, R, args.batch_size, args.vocabulary, args.hop_ms / 1e3,
                                                 tree_broadcast=args.tree_broadcast,
-                                                shard_sentences=args.shard_rows)
+                                                shard_sentences=args.shard_rows, staleness=args.staleness)
                 cells.append(f"{w}: {e:.0%} (client {client:.0%})")
-            print(f"{name}, o0 = {1e3 * q['o0_s']:.1f} ms, M = {args.batch_size}, R = {R}, efficiency by workers: "
-                  + ", ".join(cells))
+            print(f"{name}, o0 = {1e3 * q['o0_s']:.1f} ms, M = {args.batch_size}, R = {R}, staleness "
+                  f"{args.staleness}, efficiency by workers: " + ", ".join(cells))
 
 
 if __name__ == "__main__":

@@ -125,9 +125,9 @@ def pack(rows: np.ndarray, base: np.ndarray | None = None, coef: float = 1.0) ->
 
 
 def unpack(packed: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
-    """The float64 rows of :func:`pack`'s ``(q, e)``: ``q 2^e`` (``q`` decoded by :data:`~induce.kernels.wire.
-    HALF_VALUES`, numpy's float16 conversion exactly; a product by a power of two, exact; ``ldexp`` on the
-    broadcast exponents takes ~6x longer)."""
+    """The float64 rows of :func:`pack`'s ``(q, e)``: ``q 2^e`` (``q`` decoded by
+    :data:`~induce.kernels.wire.HALF_VALUES`, numpy's float16 conversion exactly; a product by a power of two,
+    exact; ``ldexp`` on the broadcast exponents takes ~6x longer)."""
     q, e = packed
     return HALF_VALUES[q.view(np.uint16)] * np.ldexp(1.0, e.astype(np.int64))[:, None]
 
