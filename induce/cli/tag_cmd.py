@@ -60,7 +60,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "minibatches stale; default 64; 1: every minibatch exchanged exactly)")
     p.add_argument("--staleness", type=int, choices=(0, 1), default=None,
                    help="with --sync-every R > 1 on several workers: 1 starts each worker's round without waiting "
-                        "for the others' previous round, whose changes arrive one round late (default 0)")
+                        "for the others' previous round, whose changes arrive one round late (default 0; beyond two "
+                        "workers it loses held-out quality: 0.2-0.5 nats/token at 4-32 workers)")
     p.set_defaults(handler=run)
 
 

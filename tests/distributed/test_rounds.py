@@ -193,6 +193,18 @@ def test_resume_in_the_middle_of_a_round(client, corpus, tmp_path, staleness):
     np.testing.assert_array_equal(resumed.emissions(), counts.emissions())
 
 
+def test_staleness_beyond_two_workers_says_what_it_costs(client, corpus, monkeypatch):
+    """Rounds that never wait lose held-out quality as workers are added (0.2-0.5 nats/token at 4-32 workers,
+    docs/experiments/distributed.md): a fit with ``staleness=1`` on more than two workers says so."""
+    from induce.infer.convergence import FitWarning
+
+    monkeypatch.setattr(dist.cluster, "n_workers", lambda client: 3)
+    with pytest.warns(FitWarning, match="staleness=1 on 3 workers"):
+        model = HMMTagger(n_states=4, infer="scvi", batch_size=10, random_state=5, client=client, sync_every=4,
+                          staleness=1).fit(corpus)
+    assert any(w.startswith("staleness=1 on 3 workers") for w in model.warnings_)
+
+
 def test_cli_sync_every_reports_the_wire(client, text, capsys):
     argv = [text, "--infer", "scvi", "--states", "3", "--batch-size", "20", "--epochs", "2", "--heldout", "0",
             "--quiet", "--json"]
