@@ -5,9 +5,9 @@
     PYTHONPATH=. python benchmarks/rounds_heldout.py /tmp/scale_bench_brown.txt 2:64:flat,2:64:exact64 --seeds 0
 
 Each run is ``workers:R:variant[:shards[:staleness]]``, fitted once a seed (``HMMTagger(infer="scvi",
-n_states=45)``, M = 1,000, one epoch: :func:`scale_bench._fit`), on one cluster a worker count (0: this process).  The variant changes only
-``WorkerRoundsUpdater.round_size`` in this process (the client decides the rounds) or the single process's shuffle
-buffer, to measure what the default does against alternatives:
+n_states=45)``, M = 1,000, one epoch: :func:`scale_bench._fit`), on one cluster a worker count (0: this
+process).  The variant changes only ``WorkerRoundsUpdater.round_size`` in this process (the client decides the
+rounds) or the single process's shuffle buffer, to measure what the default does against alternatives:
 
 - ``-`` / ``grow``: the default (rounds 1, 2, 4, ... up to R);
 - ``exactN``: rounds of one minibatch for the first N minibatches, then the default;
