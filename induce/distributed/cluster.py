@@ -69,9 +69,11 @@ def session(workers: int = 0, address: str | None = None, timeout: float = CONNE
 #: tick (which only measures how late the loop runs, to warn when it was blocked for 3 s) every second instead of
 #: every 20 ms: idle, the scheduler and two workers took 0.11 CPU-seconds a second with dask's settings, 0.03
 #: with these, CPU the workers' tasks then wait for on a machine without a spare core (docs/experiments/
-#: distributed.md, "Seventh session")
+#: distributed.md, "Seventh session"); and the memory monitors (each nanny's, which run in the client's process,
+#: and each worker's: a worker's memory read from /proc against its limits) every second instead of every 100 ms:
+#: idle, the client's process and two workers 0.031 -> 0.017 CPU-seconds a second (load ~0.5, "Eighth session")
 LOCAL_CONFIG = {"distributed.worker.profile.enabled": False, "distributed.admin.system-monitor.interval": "10s",
-                "distributed.admin.tick.interval": "1s"}
+                "distributed.admin.tick.interval": "1s", "distributed.worker.memory.monitor-interval": "1s"}
 
 
 #: the variable that carries a local cluster worker's share of the cores (:func:`worker_environment`)
