@@ -116,8 +116,10 @@ def main() -> None:
                 variant(name)
                 load = os.getloadavg()[0]
                 dist.cluster.n_workers = (lambda client, n=shards: n) if shards else WORKERS
-                r = scale_bench._fit(args.path, clients.get(w), 1000, R, seed, args.epochs, staleness)
-                dist.cluster.n_workers = WORKERS
+                try:
+                    r = scale_bench._fit(args.path, clients.get(w), 1000, R, seed, args.epochs, staleness)
+                finally:
+                    dist.cluster.n_workers = WORKERS
                 row = {"seed": seed, "workers": w, "shards": shards or w, "R": R, "staleness": staleness,
                        "variant": name, "ll": r["heldout_ll_per_token"],
                        "tokens_per_s": r["tokens_per_s"], "rounds": r.get("steps"),

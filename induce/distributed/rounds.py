@@ -288,8 +288,8 @@ def _run_round(shard, pieces, key, r: int, seed, previous, schedule, settings, o
     start = ShardCounts(copy.trans, copy.emit_scaled[words], copy.emit_factor, copy.emit_totals, W)
     if own is not None:
         stale_start(start, words, own[0], own[1][0])
+    counts = ShardCounts(start.trans, start.emit_scaled.copy(), start.emit_factor, start.emit_totals, W)
     start = (start.trans, start.emit_scaled, start.emit_factor, start.emit_totals)
-    counts = ShardCounts(start[0], start[1].copy(), start[2], start[3], W)
     K = counts.n_states
     mask = stochastic.dictionary_rows(allowed, words, K)
     lls = np.zeros(len(steps))
