@@ -24,8 +24,8 @@ whether one falls inside the first timed fit is chance (docs/experiments/distrib
 Prints a table; ``--json FILE`` writes every number.  One cluster per worker count, its runs back to back.
 Then issue 41's acceptance, PASS / FAIL per two-worker run in rounds (:func:`acceptance`).  ``--seeds``: every
 run once a seed (the model's ``random_state``: initial counts, minibatch order, held-out sample); the
-acceptance then takes the tokens/s and the held-out gap to the single process as means over the seeds, paired seed by seed, and prints the
-gap's standard error and the single process's own spread over the seeds: one epoch of scvi lands in different
+acceptance then takes the tokens/s and the held-out gap to the single process as means over the seeds, paired
+seed by seed, and prints the gap's standard error and the single process's own spread over the seeds: one epoch of scvi lands in different
 local optima for different seeds and minibatch orders (on the 10M stream a standard deviation of 0.024 nats/token
 over 8 seeds in one process, docs/experiments/distributed.md, "The held-out gap is the seed's"), so the gap of one
 seed says little about a 0.01 tolerance.  ``--quick``: Brown cut to its first 20,000 sentences
