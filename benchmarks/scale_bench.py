@@ -18,18 +18,18 @@ count deltas, :class:`induce.distributed.WorkerRoundsUpdater`), but ``R = 1`` on
 held-out log-likelihood per token after the epoch, bytes on the wire per token and per minibatch, the step
 overhead per minibatch, each worker's tokens/s inside its tasks and peak memory, and the client's CPU seconds.
 Kernels are compiled before timing (in this process and on each cluster), and every fit starts after a full
-garbage collection in this process and on the workers, as benchmark harnesses do: a generation-2 collection
-(~100 ms with dask's objects, load ~1) stops a local cluster's scheduler (in this process) or a worker, and
-whether one falls inside the first timed fit is chance (docs/experiments/distributed.md, "Eighth session").
-Prints a table; ``--json FILE`` writes every number.  One cluster per worker count, its runs back to back.
-Then issue 41's acceptance, PASS / FAIL per two-worker run in rounds (:func:`acceptance`).  ``--seeds``: every
-run once a seed (the model's ``random_state``: initial counts, minibatch order, held-out sample); the
-acceptance then takes the tokens/s and the held-out gap to the single process as means over the seeds, paired
-seed by seed, and prints the gap's standard error and the single process's own spread over the seeds: one epoch of scvi lands in different
+garbage collection in this process and on the workers, as benchmark harnesses do: a generation-2 collection (~100
+ms with dask's objects, load ~1) stops a local cluster's scheduler (in this process) or a worker, and whether one
+falls inside the first timed fit is chance (docs/experiments/distributed.md, "Eighth session"). Prints a table;
+``--json FILE`` writes every number. One cluster per worker count, its runs back to back. Then issue 41's
+acceptance, PASS / FAIL per two-worker run in rounds (:func:`acceptance`). ``--seeds``: every run once a seed (the
+model's ``random_state``: initial counts, minibatch order, held-out sample); the acceptance then takes the
+tokens/s and the held-out gap to the single process as means over the seeds, paired seed by seed, and prints the
+gap's standard error and the single process's own spread over the seeds: one epoch of scvi lands in different
 local optima for different seeds and minibatch orders (on the 10M stream a standard deviation of 0.024 nats/token
 over 8 seeds in one process, docs/experiments/distributed.md, "The held-out gap is the seed's"), so the gap of one
-seed says little about a 0.01 tolerance.  ``--quick``: Brown cut to its first 20,000 sentences
-and a 500k-token stream (indicative: a smaller vocabulary and fewer rounds than the full corpora).
+seed says little about a 0.01 tolerance. ``--quick``: Brown cut to its first 20,000 sentences and a 500k-token
+stream (indicative: a smaller vocabulary and fewer rounds than the full corpora).
 """
 
 from __future__ import annotations
