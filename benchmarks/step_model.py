@@ -4,6 +4,8 @@
         --timing benchmarks/results/scale_accept_quiet.json --link-mb-s 1000
     python benchmarks/step_model.py benchmarks/results/scale_packed_loaded.json \
         --resident benchmarks/results/scale_resident_loaded.json --link-mb-s 1000
+    python benchmarks/step_model.py benchmarks/results/scale_packed_loaded.json --corpus hmm --vocabulary 20000 \
+        --link-mb-s 1000 --o0-ms 14 --tree-broadcast --measured benchmarks/results/scale_16core_h41f_stream_*.json
 
 Two designs.  The client's (``--timing``; the rounds up to issue 41's fourth session: the client sends each
 worker the rows of its words and merges the partial sums before the next round starts).  A round of ``R``
@@ -34,12 +36,18 @@ next round's, which fetch the partial sums), ``levels = ceil(log2(w / 2))`` leve
 hop and, at most, a sum of a half of the round's rows), then the :data:`CLIENT_SUMS` partial sums to every
 worker: ``g(w) = w - 1`` row transfers through the holder's link as dask does it (every worker fetches from the
 holder), ``ceil(log2 w)`` with a tree broadcast (``--tree-broadcast``, as built above two workers:
-:func:`induce.distributed.rounds.spread`), then each worker adds both sums to its copy (or, ``--shard-rows``, as
+:func:`induce.distributed.rounds.spread`; each of its levels also a hop ``o1``: a task that waits on its parent's
+copy), then each worker adds both sums to its copy (or, ``--shard-rows``, as
 built, only the rows of its shard's words) at ``a`` seconds an entry
 (:func:`induce.distributed.rounds.merge`, measured 1.8 ns, load ~2), then its compute.  ``o0`` and ``c`` are the
 least-squares fit of the measured overhead per round against the bytes per
 round between the workers over the two-worker runs of ``--resident``.  The client must keep up: it merges the
 same two sums (``a 2 T(R M / 2) K``) and receives them (``c 2 T(R M / 2) b``) in a round's time (printed).
+
+``--measured JSON``: runs on more workers (a machine with more cores) next to the model, each run's efficiency
+split into the workers' rate in their tasks against one worker's and the share of the run they computed, beside
+the model's share for the run's own rounds (growing ones included); then ``o0`` and ``o1`` refitted to them and
+the prediction (docs/experiments/distributed.md, "Ninth session").
 
 With ``--staleness 1`` (rounds that never wait, :func:`induce.distributed.rounds.stale_start`: round ``r + 1``
 starts from the sums of round ``r - 1`` and its own delta of round ``r``) a round's exchange (``o0``, the tree of
@@ -115,26 +123,92 @@ def fit_resident(runs: list) -> dict:
             "r_tokens_per_cpu_s": float(np.median([v for r in runs for v in r["worker_tokens_per_cpu_s"]]))}
 
 
+def resident_round(p: dict, w: int, n: int, M: int, W: float, hop_s: float, K: int = 45,
+                   tree_broadcast: bool = False, shard_sentences: float = 0.0) -> dict:
+    """A round of ``n`` minibatches on ``w`` workers in the resident design (the module docstring), in seconds:
+    ``exchange`` on the critical path (``o0``, ``levels`` hops and ``bytes`` through the links), a worker's
+    ``adds`` of the partial sums, its ``compute``, and the ``client``'s receiving and merging of the sums."""
+    T = lambda x: min(W, p["heaps_a"] * x ** p["heaps_h"])  # noqa: E731
+    half = T(n * M / min(w, 2))
+    levels = max(0, math.ceil(math.log2(w / 2))) if w > 2 else 0
+    fanout = max(1, math.ceil(math.log2(w))) if tree_broadcast else w - 1
+    # dependent hops: the tree of deltas, then (tree broadcast above two workers) one a level of the spread
+    hops = levels + (fanout if tree_broadcast and w > 2 else 0)
+    # the tree of deltas, then the sums reach every worker
+    path = (sum(T(n * M * 2**level / w) for level in range(levels)) + fanout * half) * ROW_BYTES
+    # a worker adds every row of the sums, or (shard_sentences) only those of its shard's vocabulary
+    # T(I / w), taken as a random share of the W words
+    added = 2 * half * (min(1.0, T(shard_sentences / w) / W) if shard_sentences else 1.0)
+    return {"hops": hops, "bytes": path, "exchange": p["o0_s"] + hops * hop_s + p["c_s_per_byte"] * path,
+            "adds": ADD_S * added * K, "compute": n * M * p["L"] / (w * p["r_tokens_per_cpu_s"]),
+            "client": p["c_s_per_byte"] * 2 * half * ROW_BYTES + ADD_S * 2 * half * K}
+
+
 def efficiency_resident(p: dict, w: int, R: int, M: int, W: float, hop_s: float, K: int = 45,
                         tree_broadcast: bool = False, shard_sentences: float = 0.0,
                         staleness: int = 0) -> tuple[float, float]:
     """The share of a round on ``w`` workers that they compute in the resident design (the module docstring), and
     the client's time a round (receiving and merging the partial sums) over the round's; with ``staleness`` 1 a
     round's exchange beside the next round's compute."""
-    T = lambda n: min(W, p["heaps_a"] * n ** p["heaps_h"])  # noqa: E731
-    half = T(R * M / min(w, 2))
-    levels = max(0, math.ceil(math.log2(w / 2))) if w > 2 else 0
-    fanout = max(1, math.ceil(math.log2(w))) if tree_broadcast else w - 1
-    tree = sum(hop_s + p["c_s_per_byte"] * T(R * M * 2**level / w) * ROW_BYTES for level in range(levels))
-    # a worker adds every row of the sums, or (shard_sentences) only those of its shard's vocabulary
-    # T(I / w), taken as a random share of the W words
-    added = 2 * half * (min(1.0, T(shard_sentences / w) / W) if shard_sentences else 1.0)
-    exchange = p["o0_s"] + tree + p["c_s_per_byte"] * fanout * half * ROW_BYTES  # the sums reach every worker
-    adds = ADD_S * added * K  # on the worker's compute thread
-    compute = R * M * p["L"] / (w * p["r_tokens_per_cpu_s"])
-    total = max(compute + adds, exchange) if staleness else exchange + adds + compute
-    client = p["c_s_per_byte"] * 2 * half * ROW_BYTES + ADD_S * 2 * half * K
-    return compute / total, client / total
+    x = resident_round(p, w, R, M, W, hop_s, K, tree_broadcast, shard_sentences)
+    total = max(x["compute"] + x["adds"], x["exchange"]) if staleness else x["exchange"] + x["adds"] + x["compute"]
+    return x["compute"] / total, x["client"] / total
+
+
+def round_sizes(minibatches: int, R: int) -> list[int]:
+    """The rounds of a run of ``minibatches`` in rounds of ``R``, growing (1, 2, 4, ... up to ``R``: a round that
+    starts after ``s`` minibatches holds at most ``s + 1``, :meth:`induce.distributed.WorkerRoundsUpdater.round_size`)
+    and the last one cut at the run's end."""
+    sizes, done = [], 0
+    while done < minibatches:
+        sizes.append(min(R, done + 1, minibatches - done))
+        done += sizes[-1]
+    return sizes
+
+
+def measured(files: list, p: dict, W: float, tree_broadcast: bool) -> list[dict]:
+    """Each staleness-0 run in rounds on two or more workers of ``files`` (``scale_bench.py --json``) next to the
+    model: its efficiency (tokens/s over ``w`` times the one-worker run's on the same corpus and epochs) as the
+    product of the workers' rate in their tasks against one worker's (tokens per CPU-second: the machine's cores
+    shared, which the model does not hold) and the share of the run they computed (``busy``: tokens over ``w``,
+    the rate, the training seconds); the model's share for the run's own rounds (:func:`round_sizes`) at that
+    rate; then ``(o0, o1, c)`` refitted by least squares to the runs' measured overhead (the training seconds less
+    the compute) against their rounds, tree levels and bytes on the critical path (the model's)."""
+    runs = [(c["corpus"], r) for f in files for c in json.load(open(f))["corpora"] for r in c["runs"]]
+    epochs = lambda r: len(r["heldout_ll_per_epoch"])  # noqa: E731
+    one = {(name, epochs(r)): r for name, r in runs if r["workers"] == 1}
+    rows = []
+    for name, r in runs:
+        base = one.get((name, epochs(r)))
+        if r["workers"] < 2 or (r["sync"] or 1) < 2 or r.get("staleness", 0) or base is None:
+            continue
+        w, rate1 = r["workers"], float(np.mean(base["worker_tokens_per_cpu_s"]))
+        rate = float(np.mean(r["worker_tokens_per_cpu_s"]))
+        compute = r["tokens"] / w / rate
+        q = {**p, "r_tokens_per_cpu_s": rate, "L": r["tokens"] / (r["minibatches"] * r["batch_size"])}
+        parts = [resident_round(q, w, n, r["batch_size"], W, p["hop_s"], tree_broadcast=tree_broadcast)
+                 for n in round_sizes(r["minibatches"], r["sync"])]
+        rows.append({"corpus": name, "workers": w, "R": r["sync"], "epochs": epochs(r), "rate1": rate1, "L": q["L"],
+                     "efficiency": r["tokens_per_s"] / (w * base["tokens_per_s"]), "rate": rate / rate1,
+                     "busy": compute / r["train_seconds"],
+                     "model_busy": compute / (compute + sum(x["exchange"] + x["adds"] for x in parts)),
+                     "overhead_s": r["train_seconds"] - compute, "rounds": len(parts), "hops": parts[0]["hops"],
+                     "bytes_path": sum(x["bytes"] for x in parts), "adds_s": sum(x["adds"] for x in parts)})
+    return rows
+
+
+def refit(rows: list, c: float) -> dict:
+    """``(o0, o1)`` by least squares (each at least 0) of the runs' overhead (less the adds and the bytes at ``c``
+    seconds a byte) against their rounds and rounds times dependent hops (:func:`measured`).  The overhead is
+    the training seconds less the compute, so it holds the wait for the slowest worker too (not in the model: the
+    timeline of 16 workers had the longest task of a round ~25% above the mean); ``c`` is given: the bytes on the
+    critical path grow with the hops from run to run, and these runs do not tell them apart."""
+    from scipy.optimize import nnls
+
+    X = np.array([[r["rounds"], r["rounds"] * r["hops"]] for r in rows])
+    y = np.array([r["overhead_s"] - r["adds_s"] - c * r["bytes_path"] for r in rows])
+    (o0, o1), _ = nnls(X, y)
+    return {"o0_s": float(o0), "hop_s": float(o1), "c_s_per_byte": c, "runs": len(rows)}
 
 
 def main() -> None:
@@ -155,6 +229,9 @@ def main() -> None:
     ap.add_argument("--link-mb-s", type=float, default=0.0, help="also predict with this client link (MB/s)")
     ap.add_argument("--hop-ms", type=float, default=5.0, help="o1, the latency of a tree level (default 5 ms)")
     ap.add_argument("--o0-ms", type=float, default=None, help="with --link-mb-s: this o0 instead of the fitted one")
+    ap.add_argument("--measured", nargs="+", metavar="JSON",
+                    help="resident design: these runs (scale_bench.py --json, a machine with more cores) next to "
+                         "the model with --o0-ms, --hop-ms and --link-mb-s, then the model refitted to them")
     ap.add_argument("--corpus", default="brown", help="the runs whose vocabulary growth T(n) is fitted (a part of "
                                                        "the corpus path; default: brown)")
     ap.add_argument("--vocabulary", type=float, default=56_057, help="W, the cap of T(n) (default: Brown's)")
@@ -175,6 +252,8 @@ def main() -> None:
                      for w in (int(v) for v in args.workers.split(","))]
             print(f"{name}, o0 = {1e3 * q['o0_s']:.1f} ms, M = {args.batch_size}, R = {R}, efficiency by workers: "
                   + ", ".join(cells))
+    if args.measured:
+        _print_measured(args, p, given)
     if not args.resident:
         return
     runs = [r for _, r in _two_worker_rounds(pool(args.resident))]
@@ -193,6 +272,32 @@ def main() -> None:
             print(f"{name}, o0 = {1e3 * q['o0_s']:.1f} ms, M = {args.batch_size}, R = {R}, staleness "
                   f"{args.staleness}, efficiency by workers: " + ", ".join(cells))
 
+
+def _print_measured(args, p: dict, given: dict) -> None:
+    """``--measured``: each run against the model (:func:`measured`), the refit (:func:`refit`) and its prediction
+    for steady rounds, at one worker's rate and at the rate of the most workers measured."""
+    q = {**p, **given, "hop_s": args.hop_ms / 1e3}
+    rows = measured(args.measured, q, args.vocabulary, args.tree_broadcast)
+    print(f"measured (o0 = {1e3 * q['o0_s']:.1f} ms, hop = {args.hop_ms:g} ms, c = {1e9 * q['c_s_per_byte']:.2f} "
+          "ns/B): workers | R | epochs | rounds | efficiency | = rate vs one worker | x busy | model busy")
+    for r in rows:
+        print(f"  {r['workers']} | {r['R']} | {r['epochs']} | {r['rounds']} | {r['efficiency']:.0%} | {r['rate']:.2f}"
+              f" | {r['busy']:.0%} | {r['model_busy']:.0%}")
+    fitted = {**q, **refit(rows, q["c_s_per_byte"])}
+    print("refitted:", json.dumps({k: fitted[k] for k in ("o0_s", "hop_s", "c_s_per_byte", "runs")}))
+    most = max(r["workers"] for r in rows)
+    slow = float(np.mean([r["rate"] for r in rows if r["workers"] == most]))
+    rate1, L = float(np.mean([r["rate1"] for r in rows])), float(np.mean([r["L"] for r in rows]))
+    for name, scale in (("one worker's rate", 1.0), (f"the rate of {most} workers", slow)):
+        at = {**fitted, "r_tokens_per_cpu_s": scale * rate1, "L": L}
+        for R in (int(v) for v in args.sync.split(",")):
+            cells = []
+            for w in (int(v) for v in args.workers.split(",")):
+                busy, _ = efficiency_resident(at, w, R, args.batch_size, args.vocabulary, at["hop_s"],
+                                              tree_broadcast=args.tree_broadcast, staleness=args.staleness)
+                cells.append(f"{w}: {scale * busy:.0%}")
+            print(f"refitted, {name} ({scale:.2f} x {rate1 / 1e3:.0f}k tokens per CPU-s), M = {args.batch_size}, "
+                  f"R = {R}, staleness {args.staleness}: " + ", ".join(cells))
 
 if __name__ == "__main__":
     main()

@@ -29,6 +29,7 @@ import numpy as np
 from ..errors import ConfigError
 from .formats import read_sentences
 from .transforms import pipeline
+from .corpus import gather_sentences
 from .vocab import Vocabulary
 
 
@@ -65,27 +66,35 @@ def scan(path: str | os.PathLike, format: str = "auto", *, lowercase: bool = Fal
     heap: list[tuple[float, int, np.ndarray]] = []  # (-key, sentence, ids) of the sentences held out so far
     held_tok = 0
     bound = np.inf  # the smallest key pushed out: a candidate above it comes after the cap in key order
-    for i, sent in enumerate(_sentences(path, format, lowercase)):
-        ids = vocab.encode(sent.words, grow=True)
-        if len(ids) == 0:
+    first = 0  # the index of the block's first sentence
+    for tokens, offsets in encoded_blocks(path, format, vocab, lowercase=lowercase, grow=True):
+        lengths = np.diff(offsets)
+        if heldout_fraction == 0:
+            n_sent += int(np.count_nonzero(lengths))
+            n_tok += len(tokens)
+            first += len(lengths)
             continue
-        n_sent += 1
-        n_tok += len(ids)
-        if heldout_fraction == 0 or rng.random() >= heldout_fraction:
-            continue
-        key = rng.random()
-        if key >= bound:
-            continue
-        heapq.heappush(heap, (-key, i, ids))
-        held_tok += len(ids)
-        n_sent -= 1
-        n_tok -= len(ids)
-        while held_tok > heldout_max_tokens and len(heap) > 1:
-            neg, _, out = heapq.heappop(heap)
-            bound = -neg
-            held_tok -= len(out)
+        for j, n in enumerate(lengths.tolist()):
+            if n == 0:
+                continue
             n_sent += 1
-            n_tok += len(out)
+            n_tok += n
+            if rng.random() >= heldout_fraction:
+                continue
+            key = rng.random()
+            if key >= bound:
+                continue
+            heapq.heappush(heap, (-key, first + j, tokens[offsets[j]:offsets[j + 1]].copy()))
+            held_tok += n
+            n_sent -= 1
+            n_tok -= n
+            while held_tok > heldout_max_tokens and len(heap) > 1:
+                neg, _, out = heapq.heappop(heap)
+                bound = -neg
+                held_tok -= len(out)
+                n_sent += 1
+                n_tok += len(out)
+        first += len(lengths)
     if n_tok == 0:
         raise ConfigError(f"{path}: no training tokens")
     held = sorted((i, ids) for _, i, ids in heap)
@@ -95,26 +104,51 @@ def scan(path: str | os.PathLike, format: str = "auto", *, lowercase: bool = Fal
     return StreamInfo(vocab, n_sent, n_tok, np.asarray([i for i, _ in held], dtype=np.int64), tokens, offsets)
 
 
+#: sentences read and encoded together (:func:`encoded_blocks`): the per-token work in C, a block's words in memory
+BLOCK_SENTENCES = 256
+
+
+def encoded_blocks(path, format: str, vocab: Vocabulary, *, lowercase: bool = False, grow: bool = False
+                   ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Every sentence of the file(s), empty ones included (a sentence's index is its place in the stream), as CSR
+    blocks of :data:`BLOCK_SENTENCES`, encoded by :meth:`Vocabulary.encode_sentences` (``grow``: the vocabulary
+    grows in order of first appearance, as sentence by sentence)."""
+    sentences = (sent.words for sent in _sentences(path, format, lowercase))
+    while block := list(itertools.islice(sentences, BLOCK_SENTENCES)):
+        yield vocab.encode_sentences(block, grow)
+
+
 def sentence_chunks(path, format: str, vocab: Vocabulary, *, chunk_sentences: int, lowercase: bool = False,
                     skip: np.ndarray | None = None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-    """Training sentences as CSR chunks of ``chunk_sentences``, leaving out the indices in ``skip``."""
-    skip_set = set(int(i) for i in (skip if skip is not None else ()))
-    toks: list[np.ndarray] = []
-    for i, sent in enumerate(_sentences(path, format, lowercase)):
-        if i in skip_set or not sent.words:
-            continue
-        toks.append(vocab.encode(sent.words, grow=False))
-        if len(toks) == chunk_sentences:
-            yield _csr(toks)
-            toks = []
-    if toks:
-        yield _csr(toks)
+    """Training sentences as CSR chunks of ``chunk_sentences``, leaving out the empty ones and the indices in
+    ``skip``."""
+    skip = np.unique(np.asarray(skip if skip is not None else (), dtype=np.int64))
+    parts: list[tuple[np.ndarray, np.ndarray]] = []  # CSR pieces of the chunk being filled
+    held = first = 0
+    for tokens, offsets in encoded_blocks(path, format, vocab, lowercase=lowercase):
+        index = np.arange(first, first + len(offsets) - 1)
+        keep = np.flatnonzero((np.diff(offsets) > 0) & ~np.isin(index, skip))
+        first += len(index)
+        while len(keep):
+            take = keep[:chunk_sentences - held]
+            parts.append(gather_sentences(tokens, offsets, take))
+            held, keep = held + len(take), keep[len(take):]
+            if held == chunk_sentences:
+                yield joined(parts)
+                parts, held = [], 0
+    if held:
+        yield joined(parts)
 
 
-def _csr(arrays: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    offsets = np.zeros(len(arrays) + 1, dtype=np.int64)
-    np.cumsum([len(a) for a in arrays], out=offsets[1:])
-    return np.concatenate(arrays).astype(np.int32), offsets
+def joined(parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    """CSR pieces as one CSR (tokens int32, offsets int64)."""
+    tokens = np.concatenate([t for t, _ in parts]).astype(np.int32, copy=False)
+    offsets = np.zeros(sum(len(o) - 1 for _, o in parts) + 1, dtype=np.int64)
+    at = 0
+    for _, o in parts:
+        offsets[at + 1:at + len(o)] = o[1:] + offsets[at]
+        at += len(o) - 1
+    return tokens, offsets
 
 
 def _check_buffer(buffer_sentences: int, batch_size: int) -> None:

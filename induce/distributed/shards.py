@@ -155,14 +155,11 @@ def range_file(file, lo: int, hi: int):
 def _read_ranges(ranges, fmt: str, lowercase: bool, vocab):
     """On a worker: the sentences of ``ranges`` encoded with ``vocab``, CSR, empty sentences kept (a sentence's
     index is its place in the stream)."""
-    ids: list[np.ndarray] = []
+    blocks: list[tuple[np.ndarray, np.ndarray]] = []
     for file, lo, hi in ranges:
         with range_file(file, lo, hi) as part:
-            ids.extend(vocab.encode(s.words, grow=False) for s in stream._sentences(part, fmt, lowercase))
-    offsets = np.zeros(len(ids) + 1, dtype=np.int64)
-    np.cumsum([len(a) for a in ids], out=offsets[1:])
-    tokens = np.concatenate(ids).astype(np.int32) if ids else np.zeros(0, dtype=np.int32)
-    return tokens, offsets
+            blocks.extend(stream.encoded_blocks(part, fmt, vocab, lowercase=lowercase))
+    return stream.joined(blocks) if blocks else (np.zeros(0, dtype=np.int32), np.zeros(1, dtype=np.int64))
 
 
 def _n_sentences(shard) -> int:

@@ -9,9 +9,11 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from induce import HMMTagger
 from induce.corpus import stream
+from induce.corpus.vocab import Vocabulary
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -41,6 +43,36 @@ def test_capped_heldout_sample_spans_the_whole_file(tmp_path):
     assert [[info.vocab.itos[t] for t in h] for h in held] == [words[i].split() for i in ids]
     one = stream.scan(path, "plain", heldout_fraction=0.5, heldout_max_tokens=3, seed=4)
     assert len(one.heldout_ids) == 1 and one.n_sentences == 1999
+
+
+def test_blocked_reading_is_sentence_by_sentence_reading(tmp_path, monkeypatch):
+    """The scan and the training chunks read sentences in blocks (``encoded_blocks``): the vocabulary (order and
+    counts), the held-out sample and the chunks are those of encoding each sentence in turn, whatever the block
+    size, across blank lines and chunks that straddle blocks; an unseen word still fails."""
+    path = tmp_path / "text.txt"
+    write_plain(path, n=200, seed=3)
+    with open(path) as f:
+        lines = f.read().split("\n")[:-1]
+    lines[7] = lines[50] = ""
+    path.write_text("\n".join(lines) + "\n")
+    ref = Vocabulary()
+    ids = [ref.encode(line.split()) for line in lines if line]  # (a blank line is no sentence)
+    outs = []
+    for block in (1, 3, 64, 4096):
+        monkeypatch.setattr(stream, "BLOCK_SENTENCES", block)
+        info = stream.scan(path, "plain", heldout_fraction=0.2, heldout_max_tokens=300, seed=2)
+        assert info.vocab.itos == ref.itos and list(info.vocab.counts) == list(ref.counts)
+        held = [info.heldout_tokens[a:b] for a, b in zip(info.heldout_offsets[:-1], info.heldout_offsets[1:])]
+        assert all(np.array_equal(h, ids[i]) for h, i in zip(held, info.heldout_ids))
+        chunks = list(stream.sentence_chunks(path, "plain", info.vocab, chunk_sentences=7, skip=info.heldout_ids))
+        kept = [a for i, a in enumerate(ids) if i not in set(info.heldout_ids.tolist())]
+        assert [len(o) - 1 for _, o in chunks] == [7] * (len(kept) // 7) + ([len(kept) % 7] if len(kept) % 7 else [])
+        np.testing.assert_array_equal(np.concatenate([t for t, _ in chunks]), np.concatenate(kept))
+        assert all(t.dtype == np.int32 and o.dtype == np.int64 for t, o in chunks)
+        outs.append((info.heldout_ids.tolist(), info.n_sentences, info.n_tokens))
+    assert outs.count(outs[0]) == len(outs)
+    with pytest.raises(KeyError):
+        Vocabulary(["w1"]).encode_sentences([["w1"], ["w2"]], grow=False)
 
 
 def test_scan_and_minibatches_cover_the_training_sentences(tmp_path):
