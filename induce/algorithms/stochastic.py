@@ -159,11 +159,13 @@ def run(name, core, counts, updater, batches, heldout, settings, n_items: int, e
                    "heldout_tokens_": settings["heldout_tokens"], "batch_size_": size})
 
 
-def fit_stream(name: str, core, info, path, format: str, lowercase: bool, buffer_sentences: int, opts) -> Fitted:
+def fit_stream(name: str, core, info, path, format: str, lowercase: bool, buffer_sentences: int, opts,
+               shards=None) -> Fitted:
     """svi / scvi over the corpus at ``path`` streamed from disk (:mod:`induce.corpus.stream`), which
     :func:`~induce.corpus.stream.scan` described in ``info`` (vocabulary, training sentences and tokens, the
-    held-out sample); with ``opts.client`` the workers read and keep their shards
-    (:mod:`induce.distributed.shards`) and are sent sentence indices."""
+    held-out sample); with ``opts.client`` the workers keep their shards (``shards``, the
+    :class:`~induce.distributed.WorkerCorpus` of :func:`~induce.distributed.shards.scan_read`; read here when
+    not given) and are sent sentence indices."""
     from ..corpus import stream
 
     init_seq, batch_seq, _ = np.random.SeedSequence(opts.random_state).spawn(3)
@@ -173,8 +175,9 @@ def fit_stream(name: str, core, info, path, format: str, lowercase: bool, buffer
     if opts.client is not None:
         from ..distributed import WorkerCorpus
 
-        shards = WorkerCorpus.read(opts.client, path, format, info.vocab, lowercase=lowercase,
-                                   skip=info.heldout_ids)
+        if shards is None:
+            shards = WorkerCorpus.read(opts.client, path, format, info.vocab, lowercase=lowercase,
+                                       skip=info.heldout_ids)
         updater = cluster_updater(shards, name, core, opts)
         _recipe(updater, counts, opts, init_seq, info.n_tokens)
         batches = updater.batches(stream.sharded_batches(shards.sentence_bounds, **schedule))

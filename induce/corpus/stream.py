@@ -47,57 +47,74 @@ def _sentences(path, format: str, lowercase: bool):
     return pipeline(lowercase_words=lowercase)(read_sentences(path, format))
 
 
+class HeldoutSample:
+    """The held-out rule of :func:`scan`, offered the sentences one by one in stream order: each sentence is a
+    candidate with probability ``fraction`` and gets a random key (two draws of ``rng``; one for a sentence that
+    is no candidate, none for an empty one); the candidates are taken in key order while they fit in ``cap``
+    tokens (at least one).  A max-heap keeps only the sentences that fit so far (memory bounded by the cap), and a
+    candidate pushed out returns to training."""
+
+    def __init__(self, fraction: float, cap: int, rng: np.random.Generator):
+        if not 0.0 <= fraction < 1.0:
+            raise ConfigError(f"the held-out fraction must be in [0, 1), got {fraction}")
+        self.fraction, self.cap, self.rng = fraction, cap, rng
+        self.heap: list[tuple[float, int, int, object]] = []  # (-key, sentence, length, payload) held so far
+        self.tokens = 0  # held out so far
+        self.bound = np.inf  # the smallest key pushed out: a candidate above it comes after the cap in key order
+
+    def offer_block(self, first: int, offsets: np.ndarray, tokens: np.ndarray | None = None) -> None:
+        """The sentences ``first, first + 1, ...`` of CSR ``offsets`` (with ``tokens``, each held sentence keeps a
+        copy of its ids)."""
+        if self.fraction == 0:
+            return
+        starts = offsets.tolist()
+        for j, n in enumerate(np.diff(offsets).tolist()):
+            if n == 0 or self.rng.random() >= self.fraction:
+                continue
+            key = self.rng.random()
+            if key >= self.bound:
+                continue
+            ids = None if tokens is None else tokens[starts[j]:starts[j + 1]].copy()
+            heapq.heappush(self.heap, (-key, first + j, n, ids))
+            self.tokens += n
+            while self.tokens > self.cap and len(self.heap) > 1:
+                neg, _, out, _ = heapq.heappop(self.heap)
+                self.bound = -neg
+                self.tokens -= out
+
+    def held(self) -> list[tuple[int, object]]:
+        """``(sentence, payload)`` of the held-out sentences, in stream order."""
+        return sorted((i, ids) for _, i, _, ids in self.heap)
+
+
 def scan(path: str | os.PathLike, format: str = "auto", *, lowercase: bool = False, heldout_fraction: float = 0.0,
          heldout_max_tokens: int = 100_000, seed: int = 0) -> StreamInfo:
     """One streaming pass: vocabulary, training size and a seeded held-out sample.
 
-    The rule of :func:`induce.infer.stochastic_hmm.heldout_sentences`, in one pass: each sentence is a candidate
-    with probability ``heldout_fraction`` (a binomial count where that function rounds the share) and gets a
-    random key; the candidates are taken in key order
-    while they fit in ``heldout_max_tokens`` tokens (at least one).  A max-heap keeps only the sentences that fit
-    so far (memory bounded by the cap), and a candidate pushed out returns to training; so every part of the file
-    is sampled alike, not only its start.
+    The rule of :func:`induce.infer.stochastic_hmm.heldout_sentences`, in one pass (:class:`HeldoutSample`):
+    each sentence is a candidate with probability ``heldout_fraction`` (a binomial count where that function
+    rounds the share) and gets a random key; the candidates are taken in key order while they fit in
+    ``heldout_max_tokens`` tokens (at least one); so every part of the file is sampled alike, not only its start.
+    :func:`induce.distributed.shards.scan_read` gives the same on a cluster's workers.
     """
-    if not 0.0 <= heldout_fraction < 1.0:
-        raise ConfigError(f"the held-out fraction must be in [0, 1), got {heldout_fraction}")
-    rng = np.random.default_rng(seed)
+    sample = HeldoutSample(heldout_fraction, heldout_max_tokens, np.random.default_rng(seed))
     vocab = Vocabulary()
-    n_sent = n_tok = 0
-    heap: list[tuple[float, int, np.ndarray]] = []  # (-key, sentence, ids) of the sentences held out so far
-    held_tok = 0
-    bound = np.inf  # the smallest key pushed out: a candidate above it comes after the cap in key order
-    first = 0  # the index of the block's first sentence
+    n_sent = n_tok = first = 0  # first: the index of the block's first sentence
     for tokens, offsets in encoded_blocks(path, format, vocab, lowercase=lowercase, grow=True):
-        lengths = np.diff(offsets)
-        if heldout_fraction == 0:
-            n_sent += int(np.count_nonzero(lengths))
-            n_tok += len(tokens)
-            first += len(lengths)
-            continue
-        for j, n in enumerate(lengths.tolist()):
-            if n == 0:
-                continue
-            n_sent += 1
-            n_tok += n
-            if rng.random() >= heldout_fraction:
-                continue
-            key = rng.random()
-            if key >= bound:
-                continue
-            heapq.heappush(heap, (-key, first + j, tokens[offsets[j]:offsets[j + 1]].copy()))
-            held_tok += n
-            n_sent -= 1
-            n_tok -= n
-            while held_tok > heldout_max_tokens and len(heap) > 1:
-                neg, _, out = heapq.heappop(heap)
-                bound = -neg
-                held_tok -= len(out)
-                n_sent += 1
-                n_tok += len(out)
-        first += len(lengths)
+        sample.offer_block(first, offsets, tokens)
+        n_sent += int(np.count_nonzero(np.diff(offsets)))
+        n_tok += len(tokens)
+        first += len(offsets) - 1
+    return described(path, vocab, n_sent, n_tok, sample.held())
+
+
+def described(path, vocab: Vocabulary, n_sent: int, n_tok: int, held: list[tuple[int, np.ndarray]]) -> StreamInfo:
+    """The :class:`StreamInfo` of a corpus of ``n_sent`` non-empty sentences and ``n_tok`` tokens of which the
+    sentences ``held`` (``(index, ids)`` in stream order) are held out."""
+    n_sent -= len(held)
+    n_tok -= sum(len(ids) for _, ids in held)
     if n_tok == 0:
         raise ConfigError(f"{path}: no training tokens")
-    held = sorted((i, ids) for _, i, ids in heap)
     offsets = np.zeros(len(held) + 1, dtype=np.int64)
     np.cumsum([len(ids) for _, ids in held], out=offsets[1:])
     tokens = np.concatenate([ids for _, ids in held]).astype(np.int32) if held else np.zeros(0, dtype=np.int32)

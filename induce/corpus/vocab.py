@@ -91,6 +91,15 @@ class Vocabulary:
         np.cumsum(np.fromiter(map(len, sentences), dtype=np.int64, count=len(sentences)), out=offsets[1:])
         return self.encode(list(chain.from_iterable(sentences)), grow), offsets
 
+    def add_counts(self, items: Sequence[str], counts: Sequence[int]) -> np.ndarray:
+        """Ids of ``items`` (int32; new ones added in their order) with ``counts[i]`` added to item ``i``'s count:
+        vocabularies of consecutive parts of a corpus added in order give the vocabulary of the whole, ids in
+        order of first appearance."""
+        ids = np.fromiter(map(self._intern, items), dtype=np.int32, count=len(items))
+        for i, n in zip(ids.tolist(), np.asarray(counts).tolist()):
+            self._counts[i] += n
+        return ids
+
     def decode(self, ids: Iterable[int]) -> list[str]:
         itos = self.itos
         return [itos[int(i)] for i in ids]

@@ -8,7 +8,9 @@ the corpus file(s) themselves (:meth:`WorkerCorpus.read`): the client sends
 file names and byte ranges cut at sentence boundaries plus the vocabulary,
 each worker parses its range with the ordinary readers
 (:func:`induce.corpus.formats.read_sentences`) and encodes it, and no token
-crosses the network.  Shard ``j`` holds training sentences
+crosses the network; or (:func:`scan_read`, for streamed svi / scvi) each worker encodes its range with a
+vocabulary of its own, and the client adds those and draws the held-out sample.  Shard ``j`` holds training
+sentences
 ``sentence_bounds[j] .. sentence_bounds[j+1]-1`` in the order of the stream
 (:mod:`induce.corpus.stream`), so a minibatch of global sentence indices
 splits into per-shard pieces.  :meth:`WorkerCorpus.local` gives each shard its
@@ -31,6 +33,7 @@ import numpy as np
 from ..corpus import formats, registry, stream
 from ..corpus.corpus import gather_sentences
 from ..corpus.read_lines import _opener
+from ..corpus.vocab import Vocabulary
 from ..errors import ConfigError, InduceError
 from . import cluster
 from .cluster import same, submit
@@ -162,6 +165,74 @@ def _read_ranges(ranges, fmt: str, lowercase: bool, vocab):
     return stream.joined(blocks) if blocks else (np.zeros(0, dtype=np.int32), np.zeros(1, dtype=np.int64))
 
 
+def _scan_ranges(ranges, fmt: str, lowercase: bool):
+    """On a worker: the sentences of ``ranges`` encoded with a vocabulary of their own, as :func:`_read_ranges`
+    does with the client's, ``((local tokens, offsets), items, counts)``."""
+    vocab = Vocabulary()
+    blocks: list[tuple[np.ndarray, np.ndarray]] = []
+    for file, lo, hi in ranges:
+        with range_file(file, lo, hi) as part:
+            blocks.extend(stream.encoded_blocks(part, fmt, vocab, lowercase=lowercase, grow=True))
+    shard = stream.joined(blocks) if blocks else (np.zeros(0, dtype=np.int32), np.zeros(1, dtype=np.int64))
+    return shard, vocab.itos, vocab.counts
+
+
+def _summary(scanned):
+    """A scanned range's vocabulary (items, counts) and sentence lengths (int32), for the client."""
+    (_, offsets), items, counts = scanned
+    return items, counts, np.diff(offsets).astype(np.int32)
+
+
+def _mapped(scanned, ids: np.ndarray):
+    """A scanned range's shard in the client's word ids (``ids[local id]``)."""
+    (tokens, offsets), _, _ = scanned
+    return ids[tokens], offsets
+
+
+def _held_tokens(shard, held: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    return gather_sentences(*shard, held)
+
+
+def scan_read(client, path, format: str = "auto", *, lowercase: bool = False, heldout_fraction: float = 0.0,
+              heldout_max_tokens: int = 100_000, seed: int = 0, n_shards: int | None = None
+              ) -> tuple["stream.StreamInfo", "WorkerCorpus"]:
+    """:func:`induce.corpus.stream.scan` and :meth:`WorkerCorpus.read` in one pass made by the workers: each
+    reads and encodes its byte ranges with a vocabulary of its own; the client adds the vocabularies in file
+    order (:meth:`~induce.corpus.vocab.Vocabulary.add_counts`: the whole file's, ids in order of first
+    appearance), draws the held-out sample over the gathered sentence lengths
+    (:class:`~induce.corpus.stream.HeldoutSample`, the same draws in the same order) and fetches the held-out
+    sentences; the workers map their shards to the client's ids and drop those.  The same ``StreamInfo`` and
+    shards as the serial scan and the read (4 bytes a sentence and each range's vocabulary gathered, instead of
+    the client reading the whole corpus)."""
+    sample = stream.HeldoutSample(heldout_fraction, heldout_max_tokens, np.random.default_rng(seed))
+    path, fmt = _readable(path, format)
+    scanned = [submit(client, _scan_ranges, ranges, fmt, lowercase)
+               for ranges in file_ranges(path, fmt, n_shards or cluster.n_workers(client))]
+    vocab, maps, starts, n_sent, n_tok = Vocabulary(), [], [0], 0, 0
+    for items, counts, lengths in client.gather([submit(client, _summary, f) for f in scanned]):
+        maps.append(vocab.add_counts(items, counts))
+        offsets = np.concatenate([[0], np.cumsum(lengths, dtype=np.int64)])
+        sample.offer_block(starts[-1], offsets)
+        starts.append(starts[-1] + len(lengths))
+        n_sent += int(np.count_nonzero(lengths))
+        n_tok += int(offsets[-1])
+    shards = [submit(client, _mapped, f, ids) for f, ids in zip(scanned, maps)]
+    held = np.array([i for i, _ in sample.held()], dtype=np.int64)
+    local = [held[(held >= lo) & (held < hi)] - lo for lo, hi in zip(starts[:-1], starts[1:])]
+    parts = client.gather([submit(client, _held_tokens, f, h) for f, h in zip(shards, local) if len(h)])
+    ids = [t[o[k]:o[k + 1]] for t, o in parts for k in range(len(o) - 1)]
+    info = stream.described(path, vocab, n_sent, n_tok, list(zip(held.tolist(), ids)))
+    return info, WorkerCorpus(client, [submit(client, _training, f, h, False) for f, h in zip(shards, local)])
+
+
+def _readable(path, format: str) -> tuple:
+    """``(path, format)`` of a corpus the workers can read (files or a directory), its format detected."""
+    path = registry.resolve(path)
+    if str(path) in (formats.DEMO, "-") or not Path(path).exists():
+        raise ConfigError(f"the workers read the corpus from files; {path} is not a file or directory")
+    return path, formats.detect_format(path) if format == "auto" else format
+
+
 def _n_sentences(shard) -> int:
     return len(shard[1]) - 1
 
@@ -245,10 +316,7 @@ class WorkerCorpus:
         (stream) indices of held-out sentences (:func:`induce.corpus.stream.scan`), and empty sentences are
         left out unless ``keep_empty`` (then shard sentences are the reader's sentences, one for one).  The
         files must be at the same path on every worker."""
-        path = registry.resolve(path)
-        if str(path) in (formats.DEMO, "-") or not Path(path).exists():
-            raise ConfigError(f"the workers read the corpus from files; {path} is not a file or directory")
-        fmt = formats.detect_format(path) if format == "auto" else format
+        path, fmt = _readable(path, format)
         raw = [submit(client, _read_ranges, ranges, fmt, lowercase, vocab)
                for ranges in file_ranges(path, fmt, n_shards or cluster.n_workers(client))]
         starts = np.concatenate([[0], np.cumsum(client.gather([submit(client, _n_sentences, r) for r in raw]))])

@@ -378,14 +378,20 @@ class HMMTagger(VectorEmission, HMMFile, HMMDecoding, HMMSettings, EmissionChoic
         self.n_states_ = int(self.n_states)
         priors = self._init_hyper()
         held_seq = np.random.SeedSequence(self.random_state).spawn(3)[2]
-        info = stream.scan(path, format, lowercase=lowercase, heldout_fraction=self.heldout_fraction,
-                           heldout_max_tokens=self.heldout_max_tokens, seed=int(held_seq.generate_state(1)[0]))
+        how = {"lowercase": lowercase, "heldout_fraction": self.heldout_fraction,
+               "heldout_max_tokens": self.heldout_max_tokens, "seed": int(held_seq.generate_state(1)[0])}
+        if self.client is None:
+            info, shards = stream.scan(path, format, **how), None
+        else:  # the workers read the corpus once: vocabulary, held-out sample and their shards
+            from ..distributed.shards import scan_read
+
+            info, shards = scan_read(self.client, path, format, **how)
         self._start_run()
         self.tag_vocab_, self.vocab_, self.allowed_ = None, info.vocab, _NO_MASK
         # info counts the training sentences and tokens only (not the held-out sample)
         core = Core(self.n_states_, self.allowed_, priors)
         self._store(minibatch.fit_stream(self.infer, core, info, path, format, lowercase, buffer_sentences,
-                                         self._settings()), core)
+                                         self._settings(), shards), core)
         self.stream_sentences_, self.stream_tokens_ = info.n_sentences, info.n_tokens
         return self
 

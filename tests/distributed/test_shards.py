@@ -9,7 +9,7 @@ from induce import HMMTagger  # noqa: E402
 from induce import distributed as dist  # noqa: E402
 from induce.corpus import stream  # noqa: E402
 from induce.corpus.formats import read_sentences  # noqa: E402
-from induce.distributed.shards import _read_ranges  # noqa: E402
+from induce.distributed.shards import _read_ranges, scan_read  # noqa: E402
 from induce.infer.hmm_batched import Layout, lockstep_pass  # noqa: E402
 from tests.infer.test_stochastic_hmm import sample_hmm  # noqa: E402
 
@@ -126,15 +126,32 @@ def test_shards_exchange_only_their_vocabularys_rows(client, split, infer, submi
     np.testing.assert_array_equal(got.labels_, ref.labels_)
 
 
-def test_read_shards_hold_the_training_sentences(client, plain):
-    info = stream.scan(plain, "plain", heldout_fraction=0.1, seed=3)
-    corpus = dist.WorkerCorpus.read(client, plain, "plain", info.vocab, skip=info.heldout_ids)
-    assert corpus.n_shards == 2 and corpus.n_sentences == info.n_sentences and corpus.n_tokens == info.n_tokens
+@pytest.mark.parametrize("fraction, cap, shards", [(0.1, 10**6, None), (0.3, 40, 3), (0.0, 10**6, 2)])
+def test_read_shards_hold_the_training_sentences(client, plain, fraction, cap, shards):
+    """The workers' read holds the training sentences; the workers' scan (:func:`scan_read`: each range's own
+    vocabulary, added in file order, the held-out sample drawn over the gathered lengths) gives exactly the
+    serial scan's vocabulary, counts and held-out sample, and the same shards."""
+    info = stream.scan(plain, "plain", heldout_fraction=fraction, heldout_max_tokens=cap, seed=3)
+    corpus = dist.WorkerCorpus.read(client, plain, "plain", info.vocab, skip=info.heldout_ids, n_shards=shards)
+    assert corpus.n_shards == (shards or 2)
+    assert corpus.n_sentences == info.n_sentences and corpus.n_tokens == info.n_tokens
     (tokens, offsets), = stream.sentence_chunks(plain, "plain", info.vocab, chunk_sentences=10**6,
                                                 skip=info.heldout_ids)
     got = client.gather(corpus.shards)
     np.testing.assert_array_equal(np.concatenate([t for t, _ in got]), tokens)
     assert corpus.sentence_bounds[1] == len(got[0][1]) - 1
+    both, scanned = scan_read(client, plain, "plain", heldout_fraction=fraction, heldout_max_tokens=cap, seed=3,
+                              n_shards=shards)
+    assert both.vocab.itos == info.vocab.itos and list(both.vocab.counts) == list(info.vocab.counts)
+    assert (both.n_sentences, both.n_tokens) == (info.n_sentences, info.n_tokens)
+    for name in ("heldout_ids", "heldout_tokens", "heldout_offsets"):
+        np.testing.assert_array_equal(getattr(both, name), getattr(info, name))
+    assert (len(info.heldout_ids) > 0) == (fraction > 0)
+    assert list(scanned.sentence_bounds) == list(corpus.sentence_bounds)
+    for (t, o), (t2, o2) in zip(client.gather(scanned.shards), got):
+        np.testing.assert_array_equal(t, t2)
+        np.testing.assert_array_equal(o, o2)
+        assert t.dtype == t2.dtype and o.dtype == o2.dtype
 
 
 def test_estep_on_read_shards_equals_shipped_shards(client, plain):
@@ -193,7 +210,10 @@ def test_client_submits_no_tokens(client, plain, submitted):
     (int64, at most a minibatch), parameters (float64) and the vocabulary."""
     HMMTagger(n_states=4, infer="scvi", batch_size=12, n_epochs=1, random_state=7, client=client).fit_stream(plain)
     ints = [a for a in submitted if a.dtype.kind in "iu" and a.size]  # (and empty skip lists, empty masks)
-    assert ints and all(a.dtype == np.int64 and a.size <= 12 for a in ints)
+    # the workers' scan sends each shard the client's ids of its words (int32, at most the vocabulary)
+    words = [a for a in ints if a.dtype == np.int32]
+    assert len(words) == 2 and all(a.size <= len(stream.scan(plain, "plain").vocab) for a in words)
+    assert all(a.dtype == np.int64 and a.size <= 12 for a in ints if a.dtype != np.int32)
     assert all(a.dtype.kind in "iuf" for a in submitted)
     # the shipped path, for contrast, sends the minibatch's tokens (int32)
     submitted.clear()
