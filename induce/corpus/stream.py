@@ -27,9 +27,9 @@ from typing import Iterator
 import numpy as np
 
 from ..errors import ConfigError
+from .corpus import gather_sentences
 from .formats import read_sentences
 from .transforms import pipeline
-from .corpus import gather_sentences
 from .vocab import Vocabulary
 
 

@@ -155,13 +155,13 @@ def range_file(file, lo: int, hi: int):
         yield part.name
 
 
-def _read_ranges(ranges, fmt: str, lowercase: bool, vocab):
-    """On a worker: the sentences of ``ranges`` encoded with ``vocab``, CSR, empty sentences kept (a sentence's
-    index is its place in the stream)."""
+def _read_ranges(ranges, fmt: str, lowercase: bool, vocab, grow: bool = False):
+    """On a worker: the sentences of ``ranges`` encoded with ``vocab`` (``grow``: which grows), CSR, empty
+    sentences kept (a sentence's index is its place in the stream)."""
     blocks: list[tuple[np.ndarray, np.ndarray]] = []
     for file, lo, hi in ranges:
         with range_file(file, lo, hi) as part:
-            blocks.extend(stream.encoded_blocks(part, fmt, vocab, lowercase=lowercase))
+            blocks.extend(stream.encoded_blocks(part, fmt, vocab, lowercase=lowercase, grow=grow))
     return stream.joined(blocks) if blocks else (np.zeros(0, dtype=np.int32), np.zeros(1, dtype=np.int64))
 
 
@@ -169,12 +169,7 @@ def _scan_ranges(ranges, fmt: str, lowercase: bool):
     """On a worker: the sentences of ``ranges`` encoded with a vocabulary of their own, as :func:`_read_ranges`
     does with the client's, ``((local tokens, offsets), items, counts)``."""
     vocab = Vocabulary()
-    blocks: list[tuple[np.ndarray, np.ndarray]] = []
-    for file, lo, hi in ranges:
-        with range_file(file, lo, hi) as part:
-            blocks.extend(stream.encoded_blocks(part, fmt, vocab, lowercase=lowercase, grow=True))
-    shard = stream.joined(blocks) if blocks else (np.zeros(0, dtype=np.int32), np.zeros(1, dtype=np.int64))
-    return shard, vocab.itos, vocab.counts
+    return _read_ranges(ranges, fmt, lowercase, vocab, grow=True), vocab.itos, vocab.counts
 
 
 def _summary(scanned):
