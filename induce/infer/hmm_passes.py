@@ -64,44 +64,6 @@ def _max_length(offsets, lo, hi):
     return m
 
 
-@njit(cache=True)
-def chunk_counts(A, emit, allowed, tokens, offsets, lo, hi, trans, emit_out, gamma_out):
-    """Expected counts of sentences ``lo .. hi-1`` under fixed ``A`` and ``emit``, added to ``trans`` (K+1, K)
-    and ``emit_out`` (W, K), their token marginals written to ``gamma_out`` when it has N rows; returns their
-    ``sum_i log p(x^i)``.  One thread: :func:`batch_pass` runs it on each chunk, and a caller with one chunk runs
-    it alone (the same sums, no thread pool: :func:`induce.infer.stochastic_hmm.local_statistics`)."""
-    K = A.shape[1]
-    store = gamma_out.shape[0] == tokens.shape[0]
-    T_max = _max_length(offsets, lo, hi)
-    fwd = np.empty((T_max, K))
-    bwd = np.empty((T_max, K))
-    E = np.empty((T_max, K))
-    scale = np.empty(T_max)
-    xi = np.empty((K, K))
-    ll = 0.0
-    for i in range(lo, hi):
-        s = offsets[i]
-        T = offsets[i + 1] - s
-        if T == 0:
-            continue
-        x = tokens[s : s + T]
-        gather_emissions(emit, x, allowed, E)
-        ll += forward_backward(A, E, T, fwd, bwd, scale, xi)
-        for k in range(K):
-            trans[0, k] += fwd[0, k] * bwd[0, k]
-        for j in range(K):
-            for k in range(K):
-                trans[j + 1, k] += A[j + 1, k] * xi[j, k]
-        for t in range(T):
-            w = x[t]
-            for k in range(K):
-                g = fwd[t, k] * bwd[t, k]
-                emit_out[w, k] += g
-                if store:
-                    gamma_out[s + t, k] = g
-    return ll
-
-
 @njit(cache=True, parallel=True)
 def batch_pass(A, emit, allowed, tokens, offsets, trans_out, emit_out, gamma_out, n_chunks):
     """Expected counts of the whole corpus under fixed ``A`` and ``emit``.
@@ -110,7 +72,7 @@ def batch_pass(A, emit, allowed, tokens, offsets, trans_out, emit_out, gamma_out
     expected transition and emission counts; when ``gamma_out`` has N rows the
     token marginals are written there.  Returns ``sum_i log p(x^i)`` under the
     (possibly sub-normalised) parameters.  Sentences are split into
-    ``n_chunks`` contiguous blocks processed in parallel (one per thread, :func:`chunk_counts`).
+    ``n_chunks`` contiguous blocks processed in parallel (one per thread).
     """
     K = A.shape[1]
     W = emit_out.shape[0]
@@ -119,10 +81,38 @@ def batch_pass(A, emit, allowed, tokens, offsets, trans_out, emit_out, gamma_out
     trans_loc = np.zeros((n_chunks, K + 1, K))
     emit_loc = np.zeros((n_chunks, W, K))
     ll_loc = np.zeros(n_chunks)
+    store = gamma_out.shape[0] == tokens.shape[0]
     for c in prange(n_chunks):
         lo = c * I // n_chunks
         hi = (c + 1) * I // n_chunks
-        ll_loc[c] = chunk_counts(A, emit, allowed, tokens, offsets, lo, hi, trans_loc[c], emit_loc[c], gamma_out)
+        T_max = _max_length(offsets, lo, hi)
+        fwd = np.empty((T_max, K))
+        bwd = np.empty((T_max, K))
+        E = np.empty((T_max, K))
+        scale = np.empty(T_max)
+        xi = np.empty((K, K))
+        ll = 0.0
+        for i in range(lo, hi):
+            s = offsets[i]
+            T = offsets[i + 1] - s
+            if T == 0:
+                continue
+            x = tokens[s : s + T]
+            gather_emissions(emit, x, allowed, E)
+            ll += forward_backward(A, E, T, fwd, bwd, scale, xi)
+            for k in range(K):
+                trans_loc[c, 0, k] += fwd[0, k] * bwd[0, k]
+            for j in range(K):
+                for k in range(K):
+                    trans_loc[c, j + 1, k] += A[j + 1, k] * xi[j, k]
+            for t in range(T):
+                w = x[t]
+                for k in range(K):
+                    g = fwd[t, k] * bwd[t, k]
+                    emit_loc[c, w, k] += g
+                    if store:
+                        gamma_out[s + t, k] = g
+        ll_loc[c] = ll
     trans_out[:] = 0.0
     emit_out[:] = 0.0
     for c in range(n_chunks):

@@ -173,24 +173,17 @@ def local_statistics(A: np.ndarray, P: np.ndarray, mask: np.ndarray, local: np.n
 
     Returns ``(trans_stats (K+1, K), emit_stats (len(P), K), log-likelihood)``;
     the threads follow :func:`_threads`.  Runs wherever the minibatch is (in
-    this process, or on a dask worker: :mod:`induce.distributed`).  With one thread the chunk's counts are made
-    without numba's thread pool (:func:`~induce.infer.hmm_passes.chunk_counts`: the same sums): on a loaded
-    cluster worker the OpenMP pool's launch gave the same step other last bits about once in 4,000 steps
-    (docs/experiments/distributed.md, "The one-ulp steps"); the serial call never did.
+    this process, or on a dask worker: :mod:`induce.distributed`).
     """
     K = A.shape[1]
     trans_stats = np.zeros((K + 1, K))
     emit_stats = np.zeros((P.shape[0], K))
-    offsets = np.ascontiguousarray(offsets, dtype=np.int64)
     n = _threads(len(local))
-    if n == 1:
-        ll = passes.chunk_counts(A, P, mask, local, offsets, 0, len(offsets) - 1, trans_stats, emit_stats,
-                                 np.empty((0, K)))
-        return trans_stats, emit_stats, ll
     before = numba.get_num_threads()
     numba.set_num_threads(n)
     try:
-        ll = passes.batch_pass(A, P, mask, local, offsets, trans_stats, emit_stats, np.empty((0, K)), n)
+        ll = passes.batch_pass(A, P, mask, local, np.ascontiguousarray(offsets, dtype=np.int64), trans_stats,
+                               emit_stats, np.empty((0, K)), n)
     finally:
         numba.set_num_threads(before)
     return trans_stats, emit_stats, ll

@@ -72,33 +72,6 @@ def test_lockstep_pass_equals_batch_pass(block, masked):
     assert out_t.sum() == pytest.approx(len(tokens))
 
 
-@pytest.mark.parametrize("masked", [False, True])
-def test_one_chunk_without_the_thread_pool_is_the_parallel_pass_bit_for_bit(masked):
-    """``chunk_counts`` over every sentence (what a one-thread local step runs, no thread pool) is ``batch_pass``
-    with one chunk exactly: counts, marginals and log-likelihood; with three chunks only the sums' order moves."""
-    K, W = 5, 9
-    rng = np.random.default_rng(11)
-    tokens, offsets = corpus_with_lengths(mixed_lengths(3), W, 3)
-    A = rng.dirichlet(np.ones(K), size=K + 1)
-    B = np.ascontiguousarray(rng.dirichlet(np.ones(W), size=K).T)
-    allowed = (rng.random((W, K)) < 0.6).astype(np.uint8) if masked else NO_MASK
-    if masked:
-        allowed[:, 0] = 1
-    out = []
-    for chunks in (None, 1, 3):
-        t, e, g = np.zeros((K + 1, K)), np.zeros((W, K)), np.zeros((len(tokens), K))
-        if chunks is None:
-            ll = passes.chunk_counts(A, B, allowed, tokens, offsets, 0, len(offsets) - 1, t, e, g)
-        else:
-            ll = passes.batch_pass(A, B, allowed, tokens, offsets, t, e, g, chunks)
-        out.append((ll, t, e, g))
-    (ll0, *first), (ll1, *one), (ll3, *three) = out
-    assert ll0 == ll1 and all(np.array_equal(a, b) for a, b in zip(first, one))
-    assert ll3 == pytest.approx(ll1, rel=1e-12)
-    for a, b in zip(three, one):
-        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-15)
-
-
 def test_lockstep_pass_matches_enumeration():
     K, W = 3, 4
     A, B = random_hmm(K, W, seed=3)
