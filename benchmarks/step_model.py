@@ -126,7 +126,7 @@ def fit_resident(runs: list) -> dict:
 def resident_round(p: dict, w: int, n: int, M: int, W: float, hop_s: float, K: int = 45,
                    tree_broadcast: bool = False, shard_sentences: float = 0.0) -> dict:
     """A round of ``n`` minibatches on ``w`` workers in the resident design (the module docstring), in seconds:
-    ``exchange`` on the critical path (``o0``, ``levels`` hops and ``bytes`` through the links), a worker's
+    ``exchange`` on the critical path (``o0``, ``hops`` dependent tasks and ``bytes`` through the links), a worker's
     ``adds`` of the partial sums, its ``compute``, and the ``client``'s receiving and merging of the sums."""
     T = lambda x: min(W, p["heaps_a"] * x ** p["heaps_h"])  # noqa: E731
     half = T(n * M / min(w, 2))
@@ -172,8 +172,8 @@ def measured(files: list, p: dict, W: float, tree_broadcast: bool) -> list[dict]
     product of the workers' rate in their tasks against one worker's (tokens per CPU-second: the machine's cores
     shared, which the model does not hold) and the share of the run they computed (``busy``: tokens over ``w``,
     the rate, the training seconds); the model's share for the run's own rounds (:func:`round_sizes`) at that
-    rate; then ``(o0, o1, c)`` refitted by least squares to the runs' measured overhead (the training seconds less
-    the compute) against their rounds, tree levels and bytes on the critical path (the model's)."""
+    rate; and what :func:`refit` needs (the overhead: the training seconds less the compute; rounds, hops, bytes
+    on the critical path and adds by the model)."""
     runs = [(c["corpus"], r) for f in files for c in json.load(open(f))["corpora"] for r in c["runs"]]
     epochs = lambda r: len(r["heldout_ll_per_epoch"])  # noqa: E731
     one = {(name, epochs(r)): r for name, r in runs if r["workers"] == 1}
