@@ -48,27 +48,34 @@ def _sentences(path, format: str, lowercase: bool):
 
 
 class HeldoutSample:
-    """The held-out rule of :func:`scan`, offered the sentences one by one in stream order: each sentence is a
-    candidate with probability ``fraction`` and gets a random key (two draws of ``rng``; one for a sentence that
-    is no candidate, none for an empty one); the candidates are taken in key order while they fit in ``cap``
-    tokens (at least one).  A max-heap keeps only the sentences that fit so far (memory bounded by the cap), and a
-    candidate pushed out returns to training."""
+    """The held-out rule of :func:`scan`, offered the stream's sentences block by block in order: each non-empty
+    sentence is a candidate with probability ``fraction`` and gets a random key (two draws of ``rng``; one for a
+    sentence that is no candidate, none for an empty one); the candidates are taken in key order while they fit
+    in ``cap`` tokens (at least one).  A max-heap keeps only the sentences that fit so far (memory bounded by the
+    cap), and a candidate pushed out returns to training.  It counts what it was offered (``sentences`` in the
+    stream, ``nonempty`` and ``tokens``): :meth:`info` is the stream's :class:`StreamInfo`."""
 
     def __init__(self, fraction: float, cap: int, rng: np.random.Generator):
         if not 0.0 <= fraction < 1.0:
             raise ConfigError(f"the held-out fraction must be in [0, 1), got {fraction}")
         self.fraction, self.cap, self.rng = fraction, cap, rng
         self.heap: list[tuple[float, int, int, object]] = []  # (-key, sentence, length, payload) held so far
-        self.tokens = 0  # held out so far
+        self.held_tokens = 0
         self.bound = np.inf  # the smallest key pushed out: a candidate above it comes after the cap in key order
+        self.sentences = self.nonempty = self.tokens = 0  # offered so far
 
-    def offer_block(self, first: int, offsets: np.ndarray, tokens: np.ndarray | None = None) -> None:
-        """The sentences ``first, first + 1, ...`` of CSR ``offsets`` (with ``tokens``, each held sentence keeps a
-        copy of its ids)."""
+    def offer(self, offsets: np.ndarray, tokens: np.ndarray | None = None) -> None:
+        """The stream's next sentences, CSR ``offsets`` (with ``tokens``, each held sentence keeps a copy of its
+        ids)."""
+        lengths = np.diff(offsets)
+        first = self.sentences
+        self.sentences += len(lengths)
+        self.nonempty += int(np.count_nonzero(lengths))
+        self.tokens += int(offsets[-1] - offsets[0])
         if self.fraction == 0:
             return
         starts = offsets.tolist()
-        for j, n in enumerate(np.diff(offsets).tolist()):
+        for j, n in enumerate(lengths.tolist()):
             if n == 0 or self.rng.random() >= self.fraction:
                 continue
             key = self.rng.random()
@@ -76,15 +83,30 @@ class HeldoutSample:
                 continue
             ids = None if tokens is None else tokens[starts[j]:starts[j + 1]].copy()
             heapq.heappush(self.heap, (-key, first + j, n, ids))
-            self.tokens += n
-            while self.tokens > self.cap and len(self.heap) > 1:
+            self.held_tokens += n
+            while self.held_tokens > self.cap and len(self.heap) > 1:
                 neg, _, out, _ = heapq.heappop(self.heap)
                 self.bound = -neg
-                self.tokens -= out
+                self.held_tokens -= out
 
-    def held(self) -> list[tuple[int, object]]:
-        """``(sentence, payload)`` of the held-out sentences, in stream order."""
-        return sorted((i, ids) for _, i, _, ids in self.heap)
+    def held(self) -> list[int]:
+        """The held-out sentences' indices in the stream, in order."""
+        return sorted(i for _, i, _, _ in self.heap)
+
+    def info(self, path, vocab: Vocabulary, ids: list[np.ndarray] | None = None) -> StreamInfo:
+        """The :class:`StreamInfo` of what was offered: the held-out sentences' ids kept by :meth:`offer`, or
+        ``ids`` (those of :meth:`held`, in order)."""
+        held = sorted((i, payload) for _, i, _, payload in self.heap)
+        ids = [payload for _, payload in held] if ids is None else ids
+        held = [i for i, _ in held]
+        held_tok = sum(len(x) for x in ids)
+        if self.tokens == held_tok:
+            raise ConfigError(f"{path}: no training tokens")
+        offsets = np.zeros(len(held) + 1, dtype=np.int64)
+        np.cumsum([len(x) for x in ids], out=offsets[1:])
+        tokens = np.concatenate(ids).astype(np.int32) if ids else np.zeros(0, dtype=np.int32)
+        return StreamInfo(vocab, self.nonempty - len(held), self.tokens - held_tok,
+                          np.asarray(held, dtype=np.int64), tokens, offsets)
 
 
 def scan(path: str | os.PathLike, format: str = "auto", *, lowercase: bool = False, heldout_fraction: float = 0.0,
@@ -99,26 +121,9 @@ def scan(path: str | os.PathLike, format: str = "auto", *, lowercase: bool = Fal
     """
     sample = HeldoutSample(heldout_fraction, heldout_max_tokens, np.random.default_rng(seed))
     vocab = Vocabulary()
-    n_sent = n_tok = first = 0  # first: the index of the block's first sentence
     for tokens, offsets in encoded_blocks(path, format, vocab, lowercase=lowercase, grow=True):
-        sample.offer_block(first, offsets, tokens)
-        n_sent += int(np.count_nonzero(np.diff(offsets)))
-        n_tok += len(tokens)
-        first += len(offsets) - 1
-    return described(path, vocab, n_sent, n_tok, sample.held())
-
-
-def described(path, vocab: Vocabulary, n_sent: int, n_tok: int, held: list[tuple[int, np.ndarray]]) -> StreamInfo:
-    """The :class:`StreamInfo` of a corpus of ``n_sent`` non-empty sentences and ``n_tok`` tokens of which the
-    sentences ``held`` (``(index, ids)`` in stream order) are held out."""
-    n_sent -= len(held)
-    n_tok -= sum(len(ids) for _, ids in held)
-    if n_tok == 0:
-        raise ConfigError(f"{path}: no training tokens")
-    offsets = np.zeros(len(held) + 1, dtype=np.int64)
-    np.cumsum([len(ids) for _, ids in held], out=offsets[1:])
-    tokens = np.concatenate([ids for _, ids in held]).astype(np.int32) if held else np.zeros(0, dtype=np.int32)
-    return StreamInfo(vocab, n_sent, n_tok, np.asarray([i for i, _ in held], dtype=np.int64), tokens, offsets)
+        sample.offer(offsets, tokens)
+    return sample.info(path, vocab)
 
 
 #: sentences read and encoded together (:func:`encoded_blocks`): the per-token work in C, a block's words in memory

@@ -184,10 +184,6 @@ def _mapped(scanned, ids: np.ndarray):
     return ids[tokens], offsets
 
 
-def _held_tokens(shard, held: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    return gather_sentences(*shard, held)
-
-
 def scan_read(client, path, format: str = "auto", *, lowercase: bool = False, heldout_fraction: float = 0.0,
               heldout_max_tokens: int = 100_000, seed: int = 0, n_shards: int | None = None
               ) -> tuple["stream.StreamInfo", "WorkerCorpus"]:
@@ -203,21 +199,29 @@ def scan_read(client, path, format: str = "auto", *, lowercase: bool = False, he
     path, fmt = _readable(path, format)
     scanned = [submit(client, _scan_ranges, ranges, fmt, lowercase)
                for ranges in file_ranges(path, fmt, n_shards or cluster.n_workers(client))]
-    vocab, maps, starts, n_sent, n_tok = Vocabulary(), [], [0], 0, 0
+    vocab, maps, starts = Vocabulary(), [], [0]
     for items, counts, lengths in client.gather([submit(client, _summary, f) for f in scanned]):
         maps.append(vocab.add_counts(items, counts))
-        offsets = np.concatenate([[0], np.cumsum(lengths, dtype=np.int64)])
-        sample.offer_block(starts[-1], offsets)
-        starts.append(starts[-1] + len(lengths))
-        n_sent += int(np.count_nonzero(lengths))
-        n_tok += int(offsets[-1])
+        sample.offer(np.concatenate([[0], np.cumsum(lengths, dtype=np.int64)]))
+        starts.append(sample.sentences)
     shards = [submit(client, _mapped, f, ids) for f, ids in zip(scanned, maps)]
-    held = np.array([i for i, _ in sample.held()], dtype=np.int64)
-    local = [held[(held >= lo) & (held < hi)] - lo for lo, hi in zip(starts[:-1], starts[1:])]
-    parts = client.gather([submit(client, _held_tokens, f, h) for f, h in zip(shards, local) if len(h)])
+    local = _by_shard(sample.held(), starts)
+    parts = client.gather([submit(client, _sentences_of, f, h) for f, h in zip(shards, local) if len(h)])
     ids = [t[o[k]:o[k + 1]] for t, o in parts for k in range(len(o) - 1)]
-    info = stream.described(path, vocab, n_sent, n_tok, list(zip(held.tolist(), ids)))
-    return info, WorkerCorpus(client, [submit(client, _training, f, h, False) for f, h in zip(shards, local)])
+    return sample.info(path, vocab, ids), WorkerCorpus(client, [submit(client, _training, f, h, False)
+                                                                for f, h in zip(shards, local)])
+
+
+def _sentences_of(shard, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """On a worker: the sentences ``idx`` of a shard (CSR)."""
+    return gather_sentences(*shard, idx)
+
+
+def _by_shard(indices, starts) -> list[np.ndarray]:
+    """Stream indices of sentences as each shard's local indices (shard ``j`` holds ``starts[j] ..
+    starts[j+1]-1``)."""
+    indices = np.asarray(indices, dtype=np.int64)
+    return [indices[(indices >= lo) & (indices < hi)] - lo for lo, hi in zip(starts[:-1], starts[1:])]
 
 
 def _readable(path, format: str) -> tuple:
@@ -315,9 +319,8 @@ class WorkerCorpus:
         raw = [submit(client, _read_ranges, ranges, fmt, lowercase, vocab)
                for ranges in file_ranges(path, fmt, n_shards or cluster.n_workers(client))]
         starts = np.concatenate([[0], np.cumsum(client.gather([submit(client, _n_sentences, r) for r in raw]))])
-        skip = np.asarray(skip if skip is not None else (), dtype=np.int64)
-        return cls(client, [submit(client, _training, r, skip[(skip >= lo) & (skip < hi)] - lo, keep_empty)
-                            for r, lo, hi in zip(raw, starts[:-1], starts[1:])])
+        return cls(client, [submit(client, _training, r, held, keep_empty)
+                            for r, held in zip(raw, _by_shard(() if skip is None else skip, starts))])
 
     @classmethod
     def of(cls, client, tokens: np.ndarray, offsets: np.ndarray, source: tuple[str, str, bool] | None = None,
