@@ -165,11 +165,9 @@ def sentence_chunks(path, format: str, vocab: Vocabulary, *, chunk_sentences: in
 def joined(parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
     """CSR pieces as one CSR (tokens int32, offsets int64)."""
     tokens = np.concatenate([t for t, _ in parts]).astype(np.int32, copy=False)
-    offsets = np.zeros(sum(len(o) - 1 for _, o in parts) + 1, dtype=np.int64)
-    at = 0
-    for _, o in parts:
-        offsets[at + 1:at + len(o)] = o[1:] + offsets[at]
-        at += len(o) - 1
+    lengths = np.concatenate([np.diff(o) for _, o in parts])
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
     return tokens, offsets
 
 
