@@ -143,13 +143,14 @@ class _Updater(Updater):
     def local(self, counts, b):
         run, data, opts, items, em = self.run, self.data, self.opts, self.batches[b], self.run.core.emission
         self.prior = run.sigma * self.G_state
-        args = (*counts, data.tokens, data.offsets, items, self.prior, run.sigma, em.pseudo_counts(),
-                em.concentration, opts.qc_code, int(opts.qc_samples), int(self.rng.integers(2**31 - 1)),
-                self.trans_b, self.emit_b, self.logq0_b[b], self.logq0_row_b[b], *self.memory)
+        params = (self.prior, run.sigma, em.pseudo_counts(), em.concentration, opts.qc_code, int(opts.qc_samples),
+                  int(self.rng.integers(2**31 - 1)))
+        outs = (self.trans_b, self.emit_b, self.logq0_b[b], self.logq0_row_b[b])
         if self.cluster is not None:
-            ll = self.cluster(opts.learn_emission, *args, *((self.logq0_emit_b,) if opts.learn_emission else ()))
+            ll = self.cluster(b, *counts, *params, *outs, self.logq0_emit_b if opts.learn_emission else None)
         else:
-            ll = hdp_minibatch_pass(*args, self.logq0_emit_b if opts.learn_emission else _NO_EMIT_Q0)
+            ll = hdp_minibatch_pass(*counts, data.tokens, data.offsets, items, *params, *outs, *self.memory,
+                                    self.logq0_emit_b if opts.learn_emission else _NO_EMIT_Q0)
         return ll, (self.trans_b, self.emit_b), self.I / len(items), len(items)
 
     def blend(self, counts, rho: float, stats, scale: float) -> None:
@@ -165,13 +166,14 @@ class _Updater(Updater):
                               "beta": em.concentration, "new_word_mass": em.new_mass}
 
 
-def _cluster(data: Sequences, opts):
-    """scvi's minibatch local steps on the workers of ``opts.client`` (:mod:`induce.distributed.hdp`), or ``None``."""
+def _cluster(data: Sequences, opts, batches: list):
+    """scvi's local steps on the fixed minibatches ``batches`` on the workers of ``opts.client``
+    (:mod:`induce.distributed.hdp`), or ``None``."""
     if opts.client is None:
         return None
     from ..distributed import ClusterHDPMinibatch
 
-    return ClusterHDPMinibatch(worker_corpus(opts.client, data, opts.vocab))
+    return ClusterHDPMinibatch(worker_corpus(opts.client, data, opts.vocab), batches)
 
 
 @register_hdp("scvi")
@@ -192,7 +194,7 @@ class HDPSCVI(Algorithm):
         # the minibatches are fixed so that each one's q(C^m = 0) can be replaced (thesis 5.3)
         size = resolve_batch_size(opts.batch_size, 100, I, None, opts.planned_epochs, opts.client)
         batches = [b.astype(np.int64) for b in minibatches(I, size, rng, 1)]
-        updater = _Updater(run, data, opts, batches, N_emit, rng, _cluster(data, opts))
+        updater = _Updater(run, data, opts, batches, N_emit, rng, _cluster(data, opts, batches))
         loop.meter = getattr(updater.cluster, "meter", None)
         m, rho = 0, None
 

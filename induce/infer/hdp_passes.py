@@ -135,6 +135,13 @@ def hdp_cvi_pass(C_trans, C_emit, sent_trans, gamma, tokens, offsets, order, pri
 
 
 @njit(cache=True)
+def column_totals(N_emit):
+    """The emission counts' column totals ``N_emit.sum(axis=0)`` (K), summed as every caller of
+    :func:`hdp_minibatch_rows` sums them."""
+    return N_emit.sum(axis=0)
+
+
+@njit(cache=True)
 def hdp_minibatch_pass(N_trans, N_emit, tokens, offsets, items, prior, sigma, emit_prior, emit_total, qc_method,
                        n_samples, seed, trans_out, emit_out, logq0, logq0_row, mem_trans, mem_gamma, logq0_emit):
     """The local step of stochastic CVI for one minibatch (thesis 5.3 "Stochastic CVI", eq. 3.98-3.102).
@@ -156,10 +163,21 @@ def hdp_minibatch_pass(N_trans, N_emit, tokens, offsets, items, prior, sigma, em
     computes for the batch pass: the statistic the asymmetric emission prior ``Dir(beta tau)`` (thesis 5.5.3)
     needs for its table counts (eq. 5.35, 5.46).
     """
+    return hdp_minibatch_rows(N_trans, N_emit, column_totals(N_emit), tokens, offsets, items, prior, sigma, emit_prior,
+                              emit_total, qc_method, n_samples, seed, trans_out, emit_out, logq0, logq0_row, mem_trans,
+                              mem_gamma, logq0_emit)
+
+
+@njit(cache=True)
+def hdp_minibatch_rows(N_trans, N_emit, col_tot, tokens, offsets, items, prior, sigma, emit_prior, emit_total,
+                       qc_method, n_samples, seed, trans_out, emit_out, logq0, logq0_row, mem_trans, mem_gamma,
+                       logq0_emit):
+    """:func:`hdp_minibatch_pass` given the emission counts' column totals ``col_tot`` (K; changed in place with a
+    sentence memory), so that ``N_emit``, ``emit_prior``, ``emit_out`` and ``logq0_emit`` may hold only the rows of
+    the minibatch's words, ``tokens`` indexing them (a cluster worker's piece: :mod:`induce.distributed.hdp`)."""
     np.random.seed(seed)
     K = N_trans.shape[1]
     row_tot = N_trans.sum(axis=1)
-    col_tot = N_emit.sum(axis=0)
     T_max = 1
     for n in range(items.shape[0]):
         T_max = max(T_max, offsets[items[n] + 1] - offsets[items[n]])

@@ -59,3 +59,20 @@ def test_scvi_on_a_cluster_says_it_runs_instant_merges(client, corpus):
     assert any("instant merges" in w for w in model.warnings_)
     quiet = HDPHMMTagger(infer="scvi", client=client, **KW).fit(corpus)  # scvi_memory=False asked for it
     assert not any("instant merges" in w for w in quiet.warnings_)
+
+
+def test_scvi_sends_each_worker_the_rows_of_its_words(client):
+    """A step sends each worker the transition counts, the emission rows and prior pseudo-counts of its piece's
+    words and the column totals (never the W x K table), and gets back the rows of those words: on 400 words, a
+    minibatch of 10 sentences of 8 tokens, the bytes sent a step stay below one table, and the pieces' tokens are
+    the corpus's tokens each pass."""
+    tokens, offsets, _, _ = sample_hmm(60, 8, K=3, W=400)
+    corpus = as_corpus(tokens, offsets, 400)
+    model = HDPHMMTagger(infer="scvi", truncation=4, batch_size=10, n_iter=2, random_state=1, client=client,
+                         scvi_memory=False).fit(corpus)
+    meter, (W, K) = model.cluster_meter_, model.emission_counts_.shape
+    assert meter.steps == 2 * 6 and sum(meter.tokens.values()) == 2 * corpus.n_tokens
+    rep = meter.report(2)
+    table = 8 * W * K
+    assert 8 * ((K + 1) * K + K) < rep["bytes_sent_per_step"] < table
+    assert rep["bytes_received_per_step"] < table and rep["bytes_between_workers_per_step"] == 0
