@@ -31,7 +31,7 @@ from ..corpus.read_lines import _opener
 from ..errors import InduceError
 from ..kernels import align as K
 from . import cluster
-from .cluster import Meter, rerun, same, submit, timed
+from .cluster import Meter, nbytes, rerun, same, submit, timed
 from .shards import checksum, file_ranges, line_cuts, range_file, shard_bounds
 
 
@@ -145,10 +145,13 @@ class ClusterTrainer(_Trainer):
     def _map(self, task, vals, *args):
         """``task`` on every shard with its entries' parameters; the results in shard order."""
         t0 = time.perf_counter()
-        results = rerun(lambda: self.client.gather([submit(self.client, timed, task, s, vals[ids], *args)
-                                                    for s, ids in zip(self.shards, self.ids)]))
+        sent = [(vals[ids], *args) for ids in self.ids]
+        results = rerun(lambda: self.client.gather([submit(self.client, timed, task, s, *a)
+                                                    for s, a in zip(self.shards, sent)]))
         self.progress(int(self.n_pairs.sum()))
-        return self.meter.add(time.perf_counter() - t0, results, self.n_pairs)
+        results = self.meter.add(time.perf_counter() - t0, results, self.n_pairs)
+        self.meter.traffic(0, nbytes(sent), nbytes(results))
+        return results
 
     def ibm1_estep(self, order, vals, counts) -> float:
         ll = 0.0

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..infer import hmm_passes as passes
 from ..infer.hmm_batched import Layout, lockstep_pass
-from .cluster import Meter, rerun, same, submit, timed, timed_carried, tree_reduce
+from .cluster import Meter, nbytes, rerun, same, submit, timed, timed_carried, tree_reduce
 from .shards import WorkerCorpus
 
 
@@ -33,19 +33,21 @@ def _estep_task(A, B, layout, want_gamma: bool):
 
 
 def _counts_task(A, B, layout):
-    """One shard's expected counts with its vocabulary ``V_s``: ``(V_s, trans, emit (|V_s|, K), log-lik)``."""
+    """One shard's expected counts with its vocabulary ``V_s``: ``(V_s, trans, emit (|V_s|, K), log-lik, 0)``
+    (the last: bytes its sums moved between workers, none yet)."""
     trans, emit, ll, _ = _estep_task(A, B, layout, False)
-    return layout[2], trans, emit, ll
+    return layout[2], trans, emit, ll, 0
 
 
 def _add_counts(a, b):
     """Two shards' (or sums of shards') counts added, the emission rows on the union of their vocabularies (a
-    step of the tree reduction): the counts are additive over sentences."""
+    step of the tree reduction): the counts are additive over sentences; the bytes moved are both operands'
+    and the second's counts (which travel to the first's worker)."""
     vocab = np.union1d(a[0], b[0])
     emit = np.zeros((len(vocab), a[2].shape[1]))
     emit[np.searchsorted(vocab, a[0])] += a[2]
     emit[np.searchsorted(vocab, b[0])] += b[2]
-    return vocab, a[1] + b[1], emit, a[3] + b[3]
+    return vocab, a[1] + b[1], emit, a[3] + b[3], a[4] + b[4] + nbytes(b[:4])
 
 
 class ClusterEStep:
@@ -87,6 +89,7 @@ class ClusterEStep:
             return self._reduced(t0, A, B, trans_out, emit_out)
         timed_results = rerun(lambda: self._map(A, B, True))
         results = self.meter.add(time.perf_counter() - t0, timed_results, np.diff(self.token_bounds))
+        self._traffic(A, B, nbytes(results))
         trans_out[:] = 0.0
         emit_out[:] = 0.0
         ll = 0.0
@@ -106,12 +109,19 @@ class ClusterEStep:
             futures = [submit(self.client, timed_carried, _counts_task, A_f, B_f, lay) for lay in self.layouts]
             return self.client.gather(tree_reduce(self.client, futures, _add_counts)[0][0])
 
-        (vocab, trans, emit, ll), timings = rerun(run)
+        (vocab, trans, emit, ll, moved), timings = rerun(run)
         self.meter.add(time.perf_counter() - t0, [(None, *t) for t in timings], np.diff(self.token_bounds))
+        self._traffic(A, B, nbytes((vocab, trans, emit, ll)), moved)
         trans_out[:] = trans
         emit_out[:] = 0.0
         emit_out[vocab] = emit
         return float(ll)
+
+    def _traffic(self, A, B, received: int, moved: int = 0) -> None:
+        """A pass's bytes in the meter: ``A`` and ``B`` sent once and passed on to the other shards (an estimate:
+        shards on one worker share a copy), the results ``received``, the tree's sums ``moved``."""
+        sent = nbytes((A, B))
+        self.meter.traffic(0, sent, received, (self.n_shards - 1) * sent + moved)
 
     def _map(self, A, B, want_gamma):
         """Broadcast ``A`` and ``B``, run every shard's E-step, gather the results in shard order."""

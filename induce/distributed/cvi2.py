@@ -32,7 +32,7 @@ import numpy as np
 
 from ..infer import hmm_passes as passes
 from ..infer.hmm_batched import cvi2_block_pass
-from .cluster import Meter, rerun, submit, timed
+from .cluster import Meter, nbytes, rerun, submit, timed
 from .shards import WorkerCorpus
 
 
@@ -135,8 +135,8 @@ class ClusterCVI2:
         for r in range(n_rounds):
             t0 = time.perf_counter()
             live = [j for j, p in enumerate(pieces) if len(p) > r * step]
-            rounds = {j: submit(self.client, _round, self.states[j], C_trans, self.rows(C_emit, j, beta),
-                                pieces[j][r * step:(r + 1) * step], alpha, beta, self.block,
+            sent = {j: (C_trans, self.rows(C_emit, j, beta), pieces[j][r * step:(r + 1) * step]) for j in live}
+            rounds = {j: submit(self.client, _round, self.states[j], *sent[j], alpha, beta, self.block,
                                 len(pieces[j]) <= (r + 1) * step)
                       for j in live}
             futures = [submit(self.client, timed, operator.getitem, rounds[j], 1) for j in live]
@@ -144,6 +144,7 @@ class ClusterCVI2:
             for j in live:
                 self.states[j] = submit(self.client, operator.getitem, rounds[j], 0)
             results = self.meter.add(time.perf_counter() - t0, results, [self.tokens[j] for j in live])
+            self.meter.traffic(0, nbytes(list(sent.values())), nbytes(results))
             if len(results) == 1 and len(self.states) == 1:
                 C_trans, C_emit, v = results[0][0], C_emit.copy(), self.vocabs[0]
                 C_emit[v] = results[0][1][:len(v)]

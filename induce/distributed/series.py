@@ -20,7 +20,7 @@ import numpy as np
 
 from ..infer.series import SeriesFit, local_statistics
 from . import cluster
-from .cluster import Meter, same, submit, timed
+from .cluster import Meter, nbytes, same, submit, timed
 from .shards import piece, shard_bounds
 
 
@@ -61,11 +61,13 @@ class ClusterSeriesFit(SeriesFit):
         t0 = time.perf_counter()
         block = np.searchsorted(self.item_bounds, batch, side="right") - 1
         touched = [j for j in range(len(self.blocks)) if (block == j).any()]
-        futures = [submit(self.client, timed, _block_statistics, self.blocks[j], local, self.family_f, A, S,
-                          batch[block == j] - self.item_bounds[j]) for j in touched]
+        sent = [(A, S, batch[block == j] - self.item_bounds[j]) for j in touched]
+        futures = [submit(self.client, timed, _block_statistics, self.blocks[j], local, self.family_f, *arrays)
+                   for j, arrays in zip(touched, sent)]
         gathered = self.client.gather(futures)
         results = self.meter.add(time.perf_counter() - t0, gathered,
                                  [sum(items[i].shape[0] for i in batch[block == j]) for j in touched])
+        self.meter.traffic(1, nbytes(sent), nbytes(results))
         total, trans, stats = results[0]
         for logz, t, s in results[1:]:
             total, trans, stats = total + logz, trans + t, stats + s

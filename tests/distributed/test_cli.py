@@ -85,10 +85,11 @@ def test_stream_hdp_and_align_report_the_cluster(client, text, tmp_path, capsys)
     assert got["minibatches"] == 8
     got = _tag(capsys, text, "--model", "hdp-hmm", "--infer", "svi", "--truncation", "4", "--iterations", "1",
                "--batch-size", "50", "--cluster", client.scheduler.address)
-    assert got["workers"] == 2 and got["steps"] == 3
+    assert got["workers"] == 2 and got["steps"] == 3 and got["bytes_sent_per_step"] > 0 < got["bytes_per_token"]
     out = tmp_path / "a.txt"
     assert main(["align", text, text, "-o", str(out), "--infer", "em", "--model", "ibm1", "--iterations", "2",
                  "--cluster", client.scheduler.address, "--quiet", "--json"]) == 0
     got = json.loads(capsys.readouterr().out)
     assert got["workers"] == 2 and got["steps"] == 2 * 2  # two passes in each of two directions
+    assert got["bytes_sent_per_step"] > 0 and got["bytes_received_per_step"] > 0 and got["bytes_per_token"] > 0
     assert main(["align", text, text, "-o", str(out), "--infer", "cvi", "--workers", "1", "--quiet"]) == 2

@@ -114,6 +114,9 @@ def test_batch_on_cluster_equals_single_process(client, corpus, infer):
     key = "log_posterior" if infer == "em" else "elbo"  # em: MAP by default
     np.testing.assert_allclose([r[key] for r in got.trace_], [r[key] for r in ref.trace_], rtol=1e-9)
     np.testing.assert_array_equal(got.labels_, ref.labels_)
+    (W, K), rep = got.emission_counts_.shape, got.cluster_meter_.report(2)
+    assert rep["bytes_sent_per_step"] == 8 * ((K + 1) * K + W * K)  # A and B once a pass, passed on by the workers
+    assert rep["bytes_between_workers_per_step"] > rep["bytes_sent_per_step"] and rep["bytes_received_per_step"] > 0
 
 
 def test_batch_estep_fills_token_marginals_in_corpus_order(client, corpus):
@@ -347,6 +350,10 @@ def test_cvi2_on_two_workers_is_reproducible_and_learns(client, corpus):
     assert trace == [r["predictive_log_likelihood"] for r in again.trace_]
     assert trace[-1] > trace[0]
     assert got.emission_counts_.sum() == pytest.approx(corpus.n_tokens, rel=1e-6)
+    (W, K), rep = got.emission_counts_.shape, got.cluster_meter_.report(2)
+    # each shard's rows of the counts (and one for the rest) out and back, a round a pass
+    assert 8 * (K + 1) * K < rep["bytes_sent_per_step"] <= 2 * 8 * ((K + 1) * K + (W + 1) * K + corpus.n_sentences)
+    assert rep["bytes_received_per_step"] > 0
 
 
 def test_workers_keep_freed_arrays_in_the_heap(tmp_path):

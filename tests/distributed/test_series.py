@@ -68,6 +68,8 @@ def test_two_workers_within_rounding_of_single_process(client, series, infer, mo
     got = _fit(series, infer, client)
     assert len(blocks[0]) == 3  # two blocks of items, one per worker
     assert sum(got.cluster_meter_.tokens.values()) == 3 * len(series)  # every step once an epoch
+    rep = got.cluster_meter_.report(2)  # the transitions and statistics out, the items' statistics back
+    assert rep["bytes_sent_per_step"] > 8 * got.trans_counts_.size and rep["bytes_received_per_step"] > 0
     # the same minibatches; only the order of the sums over a minibatch's items differs
     np.testing.assert_allclose(got.trans_counts_, ref.trans_counts_, rtol=1e-9)
     np.testing.assert_allclose(got.stats_, ref.stats_, rtol=1e-9)
