@@ -39,7 +39,7 @@ def _counts_task(A, B, layout):
     return layout[2], trans, emit, ll, 0
 
 
-def _add_counts(a, b):
+def add_counts(a, b):
     """Two shards' (or sums of shards') counts added, the emission rows on the union of their vocabularies (a
     step of the tree reduction): the counts are additive over sentences; the bytes moved are both operands'
     and the second's counts (which travel to the first's worker)."""
@@ -107,7 +107,7 @@ class ClusterEStep:
         def run():
             A_f, B_f = submit(self.client, same, A), submit(self.client, same, B)
             futures = [submit(self.client, timed_carried, _counts_task, A_f, B_f, lay) for lay in self.layouts]
-            return self.client.gather(tree_reduce(self.client, futures, _add_counts)[0][0])
+            return self.client.gather(tree_reduce(self.client, futures, add_counts)[0][0])
 
         (vocab, trans, emit, ll, moved), timings = rerun(run)
         self.meter.add(time.perf_counter() - t0, [(None, *t) for t in timings], np.diff(self.token_bounds))

@@ -169,10 +169,13 @@ def n_workers(client) -> int:
     return len(client.scheduler_info()["workers"])
 
 
-def submit(client, fn, *args):
+def submit(client, fn, *args, home: str | None = None):
     """``client.submit(fn, *args)``, never cached by argument value, re-run up to :data:`RETRIES` times when its
-    worker dies."""
-    return client.submit(fn, *args, pure=False, retries=RETRIES)
+    worker dies; with ``home`` (a worker's address) run there while it lives (a loose restriction: elsewhere once
+    it is gone), whatever dask's placement and work stealing would prefer."""
+    if home is None:
+        return client.submit(fn, *args, pure=False, retries=RETRIES)
+    return client.submit(fn, *args, pure=False, retries=RETRIES, workers=[home], allow_other_workers=True)
 
 
 def same(*x):
@@ -365,7 +368,8 @@ class Meter:
                 f"(--batch-size) would bring it to {target:.0%}")
 
     def postfix(self) -> dict:
-        """The progress bar's fields: workers seen, tokens/s per worker (while in its tasks), mean step overhead."""
+        """The progress bar's fields: workers seen, tokens/s per worker (while in its tasks), mean step overhead, and
+        bytes on the wire a training token."""
         busy = sum(self.busy.values())
         tokens = sum(self.tokens.values())
         return {"workers": len(self.busy), "tok/s/worker": f"{tokens / busy:.3g}" if busy else "-",

@@ -351,9 +351,12 @@ def test_cvi2_on_two_workers_is_reproducible_and_learns(client, corpus):
     assert trace[-1] > trace[0]
     assert got.emission_counts_.sum() == pytest.approx(corpus.n_tokens, rel=1e-6)
     (W, K), rep = got.emission_counts_.shape, got.cluster_meter_.report(2)
-    # each shard's rows of the counts (and one for the rest) out and back, a round a pass
+    # each shard's rows of the counts (and one for the rest) out, a round a pass; the changes summed on the
+    # workers (one shard's travels to the other's worker) and the one sum back, then the shards' totals alike
+    # (a pass's, and the start's spread over the passes): at most three sums of W rows a step
     assert 8 * (K + 1) * K < rep["bytes_sent_per_step"] <= 2 * 8 * ((K + 1) * K + (W + 1) * K + corpus.n_sentences)
-    assert rep["bytes_received_per_step"] > 0
+    assert 8 * (K + 1) * K < rep["bytes_received_per_step"] <= 3 * 8 * ((K + 1) * K + W * K + W + 1)
+    assert rep["bytes_between_workers_per_step"] > 8 * (K + 1) * K
 
 
 def test_workers_keep_freed_arrays_in_the_heap(tmp_path):
