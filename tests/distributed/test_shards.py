@@ -65,15 +65,6 @@ def test_byte_ranges_read_the_same_sentences(plain, columns, fmt):
         assert got == whole
 
 
-def _arrays(value):
-    """The numpy arrays in a (nested) task result."""
-    if isinstance(value, np.ndarray):
-        return [value]
-    if isinstance(value, (tuple, list)):
-        return [a for v in value for a in _arrays(v)]
-    return []
-
-
 def test_local_vocabulary_by_hand():
     from induce.distributed.shards import local_vocabulary
 
@@ -88,8 +79,9 @@ def test_shards_exchange_only_their_vocabularys_rows(client, split, infer, submi
     """Each shard returns the rows of its own words only, and no (tokens, K) start leaves the client; em / vi
     broadcast the emission table once a pass (the shards' rows together would outnumber it: 19 + 22 of the 30
     words here) and receive the shards' counts summed on the workers (rows of the union of their words, once a
-    pass), cvi2 sends each shard its rows only.  em / vi equal the single-process run; cvi2 (two shards,
-    each drawing its own start) is reproducible given the seed."""
+    pass); cvi2 sends each shard its rows only and receives the shards' changes (and totals) summed on the
+    workers alike.  em / vi equal the single-process run; cvi2 (two shards, each drawing its own start) is
+    reproducible given the seed."""
     from induce.corpus.formats import load_corpus
 
     corpus = load_corpus(split)
@@ -107,13 +99,12 @@ def test_shards_exchange_only_their_vocabularys_rows(client, split, infer, submi
     assert len(local) == 2 and max(map(len, local)) < W - 1 and sum(map(len, local)) > W
     tables = [a for a in submitted if a.dtype.kind == "f" and a.shape[0] >= W]
     assert len(tables) == (0 if infer == "cvi2" else 5) and all(t.shape[0] == W for t in tables)
-    returned = [a for r in received if isinstance(r, tuple) for a in _arrays(r) if a.ndim == 2]
-    if infer == "cvi2":
-        assert {len(v) for v in local} <= {a.shape[0] for a in returned} and max(a.shape[0] for a in returned) < W
-    else:  # em / vi: the shards' counts summed on the workers, the client receives the rows of union V_s once a pass
-        sums = [r[0] for r in received if isinstance(r, tuple) and len(r) == 2 and isinstance(r[0], tuple)
-                and len(r[0]) == 4 and r[0][0].dtype.kind == "i"]
-        assert len(sums) == 5 and all(len(v) == len(e) == len(np.union1d(*local)) for v, _, e, _ in sums)
+    # the shards' counts (cvi2: their changes, and their totals) summed on the workers: the client receives the
+    # rows of union V_s, once a pass (cvi2: a round and the totals a pass, and the start's totals)
+    sums = [r[0] for r in received if isinstance(r, tuple) and len(r) == 2 and isinstance(r[0], tuple)
+            and len(r[0]) == 5 and r[0][0].dtype.kind == "i"]
+    assert len(sums) == (2 * 5 + 1 if infer == "cvi2" else 5)
+    assert all(len(v) == len(e) == len(np.union1d(*local)) for v, _, e, _, _ in sums)
     assert max(a.shape[0] for a in submitted if a.ndim) < corpus.n_sentences < corpus.n_tokens
     if infer == "cvi2":
         again = HMMTagger(client=client, **kw).fit(corpus)
