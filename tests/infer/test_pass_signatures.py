@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from tests.conftest import CORPORA
 
-from .pass_signatures import FILE, signatures
+from .pass_signatures import recorded, signatures
 
-RECORDED = json.loads(FILE.read_text())
+RECORDED = recorded()
 
 
 @pytest.fixture(scope="module")
