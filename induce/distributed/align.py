@@ -11,8 +11,9 @@ sending back ``ids`` only; otherwise (pairs in memory) the client ships each
 worker its pairs once.  Per pass the client sends each worker the parameters
 of its entries only, ``vals[ids]``, every worker runs the existing kernel
 (:func:`induce.kernels.align.ibm1_batch_pass` or
-:func:`~induce.kernels.align.hmm_batch_pass`) over its pairs, and the client
-adds the returned entry counts (and jump statistics) in shard order.
+:func:`~induce.kernels.align.hmm_batch_pass`) over its pairs, and the entry
+counts (and jump statistics) are summed as a tree on the workers, in shard
+order, on the union of the shards' entries; the client gathers the one sum.
 """
 
 from __future__ import annotations
@@ -30,17 +31,20 @@ from ..align.direction import _Trainer, encode_side
 from ..corpus.read_lines import _opener
 from ..errors import InduceError
 from ..kernels import align as K
+from ..kernels.wire import add_sparse
 from . import cluster
-from .cluster import Meter, nbytes, rerun, same, submit, timed
+from .cluster import Meter, nbytes, rerun, same, submit, timed_carried, tree_reduce
+from .rounds import CLIENT_SUMS
 from .shards import checksum, file_ranges, line_cuts, range_file, shard_bounds
 
 
 def _pairs(src_off, tgt_off, cell_off, cells, lo, hi):
-    """Pairs ``lo .. hi-1``: rebased offsets, their table entries ``ids`` and their cells as indices into ``ids``."""
+    """Pairs ``lo .. hi-1``: rebased offsets, their table entries ``ids`` (int32: they travel with each pass's
+    counts, :func:`_add`) and their cells as indices into ``ids``."""
     c0, c1 = cell_off[lo], cell_off[hi]
     ids, local = np.unique(cells[c0:c1], return_inverse=True)
     return ((src_off[lo:hi + 1] - src_off[lo], tgt_off[lo:hi + 1] - tgt_off[lo], cell_off[lo:hi + 1] - c0,
-             local.astype(cells.dtype).reshape(-1)), ids)
+             local.astype(cells.dtype).reshape(-1)), ids.astype(np.int32))
 
 
 def read_pairs(client, source, src_vocab, tgt_vocab, n_shards: int | None = None) -> list | None:
@@ -81,20 +85,30 @@ def _lookup(shard, swapped: bool, row_ptr, cols):
     return _pairs(src_off, tgt_off, cell_off, cells.astype(np.int32), 0, len(src_off) - 1)
 
 
-def _ibm1_task(shard, vals):
+def _ibm1_task(shard, ids, vals):
+    """On a worker: a shard's IBM-1 E-step under its entries' parameters ``vals``, as a term of :func:`_add`."""
     src_off, tgt_off, cell_off, cells = shard
     counts = np.zeros(len(vals))
     ll = K.ibm1_batch_pass(np.arange(len(src_off) - 1, dtype=np.int64), src_off, tgt_off, cell_off, cells, vals,
                            counts)
-    return ll, counts
+    return ids, counts, ll, np.zeros(0), np.zeros(0), 0
 
 
-def _hmm_task(shard, vals, weights, null_prob, max_jump):
+def _hmm_task(shard, ids, vals, weights, null_prob, max_jump):
+    """On a worker: a shard's HMM E-step under its entries' parameters ``vals``, as a term of :func:`_add`."""
     src_off, tgt_off, cell_off, cells = shard
     counts, jumps, denom = np.zeros(len(vals)), np.zeros(len(weights)), np.zeros(len(weights))
     ll = K.hmm_batch_pass(np.arange(len(src_off) - 1, dtype=np.int64), src_off, tgt_off, cell_off, cells, vals,
                           weights, null_prob, max_jump, counts, jumps, denom)
-    return ll, counts, jumps, denom
+    return ids, counts, ll, jumps, denom, 0
+
+
+def _add(a, b):
+    """Two shards' (or sums of shards') E-step statistics added: the entry counts on the union of their table
+    entries ``ids``, the log-likelihoods and the jump statistics; the bytes moved are both operands' and the
+    second's statistics (which travel to the first's worker)."""
+    ids, counts = add_sparse(a[0], a[1], b[0], b[1])
+    return ids, counts, a[2] + b[2], a[3] + b[3], a[4] + b[4], a[5] + b[5] + nbytes(b[:5])
 
 
 class ClusterTrainer(_Trainer):
@@ -114,6 +128,7 @@ class ClusterTrainer(_Trainer):
             pieces = [self._piece(lo, hi) for lo, hi in zip(bounds[:-1], bounds[1:])]
             self.shards = [submit(client, same, *shard) for shard, _ in pieces]
             self.ids = [ids for _, ids in pieces]
+            self.id_futures = [submit(client, same, ids) for ids in self.ids]
             self.n_pairs = np.diff(bounds)
 
     def _piece(self, lo, hi):
@@ -138,34 +153,41 @@ class ClusterTrainer(_Trainer):
             pieces = [self._piece(lo, hi) for lo, hi in zip(bounds[:-1], bounds[1:])]
             if all(np.array_equal(i, p[1]) and crc == checksum(p[0]) for i, crc, p in zip(ids, crcs, pieces)):
                 self.ids, self.n_pairs = ids, sizes
+                self.id_futures = [submit(c, operator.getitem, f, 1) for f in looked]
                 return shards
         warnings.warn("the parallel files are not what was read from them: the pairs are shipped to the workers")
         return None
 
-    def _map(self, task, vals, *args):
-        """``task`` on every shard with its entries' parameters; the results in shard order."""
+    def _reduced(self, task, vals, counts, *args) -> tuple:
+        """``task`` on every shard with its entries' parameters, the statistics summed as a tree on the workers
+        (:func:`~.cluster.tree_reduce`, in shard order) down to :data:`~.rounds.CLIENT_SUMS` partial sums, which
+        the client adds (two shards: no addition on the workers, no hop more than the client's own sum, and the
+        same floats in the same order) to ``counts`` (zeros); returns ``(log-likelihood, jump statistics, their
+        denominators)``."""
         t0 = time.perf_counter()
         sent = [(vals[ids], *args) for ids in self.ids]
-        results = rerun(lambda: self.client.gather([submit(self.client, timed, task, s, *a)
-                                                    for s, a in zip(self.shards, sent)]))
+
+        def run():
+            futures = [submit(self.client, timed_carried, task, s, i, *a)
+                       for s, i, a in zip(self.shards, self.id_futures, sent)]
+            return self.client.gather(tree_reduce(self.client, futures, _add, keep=CLIENT_SUMS)[0])
+
+        parts = rerun(run)
+        (ids, summed, ll, jumps, denom, moved), timings = parts[0]
+        for (more_ids, more, l, j, d, m), t in parts[1:]:
+            ids, summed = add_sparse(ids, summed, more_ids, more)
+            ll, jumps, denom, moved, timings = ll + l, jumps + j, denom + d, moved + m, timings + t
         self.progress(int(self.n_pairs.sum()))
-        results = self.meter.add(time.perf_counter() - t0, results, self.n_pairs)
-        self.meter.traffic(0, nbytes(sent), nbytes(results))
-        return results
+        self.meter.add(time.perf_counter() - t0, [(None, *t) for t in timings], self.n_pairs)
+        self.meter.traffic(0, nbytes(sent), nbytes([part[:5] for part, _ in parts]), moved)
+        counts[ids] += summed
+        return ll, jumps, denom
 
     def ibm1_estep(self, order, vals, counts) -> float:
-        ll = 0.0
-        for (l, c), ids in zip(self._map(_ibm1_task, vals), self.ids):
-            ll += l
-            counts[ids] += c
-        return ll
+        return self._reduced(_ibm1_task, vals, counts)[0]
 
     def hmm_estep(self, order, vals, weights, counts, jumps, denom) -> float:
-        ll = 0.0
-        for (l, c, j, d), ids in zip(self._map(_hmm_task, vals, weights, self.cfg.null_prob, self.cfg.max_jump),
-                                     self.ids):
-            ll += l
-            counts[ids] += c
-            jumps += j
-            denom += d
+        ll, j, d = self._reduced(_hmm_task, vals, counts, weights, self.cfg.null_prob, self.cfg.max_jump)
+        jumps += j
+        denom += d
         return ll

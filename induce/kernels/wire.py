@@ -1,6 +1,7 @@
 """The wire format's compiled loops (:mod:`induce.distributed.rounds`): a round's delta rows packed to float16
 mantissas with a power-of-two exponent a row, and packed rows added to a table of counts, each in one pass and
-bit for bit the numpy expressions they replace (numpy converts float64 to float16 in software)."""
+bit for bit the numpy expressions they replace (numpy converts float64 to float16 in software); and two sparse
+vectors added on the union of their ids (the alignment E-step's tree sum, :mod:`induce.distributed.align`)."""
 
 from __future__ import annotations
 
@@ -82,3 +83,33 @@ def add_rows(scaled, at, q, e, factor: float, member, values) -> None:
         s = math.ldexp(1.0, e[i])
         for k in range(q.shape[1]):
             scaled[w, k] += (values[q[i, k]] * s) / factor
+
+
+@numba.njit(cache=True)
+def add_sparse(ia, va, ib, vb):
+    """The sum of two sparse vectors given by sorted distinct ids and values, as ``(ids, values)`` on the union of
+    their ids, in one merge (``O(n + m)``; ``np.union1d`` and ``searchsorted`` sort): where both hold an id, ``va
+    + vb``; elsewhere the one value.  Bit for bit ``out = zeros; out[pos_a] += va; out[pos_b] += vb``."""
+    n, m = ia.shape[0], ib.shape[0]
+    ids = np.empty(n + m, dtype=ia.dtype)
+    vals = np.empty(n + m)
+    i = j = k = 0
+    while i < n and j < m:
+        if ia[i] < ib[j]:
+            ids[k], vals[k] = ia[i], va[i]
+            i += 1
+        elif ib[j] < ia[i]:
+            ids[k], vals[k] = ib[j], vb[j]
+            j += 1
+        else:
+            ids[k], vals[k] = ia[i], va[i] + vb[j]
+            i += 1
+            j += 1
+        k += 1
+    for i in range(i, n):
+        ids[k], vals[k] = ia[i], va[i]
+        k += 1
+    for j in range(j, m):
+        ids[k], vals[k] = ib[j], vb[j]
+        k += 1
+    return ids[:k], vals[:k]

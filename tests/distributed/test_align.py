@@ -29,6 +29,24 @@ def pairs():
     return sample_bitext()
 
 
+def test_sparse_sums_add_as_numpy_does():
+    """The tree sum's addition (:func:`induce.kernels.wire.add_sparse`) is numpy's union and scatter-add bit for
+    bit: overlapping, disjoint, one-sided and empty id sets."""
+    from induce.kernels.wire import add_sparse
+
+    rng = np.random.default_rng(3)
+    for n, m, top in [(50, 70, 100), (40, 40, 1000), (0, 5, 10), (5, 0, 10), (0, 0, 1), (30, 30, 30)]:
+        ia, ib = (np.sort(rng.choice(top, size=k, replace=False)).astype(np.int64) for k in (n, m))
+        va, vb = rng.random(n) * 10.0 ** rng.integers(-8, 8, n), rng.random(m) * 10.0 ** rng.integers(-8, 8, m)
+        ids, vals = add_sparse(ia, va, ib, vb)
+        want = np.union1d(ia, ib)
+        total = np.zeros(len(want))
+        total[np.searchsorted(want, ia)] += va
+        total[np.searchsorted(want, ib)] += vb
+        np.testing.assert_array_equal(ids, want)
+        np.testing.assert_array_equal(vals.view(np.int64), total.view(np.int64))
+
+
 @pytest.mark.parametrize("model,infer", [("ibm1", "em"), ("hmm", "em"), ("hmm", "vi")])
 def test_cluster_equals_single_process(client, pairs, model, infer, tmp_path):
     kw = dict(model=model, infer=infer, n_iter=3, n_iter_ibm1=2, symmetrize="intersection", random_state=0)

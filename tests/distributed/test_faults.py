@@ -122,7 +122,7 @@ def test_alignment_em_survives_a_killed_worker(own_client, monkeypatch):
     kw = dict(model="hmm", infer="em", n_iter=3, n_iter_ibm1=2, tol=0, symmetrize="intersection", random_state=0)
     ref = WordAligner(client=own_client, **kw).fit(pairs)
     pids = sorted(own_client.run(os.getpid).values())
-    killed, calls, original = [], [], ClusterTrainer._map
+    killed, calls, original = [], [], ClusterTrainer._reduced
 
     def map_then_kill(self, *args):
         out = original(self, *args)
@@ -132,7 +132,7 @@ def test_alignment_em_survives_a_killed_worker(own_client, monkeypatch):
             killed.append(pids[0])
         return out
 
-    monkeypatch.setattr(ClusterTrainer, "_map", map_then_kill)
+    monkeypatch.setattr(ClusterTrainer, "_reduced", map_then_kill)
     got = WordAligner(client=own_client, **kw).fit(pairs)
     assert killed and len(calls) > 2 and pids[0] not in own_client.run(os.getpid).values()
     for a, b in ((got.forward_, ref.forward_), (got.reverse_, ref.reverse_)):
