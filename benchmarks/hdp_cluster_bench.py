@@ -85,9 +85,12 @@ def main(argv=None) -> None:
               f"{r['minibatch_ll_per_token']:.4f} | {r['states']} | {wire}")
     print(f"load average {load0[0]:.2f} -> {load1[0]:.2f}")
     if args.json:
-        with open(args.json, "w") as fh:
-            json.dump({"corpus": os.path.basename(os.path.normpath(args.corpus)), "sentences": corpus.n_sentences, "passes": args.passes,
-                       "seed": args.seed, "load_average": [load0, load1], "runs": runs}, fh, indent=1)
+        from induce.atomic import atomic_write
+
+        with atomic_write(args.json) as f:
+            f.write(json.dumps({"corpus": os.path.basename(os.path.normpath(args.corpus)),
+                                "sentences": corpus.n_sentences, "passes": args.passes, "seed": args.seed,
+                                "load_average": [load0, load1], "runs": runs}, indent=1) + "\n")
 
 
 if __name__ == "__main__":
