@@ -74,7 +74,7 @@ class ClusterHDPMinibatch:
         self.meter = Meter()
         bounds = corpus.sentence_bounds
         shard_of = [np.searchsorted(bounds, idx, side="right") - 1 for idx in batches]
-        #: for each minibatch, the shards holding some of it and the number of their piece's tokens
+        #: for each minibatch, the shards holding some of it
         self._live = [[j for j in range(corpus.n_shards) if np.any(of == j)] for of in shard_of]
         local = [[idx[of == j] - bounds[j] for idx, of in zip(batches, shard_of)] for j in range(corpus.n_shards)]
         #: the pieces of every minibatch (empty ones too), one future a shard, kept on its worker
