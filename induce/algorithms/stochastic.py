@@ -164,8 +164,8 @@ def fit_stream(name: str, core, info, path, format: str, lowercase: bool, buffer
     """svi / scvi over the corpus at ``path`` streamed from disk (:mod:`induce.corpus.stream`), which
     :func:`~induce.corpus.stream.scan` described in ``info`` (vocabulary, training sentences and tokens, the
     held-out sample); with ``opts.client`` the workers keep their shards (``shards``, the
-    :class:`~induce.distributed.WorkerCorpus` of :func:`~induce.distributed.shards.scan_read`; read here when
-    not given) and are sent sentence indices."""
+    :class:`~induce.distributed.WorkerCorpus` that :func:`~induce.distributed.shards.scan_read` made with
+    ``info``) and are sent sentence indices."""
     from ..corpus import stream
 
     init_seq, batch_seq, _ = np.random.SeedSequence(opts.random_state).spawn(3)
@@ -173,11 +173,6 @@ def fit_stream(name: str, core, info, path, format: str, lowercase: bool, buffer
                                                  info.n_tokens)
     schedule = _schedule(opts, info.n_sentences, batch_seq, buffer_sentences=buffer_sentences)
     if opts.client is not None:
-        from ..distributed import WorkerCorpus
-
-        if shards is None:
-            shards = WorkerCorpus.read(opts.client, path, format, info.vocab, lowercase=lowercase,
-                                       skip=info.heldout_ids)
         updater = cluster_updater(shards, name, core, opts)
         _recipe(updater, counts, opts, init_seq, info.n_tokens)
         batches = updater.batches(stream.sharded_batches(shards.sentence_bounds, **schedule))
