@@ -8,6 +8,7 @@ import numpy as np
 
 from ..infer import hmm_passes as passes
 from ..infer.hmm_batched import Layout, lockstep_pass
+from ..kernels.wire import add_sparse
 from .cluster import Meter, nbytes, rerun, same, submit, timed, timed_carried, tree_reduce
 from .shards import WorkerCorpus
 
@@ -43,10 +44,7 @@ def add_counts(a, b):
     """Two shards' (or sums of shards') counts added, the emission rows on the union of their vocabularies (a
     step of the tree reduction): the counts are additive over sentences; the bytes moved are both operands'
     and the second's counts (which travel to the first's worker)."""
-    vocab = np.union1d(a[0], b[0])
-    emit = np.zeros((len(vocab), a[2].shape[1]))
-    emit[np.searchsorted(vocab, a[0])] += a[2]
-    emit[np.searchsorted(vocab, b[0])] += b[2]
+    vocab, emit = add_sparse(a[0], a[2], b[0], b[2])
     return vocab, a[1] + b[1], emit, a[3] + b[3], a[4] + b[4] + nbytes(b[:4])
 
 

@@ -1,7 +1,8 @@
 """The wire format's compiled loops (:mod:`induce.distributed.rounds`): a round's delta rows packed to float16
 mantissas with a power-of-two exponent a row, and packed rows added to a table of counts, each in one pass and
 bit for bit the numpy expressions they replace (numpy converts float64 to float16 in software); and two sparse
-vectors added on the union of their ids (the alignment E-step's tree sum, :mod:`induce.distributed.align`)."""
+vectors (or tables of rows) added on the union of their ids (the tree sums of the em / vi and cvi2 counts and of
+the alignment E-step, :mod:`induce.distributed.batch`, :mod:`induce.distributed.align`)."""
 
 from __future__ import annotations
 
@@ -85,31 +86,46 @@ def add_rows(scaled, at, q, e, factor: float, member, values) -> None:
             scaled[w, k] += (values[q[i, k]] * s) / factor
 
 
-@numba.njit(cache=True)
 def add_sparse(ia, va, ib, vb):
-    """The sum of two sparse vectors given by sorted distinct ids and values, as ``(ids, values)`` on the union of
-    their ids, in one merge (``O(n + m)``; ``np.union1d`` and ``searchsorted`` sort): where both hold an id, ``va
-    + vb``; elsewhere the one value.  Bit for bit ``out = zeros; out[pos_a] += va; out[pos_b] += vb``."""
-    n, m = ia.shape[0], ib.shape[0]
+    """The sum of two sparse vectors (or tables of rows) given by sorted distinct ids and values ``va`` (``len(ia)``
+    values or rows), as ``(ids, values)`` on the union of their ids, in one merge (``O(n + m)``; ``np.union1d`` and
+    ``searchsorted`` sort): where both hold an id, ``va + vb``; elsewhere the one value.  Bit for bit ``out =
+    zeros; out[pos_a] += va; out[pos_b] += vb``."""
+    row = np.shape(va)[1:]
+    width = int(np.prod(row))
+    ids, vals = _merge_rows(ia, np.asarray(va, dtype=np.float64).reshape(len(ia), width), ib,
+                            np.asarray(vb, dtype=np.float64).reshape(len(ib), width))
+    return ids, vals.reshape((len(ids),) + row)
+
+
+@numba.njit(cache=True)
+def _merge_rows(ia, va, ib, vb):
+    """:func:`add_sparse` on rows ``va`` (n, K) and ``vb`` (m, K)."""
+    n, m, K = ia.shape[0], ib.shape[0], va.shape[1]
     ids = np.empty(n + m, dtype=ia.dtype)
-    vals = np.empty(n + m)
+    vals = np.empty((n + m, K))
     i = j = k = 0
     while i < n and j < m:
         if ia[i] < ib[j]:
-            ids[k], vals[k] = ia[i], va[i]
+            ids[k] = ia[i]
+            vals[k] = va[i]
             i += 1
         elif ib[j] < ia[i]:
-            ids[k], vals[k] = ib[j], vb[j]
+            ids[k] = ib[j]
+            vals[k] = vb[j]
             j += 1
         else:
-            ids[k], vals[k] = ia[i], va[i] + vb[j]
+            ids[k] = ia[i]
+            vals[k] = va[i] + vb[j]
             i += 1
             j += 1
         k += 1
     for i in range(i, n):
-        ids[k], vals[k] = ia[i], va[i]
+        ids[k] = ia[i]
+        vals[k] = va[i]
         k += 1
     for j in range(j, m):
-        ids[k], vals[k] = ib[j], vb[j]
+        ids[k] = ib[j]
+        vals[k] = vb[j]
         k += 1
     return ids[:k], vals[:k]

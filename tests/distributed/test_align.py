@@ -30,8 +30,8 @@ def pairs():
 
 
 def test_sparse_sums_add_as_numpy_does():
-    """The tree sum's addition (:func:`induce.kernels.wire.add_sparse`) is numpy's union and scatter-add bit for
-    bit: overlapping, disjoint, one-sided and empty id sets."""
+    """The tree sums' addition (:func:`induce.kernels.wire.add_sparse`) is numpy's union and scatter-add bit for
+    bit: overlapping, disjoint, one-sided and empty id sets, of values and of rows."""
     from induce.kernels.wire import add_sparse
 
     rng = np.random.default_rng(3)
@@ -45,6 +45,13 @@ def test_sparse_sums_add_as_numpy_does():
         total[np.searchsorted(want, ib)] += vb
         np.testing.assert_array_equal(ids, want)
         np.testing.assert_array_equal(vals.view(np.int64), total.view(np.int64))
+        ra, rb = np.outer(va, [1.0, 3.0, 0.1]), np.outer(vb, [2.0, 0.7, 5.0])  # rows (the em / cvi2 counts)
+        rows = np.zeros((len(want), 3))
+        rows[np.searchsorted(want, ia)] += ra
+        rows[np.searchsorted(want, ib)] += rb
+        got_ids, got = add_sparse(ia, ra, ib, rb)
+        np.testing.assert_array_equal(got_ids, want)
+        np.testing.assert_array_equal(got.view(np.int64), rows.view(np.int64))
 
 
 @pytest.mark.parametrize("model,infer", [("ibm1", "em"), ("hmm", "em"), ("hmm", "vi")])
