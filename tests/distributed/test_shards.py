@@ -84,6 +84,7 @@ def test_shards_exchange_only_their_vocabularys_rows(client, split, infer, submi
     reproducible given the seed."""
     from induce.corpus.formats import load_corpus
 
+    client.wait_for_workers(2)  # (a worker killed by test_faults may still be restarting: one shard, not two)
     corpus = load_corpus(split)
     W = len(corpus.vocab)
     kw = dict(n_states=4, infer=infer, n_iter=5, tol=0, random_state=2, **({"cvi2_block": 8} if infer == "cvi2"
